@@ -1,0 +1,23 @@
+//! Slipway's devfile engine: parse, validate, generate and surgically edit `devfile.yaml`.
+//!
+//! Architecture invariant: this crate does no I/O. Callers hand it text (and, for the port
+//! check, a [`ProjectFiles`] reader) and write results themselves, atomically.
+
+mod diagnostics;
+mod edit;
+mod generate;
+pub mod graph;
+mod model;
+mod name;
+pub mod validate;
+pub mod yaml;
+
+pub use diagnostics::{Diagnostic, Report, Severity};
+pub use edit::{EditError, append_mapping_entry, set_image_uri};
+pub use generate::{DEFAULT_PORT, GenerateError, GenerateParams, generate_devfile};
+pub use model::{
+    Command, Component, Container, Devfile, Dockerfile, Durable, Endpoint, EnvVar, Exec, Group,
+    Image, Metadata, Platform, ServiceSpec,
+};
+pub use name::{APP_NAME_MAX, AppName, AppNameError, dns_label_problem};
+pub use validate::{ProjectFiles, SUPPORTED_SCHEMA_VERSIONS, validate};

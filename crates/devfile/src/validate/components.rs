@@ -1,0 +1,684 @@
+//! Rules for `components`: image and container components, endpoints, env, limits, and the
+//! service graph (`attributes.dependsOn`).
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::{
+    Ctx, Service, check_keys, join, mapping, non_empty_string, required, string, string_list,
+};
+use crate::diagnostics::Severity;
+use crate::name::dns_label_problem;
+use crate::yaml::{Node, Value};
+
+/// Devfile component names are DNS labels of at most 63 characters.
+pub const COMPONENT_NAME_MAX: usize = 63;
+/// Devfile endpoint names are DNS labels of at most 15 characters.
+pub const ENDPOINT_NAME_MAX: usize = 15;
+/// Values of `endpoints[].exposure`.
+pub const EXPOSURES: [&str; 3] = ["public", "internal", "none"];
+/// Values of `endpoints[].protocol`.
+pub const PROTOCOLS: [&str; 6] = ["http", "https", "ws", "wss", "tcp", "udp"];
+
+const COMPONENT_TYPES: [&str; 6] = [
+    "container",
+    "image",
+    "kubernetes",
+    "openshift",
+    "volume",
+    "custom",
+];
+
+pub(super) fn components<'a>(ctx: &mut Ctx, root: &'a Node) -> Vec<Service<'a>> {
+    let Some(list) = root.get("components") else {
+        ctx.error(
+            "components",
+            None,
+            "components is required: the app needs at least one container component (a service)",
+        );
+        return Vec::new();
+    };
+    let Some(items) = list.items() else {
+        ctx.error(
+            "components",
+            Some(list),
+            format!("must be a list of components, got {}", list.kind()),
+        );
+        return Vec::new();
+    };
+    let mut names: HashMap<String, String> = HashMap::new();
+    let mut endpoint_names: HashMap<String, String> = HashMap::new();
+    let mut images: BTreeMap<String, (String, Option<String>, bool)> = BTreeMap::new();
+    let mut services = Vec::new();
+    for (i, comp) in items.iter().enumerate() {
+        let path = format!("components[{i}]");
+        let Some(comp) = mapping(ctx, comp, &path) else {
+            continue;
+        };
+        check_keys(
+            ctx,
+            comp,
+            &path,
+            &[
+                "name",
+                "attributes",
+                "container",
+                "image",
+                "kubernetes",
+                "openshift",
+                "volume",
+                "custom",
+            ],
+            Severity::Error,
+        );
+        let name = required(ctx, comp, &path, "name")
+            .and_then(|n| string(ctx, n, &join(&path, "name")).map(|s| (s, n)));
+        let mut comp_name = String::new();
+        if let Some((raw, node)) = name {
+            if let Some(problem) = dns_label_problem(raw, COMPONENT_NAME_MAX) {
+                ctx.error(
+                    join(&path, "name"),
+                    Some(node),
+                    format!("component name {raw:?} {problem}"),
+                );
+            }
+            if let Some(first) = names.insert(raw.to_owned(), path.clone()) {
+                ctx.error(
+                    join(&path, "name"),
+                    Some(node),
+                    format!("duplicate component name {raw:?} (also used by {first})"),
+                );
+            }
+            comp_name = raw.to_owned();
+        }
+        let kinds: Vec<&str> = COMPONENT_TYPES
+            .iter()
+            .copied()
+            .filter(|k| comp.get(k).is_some())
+            .collect();
+        match kinds.as_slice() {
+            [] => ctx.error(
+                &path,
+                Some(comp),
+                format!(
+                    "a component needs exactly one of {}; found none",
+                    COMPONENT_TYPES.join(", ")
+                ),
+            ),
+            [one] => match *one {
+                "container" => {
+                    if let Some(service) =
+                        container(ctx, comp, &path, comp_name, &mut endpoint_names)
+                    {
+                        services.push(service);
+                    }
+                }
+                "image" => {
+                    if let Some((image_name, dockerfile)) = image(ctx, comp, &path) {
+                        if let Some((first, _, _)) = images.get(&image_name) {
+                            ctx.error(
+                                join(&path, "image.imageName"),
+                                comp.get("image"),
+                                format!("imageName {image_name:?} is already built by {first}"),
+                            );
+                        } else {
+                            images.insert(image_name, (path.clone(), dockerfile, false));
+                        }
+                    }
+                }
+                "volume" => {}
+                other => ctx.warn(
+                    join(&path, other),
+                    comp.get(other),
+                    format!("{other} components are ignored by the Slipway platform"),
+                ),
+            },
+            many => ctx.error(
+                &path,
+                Some(comp),
+                format!(
+                    "a component has exactly one type; this one has {}",
+                    many.join(" and ")
+                ),
+            ),
+        }
+    }
+    for service in &mut services {
+        let image_ref = service
+            .node
+            .and_then(|n| n.get("container"))
+            .and_then(|c| c.get("image"))
+            .and_then(Node::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        match images.get_mut(&image_ref) {
+            Some((_, dockerfile, used)) => {
+                *used = true;
+                service.dockerfile.clone_from(dockerfile);
+            }
+            None if !image_ref.is_empty() => ctx.warn(
+                join(&service.path, "container.image"),
+                service.node.and_then(|n| n.get("container")).and_then(|c| c.get("image")),
+                format!(
+                    "{image_ref:?} is not the imageName of any image component, so the platform will not build it; it must be a pullable image reference"
+                ),
+            ),
+            None => {}
+        }
+    }
+    for (image_name, (path, _, used)) in &images {
+        if !used {
+            ctx.warn(
+                join(path, "image.imageName"),
+                None,
+                format!("image {image_name:?} is built but no container component uses it (container.image: {image_name})"),
+            );
+        }
+    }
+    if services.is_empty() && !items.is_empty() {
+        ctx.error(
+            "components",
+            Some(list),
+            "the app needs at least one container component (a service)",
+        );
+    } else if items.is_empty() {
+        ctx.error(
+            "components",
+            Some(list),
+            "components is empty: the app needs at least one container component (a service)",
+        );
+    }
+    let public = services.iter().any(|s| {
+        s.node
+            .and_then(|n| n.get("container"))
+            .and_then(|c| c.get("endpoints"))
+            .and_then(Node::items)
+            .is_some_and(|eps| {
+                eps.iter().any(|e| {
+                    e.get("exposure").and_then(Node::as_str).unwrap_or("public") == "public"
+                })
+            })
+    });
+    if !services.is_empty() && !public {
+        ctx.warn(
+            "components",
+            Some(list),
+            "no service has a public endpoint, so the app will have no URL",
+        );
+    }
+    services
+}
+
+fn image(ctx: &mut Ctx, comp: &Node, path: &str) -> Option<(String, Option<String>)> {
+    let img_path = join(path, "image");
+    let img = mapping(ctx, comp.get("image")?, &img_path)?;
+    check_keys(
+        ctx,
+        img,
+        &img_path,
+        &["imageName", "autoBuild", "dockerfile"],
+        Severity::Error,
+    );
+    if let Some(attrs) = comp.get("attributes") {
+        let attrs_path = join(path, "attributes");
+        if let Some(attrs) = mapping(ctx, attrs, &attrs_path) {
+            if let Some(uri) = attrs.get("imageUri") {
+                string(ctx, uri, &join(&attrs_path, "imageUri"));
+            }
+        }
+    }
+    if let Some(flag) = img.get("autoBuild") {
+        boolean(ctx, flag, &join(&img_path, "autoBuild"));
+    }
+    let image_name = required(ctx, img, &img_path, "imageName")
+        .and_then(|n| non_empty_string(ctx, n, &join(&img_path, "imageName")))
+        .map(str::to_owned);
+    let mut dockerfile_uri = None;
+    if let Some(df) = required(ctx, img, &img_path, "dockerfile") {
+        let df_path = join(&img_path, "dockerfile");
+        if let Some(df) = mapping(ctx, df, &df_path) {
+            check_keys(
+                ctx,
+                df,
+                &df_path,
+                &[
+                    "uri",
+                    "buildContext",
+                    "rootRequired",
+                    "args",
+                    "devfileRegistry",
+                    "git",
+                ],
+                Severity::Error,
+            );
+            let uri = required(ctx, df, &df_path, "uri")
+                .and_then(|n| non_empty_string(ctx, n, &join(&df_path, "uri")).map(|s| (s, n)));
+            let context = df.get("buildContext").and_then(|n| {
+                non_empty_string(ctx, n, &join(&df_path, "buildContext")).map(|s| (s, n))
+            });
+            if let Some((ctx_text, node)) = context {
+                relative_path(ctx, ctx_text, node, &join(&df_path, "buildContext"));
+            }
+            if let Some((uri_text, node)) = uri {
+                if uri_text.starts_with("http://") || uri_text.starts_with("https://") {
+                    ctx.error(
+                        join(&df_path, "uri"),
+                        Some(node),
+                        "remote Dockerfile URIs are not supported; use a path inside the project",
+                    );
+                } else if relative_path(ctx, uri_text, node, &join(&df_path, "uri")) {
+                    dockerfile_uri = Some(uri_text.trim_start_matches("./").to_owned());
+                }
+            }
+            if let Some(flag) = df.get("rootRequired") {
+                boolean(ctx, flag, &join(&df_path, "rootRequired"));
+            }
+            if let Some(args) = df.get("args") {
+                string_list(ctx, args, &join(&df_path, "args"));
+            }
+        }
+    }
+    image_name.map(|n| (n, dockerfile_uri))
+}
+
+/// Paths in a devfile stay inside the project: relative, no `..` segment.
+fn relative_path(ctx: &mut Ctx, text: &str, node: &Node, path: &str) -> bool {
+    if text.starts_with('/') || text.contains('\\') || text.get(1..2) == Some(":") {
+        ctx.error(
+            path,
+            Some(node),
+            format!("{text:?} must be a path relative to the project root"),
+        );
+        false
+    } else if text.split('/').any(|seg| seg == "..") {
+        ctx.error(
+            path,
+            Some(node),
+            format!("{text:?} must not leave the project (\"..\" is not allowed)"),
+        );
+        false
+    } else {
+        true
+    }
+}
+
+fn boolean(ctx: &mut Ctx, node: &Node, path: &str) {
+    if node.as_bool().is_none() {
+        ctx.error(
+            path,
+            Some(node),
+            format!("must be true or false, got {}", node.kind()),
+        );
+    }
+}
+
+fn container<'a>(
+    ctx: &mut Ctx,
+    comp: &'a Node,
+    path: &str,
+    name: String,
+    endpoint_names: &mut HashMap<String, String>,
+) -> Option<Service<'a>> {
+    let c_path = join(path, "container");
+    let container = mapping(ctx, comp.get("container")?, &c_path)?;
+    check_keys(
+        ctx,
+        container,
+        &c_path,
+        &[
+            "image",
+            "env",
+            "endpoints",
+            "memoryLimit",
+            "memoryRequest",
+            "cpuLimit",
+            "cpuRequest",
+            "command",
+            "args",
+            "mountSources",
+            "sourceMapping",
+            "volumeMounts",
+            "dedicatedPod",
+            "annotation",
+        ],
+        Severity::Error,
+    );
+    if let Some(image) = required(ctx, container, &c_path, "image") {
+        non_empty_string(ctx, image, &join(&c_path, "image"));
+    }
+    for key in ["memoryLimit", "memoryRequest"] {
+        if let Some(node) = container.get(key) {
+            quantity(ctx, node, &join(&c_path, key), true);
+        }
+    }
+    for key in ["cpuLimit", "cpuRequest"] {
+        if let Some(node) = container.get(key) {
+            quantity(ctx, node, &join(&c_path, key), false);
+        }
+    }
+    for key in ["command", "args"] {
+        if let Some(node) = container.get(key) {
+            string_list(ctx, node, &join(&c_path, key));
+        }
+    }
+    for key in ["mountSources", "dedicatedPod"] {
+        if let Some(node) = container.get(key) {
+            boolean(ctx, node, &join(&c_path, key));
+        }
+    }
+    if let Some(env) = container.get("env") {
+        env_list(ctx, env, &join(&c_path, "env"));
+    }
+    let mut service = Service {
+        name,
+        path: path.to_owned(),
+        node: Some(comp),
+        ..Service::default()
+    };
+    if let Some(endpoints) = container.get("endpoints") {
+        service.endpoints =
+            endpoint_list(ctx, endpoints, &join(&c_path, "endpoints"), endpoint_names);
+    }
+    if let Some(attrs) = comp.get("attributes") {
+        let a_path = join(path, "attributes");
+        if let Some(attrs) = mapping(ctx, attrs, &a_path) {
+            if let Some(deps) = attrs.get("dependsOn") {
+                service.depends_on = string_list(ctx, deps, &join(&a_path, "dependsOn"));
+            }
+            if let Some(secrets) = attrs.get("secrets") {
+                for (secret, s_path, node) in string_list(ctx, secrets, &join(&a_path, "secrets")) {
+                    if secret.starts_with('/')
+                        || secret.split('/').any(|s| s == ".." || s.is_empty())
+                    {
+                        ctx.error(
+                            s_path,
+                            Some(node),
+                            format!("secret path {secret:?} must not start with \"/\", contain \"..\" or an empty segment"),
+                        );
+                    }
+                }
+            }
+            if let Some(health) = attrs.get("healthPath") {
+                let h_path = join(&a_path, "healthPath");
+                if let Some(text) = non_empty_string(ctx, health, &h_path) {
+                    if !text.starts_with('/') {
+                        ctx.error(
+                            h_path,
+                            Some(health),
+                            format!("{text:?} must be an HTTP path starting with \"/\""),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    Some(service)
+}
+
+fn quantity(ctx: &mut Ctx, node: &Node, path: &str, memory: bool) {
+    let text = match &node.value {
+        Value::Str(s) => s.clone(),
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) if !memory => f.to_string(),
+        _ => {
+            ctx.error(
+                path,
+                Some(node),
+                format!("must be a quantity string, got {}", node.kind()),
+            );
+            return;
+        }
+    };
+    let suffixes: &[&str] = if memory {
+        &[
+            "Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "k", "M", "G", "T", "P", "E", "",
+        ]
+    } else {
+        &["m", ""]
+    };
+    let ok = suffixes.iter().any(|suffix| {
+        text.strip_suffix(suffix).is_some_and(|num| {
+            !num.is_empty()
+                && num.chars().all(|c| c.is_ascii_digit() || c == '.')
+                && num.parse::<f64>().is_ok_and(|v| v > 0.0)
+        })
+    });
+    if !ok {
+        let example = if memory {
+            "512Mi or 1Gi"
+        } else {
+            "500m or \"1\""
+        };
+        ctx.error(
+            path,
+            Some(node),
+            format!("{text:?} is not a valid quantity (for example {example})"),
+        );
+    }
+}
+
+fn env_list(ctx: &mut Ctx, env: &Node, path: &str) {
+    let Some(items) = env.items() else {
+        ctx.error(
+            path,
+            Some(env),
+            format!(
+                "must be a list of {{name, value}} entries, got {}",
+                env.kind()
+            ),
+        );
+        return;
+    };
+    let mut seen: Vec<String> = Vec::new();
+    for (i, entry) in items.iter().enumerate() {
+        let e_path = format!("{path}[{i}]");
+        let Some(entry) = mapping(ctx, entry, &e_path) else {
+            continue;
+        };
+        check_keys(ctx, entry, &e_path, &["name", "value"], Severity::Error);
+        if let Some(name) = required(ctx, entry, &e_path, "name")
+            .and_then(|n| string(ctx, n, &join(&e_path, "name")).map(|s| (s, n)))
+        {
+            let (text, node) = name;
+            let valid = text
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !valid {
+                ctx.error(
+                    join(&e_path, "name"),
+                    Some(node),
+                    format!(
+                        "{text:?} is not a valid environment variable name ([A-Za-z_][A-Za-z0-9_]*)"
+                    ),
+                );
+            } else if seen.iter().any(|s| s == text) {
+                ctx.error(
+                    join(&e_path, "name"),
+                    Some(node),
+                    format!("environment variable {text:?} is set twice"),
+                );
+            }
+            seen.push(text.to_owned());
+        }
+        if let Some(value) = required(ctx, entry, &e_path, "value") {
+            if value.as_str().is_none() {
+                let hint = value
+                    .scalar_text()
+                    .map(|t| format!("; quote it: \"{t}\""))
+                    .unwrap_or_default();
+                ctx.error(
+                    join(&e_path, "value"),
+                    Some(value),
+                    format!("must be a string, got {}{hint}", value.kind()),
+                );
+            }
+        }
+    }
+}
+
+fn endpoint_list<'a>(
+    ctx: &mut Ctx,
+    list: &'a Node,
+    path: &str,
+    names: &mut HashMap<String, String>,
+) -> Vec<(u16, String, &'a Node)> {
+    let Some(items) = list.items() else {
+        ctx.error(
+            path,
+            Some(list),
+            format!("must be a list of endpoints, got {}", list.kind()),
+        );
+        return Vec::new();
+    };
+    let mut out: Vec<(u16, String, &Node)> = Vec::new();
+    for (i, ep) in items.iter().enumerate() {
+        let e_path = format!("{path}[{i}]");
+        let Some(ep) = mapping(ctx, ep, &e_path) else {
+            continue;
+        };
+        check_keys(
+            ctx,
+            ep,
+            &e_path,
+            &[
+                "name",
+                "targetPort",
+                "exposure",
+                "protocol",
+                "path",
+                "secure",
+                "attributes",
+                "annotation",
+            ],
+            Severity::Error,
+        );
+        if let Some((name, node)) = required(ctx, ep, &e_path, "name")
+            .and_then(|n| string(ctx, n, &join(&e_path, "name")).map(|s| (s, n)))
+        {
+            if let Some(problem) = dns_label_problem(name, ENDPOINT_NAME_MAX) {
+                ctx.error(
+                    join(&e_path, "name"),
+                    Some(node),
+                    format!("endpoint name {name:?} {problem}"),
+                );
+            }
+            if let Some(first) = names.insert(name.to_owned(), e_path.clone()) {
+                ctx.error(
+                    join(&e_path, "name"),
+                    Some(node),
+                    format!("duplicate endpoint name {name:?} (also used by {first}); endpoint names are unique in a devfile"),
+                );
+            }
+        }
+        let port_path = join(&e_path, "targetPort");
+        if let Some(port) = required(ctx, ep, &e_path, "targetPort") {
+            match port.as_int() {
+                Some(p) if (1..=65535).contains(&p) => {
+                    let p = u16::try_from(p).unwrap_or_default();
+                    if out.iter().any(|(q, _, _)| *q == p) {
+                        ctx.warn(
+                            &port_path,
+                            Some(port),
+                            format!(
+                                "port {p} is already used by another endpoint of this container"
+                            ),
+                        );
+                    }
+                    out.push((p, port_path.clone(), port));
+                }
+                Some(p) => ctx.error(
+                    &port_path,
+                    Some(port),
+                    format!("must be an integer between 1 and 65535, got {p}"),
+                ),
+                None => ctx.error(
+                    &port_path,
+                    Some(port),
+                    format!(
+                        "must be an integer between 1 and 65535, got {} {}",
+                        port.kind(),
+                        port.scalar_text()
+                            .map(|t| format!("{t:?}"))
+                            .unwrap_or_default()
+                    ),
+                ),
+            }
+        }
+        enum_value(ctx, ep, &e_path, "exposure", &EXPOSURES);
+        enum_value(ctx, ep, &e_path, "protocol", &PROTOCOLS);
+        if let Some(p) = ep.get("path") {
+            if let Some(text) = string(ctx, p, &join(&e_path, "path")) {
+                if !text.starts_with('/') {
+                    ctx.error(
+                        join(&e_path, "path"),
+                        Some(p),
+                        format!("{text:?} must start with \"/\""),
+                    );
+                }
+            }
+        }
+        if let Some(secure) = ep.get("secure") {
+            boolean(ctx, secure, &join(&e_path, "secure"));
+        }
+    }
+    out
+}
+
+fn enum_value(ctx: &mut Ctx, parent: &Node, path: &str, key: &str, allowed: &[&str]) {
+    let Some(node) = parent.get(key) else { return };
+    let k_path = join(path, key);
+    if let Some(text) = string(ctx, node, &k_path) {
+        if !allowed.contains(&text) {
+            ctx.error(
+                k_path,
+                Some(node),
+                format!("{text:?} is not allowed; use one of {}", allowed.join(", ")),
+            );
+        }
+    }
+}
+
+/// `dependsOn` must name other existing services and must not form a cycle.
+pub(super) fn dependencies(ctx: &mut Ctx, services: &[Service<'_>]) {
+    let names: Vec<&str> = services.iter().map(|s| s.name.as_str()).collect();
+    for s in services {
+        let mut seen: Vec<&str> = Vec::new();
+        for (dep, path, node) in &s.depends_on {
+            if dep == &s.name {
+                ctx.error(
+                    path,
+                    Some(node),
+                    format!("service {:?} cannot depend on itself", s.name),
+                );
+            } else if !names.contains(&dep.as_str()) {
+                ctx.error(
+                    path,
+                    Some(node),
+                    format!("dependsOn names {dep:?}, which is not a service (container component) of this devfile; services: {}", names.join(", ")),
+                );
+            } else if seen.contains(&dep.as_str()) {
+                ctx.warn(path, Some(node), format!("{dep:?} is listed twice"));
+            }
+            seen.push(dep);
+        }
+    }
+    if let Err(cycle) = crate::graph::deploy_order(services.iter().map(|s| {
+        (
+            s.name.as_str(),
+            s.depends_on
+                .iter()
+                .map(|(d, _, _)| d.as_str())
+                .collect::<Vec<_>>(),
+        )
+    })) {
+        let first = services.iter().find(|s| s.name == cycle[0]);
+        ctx.error(
+            first
+                .map(|s| join(&s.path, "attributes.dependsOn"))
+                .unwrap_or_default(),
+            first.and_then(|s| s.depends_on.first()).map(|(_, _, n)| *n),
+            format!("dependsOn forms a cycle: {}", cycle.join(" -> ")),
+        );
+    }
+}

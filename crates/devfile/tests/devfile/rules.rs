@@ -1,0 +1,186 @@
+//! One broken devfile per rule: each yields `valid: false` with the expected message and path.
+
+use slipway_devfile::validate;
+
+use super::{BASE, mutate};
+
+struct Case {
+    rule: &'static str,
+    text: String,
+    /// A substring of the expected error, path included.
+    expect: &'static str,
+}
+
+fn case(rule: &'static str, from: &str, to: &str, expect: &'static str) -> Case {
+    Case {
+        rule,
+        text: mutate(from, to),
+        expect,
+    }
+}
+
+fn cases() -> Vec<Case> {
+    vec![
+        Case { rule: "yaml syntax", text: BASE.replace("fabrics: [payments]", "fabrics: [payments"), expect: "YAML syntax error at line" },
+        Case { rule: "empty document", text: String::new(), expect: "the devfile is empty" },
+        Case { rule: "top level not a mapping", text: "- a\n- b\n".into(), expect: "must be a YAML mapping at the top level" },
+        Case {
+            rule: "no container component",
+            text: "schemaVersion: 2.2.0\nmetadata:\n  name: a\n  displayName: A\ncomponents:\n  - name: data\n    volume: {}\n".into(),
+            expect: "components (line 6): the app needs at least one container component",
+        },
+        Case { rule: "second document", text: format!("{BASE}---\na: 1\n"), expect: "single YAML document" },
+        case("schemaVersion required", "schemaVersion: 2.2.0\n", "", "schemaVersion (line 2): schemaVersion is required"),
+        case("schemaVersion is a string", "schemaVersion: 2.2.0", "schemaVersion: [2]", "schemaVersion (line 2): must be a version string"),
+        case("schemaVersion semver", "schemaVersion: 2.2.0", "schemaVersion: two", "is not a semantic version"),
+        case("schemaVersion supported", "schemaVersion: 2.2.0", "schemaVersion: 1.0.0", "unsupported schemaVersion \"1.0.0\""),
+        case("unknown top-level key", "components:\n", "componets:\n", "did you mean \"components\""),
+        case("metadata required", "metadata:\n  name: shop\n  displayName: Shop\n  description: Two services\n  version: 0.1.0\n  platform:", "platform:", "metadata (line 2): metadata is required"),
+        case("metadata.name required", "  name: shop\n", "", "metadata.name (line 4): name is required"),
+        case("app name uppercase", "name: shop", "name: Shop", "metadata.name (line 4): \"Shop\" is not a valid app name: app name may contain only lowercase"),
+        case("app name leading digit", "name: shop", "name: 1shop", "must start with a lowercase letter"),
+        case("app name double hyphen", "name: shop", "name: my--shop", "consecutive hyphens"),
+        case("app name too long", "name: shop", "name: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "64 characters long; at most 63"),
+        case("app name trailing hyphen", "name: shop", "name: shop-", "must end with a letter or digit"),
+        case("app name empty", "name: shop", "name: \"\"", "must not be empty"),
+        case("displayName required", "  displayName: Shop\n", "", "metadata.displayName (line 4): displayName is required"),
+        case("displayName not empty", "displayName: Shop", "displayName: \"  \"", "metadata.displayName (line 5): must not be empty"),
+        case("metadata.version semver", "version: 0.1.0", "version: one", "metadata.version (line 7): \"one\" is not a semantic version"),
+        case("fabrics is a list", "fabrics: [payments]", "fabrics: payments", "metadata.platform.fabrics (line 9): must be a list of strings"),
+        case("fabrics items non-empty", "fabrics: [payments]", "fabrics: [payments, \"\"]", "metadata.platform.fabrics[1] (line 9): must not be empty"),
+        case("fabrics items are strings", "fabrics: [payments]", "fabrics: [1]", "metadata.platform.fabrics[0] (line 9): must be a string"),
+        case("permissions is a list", "permissions: [orders.read]", "permissions: {a: b}", "metadata.platform.permissions (line 10): must be a list of strings"),
+        case("permissions items non-empty", "permissions: [orders.read]", "permissions: [\"\"]", "metadata.platform.permissions[0] (line 10): must not be empty"),
+        case("unknown platform key", "    fabrics: [payments]\n", "    fabrics: [payments]\n    colour: red\n", "metadata.platform.colour (line 10): unknown key"),
+        case("managedInfra unknown kind", "      objectStorage:", "      blobStore:", "metadata.platform.managedInfra.blobStore (line 12): unknown managed resource kind \"blobStore\""),
+        case("managedInfra resource needs name", "        - name: uploads", "        - versioned: true", "metadata.platform.managedInfra.objectStorage[0].name (line 13): name is required"),
+        case("managedInfra name rule", "name: uploads", "name: Uploads", "resource name \"Uploads\" may contain only lowercase"),
+        case("managedInfra duplicate name", "        - name: uploads\n", "        - name: uploads\n        - name: uploads\n", "duplicate objectStorage name \"uploads\""),
+        case("managedInfra engine value", "engine: postgres", "engine: oracle", "\"oracle\" is not a supported relationalDatabase engine"),
+        case("managedInfra kind is a list", "      objectStorage:\n        - name: uploads\n", "      objectStorage: uploads\n", "must be a list of resources"),
+        case("durable engine", "engine: restate", "engine: temporal", "metadata.platform.durable.engine (line 18): unsupported durable engine \"temporal\""),
+        case("durable service exists", "      service: api\n", "      service: worker\n", "metadata.platform.durable.service (line 19): \"worker\" is not a service"),
+        case("durable port matches endpoint", "      port: 8001\n", "      port: 9080\n", "port 9080 is not an endpoint targetPort of service \"api\""),
+        case("durable retention format", "retention: 24h", "retention: forever", "is not a duration"),
+        case("components is a list", "components:\n  - name: api-image", "components: {}\nx:\n  - name: api-image", "components (line 22): must be a list of components"),
+        case("component needs a name", "  - name: web-image\n", "  - attributes: {}\n", "components[2].name (line 45): name is required"),
+        case("component name dns label", "  - name: web-image\n", "  - name: Web_Image\n", "components[2].name (line 45): component name \"Web_Image\" may contain only lowercase"),
+        case("component name length", "  - name: web-image\n", "  - name: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n", "at most 63 are allowed"),
+        case("component names unique", "  - name: web-image\n", "  - name: api-image\n", "duplicate component name \"api-image\""),
+        case("component needs a type", "    image:\n      imageName: web\n      dockerfile:\n        uri: web/Dockerfile\n        buildContext: .\n", "", "a component needs exactly one of container, image"),
+        case("component has one type", "    container:\n      image: web\n", "    volume: {}\n    container:\n      image: web\n", "has exactly one type; this one has container and volume"),
+        case("unknown component key", "  - name: web\n", "  - name: web\n    contianer: {}\n", "did you mean \"container\""),
+        case("container needs image", "      image: web\n      endpoints:", "      endpoints:", "components[3].container.image (line 55): image is required"),
+        case("unknown container key", "      memoryLimit: 512Mi\n", "      memoryLimit: 512Mi\n      ports: [8001]\n", "components[1].container.ports (line 36): unknown key \"ports\""),
+        case("memoryLimit quantity", "memoryLimit: 512Mi", "memoryLimit: lots", "components[1].container.memoryLimit (line 35): \"lots\" is not a valid quantity"),
+        case("cpuLimit quantity", "cpuLimit: 500m", "cpuLimit: fast", "\"fast\" is not a valid quantity"),
+        case("env name rule", "name: LOG_LEVEL", "name: LOG-LEVEL", "components[1].container.env[0].name (line 38): \"LOG-LEVEL\" is not a valid environment variable name"),
+        case("env value string", "value: info", "value: 3", "components[1].container.env[0].value (line 39): must be a string, got an integer; quote it: \"3\""),
+        case("endpoints is a list", "      endpoints:\n        - name: api-http\n          targetPort: 8001\n          exposure: internal\n          protocol: http\n", "      endpoints: 8001\n", "components[1].container.endpoints (line 40): must be a list of endpoints"),
+        case("endpoint needs name", "        - name: api-http\n", "        - secure: false\n", "components[1].container.endpoints[0].name (line 41): name is required"),
+        case("endpoint name max 15", "name: api-http", "name: api-http-endpoint", "endpoint name \"api-http-endpoint\" is 17 characters long; at most 15"),
+        case("endpoint name lowercase", "name: api-http", "name: API", "endpoint name \"API\" may contain only lowercase"),
+        case("endpoint names unique", "        - name: http\n", "        - name: api-http\n", "duplicate endpoint name \"api-http\""),
+        case("targetPort required", "          targetPort: 8000\n", "", "components[3].container.endpoints[0].targetPort (line 57): targetPort is required"),
+        case("targetPort range high", "targetPort: 8000", "targetPort: 70000", "components[3].container.endpoints[0].targetPort (line 58): must be an integer between 1 and 65535, got 70000"),
+        case("targetPort range zero", "targetPort: 8000", "targetPort: 0", "got 0"),
+        case("targetPort integer", "targetPort: 8000", "targetPort: \"8000\"", "must be an integer between 1 and 65535, got a string \"8000\""),
+        case("exposure value", "exposure: public", "exposure: world", "components[3].container.endpoints[0].exposure (line 59): \"world\" is not allowed; use one of public, internal, none"),
+        case("protocol value", "          protocol: http\n          path: /", "          protocol: ftp\n          path: /", "\"ftp\" is not allowed; use one of http, https, ws, wss, tcp, udp"),
+        case("endpoint path", "path: /\n", "path: home\n", "\"home\" must start with \"/\""),
+        case("imageName required", "      imageName: web\n", "", "components[2].image.imageName (line 47): imageName is required"),
+        case("dockerfile required", "      dockerfile:\n        uri: web/Dockerfile\n        buildContext: .\n", "", "components[2].image.dockerfile (line 47): dockerfile is required"),
+        case("dockerfile uri required", "        uri: web/Dockerfile\n", "", "components[2].image.dockerfile.uri (line 49): uri is required"),
+        case("dockerfile uri inside project", "uri: web/Dockerfile", "uri: ../web/Dockerfile", "must not leave the project"),
+        case("dockerfile uri relative", "uri: web/Dockerfile", "uri: /etc/Dockerfile", "must be a path relative to the project root"),
+        case("imageName unique", "      imageName: web\n", "      imageName: api\n", "imageName \"api\" is already built by components[0]"),
+        case("dependsOn names a service", "dependsOn: [api]", "dependsOn: [db]", "components[3].attributes.dependsOn[0] (line 53): dependsOn names \"db\", which is not a service"),
+        case("dependsOn not self", "dependsOn: [api]", "dependsOn: [web]", "cannot depend on itself"),
+        case("dependsOn no cycle", "      secrets: [db/credentials]\n", "      secrets: [db/credentials]\n      dependsOn: [web]\n", "dependsOn forms a cycle: api -> web -> api"),
+        case("dependsOn is a list", "dependsOn: [api]", "dependsOn: api", "must be a list of strings"),
+        case("secret path rule", "secrets: [db/credentials]", "secrets: [/db/credentials]", "secret path \"/db/credentials\" must not start with \"/\""),
+        case("healthPath rule", "healthPath: /health", "healthPath: health", "\"health\" must be an HTTP path starting with \"/\""),
+        case("exec component is a container", "  - name: web\n    attributes:\n      dependsOn: [api]\n    container:\n      image: web\n      endpoints:\n        - name: http\n          targetPort: 8000\n          exposure: public\n          protocol: http\n          path: /\n", "", "commands[1].exec.component (line 60): \"web\" is not a container component"),
+        case("command id required", "  - id: run-web\n", "  - attributes: {}\n", "commands[1].id (line 69): id is required"),
+        case("command ids unique", "  - id: run-web\n", "  - id: run-api\n", "duplicate command id \"run-api\""),
+        case("command needs commandLine", "      commandLine: uvicorn main:app --port ${PORT}\n      workingDir: ${PROJECT_SOURCE}/web\n", "      workingDir: ${PROJECT_SOURCE}/web\n", "commands[1].exec.commandLine (line 71): commandLine is required"),
+        case("workingDir inside project", "workingDir: ${PROJECT_SOURCE}/web", "workingDir: ${PROJECT_SOURCE}/../web", "must be ${PROJECT_SOURCE} or a directory inside it"),
+    ]
+    .into_iter()
+    .collect()
+}
+
+#[test]
+fn base_devfile_is_valid() {
+    let report = validate(BASE, None);
+    assert!(report.valid(), "{:?}", report.errors());
+    assert!(report.warnings().is_empty(), "{:?}", report.warnings());
+}
+
+#[test]
+fn every_broken_devfile_is_reported() {
+    let cases = cases();
+    assert!(
+        cases.len() >= 40,
+        "the rule table must hold at least 40 cases, has {}",
+        cases.len()
+    );
+    let mut failures = Vec::new();
+    for c in &cases {
+        let report = validate(&c.text, None);
+        let errors = report.errors();
+        if report.valid() || !errors.iter().any(|e| e.contains(c.expect)) {
+            failures.push(format!(
+                "{}: expected an error containing {:?}, got {:?}",
+                c.rule, c.expect, errors
+            ));
+        }
+        assert_eq!(report.to_json()["valid"], false, "{}", c.rule);
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn group_kind_must_be_known() {
+    let text = BASE.replacen(
+        "group: { kind: run, isDefault: true }",
+        "group: { kind: launch }",
+        1,
+    );
+    let errors = validate(&text, None).errors();
+    assert!(
+        errors.iter().any(|e| e.starts_with(
+            "commands[0].exec.group.kind (line 68): \"launch\" is not a command group kind"
+        )),
+        "{errors:?}"
+    );
+}
+
+#[test]
+fn all_errors_are_reported_at_once() {
+    let text = BASE
+        .replace("name: shop", "name: Shop")
+        .replace("targetPort: 8000", "targetPort: 0");
+    assert_eq!(validate(&text, None).errors().len(), 2);
+}
+
+#[test]
+fn misplaced_platform_fields_warn() {
+    let text = mutate("  version: 0.1.0\n", "  version: 0.1.0\n  fabrics: [x]\n");
+    let report = validate(&text, None);
+    assert!(report.valid());
+    assert!(
+        report
+            .warnings()
+            .iter()
+            .any(|w| w.contains("move it to metadata.platform.fabrics")),
+        "{:?}",
+        report.warnings()
+    );
+}

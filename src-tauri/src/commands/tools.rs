@@ -1,0 +1,50 @@
+//! Tool commands: the UI names a tool and passes its JSON arguments; the toolkit does the rest.
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// A tool as the UI lists it.
+#[derive(Debug, Serialize)]
+pub struct ToolEntry {
+    /// Tool name.
+    pub name: &'static str,
+    /// What it does.
+    pub description: &'static str,
+}
+
+/// A call that could not be attempted; tool failures are results (`success: false`), not this.
+#[derive(Debug, thiserror::Error, Serialize)]
+#[error("{message}")]
+pub struct CommandError {
+    /// Why the call was refused.
+    pub message: String,
+}
+
+/// The tools this build offers.
+#[tauri::command]
+pub fn list_tools() -> Vec<ToolEntry> {
+    slipway_toolkit::TOOLS.iter().map(|t| ToolEntry { name: t.name, description: t.description }).collect()
+}
+
+/// Runs a tool by name. Blocking work runs on Tauri's thread pool (async command), not the UI thread.
+#[tauri::command]
+pub async fn call_tool(name: String, args: Value) -> Result<Value, CommandError> {
+    slipway_toolkit::call(&name, args).map_err(|e| CommandError { message: e.to_string() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_the_toolkit_tools() {
+        let names: Vec<&str> = list_tools().iter().map(|t| t.name).collect();
+        assert!(names.contains(&"scaffold_app"));
+    }
+
+    #[test]
+    fn unknown_tool_is_a_command_error() {
+        let err = tauri::async_runtime::block_on(call_tool("nope".into(), serde_json::json!({}))).unwrap_err();
+        assert!(err.message.contains("unknown tool"));
+    }
+}

@@ -1,0 +1,6 @@
+//! The desktop entry point; all of it lives in the library so it can be tested.
+#![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
+
+fn main() {
+    slipway_desktop::run();
+}
