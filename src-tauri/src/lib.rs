@@ -6,7 +6,10 @@ pub mod commands;
 
 /// Builds the app on any runtime (the real one, or Tauri's mock runtime in tests).
 pub fn build_app<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
-    builder.invoke_handler(tauri::generate_handler![commands::tools::list_tools, commands::tools::call_tool])
+    builder.invoke_handler(tauri::generate_handler![
+        commands::tools::list_tools,
+        commands::tools::call_tool
+    ])
 }
 
 /// Starts the desktop app.

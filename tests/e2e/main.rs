@@ -1,6 +1,8 @@
 //! Cross-crate tests: what the toolkit scaffolds, the devfile engine and the published JSON
 //! Schema both accept, and builds can stamp an imageUri into it without disturbing it.
 
+mod process;
+
 use serde_json::json;
 use slipway_toolkit::call;
 

@@ -23,13 +23,21 @@ pub struct CommandError {
 /// The tools this build offers.
 #[tauri::command]
 pub fn list_tools() -> Vec<ToolEntry> {
-    slipway_toolkit::TOOLS.iter().map(|t| ToolEntry { name: t.name, description: t.description }).collect()
+    slipway_toolkit::TOOLS
+        .iter()
+        .map(|t| ToolEntry {
+            name: t.name,
+            description: t.description,
+        })
+        .collect()
 }
 
 /// Runs a tool by name. Blocking work runs on Tauri's thread pool (async command), not the UI thread.
 #[tauri::command]
 pub async fn call_tool(name: String, args: Value) -> Result<Value, CommandError> {
-    slipway_toolkit::call(&name, args).map_err(|e| CommandError { message: e.to_string() })
+    slipway_toolkit::call(&name, args).map_err(|e| CommandError {
+        message: e.to_string(),
+    })
 }
 
 #[cfg(test)]
@@ -44,7 +52,8 @@ mod tests {
 
     #[test]
     fn unknown_tool_is_a_command_error() {
-        let err = tauri::async_runtime::block_on(call_tool("nope".into(), serde_json::json!({}))).unwrap_err();
+        let err = tauri::async_runtime::block_on(call_tool("nope".into(), serde_json::json!({})))
+            .unwrap_err();
         assert!(err.message.contains("unknown tool"));
     }
 }
