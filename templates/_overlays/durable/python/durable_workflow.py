@@ -1,4 +1,4 @@
-"""Durable workflow added by the Slipway durable overlay (slipway scaffold --durable).
+"""Durable workflow added by the Slipway durable overlay (scaffold_app with "durable": true).
 
 `durable_app` is an ASGI app that speaks the Restate service protocol. The service's main.py
 mounts it at /restate; register that URL with a Restate server (see DURABLE.md) and invoke the
