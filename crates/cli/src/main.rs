@@ -1,6 +1,8 @@
 //! The `slipway` command: `main → run() → ExitCode`.
 
 mod call;
+mod care;
+mod platform;
 
 use std::process::ExitCode;
 
@@ -29,6 +31,16 @@ enum Command {
     },
     /// List the tools this build offers.
     Tools,
+    /// The platform server that apps are registered, built and deployed on.
+    Platform {
+        #[command(subcommand)]
+        command: platform::PlatformCommand,
+    },
+    /// The care program's REST services (enrollment and missing information).
+    Care {
+        #[command(subcommand)]
+        command: care::CareCommand,
+    },
 }
 
 fn main() -> ExitCode {
@@ -44,5 +56,18 @@ fn run(cli: Cli) -> ExitCode {
             }
             ExitCode::SUCCESS
         }
+        Command::Care { command } => care::run(command),
+        Command::Platform { command } => platform::run(command),
     }
+}
+
+/// Logs go to stderr (stdout carries results), filtered by `RUST_LOG` (default `info`).
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_writer(std::io::stderr)
+        .try_init();
 }

@@ -41,10 +41,10 @@ where
         state[i] = 1;
         stack.push(i);
         for dep in &nodes[i].1 {
-            if let Some(j) = index(dep) {
-                if j != i {
-                    visit(j, nodes, index, state, stack, order)?;
-                }
+            if let Some(j) = index(dep)
+                && j != i
+            {
+                visit(j, nodes, index, state, stack, order)?;
             }
         }
         stack.pop();

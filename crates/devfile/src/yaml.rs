@@ -287,24 +287,22 @@ fn resolve(text: &str, style: ScalarStyle, tag: Option<&str>) -> Value {
     if let Ok(i) = text.parse::<i64>() {
         return Value::Int(i);
     }
-    if let Some(hex) = text.strip_prefix("0x") {
-        if let Ok(i) = i64::from_str_radix(hex, 16) {
-            return Value::Int(i);
-        }
+    if let Some(hex) = text.strip_prefix("0x")
+        && let Ok(i) = i64::from_str_radix(hex, 16)
+    {
+        return Value::Int(i);
     }
-    if let Some(oct) = text.strip_prefix("0o") {
-        if let Ok(i) = i64::from_str_radix(oct, 8) {
-            return Value::Int(i);
-        }
+    if let Some(oct) = text.strip_prefix("0o")
+        && let Ok(i) = i64::from_str_radix(oct, 8)
+    {
+        return Value::Int(i);
     }
     let looks_numeric = text
         .chars()
         .all(|c| c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E'))
         && text.chars().any(|c| c.is_ascii_digit());
-    if looks_numeric {
-        if let Ok(f) = text.parse::<f64>() {
-            return Value::Float(f);
-        }
+    if looks_numeric && let Ok(f) = text.parse::<f64>() {
+        return Value::Float(f);
     }
     match text {
         ".inf" | ".Inf" | "+.inf" => Value::Float(f64::INFINITY),

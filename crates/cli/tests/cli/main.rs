@@ -2,6 +2,7 @@
 
 mod call;
 mod scaffold;
+mod servers;
 
 use std::process::Command;
 

@@ -72,7 +72,11 @@ fn every_template_scaffolds_and_validates() {
         let report = validate(&project);
         assert_eq!(report["valid"], true, "{template}: {report}");
         assert_eq!(report["errors"], json!([]), "{template}");
-        assert_eq!(report["warnings"], json!([]), "{template}: a fresh scaffold must not warn");
+        assert_eq!(
+            report["warnings"],
+            json!([]),
+            "{template}: a fresh scaffold must not warn"
+        );
         let devfile = std::fs::read_to_string(project.join("devfile.yaml")).unwrap();
         assert!(devfile.contains(&format!("name: {name}")), "{template}");
         assert!(

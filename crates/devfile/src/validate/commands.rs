@@ -112,34 +112,34 @@ pub(super) fn commands<'a>(
             .and_then(|n| non_empty_string(ctx, n, &join(&e_path, "commandLine")));
         let component = required(ctx, exec, &e_path, "component")
             .and_then(|n| non_empty_string(ctx, n, &join(&e_path, "component")).map(|s| (s, n)));
-        if let Some((name, node)) = component {
-            if !services.iter().any(|s| s.name == name) {
-                let names: Vec<&str> = services.iter().map(|s| s.name.as_str()).collect();
-                ctx.error(
-                    join(&e_path, "component"),
-                    Some(node),
-                    format!(
-                        "{name:?} is not a container component of this devfile; containers: {}",
-                        names.join(", ")
-                    ),
-                );
-            }
+        if let Some((name, node)) = component
+            && !services.iter().any(|s| s.name == name)
+        {
+            let names: Vec<&str> = services.iter().map(|s| s.name.as_str()).collect();
+            ctx.error(
+                join(&e_path, "component"),
+                Some(node),
+                format!(
+                    "{name:?} is not a container component of this devfile; containers: {}",
+                    names.join(", ")
+                ),
+            );
         }
-        if let Some(dir) = exec.get("workingDir") {
-            if let Some(text) = string(ctx, dir, &join(&e_path, "workingDir")) {
-                let rel = text
-                    .strip_prefix("${PROJECT_SOURCE}")
-                    .or_else(|| text.strip_prefix("$PROJECT_SOURCE"))
-                    .unwrap_or(text);
-                if rel.split('/').any(|s| s == "..")
-                    || (text.starts_with('/') && !text.starts_with("/projects"))
-                {
-                    ctx.error(
-                        join(&e_path, "workingDir"),
-                        Some(dir),
-                        format!("{text:?} must be ${{PROJECT_SOURCE}} or a directory inside it"),
-                    );
-                }
+        if let Some(dir) = exec.get("workingDir")
+            && let Some(text) = string(ctx, dir, &join(&e_path, "workingDir"))
+        {
+            let rel = text
+                .strip_prefix("${PROJECT_SOURCE}")
+                .or_else(|| text.strip_prefix("$PROJECT_SOURCE"))
+                .unwrap_or(text);
+            if rel.split('/').any(|s| s == "..")
+                || (text.starts_with('/') && !text.starts_with("/projects"))
+            {
+                ctx.error(
+                    join(&e_path, "workingDir"),
+                    Some(dir),
+                    format!("{text:?} must be ${{PROJECT_SOURCE}} or a directory inside it"),
+                );
             }
         }
         let mut kind = None;
@@ -147,20 +147,20 @@ pub(super) fn commands<'a>(
             let g_path = join(&e_path, "group");
             if let Some(group) = mapping(ctx, group, &g_path) {
                 check_keys(ctx, group, &g_path, &["kind", "isDefault"], Severity::Error);
-                if let Some(k) = required(ctx, group, &g_path, "kind") {
-                    if let Some(text) = string(ctx, k, &join(&g_path, "kind")) {
-                        if GROUP_KINDS.contains(&text) {
-                            kind = Some(text.to_owned());
-                        } else {
-                            ctx.error(
-                                join(&g_path, "kind"),
-                                Some(k),
-                                format!(
-                                    "{text:?} is not a command group kind; use one of {}",
-                                    GROUP_KINDS.join(", ")
-                                ),
-                            );
-                        }
+                if let Some(k) = required(ctx, group, &g_path, "kind")
+                    && let Some(text) = string(ctx, k, &join(&g_path, "kind"))
+                {
+                    if GROUP_KINDS.contains(&text) {
+                        kind = Some(text.to_owned());
+                    } else {
+                        ctx.error(
+                            join(&g_path, "kind"),
+                            Some(k),
+                            format!(
+                                "{text:?} is not a command group kind; use one of {}",
+                                GROUP_KINDS.join(", ")
+                            ),
+                        );
                     }
                 }
                 if let Some(d) = group.get("isDefault") {

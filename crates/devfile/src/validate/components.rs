@@ -220,10 +220,10 @@ fn image(ctx: &mut Ctx, comp: &Node, path: &str) -> Option<(String, Option<Strin
     );
     if let Some(attrs) = comp.get("attributes") {
         let attrs_path = join(path, "attributes");
-        if let Some(attrs) = mapping(ctx, attrs, &attrs_path) {
-            if let Some(uri) = attrs.get("imageUri") {
-                string(ctx, uri, &join(&attrs_path, "imageUri"));
-            }
+        if let Some(attrs) = mapping(ctx, attrs, &attrs_path)
+            && let Some(uri) = attrs.get("imageUri")
+        {
+            string(ctx, uri, &join(&attrs_path, "imageUri"));
         }
     }
     if let Some(flag) = img.get("autoBuild") {
@@ -399,14 +399,14 @@ fn container<'a>(
             }
             if let Some(health) = attrs.get("healthPath") {
                 let h_path = join(&a_path, "healthPath");
-                if let Some(text) = non_empty_string(ctx, health, &h_path) {
-                    if !text.starts_with('/') {
-                        ctx.error(
-                            h_path,
-                            Some(health),
-                            format!("{text:?} must be an HTTP path starting with \"/\""),
-                        );
-                    }
+                if let Some(text) = non_empty_string(ctx, health, &h_path)
+                    && !text.starts_with('/')
+                {
+                    ctx.error(
+                        h_path,
+                        Some(health),
+                        format!("{text:?} must be an HTTP path starting with \"/\""),
+                    );
                 }
             }
         }
@@ -501,18 +501,18 @@ fn env_list(ctx: &mut Ctx, env: &Node, path: &str) {
             }
             seen.push(text.to_owned());
         }
-        if let Some(value) = required(ctx, entry, &e_path, "value") {
-            if value.as_str().is_none() {
-                let hint = value
-                    .scalar_text()
-                    .map(|t| format!("; quote it: \"{t}\""))
-                    .unwrap_or_default();
-                ctx.error(
-                    join(&e_path, "value"),
-                    Some(value),
-                    format!("must be a string, got {}{hint}", value.kind()),
-                );
-            }
+        if let Some(value) = required(ctx, entry, &e_path, "value")
+            && value.as_str().is_none()
+        {
+            let hint = value
+                .scalar_text()
+                .map(|t| format!("; quote it: \"{t}\""))
+                .unwrap_or_default();
+            ctx.error(
+                join(&e_path, "value"),
+                Some(value),
+                format!("must be a string, got {}{hint}", value.kind()),
+            );
         }
     }
 }
@@ -607,16 +607,15 @@ fn endpoint_list<'a>(
         }
         enum_value(ctx, ep, &e_path, "exposure", &EXPOSURES);
         enum_value(ctx, ep, &e_path, "protocol", &PROTOCOLS);
-        if let Some(p) = ep.get("path") {
-            if let Some(text) = string(ctx, p, &join(&e_path, "path")) {
-                if !text.starts_with('/') {
-                    ctx.error(
-                        join(&e_path, "path"),
-                        Some(p),
-                        format!("{text:?} must start with \"/\""),
-                    );
-                }
-            }
+        if let Some(p) = ep.get("path")
+            && let Some(text) = string(ctx, p, &join(&e_path, "path"))
+            && !text.starts_with('/')
+        {
+            ctx.error(
+                join(&e_path, "path"),
+                Some(p),
+                format!("{text:?} must start with \"/\""),
+            );
         }
         if let Some(secure) = ep.get("secure") {
             boolean(ctx, secure, &join(&e_path, "secure"));
@@ -628,14 +627,14 @@ fn endpoint_list<'a>(
 fn enum_value(ctx: &mut Ctx, parent: &Node, path: &str, key: &str, allowed: &[&str]) {
     let Some(node) = parent.get(key) else { return };
     let k_path = join(path, key);
-    if let Some(text) = string(ctx, node, &k_path) {
-        if !allowed.contains(&text) {
-            ctx.error(
-                k_path,
-                Some(node),
-                format!("{text:?} is not allowed; use one of {}", allowed.join(", ")),
-            );
-        }
+    if let Some(text) = string(ctx, node, &k_path)
+        && !allowed.contains(&text)
+    {
+        ctx.error(
+            k_path,
+            Some(node),
+            format!("{text:?} is not allowed; use one of {}", allowed.join(", ")),
+        );
     }
 }
 

@@ -88,27 +88,26 @@ pub(super) fn metadata<'a>(ctx: &mut Ctx, root: &'a Node) -> Option<&'a Node> {
             );
         }
     }
-    if let Some(name) = required(ctx, meta, "metadata", "name") {
-        if let Some(raw) = string(ctx, name, "metadata.name") {
-            if let Err(e) = AppName::parse(raw) {
-                ctx.error(
-                    "metadata.name",
-                    Some(name),
-                    format!("{raw:?} is not a valid app name: {e}"),
-                );
-            }
-        }
+    if let Some(name) = required(ctx, meta, "metadata", "name")
+        && let Some(raw) = string(ctx, name, "metadata.name")
+        && let Err(e) = AppName::parse(raw)
+    {
+        ctx.error(
+            "metadata.name",
+            Some(name),
+            format!("{raw:?} is not a valid app name: {e}"),
+        );
     }
-    if let Some(display) = required(ctx, meta, "metadata", "displayName") {
-        if let Some(text) = non_empty_string(ctx, display, "metadata.displayName") {
-            let count = text.chars().count();
-            if count > DISPLAY_NAME_MAX {
-                ctx.error(
-                    "metadata.displayName",
-                    Some(display),
-                    format!("is {count} characters long; at most {DISPLAY_NAME_MAX} are allowed"),
-                );
-            }
+    if let Some(display) = required(ctx, meta, "metadata", "displayName")
+        && let Some(text) = non_empty_string(ctx, display, "metadata.displayName")
+    {
+        let count = text.chars().count();
+        if count > DISPLAY_NAME_MAX {
+            ctx.error(
+                "metadata.displayName",
+                Some(display),
+                format!("is {count} characters long; at most {DISPLAY_NAME_MAX} are allowed"),
+            );
         }
     }
     for key in [

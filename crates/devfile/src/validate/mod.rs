@@ -84,14 +84,14 @@ pub fn validate(text: &str, files: Option<&dyn ProjectFiles>) -> Report {
     }
     let commands = commands::commands(&mut ctx, &root, &services);
     ports::check(&mut ctx, &services, &commands, files);
-    if ctx.diags.iter().all(|d| d.severity != Severity::Error) {
-        if let Err(e) = serde_yaml::from_str::<crate::model::Devfile>(text) {
-            ctx.error(
-                "",
-                None,
-                format!("the devfile does not match the devfile model: {e}"),
-            );
-        }
+    if ctx.diags.iter().all(|d| d.severity != Severity::Error)
+        && let Err(e) = serde_yaml::from_str::<crate::model::Devfile>(text)
+    {
+        ctx.error(
+            "",
+            None,
+            format!("the devfile does not match the devfile model: {e}"),
+        );
     }
     ctx.finish()
 }

@@ -102,60 +102,59 @@ fn managed_infra(ctx: &mut Ctx, node: &Node, path: &str) {
             let mut allowed = vec!["name"];
             allowed.extend_from_slice(extra);
             check_keys(ctx, res, &r_path, &allowed, Severity::Error);
-            if let Some(name) = required(ctx, res, &r_path, "name") {
-                if let Some(text) = non_empty_string(ctx, name, &join(&r_path, "name")) {
-                    if let Some(problem) = dns_label_problem(text, 63) {
-                        ctx.error(
-                            join(&r_path, "name"),
-                            Some(name),
-                            format!("resource name {text:?} {problem}"),
-                        );
-                    } else if !text.starts_with(|c: char| c.is_ascii_lowercase()) {
-                        ctx.error(
-                            join(&r_path, "name"),
-                            Some(name),
-                            format!("resource name {text:?} must start with a lowercase letter"),
-                        );
-                    }
-                    if !names.insert(text.to_owned()) {
-                        ctx.error(
-                            join(&r_path, "name"),
-                            Some(name),
-                            format!("duplicate {kind} name {text:?}"),
-                        );
-                    }
+            if let Some(name) = required(ctx, res, &r_path, "name")
+                && let Some(text) = non_empty_string(ctx, name, &join(&r_path, "name"))
+            {
+                if let Some(problem) = dns_label_problem(text, 63) {
+                    ctx.error(
+                        join(&r_path, "name"),
+                        Some(name),
+                        format!("resource name {text:?} {problem}"),
+                    );
+                } else if !text.starts_with(|c: char| c.is_ascii_lowercase()) {
+                    ctx.error(
+                        join(&r_path, "name"),
+                        Some(name),
+                        format!("resource name {text:?} must start with a lowercase letter"),
+                    );
+                }
+                if !names.insert(text.to_owned()) {
+                    ctx.error(
+                        join(&r_path, "name"),
+                        Some(name),
+                        format!("duplicate {kind} name {text:?}"),
+                    );
                 }
             }
-            if let Some(engine) = res.get("engine") {
-                if let Some(text) = non_empty_string(ctx, engine, &join(&r_path, "engine")) {
-                    if !engines.contains(&text) {
-                        ctx.error(
-                            join(&r_path, "engine"),
-                            Some(engine),
-                            format!(
-                                "{text:?} is not a supported {kind} engine; use one of {}",
-                                engines.join(", ")
-                            ),
-                        );
-                    }
-                }
+            if let Some(engine) = res.get("engine")
+                && let Some(text) = non_empty_string(ctx, engine, &join(&r_path, "engine"))
+                && !engines.contains(&text)
+            {
+                ctx.error(
+                    join(&r_path, "engine"),
+                    Some(engine),
+                    format!(
+                        "{text:?} is not a supported {kind} engine; use one of {}",
+                        engines.join(", ")
+                    ),
+                );
             }
             for key in ["fifo", "versioned", "publicRead"] {
-                if let Some(flag) = res.get(key) {
-                    if flag.as_bool().is_none() {
-                        ctx.error(
-                            join(&r_path, key),
-                            Some(flag),
-                            format!("must be true or false, got {}", flag.kind()),
-                        );
-                    }
+                if let Some(flag) = res.get(key)
+                    && flag.as_bool().is_none()
+                {
+                    ctx.error(
+                        join(&r_path, key),
+                        Some(flag),
+                        format!("must be true or false, got {}", flag.kind()),
+                    );
                 }
             }
             for key in ["visibilityTimeoutSeconds", "storageGb", "memoryMb"] {
-                if let Some(n) = res.get(key) {
-                    if n.as_int().is_none_or(|v| v <= 0) {
-                        ctx.error(join(&r_path, key), Some(n), "must be a positive integer");
-                    }
+                if let Some(n) = res.get(key)
+                    && n.as_int().is_none_or(|v| v <= 0)
+                {
+                    ctx.error(join(&r_path, key), Some(n), "must be a positive integer");
                 }
             }
             for key in ["partitionKey", "sortKey", "version"] {
@@ -178,19 +177,18 @@ fn durable_block(ctx: &mut Ctx, node: &Node, path: &str, services: &[Service<'_>
         &["engine", "service", "port", "path", "retention"],
         Severity::Error,
     );
-    if let Some(engine) = required(ctx, durable, path, "engine") {
-        if let Some(text) = non_empty_string(ctx, engine, &join(path, "engine")) {
-            if !DURABLE_ENGINES.contains(&text) {
-                ctx.error(
-                    join(path, "engine"),
-                    Some(engine),
-                    format!(
-                        "unsupported durable engine {text:?}; supported: {}",
-                        DURABLE_ENGINES.join(", ")
-                    ),
-                );
-            }
-        }
+    if let Some(engine) = required(ctx, durable, path, "engine")
+        && let Some(text) = non_empty_string(ctx, engine, &join(path, "engine"))
+        && !DURABLE_ENGINES.contains(&text)
+    {
+        ctx.error(
+            join(path, "engine"),
+            Some(engine),
+            format!(
+                "unsupported durable engine {text:?}; supported: {}",
+                DURABLE_ENGINES.join(", ")
+            ),
+        );
     }
     let service = required(ctx, durable, path, "service")
         .and_then(|n| non_empty_string(ctx, n, &join(path, "service")).map(|s| (s, n)));
@@ -212,19 +210,19 @@ fn durable_block(ctx: &mut Ctx, node: &Node, path: &str, services: &[Service<'_>
     if let Some(port) = required(ctx, durable, path, "port") {
         match port.as_int() {
             Some(p) if (1..=65535).contains(&p) => {
-                if let Some(svc) = target {
-                    if !svc.endpoints.iter().any(|(q, _, _)| i64::from(*q) == p) {
-                        let ports: Vec<String> = svc
-                            .endpoints
-                            .iter()
-                            .map(|(q, _, _)| q.to_string())
-                            .collect();
-                        ctx.error(
+                if let Some(svc) = target
+                    && !svc.endpoints.iter().any(|(q, _, _)| i64::from(*q) == p)
+                {
+                    let ports: Vec<String> = svc
+                        .endpoints
+                        .iter()
+                        .map(|(q, _, _)| q.to_string())
+                        .collect();
+                    ctx.error(
                             join(path, "port"),
                             Some(port),
                             format!("port {p} is not an endpoint targetPort of service {:?} (its ports: {})", svc.name, if ports.is_empty() { "none".into() } else { ports.join(", ") }),
                         );
-                    }
                 }
             }
             _ => ctx.error(
@@ -234,29 +232,28 @@ fn durable_block(ctx: &mut Ctx, node: &Node, path: &str, services: &[Service<'_>
             ),
         }
     }
-    if let Some(p) = durable.get("path") {
-        if let Some(text) = non_empty_string(ctx, p, &join(path, "path")) {
-            if !text.starts_with('/') {
-                ctx.error(
-                    join(path, "path"),
-                    Some(p),
-                    format!("{text:?} must start with \"/\""),
-                );
-            }
-        }
+    if let Some(p) = durable.get("path")
+        && let Some(text) = non_empty_string(ctx, p, &join(path, "path"))
+        && !text.starts_with('/')
+    {
+        ctx.error(
+            join(path, "path"),
+            Some(p),
+            format!("{text:?} must start with \"/\""),
+        );
     }
-    if let Some(r) = durable.get("retention") {
-        if let Some(text) = non_empty_string(ctx, r, &join(path, "retention")) {
-            let ok = text.len() > 1
-                && text[..text.len() - 1].parse::<u32>().is_ok_and(|n| n > 0)
-                && text.ends_with(['s', 'm', 'h', 'd']);
-            if !ok {
-                ctx.error(
-                    join(path, "retention"),
-                    Some(r),
-                    format!("{text:?} is not a duration such as 30m, 24h or 7d"),
-                );
-            }
+    if let Some(r) = durable.get("retention")
+        && let Some(text) = non_empty_string(ctx, r, &join(path, "retention"))
+    {
+        let ok = text.len() > 1
+            && text[..text.len() - 1].parse::<u32>().is_ok_and(|n| n > 0)
+            && text.ends_with(['s', 'm', 'h', 'd']);
+        if !ok {
+            ctx.error(
+                join(path, "retention"),
+                Some(r),
+                format!("{text:?} is not a duration such as 30m, 24h or 7d"),
+            );
         }
     }
 }

@@ -20,16 +20,17 @@ pub(super) fn check(
             .map(u16::to_string)
             .collect::<Vec<_>>()
             .join(", ");
-        if let (Some(files), Some(dockerfile)) = (files, &service.dockerfile) {
-            if let Some(text) = files.read(dockerfile) {
-                let exposed = exposed_ports(&text);
-                if !exposed.is_empty() && !exposed.iter().any(|p| ports.contains(p)) {
-                    let shown = exposed
-                        .iter()
-                        .map(u16::to_string)
-                        .collect::<Vec<_>>()
-                        .join(", ");
-                    ctx.error(
+        if let (Some(files), Some(dockerfile)) = (files, &service.dockerfile)
+            && let Some(text) = files.read(dockerfile)
+        {
+            let exposed = exposed_ports(&text);
+            if !exposed.is_empty() && !exposed.iter().any(|p| ports.contains(p)) {
+                let shown = exposed
+                    .iter()
+                    .map(u16::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                ctx.error(
                         first_path,
                         Some(first_node),
                         format!(
@@ -37,15 +38,14 @@ pub(super) fn check(
                             service.name
                         ),
                     );
-                }
-                for (line_no, port) in literal_ports(&text, true) {
-                    if !ports.contains(&port) {
-                        ctx.warn(
+            }
+            for (line_no, port) in literal_ports(&text, true) {
+                if !ports.contains(&port) {
+                    ctx.warn(
                             first_path,
                             Some(first_node),
                             format!("port mismatch: {dockerfile} line {line_no} starts the app on port {port}, but the endpoints of {:?} use {listed}", service.name),
                         );
-                    }
                 }
             }
         }
@@ -103,14 +103,13 @@ pub fn literal_ports(text: &str, only_cmd: bool) -> Vec<(usize, u16)> {
                 tok.as_str(),
                 "--port" | "-p" | "--server.port" | "--listen" | "listen" | "--bind" | "-b"
             );
-            if flag {
-                if let Some(port) = tokens
+            if flag
+                && let Some(port) = tokens
                     .get(j + 1)
                     .and_then(|t| t.rsplit(':').next())
                     .and_then(|t| t.parse::<u16>().ok())
-                {
-                    out.push((i + 1, port));
-                }
+            {
+                out.push((i + 1, port));
             }
         }
     }

@@ -1,0 +1,367 @@
+//! Enrollment persistence: reading the reference catalog, the eRX request (audit) record,
+//! and upserting every record of a valid enrollment by its external ID.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+use sqlx::Row;
+
+use super::model::{Enrollment, PartyKind, scoped_id};
+use super::validate::{Catalog, ObjectConfig};
+use crate::auth::objects;
+use crate::db::{Change, Tx, Val, json_strings, upsert};
+use crate::fields::{FieldDef, FieldType};
+
+/// Reads the reference data a request of `vendor` and `program` is checked against.
+pub async fn load_catalog(
+    tx: &mut Tx,
+    vendor: &str,
+    program: &str,
+) -> Result<Catalog, sqlx::Error> {
+    let vendor_exists = sqlx::query("SELECT id FROM vendor WHERE api_name = $1")
+        .bind(vendor.to_owned())
+        .fetch_optional(&mut **tx)
+        .await?
+        .is_some();
+    let program_exists = sqlx::query("SELECT id FROM program WHERE api_name = $1")
+        .bind(program.to_owned())
+        .fetch_optional(&mut **tx)
+        .await?
+        .is_some();
+    let purposes = sqlx::query("SELECT id, external_id FROM data_use_purpose ORDER BY external_id")
+        .fetch_all(&mut **tx)
+        .await?
+        .iter()
+        .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+        .collect::<Result<Vec<_>, sqlx::Error>>()?;
+    let products = sqlx::query(
+        "SELECT id, product_code FROM product WHERE program_api_name = $1 ORDER BY product_code",
+    )
+    .bind(program.to_owned())
+    .fetch_all(&mut **tx)
+    .await?
+    .iter()
+    .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+    .collect::<Result<Vec<_>, sqlx::Error>>()?;
+    Ok(Catalog {
+        vendor_exists,
+        program_exists,
+        purposes,
+        products,
+        objects: load_object_configs(tx).await?,
+    })
+}
+
+/// Reads the whole eRX object configuration.
+pub async fn load_object_configs(
+    tx: &mut Tx,
+) -> Result<HashMap<String, ObjectConfig>, sqlx::Error> {
+    let mut objects = HashMap::new();
+    for r in sqlx::query("SELECT object_name, is_additional, record_types FROM object_config")
+        .fetch_all(&mut **tx)
+        .await?
+    {
+        let name: String = r.try_get(0)?;
+        let additional: i64 = r.try_get(1)?;
+        let record_types: String = r.try_get(2)?;
+        objects.insert(
+            name,
+            ObjectConfig {
+                additional: additional != 0,
+                record_types: json_strings(&record_types),
+                fields: HashMap::new(),
+            },
+        );
+    }
+    for r in sqlx::query(
+        "SELECT object_name, field_name, field_type, length, scale, picklist FROM object_config_field",
+    )
+    .fetch_all(&mut **tx)
+    .await?
+    {
+        let object: String = r.try_get(0)?;
+        let field: String = r.try_get(1)?;
+        let ty: String = r.try_get(2)?;
+        let Some(ty) = FieldType::parse(&ty) else { continue };
+        let picklist: Option<String> = r.try_get(5)?;
+        let def = FieldDef {
+            ty,
+            length: r.try_get(3)?,
+            scale: r.try_get(4)?,
+            picklist: picklist.as_deref().map(json_strings).unwrap_or_default(),
+        };
+        objects.entry(object).or_default().fields.insert(field, def);
+    }
+    Ok(objects)
+}
+
+/// Creates the eRX request record at the start of the request's transaction.
+pub async fn insert_request(
+    tx: &mut Tx,
+    external_id: &str,
+    user_id: i64,
+    payload: &str,
+) -> Result<i64, sqlx::Error> {
+    let row = sqlx::query(
+        "INSERT INTO erx_request (external_id, user_id, received_at, payload, outcome) \
+         VALUES ($1, $2, $3, $4, 'processing') RETURNING id",
+    )
+    .bind(external_id.to_owned())
+    .bind(user_id)
+    .bind(crate::db::now())
+    .bind(payload.to_owned())
+    .fetch_one(&mut **tx)
+    .await?;
+    row.try_get(0)
+}
+
+/// Records the outcome (`success`, `rejected`, `forbidden`) and errors of an eRX request.
+pub async fn finish_request(
+    tx: &mut Tx,
+    id: i64,
+    outcome: &str,
+    errors: &Value,
+    care_plan_external_id: Option<&str>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE erx_request SET outcome = $2, errors = $3, care_plan_external_id = $4 WHERE id = $1",
+    )
+    .bind(id)
+    .bind(outcome.to_owned())
+    .bind(errors.to_string())
+    .bind(care_plan_external_id.map(str::to_owned))
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// What happened to one record, as the 200 body reports it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordChange {
+    /// Object name (see the permission objects).
+    pub object: &'static str,
+    /// Where the record came from in the request (empty for the care plan).
+    pub path: String,
+    /// The record's external ID.
+    pub external_id: String,
+    /// `created`, `updated` or `unchanged`.
+    pub result: Change,
+}
+
+fn cols(columns: &[(&'static str, String)]) -> Vec<(&'static str, Val)> {
+    columns
+        .iter()
+        .map(|(c, v)| (*c, Val::from(v.clone())))
+        .collect()
+}
+
+/// Upserts the configured field values of one record; returns whether any changed.
+async fn upsert_extra(
+    tx: &mut Tx,
+    object: &'static str,
+    record_id: i64,
+    extra: &Map<String, Value>,
+) -> Result<Change, sqlx::Error> {
+    let mut change = Change::Unchanged;
+    for (name, value) in extra {
+        change = change.and(set_record_field(tx, object, record_id, name, value).await?);
+    }
+    Ok(change)
+}
+
+/// Writes one configured field value of a record (also used by missing-information POSTs).
+pub async fn set_record_field(
+    tx: &mut Tx,
+    object: &'static str,
+    record_id: i64,
+    name: &str,
+    value: &Value,
+) -> Result<Change, sqlx::Error> {
+    let ext = format!("{object}:{record_id}:{name}");
+    let (_, c) = upsert(
+        tx,
+        "record_field",
+        &ext,
+        &[
+            ("object_name", object.into()),
+            ("record_id", record_id.into()),
+            ("field_name", name.into()),
+            ("value_json", value.to_string().into()),
+        ],
+    )
+    .await?;
+    // A new field on an existing record is an update of that record, not a new record.
+    Ok(if c == Change::Created {
+        Change::Updated
+    } else {
+        c
+    })
+}
+
+/// Upserts every record of a valid enrollment; returns what happened to each.
+pub async fn store(tx: &mut Tx, e: &Enrollment) -> Result<Vec<RecordChange>, sqlx::Error> {
+    let vendor = e.vendor.as_str();
+    let mut changes = Vec::new();
+    let mut account_ids: HashMap<&'static str, i64> = HashMap::new();
+    let mut contact_records = Vec::new();
+
+    for (kind, party) in &e.parties {
+        let ext = scoped_id(vendor, kind.key(), &party.id);
+        let mut c = vec![
+            ("kind", Val::from(kind.key())),
+            ("vendor_api_name", Val::from(vendor)),
+            ("source_id", Val::from(party.id.clone())),
+        ];
+        c.extend(cols(&party.columns));
+        let (id, change) = upsert(tx, "account", &ext, &c).await?;
+        let change = change.and(upsert_extra(tx, objects::ACCOUNT, id, &party.extra).await?);
+        account_ids.insert(kind.key(), id);
+        changes.push(RecordChange {
+            object: objects::ACCOUNT,
+            path: party.path.clone(),
+            external_id: ext,
+            result: change,
+        });
+        for contact in &party.contacts {
+            contact_records.push((id, contact));
+        }
+    }
+    let patient_id = account_ids
+        .get(PartyKind::Patient.key())
+        .copied()
+        .unwrap_or_default();
+    let pharmacy_id = account_ids.get(PartyKind::Pharmacy.key()).copied();
+
+    let plan_ext = e.care_plan_external_id();
+    let mut c = vec![
+        ("vendor_api_name", Val::from(vendor)),
+        ("program_api_name", Val::from(e.program.clone())),
+        ("enrollment_date", Val::from(e.enrollment_date.clone())),
+        ("patient_account_id", Val::from(patient_id)),
+    ];
+    for (kind, column) in [
+        (PartyKind::Physician, "physician_account_id"),
+        (PartyKind::Staff, "staff_account_id"),
+        (PartyKind::Caregiver, "caregiver_account_id"),
+        (PartyKind::Pharmacy, "pharmacy_account_id"),
+        (PartyKind::Organization, "organization_account_id"),
+    ] {
+        if let Some(id) = account_ids.get(kind.key()) {
+            c.push((column, Val::from(*id)));
+        }
+    }
+    let (plan_id, change) = upsert(tx, "care_plan", &plan_ext, &c).await?;
+    changes.insert(
+        0,
+        RecordChange {
+            object: objects::CARE_PLAN,
+            path: String::new(),
+            external_id: plan_ext.clone(),
+            result: change,
+        },
+    );
+
+    for (account_id, contact) in contact_records {
+        let ext = scoped_id(vendor, contact.kind.name(), &contact.id);
+        let mut c = vec![
+            ("account_id", Val::from(account_id)),
+            ("kind", Val::from(contact.kind.name())),
+        ];
+        c.extend(cols(&contact.columns));
+        if let Some(p) = contact.primary {
+            c.push(("is_primary", Val::from(i64::from(p))));
+        }
+        let (id, change) = upsert(tx, "contact_point", &ext, &c).await?;
+        let change =
+            change.and(upsert_extra(tx, objects::CONTACT_POINT, id, &contact.extra).await?);
+        changes.push(RecordChange {
+            object: objects::CONTACT_POINT,
+            path: contact.path.clone(),
+            external_id: ext,
+            result: change,
+        });
+    }
+
+    for consent in &e.consents {
+        let ext = scoped_id(vendor, "consent", &consent.id);
+        let mut c = vec![
+            ("care_plan_id", Val::from(plan_id)),
+            ("patient_account_id", Val::from(patient_id)),
+            ("data_use_purpose_id", Val::from(consent.purpose_id)),
+        ];
+        c.extend(cols(&consent.columns));
+        let (id, change) = upsert(tx, "consent", &ext, &c).await?;
+        let change = change.and(upsert_extra(tx, objects::CONSENT, id, &consent.extra).await?);
+        changes.push(RecordChange {
+            object: objects::CONSENT,
+            path: consent.path.clone(),
+            external_id: ext,
+            result: change,
+        });
+    }
+
+    for ins in &e.insurances {
+        let ext = match &ins.id {
+            Some(id) => scoped_id(vendor, "insurance", id),
+            None => format!("{plan_ext}:insurance#{}", ins.index),
+        };
+        let mut c = vec![
+            ("care_plan_id", Val::from(plan_id)),
+            ("patient_account_id", Val::from(patient_id)),
+        ];
+        c.extend(cols(&ins.columns));
+        let (id, change) = upsert(tx, "member_plan", &ext, &c).await?;
+        let change = change.and(upsert_extra(tx, objects::MEMBER_PLAN, id, &ins.extra).await?);
+        changes.push(RecordChange {
+            object: objects::MEMBER_PLAN,
+            path: ins.path.clone(),
+            external_id: ext,
+            result: change,
+        });
+    }
+
+    for rx in &e.prescriptions {
+        let ext = scoped_id(vendor, "prescription", &rx.id);
+        let mut c = vec![
+            ("care_plan_id", Val::from(plan_id)),
+            ("patient_account_id", Val::from(patient_id)),
+            ("product_id", Val::from(rx.product_id)),
+        ];
+        if let Some(p) = pharmacy_id {
+            c.push(("pharmacy_account_id", Val::from(p)));
+        }
+        if let Some(r) = rx.refills {
+            c.push(("refills", Val::from(r)));
+        }
+        c.extend(cols(&rx.columns));
+        let (id, change) = upsert(tx, "prescription", &ext, &c).await?;
+        let change = change.and(upsert_extra(tx, objects::PRESCRIPTION, id, &rx.extra).await?);
+        changes.push(RecordChange {
+            object: objects::PRESCRIPTION,
+            path: rx.path.clone(),
+            external_id: ext,
+            result: change,
+        });
+    }
+
+    for rec in &e.additional {
+        let ext = format!("{plan_ext}:{}#{}", rec.object_name, rec.index);
+        let c = vec![
+            ("care_plan_id", Val::from(plan_id)),
+            ("object_name", Val::from(rec.object_name.clone())),
+            ("record_type", Val::from(rec.record_type.clone())),
+        ];
+        let (id, change) = upsert(tx, "additional_record", &ext, &c).await?;
+        let change =
+            change.and(upsert_extra(tx, objects::ADDITIONAL_OBJECT, id, &rec.fields).await?);
+        changes.push(RecordChange {
+            object: objects::ADDITIONAL_OBJECT,
+            path: rec.path.clone(),
+            external_id: ext,
+            result: change,
+        });
+    }
+    Ok(changes)
+}

@@ -1,0 +1,21 @@
+//! The crate-level error of start-up and serving (not the HTTP error body; see `http::error`).
+
+/// Why the care service could not start or stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum CareError {
+    /// The configuration is not usable.
+    #[error("invalid configuration: {0}")]
+    Config(String),
+    /// The database could not be reached or queried.
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+    /// A migration failed.
+    #[error("migration failed: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    /// `--demo` was asked for on a database that already holds other data.
+    #[error("the demo data set can only be loaded into an empty database")]
+    DemoNeedsEmptyDatabase,
+    /// Binding or serving the socket failed.
+    #[error("i/o error: {0}")]
+    Io(#[from] std::io::Error),
+}

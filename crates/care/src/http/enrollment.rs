@@ -1,0 +1,140 @@
+//! `POST {base}/{ns}/eRxApi`: one transaction that records the eRX request (kept for failed
+//! requests too), validates the body and upserts every record it describes.
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::extract::rejection::BytesRejection;
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::error::{ApiError, ErrorItem};
+use super::{AppState, begin_as_caller, body_bytes, json};
+use crate::enrollment::store::{self, RecordChange};
+use crate::enrollment::validate::{self, Rejection, codes};
+
+/// Routes of the enrollment service (nested under `{base}/{ns}`).
+pub fn router() -> Router<AppState> {
+    Router::new().route("/eRxApi", post(enroll))
+}
+
+/// The 200 body: which request record was written and what happened to each record.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct EnrollmentResponse {
+    request_id: String,
+    outcome: &'static str,
+    care_plan_external_id: String,
+    records: Vec<RecordChange>,
+}
+
+const REQUEST_ID_HEADER: &str = "x-erx-request-id";
+
+fn with_request_id(mut response: Response, id: &str) -> Response {
+    if let Ok(v) = HeaderValue::from_str(id) {
+        response.headers_mut().insert(REQUEST_ID_HEADER, v);
+    }
+    response
+}
+
+async fn enroll(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let body = body_bytes(body)?;
+    let (mut tx, caller) = begin_as_caller(&state, &headers).await?;
+    let request_id = uuid::Uuid::new_v4().to_string();
+    // PostgreSQL text cannot hold NUL; a raw NUL can only come with a body that is not JSON.
+    let payload = String::from_utf8_lossy(&body).replace('\0', "\u{fffd}");
+    match process(&state, &mut tx, &caller, &request_id, &payload, &body).await {
+        Ok(response) => {
+            tx.commit().await?;
+            Ok(with_request_id(response, &request_id))
+        }
+        Err(error) => {
+            // The work is rolled back; the audit record of the request is still kept.
+            drop(tx);
+            let errors = serde_json::to_value(error.items()).unwrap_or_default();
+            let mut tx = state.db().begin().await?;
+            let row_id =
+                store::insert_request(&mut tx, &request_id, caller.user_id, &payload).await?;
+            store::finish_request(&mut tx, row_id, "error", &errors, None).await?;
+            tx.commit().await?;
+            Err(error)
+        }
+    }
+}
+
+/// The work of one enrollment inside the request's transaction; the caller commits.
+async fn process(
+    state: &AppState,
+    tx: &mut crate::db::Tx,
+    caller: &crate::auth::Caller,
+    request_id: &str,
+    payload: &str,
+    body: &[u8],
+) -> Result<Response, ApiError> {
+    let row_id = store::insert_request(tx, request_id, caller.user_id, payload).await?;
+    let outcome = match serde_json::from_slice::<Value>(body) {
+        Err(e) => Err(Rejection::Invalid(vec![ErrorItem::new(
+            codes::INVALID_JSON,
+            format!(
+                "the request body is not valid JSON (line {}, column {})",
+                e.line(),
+                e.column()
+            ),
+            "",
+        )])),
+        Ok(doc) => {
+            let text = |k: &str| {
+                doc.get(k)
+                    .and_then(Value::as_str)
+                    .filter(|v| !v.contains('\0'))
+                    .unwrap_or_default()
+                    .to_owned()
+            };
+            let catalog =
+                store::load_catalog(tx, &text("vendorName"), &text("programName")).await?;
+            validate::validate(&doc, &catalog, state.settings(), caller)
+        }
+    };
+
+    match outcome {
+        Ok(enrollment) => {
+            let records = store::store(tx, &enrollment).await?;
+            let plan = enrollment.care_plan_external_id();
+            store::finish_request(tx, row_id, "success", &Value::Array(vec![]), Some(&plan))
+                .await?;
+            let created = records
+                .iter()
+                .filter(|r| r.result == crate::db::Change::Created)
+                .count();
+            tracing::info!(records = records.len(), created, "enrollment stored");
+            let body = EnrollmentResponse {
+                request_id: request_id.to_owned(),
+                outcome: "success",
+                care_plan_external_id: plan,
+                records,
+            };
+            Ok(json(StatusCode::OK, &body))
+        }
+        Err(rejection) => {
+            let (label, error) = match rejection {
+                Rejection::Invalid(items) => ("rejected", ApiError::BadRequest(items)),
+                Rejection::Forbidden(items) => ("forbidden", ApiError::Forbidden(items)),
+            };
+            let errors = serde_json::to_value(error.items()).unwrap_or_default();
+            store::finish_request(tx, row_id, label, &errors, None).await?;
+            tracing::info!(
+                errors = error.items().len(),
+                status = error.status().as_u16(),
+                "enrollment refused"
+            );
+            Ok(error.into_response())
+        }
+    }
+}

@@ -1,0 +1,208 @@
+//! The one HTTP error type of the care service and its JSON body: an array of
+//! `{"errorCode", "message", "fields"}`. Internal errors are logged without details that
+//! could carry patient data and are never sent to the client.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+
+/// One entry of an error body.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ErrorItem {
+    /// A stable, upper-case code (documented in the crate README).
+    pub error_code: &'static str,
+    /// A human-readable explanation.
+    pub message: String,
+    /// Paths of the fields concerned, for example `patient.addresses[0].city`.
+    pub fields: Vec<String>,
+}
+
+impl ErrorItem {
+    /// An entry about one field path (none if `path` is empty).
+    pub fn new(code: &'static str, message: impl Into<String>, path: &str) -> Self {
+        Self {
+            error_code: code,
+            message: message.into(),
+            fields: if path.is_empty() {
+                Vec::new()
+            } else {
+                vec![path.to_owned()]
+            },
+        }
+    }
+}
+
+/// Every way a request can fail.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// 400: the request is malformed or breaks a rule; every problem is listed.
+    #[error("bad request")]
+    BadRequest(Vec<ErrorItem>),
+    /// 401: no bearer token, or an unknown one.
+    #[error("unauthorized")]
+    Unauthorized,
+    /// 403: the caller lacks an access the request needs.
+    #[error("forbidden")]
+    Forbidden(Vec<ErrorItem>),
+    /// 404: a record the request needs is missing; the entry says which.
+    #[error("not found")]
+    NotFound(ErrorItem),
+    /// 409: the record is not in a state that allows the request.
+    #[error("conflict")]
+    Conflict(ErrorItem),
+    /// 412: submitted values do not fulfil the requested fields.
+    #[error("precondition failed")]
+    PreconditionFailed(Vec<ErrorItem>),
+    /// 413: the body is larger than the configured limit.
+    #[error("payload too large")]
+    PayloadTooLarge,
+    /// 500: a database fault.
+    #[error("database error")]
+    Database(#[from] sqlx::Error),
+    /// 500: any other server fault.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl ApiError {
+    /// A 400 with a single entry.
+    pub fn bad_request(code: &'static str, message: impl Into<String>, path: &str) -> Self {
+        Self::BadRequest(vec![ErrorItem::new(code, message, path)])
+    }
+
+    /// The HTTP status of this error.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
+            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::PreconditionFailed(_) => StatusCode::PRECONDITION_FAILED,
+            ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::Database(_) | ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// The entries of the body.
+    pub fn items(&self) -> Vec<ErrorItem> {
+        match self {
+            ApiError::BadRequest(items)
+            | ApiError::Forbidden(items)
+            | ApiError::PreconditionFailed(items) => items.clone(),
+            ApiError::NotFound(item) | ApiError::Conflict(item) => vec![item.clone()],
+            ApiError::Unauthorized => vec![ErrorItem::new(
+                "UNAUTHORIZED",
+                "a valid 'Authorization: Bearer <token>' header is required",
+                "",
+            )],
+            ApiError::PayloadTooLarge => {
+                vec![ErrorItem::new(
+                    "PAYLOAD_TOO_LARGE",
+                    "the request body is too large",
+                    "",
+                )]
+            }
+            ApiError::Database(_) | ApiError::Internal(_) => {
+                vec![ErrorItem::new(
+                    "INTERNAL_ERROR",
+                    "internal server error",
+                    "",
+                )]
+            }
+        }
+    }
+}
+
+/// Whether a database error is a unique-constraint violation (a client conflict, not a fault).
+pub fn is_unique_violation(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::Database(db) if db.is_unique_violation())
+}
+
+/// A description of an internal error that is safe to log: database messages can quote
+/// stored values, so only their code is kept.
+fn loggable(e: &ApiError) -> String {
+    match e {
+        ApiError::Database(sqlx::Error::Database(db)) => {
+            format!("database error code {}", db.code().unwrap_or_default())
+        }
+        ApiError::Database(other) => format!("database error: {}", sqlx_kind(other)),
+        ApiError::Internal(msg) => msg.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn sqlx_kind(e: &sqlx::Error) -> &'static str {
+    match e {
+        sqlx::Error::Configuration(_) => "configuration",
+        sqlx::Error::Io(_) => "io",
+        sqlx::Error::Tls(_) => "tls",
+        sqlx::Error::Protocol(_) => "protocol",
+        sqlx::Error::RowNotFound => "row not found",
+        sqlx::Error::ColumnDecode { .. } | sqlx::Error::Decode(_) => "decode",
+        sqlx::Error::PoolTimedOut => "pool timed out",
+        sqlx::Error::PoolClosed => "pool closed",
+        sqlx::Error::Migrate(_) => "migrate",
+        _ => "other",
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        if status.is_server_error() {
+            tracing::error!(status = status.as_u16(), error = %loggable(&self), "request failed");
+        }
+        let mut response = (status, axum::Json(self.items())).into_response();
+        if status == StatusCode::UNAUTHORIZED {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn body_of(e: ApiError) -> (StatusCode, serde_json::Value) {
+        let response = e.into_response();
+        let status = response.status();
+        let bytes = axum::body::to_bytes(response.into_body(), 1 << 16)
+            .await
+            .unwrap();
+        (status, serde_json::from_slice(&bytes).unwrap())
+    }
+
+    #[tokio::test]
+    async fn server_faults_are_500_and_leak_nothing() {
+        let (status, body) = body_of(ApiError::Internal("secret detail P-123".into())).await;
+        assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(body[0]["errorCode"], "INTERNAL_ERROR");
+        assert!(!body.to_string().contains("P-123"));
+        let (status, body) = body_of(ApiError::Database(sqlx::Error::PoolTimedOut)).await;
+        assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+        assert!(!body.to_string().contains("pool"));
+    }
+
+    #[tokio::test]
+    async fn client_errors_keep_their_status_and_entries() {
+        let cases = [
+            (ApiError::bad_request("X", "m", "a.b"), 400),
+            (ApiError::Unauthorized, 401),
+            (ApiError::Forbidden(vec![]), 403),
+            (ApiError::NotFound(ErrorItem::new("X", "m", "")), 404),
+            (ApiError::Conflict(ErrorItem::new("X", "m", "")), 409),
+            (ApiError::PreconditionFailed(vec![]), 412),
+            (ApiError::PayloadTooLarge, 413),
+        ];
+        for (e, code) in cases {
+            let (status, body) = body_of(e).await;
+            assert_eq!(status.as_u16(), code);
+            assert!(body.is_array());
+        }
+    }
+}

@@ -1,0 +1,382 @@
+//! `GET|POST {base}/{ns}/missingInformationRequest/{uuid}`: read the requested fields of a
+//! data request, or submit their values; every call on an existing request leaves a
+//! request-history record, whatever its status code.
+
+use std::collections::{HashMap, HashSet};
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::error::{ApiError, ErrorItem};
+use super::{AppState, begin_as_caller, body_bytes, json};
+use crate::auth::{Access, Caller, objects};
+use crate::fields;
+use crate::missing_info::{self as mi, DataRequest, Resolved};
+
+/// Routes of the missing-information service (nested under `{base}/{ns}`).
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route(
+            "/missingInformationRequest/{uuid}",
+            get(get_request).post(post_request),
+        )
+        .route("/missingInformationRequest", get(no_uuid).post(no_uuid))
+        .route("/missingInformationRequest/", get(no_uuid).post(no_uuid))
+}
+
+async fn no_uuid() -> ApiError {
+    ApiError::bad_request(
+        "INVALID_UUID",
+        "the data request UUID is missing from the path",
+        "uuid",
+    )
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Method {
+    Get,
+    Post,
+}
+
+impl Method {
+    fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Post => "POST",
+        }
+    }
+    fn access(self) -> Access {
+        match self {
+            Method::Get => Access::Read,
+            Method::Post => Access::Edit,
+        }
+    }
+}
+
+async fn get_request(
+    State(state): State<AppState>,
+    Path(uuid): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    handle(state, Method::Get, uuid, headers, None).await
+}
+
+async fn post_request(
+    State(state): State<AppState>,
+    Path(uuid): Path<String>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    match body_bytes(body) {
+        Ok(b) => handle(state, Method::Post, uuid, headers, Some(b)).await,
+        Err(e) => e.into_response(),
+    }
+}
+
+/// Canonical form of a UUID path parameter, or 400.
+fn parse_uuid(raw: &str) -> Result<String, ApiError> {
+    uuid::Uuid::try_parse(raw.trim())
+        .map(|u| u.hyphenated().to_string())
+        .map_err(|_| {
+            ApiError::bad_request(
+                "INVALID_UUID",
+                "the data request UUID is not a valid UUID",
+                "uuid",
+            )
+        })
+}
+
+async fn handle(
+    state: AppState,
+    method: Method,
+    raw_uuid: String,
+    headers: HeaderMap,
+    body: Option<Bytes>,
+) -> Response {
+    match run(&state, method, &raw_uuid, &headers, body).await {
+        Ok(r) => r,
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn run(
+    state: &AppState,
+    method: Method,
+    raw_uuid: &str,
+    headers: &HeaderMap,
+    body: Option<Bytes>,
+) -> Result<Response, ApiError> {
+    let (mut tx, caller) = begin_as_caller(state, headers).await?;
+    let uuid = parse_uuid(raw_uuid)?;
+    let Some(req) = mi::find(&mut tx, &uuid).await? else {
+        return Err(ApiError::NotFound(ErrorItem::new(
+            "REQUEST_NOT_FOUND",
+            "no data request has this UUID",
+            "uuid",
+        )));
+    };
+    let mut submitted = Vec::new();
+    let outcome = evaluate(
+        &mut tx,
+        &caller,
+        &req,
+        method,
+        body.as_deref(),
+        &mut submitted,
+    )
+    .await;
+    let status = match &outcome {
+        Ok(_) => StatusCode::OK,
+        Err(e) => e.status(),
+    };
+    if matches!(outcome, Err(ApiError::Database(_) | ApiError::Internal(_))) {
+        // Roll the failed work back, then still leave the history record.
+        drop(tx);
+        let mut tx = state.db().begin().await?;
+        mi::record_history(
+            &mut tx,
+            req.id,
+            Some(caller.user_id),
+            method.as_str(),
+            status.as_u16(),
+            &submitted,
+        )
+        .await?;
+        tx.commit().await?;
+        return outcome;
+    }
+    mi::record_history(
+        &mut tx,
+        req.id,
+        Some(caller.user_id),
+        method.as_str(),
+        status.as_u16(),
+        &submitted,
+    )
+    .await?;
+    tx.commit().await?;
+    tracing::info!(
+        method = method.as_str(),
+        status = status.as_u16(),
+        fields = submitted.len(),
+        "missing-information call"
+    );
+    outcome
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PostResponse {
+    uuid: String,
+    status: &'static str,
+    updated_fields: Vec<String>,
+}
+
+async fn evaluate(
+    tx: &mut crate::db::Tx,
+    caller: &Caller,
+    req: &DataRequest,
+    method: Method,
+    body: Option<&[u8]>,
+    submitted: &mut Vec<String>,
+) -> Result<Response, ApiError> {
+    mi::check_active(req)?;
+    let resolved = mi::resolve(tx, req).await?;
+    check_access(caller, &resolved, method.access())?;
+    if method == Method::Get {
+        return Ok(json(StatusCode::OK, &mi::view(req, &resolved)));
+    }
+    let entries = parse_post_body(body.unwrap_or_default(), submitted)?;
+    let values = check_values(&resolved, &entries)?;
+    mi::apply(tx, &resolved, &values).await?;
+    mi::complete(tx, req).await?;
+    let body = PostResponse {
+        uuid: req.uuid.clone(),
+        status: mi::COMPLETED,
+        updated_fields: values.iter().map(|(f, _)| f.uuid.clone()).collect(),
+    };
+    Ok(json(StatusCode::OK, &body))
+}
+
+/// 403 listing every object and field the caller may not read (GET) or edit (POST).
+fn check_access(caller: &Caller, r: &Resolved, access: Access) -> Result<(), ApiError> {
+    let verb = if access == Access::Read {
+        "read"
+    } else {
+        "edit"
+    };
+    let mut denied = Vec::new();
+    let mut seen = HashSet::new();
+    for object in [objects::DATA_REQUEST, objects::CARE_PLAN, objects::ACCOUNT] {
+        if !caller.can(object, access) && seen.insert(object.to_owned()) {
+            denied.push(ErrorItem::new(
+                "INSUFFICIENT_ACCESS",
+                format!("no {verb} access to {object}"),
+                "",
+            ));
+        }
+    }
+    for f in &r.fields {
+        if seen.contains(&f.target_object) {
+            continue;
+        }
+        if !caller.can(&f.target_object, access) {
+            seen.insert(f.target_object.clone());
+            denied.push(ErrorItem::new(
+                "INSUFFICIENT_ACCESS",
+                format!("no {verb} access to {}", f.target_object),
+                "",
+            ));
+        } else if !caller.can_field(&f.target_object, &f.target_field, access) {
+            denied.push(ErrorItem {
+                error_code: "INSUFFICIENT_ACCESS",
+                message: format!(
+                    "no {verb} access to the field '{}' of {}",
+                    f.target_field, f.target_object
+                ),
+                fields: vec![f.uuid.clone()],
+            });
+        }
+    }
+    if denied.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::Forbidden(denied))
+    }
+}
+
+struct Entry {
+    uuid: String,
+    value: String,
+    index: usize,
+}
+
+/// 400 unless the body is a JSON array of objects, each with a string `uuid` and a string
+/// `value`. UUIDs of well-formed entries are noted for the history record.
+fn parse_post_body(body: &[u8], submitted: &mut Vec<String>) -> Result<Vec<Entry>, ApiError> {
+    let invalid = |msg: String, path: String| ErrorItem::new("INVALID_BODY", msg, &path);
+    let doc: Value = serde_json::from_slice(body).map_err(|e| {
+        ApiError::BadRequest(vec![invalid(
+            format!(
+                "the request body is not valid JSON (line {}, column {})",
+                e.line(),
+                e.column()
+            ),
+            String::new(),
+        )])
+    })?;
+    let Some(items) = doc.as_array() else {
+        return Err(ApiError::BadRequest(vec![invalid(
+            "the request body must be a JSON array of field objects".into(),
+            String::new(),
+        )]));
+    };
+    let mut errors = Vec::new();
+    let mut entries = Vec::new();
+    for (index, item) in items.iter().enumerate() {
+        let Some(obj) = item.as_object() else {
+            errors.push(invalid(
+                "each element must be a field object".into(),
+                format!("[{index}]"),
+            ));
+            continue;
+        };
+        let uuid = obj.get("uuid").and_then(Value::as_str);
+        let value = obj.get("value").and_then(Value::as_str);
+        if uuid.is_none() {
+            errors.push(invalid(
+                "'uuid' must be a string".into(),
+                format!("[{index}].uuid"),
+            ));
+        }
+        if value.is_none() {
+            errors.push(invalid(
+                "'value' must be a string".into(),
+                format!("[{index}].value"),
+            ));
+        }
+        if let Some(u) = uuid {
+            submitted.push(u.to_owned());
+        }
+        if let (Some(uuid), Some(value)) = (uuid, value) {
+            entries.push(Entry {
+                uuid: uuid.to_owned(),
+                value: value.to_owned(),
+                index,
+            });
+        }
+    }
+    if errors.is_empty() {
+        Ok(entries)
+    } else {
+        Err(ApiError::BadRequest(errors))
+    }
+}
+
+/// 412 unless the entries are exactly the requested fields, each with a valid value.
+fn check_values<'r>(
+    r: &'r Resolved,
+    entries: &[Entry],
+) -> Result<Vec<(&'r mi::GroupField, Value)>, ApiError> {
+    let by_uuid: HashMap<&str, &mi::GroupField> =
+        r.fields.iter().map(|f| (f.uuid.as_str(), f)).collect();
+    let mut errors = Vec::new();
+    let mut seen = HashSet::new();
+    let mut values = Vec::new();
+    for e in entries {
+        let path = format!("[{}].value", e.index);
+        let Some(field) = by_uuid.get(e.uuid.as_str()) else {
+            errors.push(ErrorItem::new(
+                "UNKNOWN_FIELD",
+                "this field is not requested by the data request",
+                &format!("[{}].uuid", e.index),
+            ));
+            continue;
+        };
+        if !seen.insert(e.uuid.as_str()) {
+            errors.push(ErrorItem::new(
+                "DUPLICATE_FIELD",
+                "this field is submitted twice",
+                &format!("[{}].uuid", e.index),
+            ));
+            continue;
+        }
+        if e.value.trim().is_empty() {
+            errors.push(ErrorItem::new(
+                "VALUE_REQUIRED",
+                format!("'{}' needs a value", field.label),
+                &path,
+            ));
+            continue;
+        }
+        match fields::check_text(&field.def, &e.value) {
+            Ok(v) => values.push((*field, v)),
+            Err(reason) => errors.push(ErrorItem::new(
+                "INVALID_VALUE",
+                format!("'{}' ({}): {reason}", field.label, field.def.ty.as_str()),
+                &path,
+            )),
+        }
+    }
+    for f in &r.fields {
+        if !seen.contains(f.uuid.as_str()) {
+            errors.push(ErrorItem::new(
+                "FIELD_MISSING",
+                format!("'{}' is requested but not submitted", f.label),
+                &f.uuid,
+            ));
+        }
+    }
+    if errors.is_empty() {
+        Ok(values)
+    } else {
+        Err(ApiError::PreconditionFailed(errors))
+    }
+}

@@ -1,0 +1,83 @@
+//! `slipway care serve`: flags → `CareConfig` → `slipway_care::serve`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+
+#[derive(Debug, Subcommand)]
+pub enum CareCommand {
+    /// Serve POST {base}/{ns}/eRxApi and GET|POST {base}/{ns}/missingInformationRequest/{uuid}.
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8787")]
+    listen: SocketAddr,
+    /// `postgres://…` for PostgreSQL; default is a SQLite file in --data-dir.
+    #[arg(long)]
+    database_url: Option<String>,
+    /// Namespace path segment of both services.
+    #[arg(long, default_value = "care")]
+    namespace: String,
+    /// Prefix both services are mounted under, for example /services/apexrest.
+    #[arg(long, default_value = "")]
+    base_path: String,
+    /// Load the documented demo data set (users demo-admin, demo-staff, demo-restricted) into an empty database.
+    #[arg(long)]
+    demo: bool,
+    /// Where the default SQLite database lives (default: the user's data directory).
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+    /// Allowed contact `type` values, comma-separated (default: the documented list).
+    #[arg(long, value_delimiter = ',')]
+    contact_types: Option<Vec<String>>,
+    /// Allowed `gender` values, comma-separated (default: F,M,O,U).
+    #[arg(long, value_delimiter = ',')]
+    genders: Option<Vec<String>>,
+}
+
+/// The per-user data directory: `$XDG_DATA_HOME/slipway` or `~/.local/share/slipway`.
+pub fn user_data_dir() -> PathBuf {
+    std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+        .unwrap_or_else(|| PathBuf::from("."))
+        .join("slipway")
+}
+
+pub fn run(command: CareCommand) -> ExitCode {
+    let CareCommand::Serve(args) = command;
+    crate::init_tracing();
+    let mut config = slipway_care::CareConfig::new(args.listen);
+    config.database_url = args.database_url;
+    config.namespace = args.namespace;
+    config.base_path = args.base_path;
+    config.demo = args.demo;
+    config.data_dir = args
+        .data_dir
+        .unwrap_or_else(|| user_data_dir().join("care"));
+    if let Some(types) = args.contact_types {
+        config.contact_types = types;
+    }
+    if let Some(genders) = args.genders {
+        config.genders = genders;
+    }
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(slipway_care::serve(config)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! `slipway platform serve` and `slipway platform user add`: flags → the platform library.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+
+#[derive(Debug, Subcommand)]
+pub enum PlatformCommand {
+    /// Serve the platform's versioned HTTP API (/v1/…).
+    Serve(ServeArgs),
+    /// Manage the account's users.
+    User {
+        #[command(subcommand)]
+        command: UserCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum UserCommand {
+    /// Add a member to the account and print {"id","email","name","token"} (the token is shown once).
+    Add(UserAddArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8700")]
+    listen: SocketAddr,
+    /// Where the database (SQLite), the bootstrap token and platform files live.
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+    /// `postgres://…` to use PostgreSQL instead of SQLite.
+    #[arg(long)]
+    database_url: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct UserAddArgs {
+    /// The platform's data directory.
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+    /// `postgres://…` when the platform uses PostgreSQL.
+    #[arg(long)]
+    database_url: Option<String>,
+    /// The user's e-mail address (unique).
+    #[arg(long)]
+    email: String,
+    /// The user's display name.
+    #[arg(long)]
+    name: String,
+}
+
+fn data_dir(arg: Option<PathBuf>) -> PathBuf {
+    arg.unwrap_or_else(|| crate::care::user_data_dir().join("platform"))
+}
+
+pub fn run(command: PlatformCommand) -> ExitCode {
+    crate::init_tracing();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let outcome = match command {
+        PlatformCommand::Serve(args) => {
+            let mut config =
+                slipway_platform::PlatformConfig::new(args.listen, data_dir(args.data_dir));
+            config.database_url = args.database_url;
+            runtime
+                .block_on(slipway_platform::serve(config))
+                .map(|()| None)
+        }
+        PlatformCommand::User {
+            command: UserCommand::Add(args),
+        } => runtime
+            .block_on(slipway_platform::add_user(
+                &data_dir(args.data_dir),
+                args.database_url.as_deref(),
+                &args.email,
+                &args.name,
+            ))
+            .map(Some),
+    };
+    match outcome {
+        Ok(Some(user)) => match serde_json::to_string(&user) {
+            Ok(json) => {
+                println!("{json}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        },
+        Ok(None) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

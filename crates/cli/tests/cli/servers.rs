@@ -1,0 +1,62 @@
+//! The server subcommands' own output contracts.
+
+use std::process::Command;
+
+#[test]
+fn platform_user_add_prints_one_json_object_with_a_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |email: &str| {
+        Command::new(env!("CARGO_BIN_EXE_slipway"))
+            .args([
+                "platform",
+                "user",
+                "add",
+                "--email",
+                email,
+                "--name",
+                "Ann Lee",
+                "--data-dir",
+            ])
+            .arg(dir.path())
+            .env("RUST_LOG", "error")
+            .output()
+            .unwrap()
+    };
+    let out = run("ann@example.com");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let user: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let keys: Vec<&String> = user.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["email", "id", "name", "token"]);
+    assert_eq!(user["email"], "ann@example.com");
+    assert!(user["token"].as_str().unwrap().len() >= 40);
+    let again = run("ann@example.com");
+    assert!(!again.status.success(), "the same e-mail twice must fail");
+    assert!(again.stdout.is_empty());
+}
+
+#[test]
+fn care_serve_rejects_a_bad_namespace_before_listening() {
+    let out = Command::new(env!("CARGO_BIN_EXE_slipway"))
+        .args([
+            "care",
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--namespace",
+            "a/b",
+            "--data-dir",
+        ])
+        .arg(tempfile::tempdir().unwrap().path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("namespace"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -1,0 +1,193 @@
+//! First start: create the first account with one owner user and hand its bearer token to
+//! the operator in `DATA_DIR/bootstrap-token` (mode 0600, written atomically). Later starts
+//! reuse the token in that file; they never rotate it.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use sqlx::Row;
+
+use crate::auth::{Token, authenticate, store_token};
+use crate::config::BOOTSTRAP_TOKEN_FILE;
+use crate::db::Db;
+use crate::error::PlatformError;
+use crate::store::accounts::{self, AccountRole};
+
+/// `platform_setting` key holding the owner user created on first start.
+const BOOTSTRAP_USER_KEY: &str = "bootstrap_user_id";
+/// `platform_setting` key holding the first account, to which `user add` adds members.
+const DEFAULT_ACCOUNT_KEY: &str = "default_account_id";
+
+/// E-mail address of the first owner (changeable later; it is only an identifier).
+pub const BOOTSTRAP_EMAIL: &str = "owner@localhost";
+
+/// The first account and its owner, created if the database has none yet.
+#[derive(Debug, Clone)]
+pub struct Bootstrap {
+    /// The first account.
+    pub account_id: String,
+    /// Where the owner's token is.
+    pub token_file: PathBuf,
+}
+
+/// Makes sure the first account exists and `data_dir/bootstrap-token` holds a valid token of
+/// its owner.
+///
+/// - No account yet: create it and its owner, write the token file, then commit (a failed
+///   write leaves nothing behind).
+/// - Account and a valid token file: nothing to do.
+/// - Account but no token file (for example a new data directory over the same PostgreSQL
+///   database): a new token is issued to the owner and written; old tokens stay valid.
+/// - A token file whose token this database does not know: refuse to start rather than
+///   overwrite what the operator may still rely on.
+pub async fn ensure(db: &Db, data_dir: &Path) -> Result<Bootstrap, PlatformError> {
+    std::fs::create_dir_all(data_dir)?;
+    let token_file = data_dir.join(BOOTSTRAP_TOKEN_FILE);
+    let mut tx = db.begin_write().await?;
+    let settings = sqlx::query("SELECT key, value FROM platform_setting WHERE key IN ($1, $2)")
+        .bind(BOOTSTRAP_USER_KEY)
+        .bind(DEFAULT_ACCOUNT_KEY)
+        .fetch_all(&mut *tx)
+        .await?;
+    let mut owner = None;
+    let mut account = None;
+    for row in settings {
+        let key: String = row.try_get(0)?;
+        let value: String = row.try_get(1)?;
+        if key == BOOTSTRAP_USER_KEY {
+            owner = Some(value);
+        } else {
+            account = Some(value);
+        }
+    }
+    let (Some(owner), Some(account_id)) = (owner, account) else {
+        let account_id = accounts::create_account(&mut tx, "default").await?;
+        let user = accounts::create_user(
+            &mut tx,
+            &account_id,
+            BOOTSTRAP_EMAIL,
+            "Owner",
+            AccountRole::Owner,
+        )
+        .await?;
+        for (key, value) in [
+            (BOOTSTRAP_USER_KEY, &user.id),
+            (DEFAULT_ACCOUNT_KEY, &account_id),
+        ] {
+            sqlx::query("INSERT INTO platform_setting (key, value) VALUES ($1, $2)")
+                .bind(key)
+                .bind(value.clone())
+                .execute(&mut *tx)
+                .await?;
+        }
+        write_secret_file(&token_file, user.token.expose())?;
+        tx.commit().await?;
+        tracing::info!(path = %token_file.display(), "created the first account; owner token written");
+        return Ok(Bootstrap {
+            account_id,
+            token_file,
+        });
+    };
+    match std::fs::read_to_string(&token_file) {
+        Ok(text) => {
+            let token = Token::from_string(text.trim().to_owned());
+            let known = authenticate(&mut tx, &token).await?;
+            if known.is_none_or(|c| c.user_id != owner) {
+                return Err(PlatformError::Bootstrap(format!(
+                    "{} holds a token this database does not know; remove the file to have a \
+                     new owner token issued",
+                    token_file.display()
+                )));
+            }
+            restrict_mode(&token_file)?;
+            tx.rollback().await?;
+            tracing::info!(path = %token_file.display(), "reusing the owner token");
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let token = accounts::new_token()?;
+            store_token(&mut tx, &owner, &token).await?;
+            write_secret_file(&token_file, token.expose())?;
+            tx.commit().await?;
+            tracing::warn!(path = %token_file.display(), "owner token file was missing; issued a new owner token");
+        }
+        Err(e) => return Err(e.into()),
+    }
+    Ok(Bootstrap {
+        account_id,
+        token_file,
+    })
+}
+
+/// Writes `contents` to `path` readable by the owner only: a temporary file in the same
+/// directory is created with mode 0600, written, synced and renamed over `path`, so a reader
+/// never sees a partial token and the token is never world-readable, not even briefly.
+pub fn write_secret_file(path: &Path, contents: &str) -> Result<(), PlatformError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.tmp-{}", uuid::Uuid::new_v4().simple()));
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let result = (|| {
+        let mut file = options.open(&tmp)?;
+        file.write_all(contents.as_bytes())?;
+        file.write_all(b"\n")?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)?;
+        if let Ok(d) = std::fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok::<(), std::io::Error>(())
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    Ok(result?)
+}
+
+/// Narrows an existing token file to mode 0600 if someone widened it.
+fn restrict_mode(path: &Path) -> Result<(), PlatformError> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(path)?.permissions().mode() & 0o777;
+        if mode != 0o600 {
+            tracing::warn!(path = %path.display(), mode = format!("{mode:o}"), "token file was not 0600; narrowing it");
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
+}
+
+/// The first account's id, creating the account (and the token file) if needed.
+pub async fn default_account(db: &Db, data_dir: &Path) -> Result<String, PlatformError> {
+    Ok(ensure(db, data_dir).await?.account_id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_file_is_0600_and_replaced_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bootstrap-token");
+        write_secret_file(&path, "first").unwrap();
+        write_secret_file(&path, "second").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "second\n");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600);
+        }
+        let leftovers = std::fs::read_dir(dir.path()).unwrap().count();
+        assert_eq!(leftovers, 1, "no temporary file is left behind");
+    }
+}

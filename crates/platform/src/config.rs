@@ -1,0 +1,89 @@
+//! `PlatformConfig`: what `slipway platform serve` is told on its command line, and which
+//! database that selects.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use crate::error::PlatformError;
+
+/// Name of the default SQLite file inside the data directory.
+pub const SQLITE_FILE: &str = "platform.sqlite3";
+
+/// Name of the file, inside the data directory, holding the first owner's bearer token.
+pub const BOOTSTRAP_TOKEN_FILE: &str = "bootstrap-token";
+
+/// Everything the platform server needs to start.
+#[derive(Debug, Clone)]
+pub struct PlatformConfig {
+    /// Address to listen on (`--listen`), for example `127.0.0.1:8700`.
+    pub listen: SocketAddr,
+    /// Directory for the default SQLite file and the bootstrap token (`--data-dir`).
+    pub data_dir: PathBuf,
+    /// `postgres://…` to use PostgreSQL instead of the SQLite file (`--database-url`);
+    /// `sqlite://…` is accepted too.
+    pub database_url: Option<String>,
+}
+
+impl PlatformConfig {
+    /// A configuration on the default SQLite database under `data_dir`.
+    pub fn new(listen: SocketAddr, data_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            listen,
+            data_dir: data_dir.into(),
+            database_url: None,
+        }
+    }
+}
+
+/// Which database a URL names. One SQL text (with `$1` placeholders) serves both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// A SQLite file in WAL mode.
+    Sqlite,
+    /// A PostgreSQL server.
+    Postgres,
+}
+
+impl Backend {
+    /// The backend a database URL names, if any.
+    pub fn from_url(url: &str) -> Option<Self> {
+        if url.starts_with("sqlite:") {
+            Some(Self::Sqlite)
+        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            Some(Self::Postgres)
+        } else {
+            None
+        }
+    }
+}
+
+/// The database URL actually used: the given one, or the SQLite file under `data_dir`.
+pub fn database_url(data_dir: &Path, database_url: Option<&str>) -> Result<String, PlatformError> {
+    match database_url {
+        Some(url) if Backend::from_url(url).is_some() => Ok(url.to_owned()),
+        Some(_) => Err(PlatformError::Config(
+            "--database-url must start with postgres://, postgresql:// or sqlite:".into(),
+        )),
+        None => Ok(format!("sqlite://{}", data_dir.join(SQLITE_FILE).display())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_is_a_sqlite_file_in_the_data_dir() {
+        let url = database_url(Path::new("/srv/slipway"), None).unwrap();
+        assert_eq!(url, "sqlite:///srv/slipway/platform.sqlite3");
+        assert_eq!(Backend::from_url(&url), Some(Backend::Sqlite));
+    }
+
+    #[test]
+    fn postgres_urls_are_recognised_and_others_refused() {
+        let pg = "postgres://u:p@127.0.0.1/db";
+        assert_eq!(database_url(Path::new("."), Some(pg)).unwrap(), pg);
+        assert_eq!(Backend::from_url(pg), Some(Backend::Postgres));
+        assert!(database_url(Path::new("."), Some("mysql://x")).is_err());
+    }
+}

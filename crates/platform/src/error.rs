@@ -1,0 +1,33 @@
+//! `PlatformError`: why the server could not start, or why an administrative call such as
+//! `add_user` failed. HTTP errors have their own type in `http::error`.
+
+/// Why starting the platform or an administrative call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum PlatformError {
+    /// The configuration is not usable.
+    #[error("invalid configuration: {0}")]
+    Config(String),
+    /// An argument of an administrative call breaks a rule; `field` names the argument.
+    #[error("invalid {field}: {message}")]
+    InvalidInput {
+        /// The argument (for example `email`).
+        field: &'static str,
+        /// The rule that was broken.
+        message: String,
+    },
+    /// The e-mail address already belongs to a user.
+    #[error("a user with e-mail {0:?} already exists")]
+    EmailTaken(String),
+    /// The bootstrap state on disk does not match the database.
+    #[error("bootstrap failed: {0}")]
+    Bootstrap(String),
+    /// The database could not be reached or queried.
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+    /// A migration failed.
+    #[error("migration failed: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    /// A file or socket operation failed.
+    #[error("i/o error: {0}")]
+    Io(#[from] std::io::Error),
+}

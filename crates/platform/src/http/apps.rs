@@ -1,0 +1,345 @@
+//! `/v1/apps`: register, get, list and delete apps. Each handler authenticates, validates the
+//! whole request, then does its work in one transaction; a refused request writes nothing.
+
+use axum::body::Bytes;
+use axum::extract::rejection::{BytesRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use slipway_devfile::AppName;
+
+use super::error::ApiError;
+use super::{Access, AppState, json_object};
+use crate::db::rfc3339;
+use crate::pagination::{Cursor, parse_page_size};
+use crate::store::access::Role;
+use crate::store::apps::{self, AppRecord, AppStatus, NewApp};
+use crate::store::is_unique_violation;
+
+/// Longest accepted display name (the devfile's `metadata.displayName` limit too).
+pub const DISPLAY_NAME_MAX: usize = 100;
+/// Longest accepted description.
+pub const DESCRIPTION_MAX: usize = 4000;
+
+/// The routes of this module, relative to `/v1`.
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/apps", get(list).post(register))
+        .route("/apps/{app_id}", get(get_one).delete(delete))
+}
+
+/// An app as `GET /v1/apps/{app_id}` and `POST /v1/apps` return it.
+#[derive(Debug, Serialize)]
+pub struct AppView {
+    /// The app's UUID.
+    pub id: String,
+    /// Unique machine-readable name.
+    pub name: String,
+    /// Human-readable name.
+    pub display_name: String,
+    /// Description, empty when none was given.
+    pub description: String,
+    /// `registered`, `deploying`, `RUNNING`, `FAILED` or `suspended`.
+    pub status: AppStatus,
+    /// The app's URL; null until deployed.
+    pub url: Option<String>,
+    /// The devfile of the last build; null until built.
+    pub devfile: Option<String>,
+    /// False while disabled.
+    pub enabled: bool,
+    /// RFC 3339, UTC.
+    pub created_at: String,
+    /// RFC 3339, UTC.
+    pub updated_at: String,
+}
+
+impl From<AppRecord> for AppView {
+    fn from(a: AppRecord) -> Self {
+        Self {
+            id: a.id,
+            name: a.name,
+            display_name: a.display_name,
+            description: a.description,
+            status: a.status,
+            url: a.url,
+            devfile: a.devfile,
+            enabled: a.enabled,
+            created_at: rfc3339(a.created_at),
+            updated_at: rfc3339(a.updated_at),
+        }
+    }
+}
+
+/// An app as `GET /v1/apps` lists it: everything but the devfile.
+#[derive(Debug, Serialize)]
+pub struct AppSummary {
+    /// The app's UUID.
+    pub id: String,
+    /// Unique machine-readable name.
+    pub name: String,
+    /// Human-readable name.
+    pub display_name: String,
+    /// Lifecycle state.
+    pub status: AppStatus,
+    /// The app's URL; null until deployed.
+    pub url: Option<String>,
+    /// False while disabled.
+    pub enabled: bool,
+    /// RFC 3339, UTC.
+    pub created_at: String,
+    /// RFC 3339, UTC.
+    pub updated_at: String,
+}
+
+impl From<AppRecord> for AppSummary {
+    fn from(a: AppRecord) -> Self {
+        Self {
+            id: a.id,
+            name: a.name,
+            display_name: a.display_name,
+            status: a.status,
+            url: a.url,
+            enabled: a.enabled,
+            created_at: rfc3339(a.created_at),
+            updated_at: rfc3339(a.updated_at),
+        }
+    }
+}
+
+/// One page of `GET /v1/apps`.
+#[derive(Debug, Serialize)]
+pub struct AppPage {
+    /// The apps of this page, oldest first.
+    pub apps: Vec<AppSummary>,
+    /// Pass as `next_page_token` to get the next page; null on the last page.
+    pub next_page_token: Option<String>,
+}
+
+const REGISTER_FIELDS: &[&str] = &["name", "display_name", "description"];
+
+/// Reads and checks the body of `POST /v1/apps`.
+fn parse_register(body: &Map<String, Value>) -> Result<NewApp, ApiError> {
+    if let Some(unknown) = body.keys().find(|k| !REGISTER_FIELDS.contains(&k.as_str())) {
+        return Err(ApiError::invalid(
+            unknown,
+            "unknown field; allowed fields are name, display_name, description",
+        ));
+    }
+    let name = match body.get("name") {
+        None | Some(Value::Null) => return Err(ApiError::invalid("name", "is required")),
+        Some(Value::String(s)) => {
+            AppName::parse(s).map_err(|e| ApiError::invalid("name", e.to_string()))?
+        }
+        Some(_) => return Err(ApiError::invalid("name", "must be a string")),
+    };
+    let display_name = match body.get("display_name") {
+        None | Some(Value::Null) => return Err(ApiError::invalid("display_name", "is required")),
+        Some(Value::String(s)) => s.trim().to_owned(),
+        Some(_) => return Err(ApiError::invalid("display_name", "must be a string")),
+    };
+    if display_name.is_empty() {
+        return Err(ApiError::invalid("display_name", "must not be blank"));
+    }
+    if display_name.chars().count() > DISPLAY_NAME_MAX {
+        return Err(ApiError::invalid(
+            "display_name",
+            format!("must be at most {DISPLAY_NAME_MAX} characters"),
+        ));
+    }
+    let description = match body.get("description") {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.trim().to_owned(),
+        Some(_) => return Err(ApiError::invalid("description", "must be a string")),
+    };
+    if description.chars().count() > DESCRIPTION_MAX {
+        return Err(ApiError::invalid(
+            "description",
+            format!("must be at most {DESCRIPTION_MAX} characters"),
+        ));
+    }
+    Ok(NewApp {
+        name,
+        display_name,
+        description,
+    })
+}
+
+/// The app id of a path, normalised; 400 when it is not a UUID.
+fn parse_app_id(raw: &str) -> Result<String, ApiError> {
+    uuid::Uuid::parse_str(raw)
+        .map(|u| u.to_string())
+        .map_err(|_| ApiError::invalid("app_id", "must be a UUID"))
+}
+
+fn app_not_found(id: &str) -> ApiError {
+    ApiError::NotFound(format!("no app with id {id}"))
+}
+
+/// `POST /v1/apps`: registers an app → 201 with the app.
+async fn register(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let (mut tx, caller) = state.begin_as(&headers, Access::Write).await?;
+    let new = parse_register(&json_object(body)?)?;
+    let app = match apps::register(&mut tx, &caller, &new).await {
+        Err(e) if is_unique_violation(&e) => {
+            return Err(ApiError::AlreadyExists {
+                field: "name".into(),
+                message: format!(
+                    "the app name {:?} is already taken; app names are unique across the \
+                     platform, choose another",
+                    new.name.as_str()
+                ),
+            });
+        }
+        other => other?,
+    };
+    tx.commit().await?;
+    tracing::info!(app_id = %app.id, app_name = %app.name, "app registered");
+    let location = format!("/v1/apps/{}", app.id);
+    Ok((
+        StatusCode::CREATED,
+        [(header::LOCATION, location)],
+        Json(AppView::from(app)),
+    )
+        .into_response())
+}
+
+/// `GET /v1/apps/{app_id}`.
+async fn get_one(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(app_id): Path<String>,
+) -> Result<Json<AppView>, ApiError> {
+    let (mut tx, caller) = state.begin_as(&headers, Access::Read).await?;
+    let id = parse_app_id(&app_id)?;
+    let (app, _role) = apps::get_visible(&mut tx, &caller, &id)
+        .await?
+        .ok_or_else(|| app_not_found(&id))?;
+    tx.commit().await?;
+    Ok(Json(app.into()))
+}
+
+/// `GET /v1/apps?page_size=&next_page_token=`.
+async fn list(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+) -> Result<Json<AppPage>, ApiError> {
+    let (mut tx, caller) = state.begin_as(&headers, Access::Read).await?;
+    let Query(pairs) =
+        query.map_err(|_| ApiError::InvalidBody("the query string could not be read".into()))?;
+    let mut page_size = None;
+    let mut token = None;
+    for (key, value) in &pairs {
+        let slot = match key.as_str() {
+            "page_size" => &mut page_size,
+            "next_page_token" => &mut token,
+            _ => {
+                return Err(ApiError::invalid(
+                    key,
+                    "unknown query parameter; allowed are page_size, next_page_token",
+                ));
+            }
+        };
+        if slot.replace(value.as_str()).is_some() {
+            return Err(ApiError::invalid(key, "must be given at most once"));
+        }
+    }
+    let page_size =
+        parse_page_size(page_size).map_err(|e| ApiError::invalid("page_size", e.to_string()))?;
+    let cursor = match token {
+        None | Some("") => None,
+        Some(t) => Some(
+            Cursor::decode(t).map_err(|e| ApiError::invalid("next_page_token", e.to_string()))?,
+        ),
+    };
+    let mut rows = apps::list_visible(&mut tx, &caller, cursor.as_ref(), page_size + 1).await?;
+    tx.commit().await?;
+    let more = rows.len() > page_size as usize;
+    rows.truncate(page_size as usize);
+    let next_page_token = if more {
+        rows.last().map(|a| {
+            Cursor {
+                created_at: a.created_at,
+                id: a.id.clone(),
+            }
+            .encode()
+        })
+    } else {
+        None
+    };
+    Ok(Json(AppPage {
+        apps: rows.into_iter().map(AppSummary::from).collect(),
+        next_page_token,
+    }))
+}
+
+/// `DELETE /v1/apps/{app_id}`: permanent; frees the name → 204. Owners only.
+async fn delete(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(app_id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    let (mut tx, caller) = state.begin_as(&headers, Access::Write).await?;
+    let id = parse_app_id(&app_id)?;
+    let (app, role) = apps::get_visible(&mut tx, &caller, &id)
+        .await?
+        .ok_or_else(|| app_not_found(&id))?;
+    if role < Role::Owner {
+        return Err(ApiError::PermissionDenied(format!(
+            "deleting an app needs the owner role; you are {}",
+            role.as_str()
+        )));
+    }
+    if !apps::delete(&mut tx, &id).await? {
+        return Err(app_not_found(&id));
+    }
+    tx.commit().await?;
+    tracing::info!(app_id = %id, app_name = %app.name, "app deleted");
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn body(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap()
+    }
+
+    #[test]
+    fn register_body_rules_name_the_field() {
+        let cases = [
+            (json!({"display_name": "D"}), "name"),
+            (json!({"name": 5, "display_name": "D"}), "name"),
+            (json!({"name": "Bad", "display_name": "D"}), "name"),
+            (json!({"name": "ok"}), "display_name"),
+            (json!({"name": "ok", "display_name": "  "}), "display_name"),
+            (
+                json!({"name": "ok", "display_name": "D", "description": 1}),
+                "description",
+            ),
+            (
+                json!({"name": "ok", "display_name": "D", "extra": 1}),
+                "extra",
+            ),
+        ];
+        for (value, field) in cases {
+            match parse_register(&body(value.clone())) {
+                Err(ApiError::Invalid { field: f, .. }) => assert_eq!(f, field, "{value}"),
+                other => panic!("{value}: expected a 400 on {field}, got {other:?}"),
+            }
+        }
+        let ok = parse_register(&body(json!({"name": "ok", "display_name": " D "}))).unwrap();
+        assert_eq!((ok.name.as_str(), ok.display_name.as_str()), ("ok", "D"));
+        assert_eq!(ok.description, "");
+    }
+}

@@ -1,0 +1,217 @@
+//! The one HTTP error type and its body, `{"error": {"code", "message", "field"}}`.
+//! Internal errors are logged (without values that could hold secrets) and answered with a
+//! generic 500; their details never reach the client.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+
+/// Every way an API request can fail.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// 400 `invalid_argument`: a field breaks a rule; `field` names it, `message` the rule.
+    #[error("invalid {field}: {message}")]
+    Invalid {
+        /// The body field or query parameter.
+        field: String,
+        /// The rule that was broken.
+        message: String,
+    },
+    /// 400 `invalid_body`: the body is not a JSON object.
+    #[error("invalid body: {0}")]
+    InvalidBody(String),
+    /// 401 `unauthenticated`: no bearer token, or an unknown one.
+    #[error("unauthenticated")]
+    Unauthenticated,
+    /// 403 `permission_denied`: the caller sees the resource but its role does not allow this.
+    #[error("permission denied: {0}")]
+    PermissionDenied(String),
+    /// 404 `not_found`: no such resource, or the caller may not see it.
+    #[error("not found: {0}")]
+    NotFound(String),
+    /// 404 `no_route`: no such path.
+    #[error("no such route")]
+    NoRoute,
+    /// 405 `method_not_allowed`.
+    #[error("method not allowed")]
+    MethodNotAllowed,
+    /// 409 `already_exists`: a unique value is taken; `field` names it.
+    #[error("conflict on {field}: {message}")]
+    AlreadyExists {
+        /// The field whose value is taken.
+        field: String,
+        /// What is taken.
+        message: String,
+    },
+    /// 413 `payload_too_large`.
+    #[error("payload too large")]
+    PayloadTooLarge,
+    /// 500 `internal`: a database fault.
+    #[error("database error")]
+    Database(#[from] sqlx::Error),
+    /// 500 `internal`: any other server fault.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+/// The JSON body of every error response.
+#[derive(Debug, Serialize)]
+pub struct ErrorBody {
+    /// The error.
+    pub error: ErrorDetail,
+}
+
+/// The content of an error body.
+#[derive(Debug, Serialize)]
+pub struct ErrorDetail {
+    /// A stable code (`invalid_argument`, `unauthenticated`, `not_found`, …).
+    pub code: &'static str,
+    /// A human-readable explanation naming the rule.
+    pub message: String,
+    /// The field or query parameter concerned, or null.
+    pub field: Option<String>,
+}
+
+impl ApiError {
+    /// A 400 about one field.
+    pub fn invalid(field: &str, message: impl Into<String>) -> Self {
+        Self::Invalid {
+            field: field.to_owned(),
+            message: message.into(),
+        }
+    }
+
+    /// The HTTP status.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ApiError::Invalid { .. } | ApiError::InvalidBody(_) => StatusCode::BAD_REQUEST,
+            ApiError::Unauthenticated => StatusCode::UNAUTHORIZED,
+            ApiError::PermissionDenied(_) => StatusCode::FORBIDDEN,
+            ApiError::NotFound(_) | ApiError::NoRoute => StatusCode::NOT_FOUND,
+            ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::AlreadyExists { .. } => StatusCode::CONFLICT,
+            ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::Database(_) | ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// The body sent to the client.
+    pub fn body(&self) -> ErrorBody {
+        let (code, message, field) = match self {
+            ApiError::Invalid { field, message } => (
+                "invalid_argument",
+                format!("{field}: {message}"),
+                Some(field.clone()),
+            ),
+            ApiError::InvalidBody(m) => ("invalid_body", m.clone(), None),
+            ApiError::Unauthenticated => (
+                "unauthenticated",
+                "a valid 'Authorization: Bearer <token>' header is required".to_owned(),
+                None,
+            ),
+            ApiError::PermissionDenied(m) => ("permission_denied", m.clone(), None),
+            ApiError::NotFound(m) => ("not_found", m.clone(), None),
+            ApiError::NoRoute => ("no_route", "no such route".to_owned(), None),
+            ApiError::MethodNotAllowed => (
+                "method_not_allowed",
+                "this method is not allowed on this route".to_owned(),
+                None,
+            ),
+            ApiError::AlreadyExists { field, message } => {
+                ("already_exists", message.clone(), Some(field.clone()))
+            }
+            ApiError::PayloadTooLarge => (
+                "payload_too_large",
+                "the request body is too large".to_owned(),
+                None,
+            ),
+            ApiError::Database(_) | ApiError::Internal(_) => {
+                ("internal", "internal server error".to_owned(), None)
+            }
+        };
+        ErrorBody {
+            error: ErrorDetail {
+                code,
+                message,
+                field,
+            },
+        }
+    }
+}
+
+/// A description of an internal error that is safe to log: database messages can quote
+/// stored values, so only their code is kept.
+fn loggable(e: &ApiError) -> String {
+    match e {
+        ApiError::Database(sqlx::Error::Database(db)) => {
+            format!("database error code {}", db.code().unwrap_or_default())
+        }
+        ApiError::Database(other) => format!("database error: {}", sqlx_kind(other)),
+        other => other.to_string(),
+    }
+}
+
+fn sqlx_kind(e: &sqlx::Error) -> &'static str {
+    match e {
+        sqlx::Error::Configuration(_) => "configuration",
+        sqlx::Error::Io(_) => "io",
+        sqlx::Error::Tls(_) => "tls",
+        sqlx::Error::Protocol(_) => "protocol",
+        sqlx::Error::RowNotFound => "row not found",
+        sqlx::Error::ColumnDecode { .. } | sqlx::Error::Decode(_) => "decode",
+        sqlx::Error::PoolTimedOut => "pool timed out",
+        sqlx::Error::PoolClosed => "pool closed",
+        _ => "other",
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        if status.is_server_error() {
+            tracing::error!(status = status.as_u16(), error = %loggable(&self), "request failed");
+        }
+        let mut response = (status, axum::Json(self.body())).into_response();
+        if status == StatusCode::UNAUTHORIZED {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn body_of(e: ApiError) -> (StatusCode, serde_json::Value) {
+        let response = e.into_response();
+        let status = response.status();
+        let bytes = axum::body::to_bytes(response.into_body(), 1 << 16)
+            .await
+            .unwrap();
+        (status, serde_json::from_slice(&bytes).unwrap())
+    }
+
+    #[tokio::test]
+    async fn server_faults_are_500_and_leak_nothing() {
+        let (status, body) = body_of(ApiError::Internal("secret detail X-123".into())).await;
+        assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(body["error"]["code"], "internal");
+        assert!(!body.to_string().contains("X-123"));
+        let (_, body) = body_of(ApiError::Database(sqlx::Error::PoolTimedOut)).await;
+        assert!(!body.to_string().contains("pool"));
+    }
+
+    #[tokio::test]
+    async fn client_errors_have_status_code_and_field() {
+        let (status, body) = body_of(ApiError::invalid("name", "must not be empty")).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert_eq!(body["error"]["code"], "invalid_argument");
+        assert_eq!(body["error"]["field"], "name");
+        let (status, body) = body_of(ApiError::Unauthenticated).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+        assert_eq!(body["error"]["field"], serde_json::Value::Null);
+    }
+}

@@ -1,0 +1,157 @@
+//! The HTTP layer: shared state, the `/v1` router, bearer authentication inside the request's
+//! transaction, JSON body reading, and request logging (method, path, status and time only —
+//! never headers, bodies or query strings, so tokens cannot reach a log).
+
+pub mod apps;
+pub mod error;
+pub mod openapi;
+
+use std::time::Instant;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{DefaultBodyLimit, Request};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::Response;
+use axum::routing::get;
+use serde_json::{Map, Value};
+
+use crate::auth::{Caller, Token, authenticate};
+use crate::config::Backend;
+use crate::db::{Db, Tx};
+use error::ApiError;
+
+/// Largest accepted JSON body; app metadata is small.
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
+
+/// What every handler shares: the database pool.
+#[derive(Clone, Debug)]
+pub struct AppState {
+    db: Db,
+}
+
+impl AppState {
+    pub(crate) fn new(db: Db) -> Self {
+        Self { db }
+    }
+
+    /// The database backend in use.
+    pub fn backend(&self) -> Backend {
+        self.db.backend()
+    }
+
+    /// Closes the database pool (after the server stopped).
+    pub async fn close(&self) {
+        self.db.close().await;
+    }
+
+    /// Opens the request's one transaction and authenticates the caller inside it, so the
+    /// caller's rows cannot change between the check and the work. 401 without a known token.
+    pub(crate) async fn begin_as(
+        &self,
+        headers: &HeaderMap,
+        access: Access,
+    ) -> Result<(Tx, Caller), ApiError> {
+        let token = bearer(headers)?;
+        let mut tx = match access {
+            Access::Read => self.db.begin_read().await?,
+            Access::Write => self.db.begin_write().await?,
+        };
+        let caller = authenticate(&mut tx, &token)
+            .await?
+            .ok_or(ApiError::Unauthenticated)?;
+        Ok((tx, caller))
+    }
+}
+
+/// Whether a request only reads or also writes (SQLite takes its write lock up front).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Access {
+    /// Reads only.
+    Read,
+    /// Writes.
+    Write,
+}
+
+/// The `(method, path)` of every API route, as written in the OpenAPI document. A test
+/// keeps this list, the router and the document in step.
+pub const ROUTES: &[(&str, &str)] = &[
+    ("get", "/v1/apps"),
+    ("post", "/v1/apps"),
+    ("get", "/v1/apps/{app_id}"),
+    ("delete", "/v1/apps/{app_id}"),
+    ("get", "/v1/openapi.json"),
+];
+
+/// The application: `/v1/…`, `/v1/openapi.json` and `/health`.
+pub fn router(state: AppState) -> Router {
+    let v1 = apps::router().route("/openapi.json", get(openapi::serve));
+    Router::new()
+        .nest("/v1", v1)
+        .route("/health", get(|| async { "ok" }))
+        .fallback(|| async { ApiError::NoRoute })
+        .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(middleware::from_fn(log_requests))
+        .with_state(state)
+}
+
+/// One log line per request: a generated request id (also sent as `x-request-id`), method,
+/// path, status and time taken.
+async fn log_requests(req: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let id = uuid::Uuid::new_v4();
+    let method = req.method().clone();
+    let path = req.uri().path().to_owned();
+    let mut response = next.run(req).await;
+    if let Ok(v) = header::HeaderValue::from_str(&id.to_string()) {
+        response.headers_mut().insert("x-request-id", v);
+    }
+    tracing::info!(
+        request_id = %id,
+        %method,
+        %path,
+        status = response.status().as_u16(),
+        elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        "request"
+    );
+    response
+}
+
+/// The bearer token of a request, or 401.
+fn bearer(headers: &HeaderMap) -> Result<Token, ApiError> {
+    let value = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .ok_or(ApiError::Unauthenticated)?;
+    let (scheme, token) = value.split_once(' ').ok_or(ApiError::Unauthenticated)?;
+    let token = token.trim();
+    if !scheme.eq_ignore_ascii_case("bearer") || token.is_empty() {
+        return Err(ApiError::Unauthenticated);
+    }
+    Ok(Token::from_string(token.to_owned()))
+}
+
+/// The body as a JSON object, or 413 / 400.
+pub(crate) fn json_object(
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Map<String, Value>, ApiError> {
+    let bytes = body.map_err(|r| {
+        if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::PayloadTooLarge
+        } else {
+            ApiError::InvalidBody("the request body could not be read".into())
+        }
+    })?;
+    match serde_json::from_slice::<Value>(&bytes) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => Err(ApiError::InvalidBody(
+            "the body must be a JSON object".into(),
+        )),
+        Err(e) => Err(ApiError::InvalidBody(format!(
+            "the body is not valid JSON: {e}"
+        ))),
+    }
+}

@@ -1,0 +1,128 @@
+//! Access control: resources (an app's resource has the app's UUID as id) and the roles
+//! users hold on them. A user sees an app only through a role on its resource, and only
+//! inside the user's own account.
+
+use sqlx::Row;
+
+use crate::db::{Tx, now_millis};
+
+/// A role on a resource, weakest first so `Ord` ranks them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Role {
+    /// May read the app.
+    Viewer,
+    /// May read and change the app.
+    Editor,
+    /// May do everything, including deleting the app and granting roles.
+    Owner,
+}
+
+impl Role {
+    /// The stored and displayed name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Viewer => "viewer",
+            Role::Editor => "editor",
+            Role::Owner => "owner",
+        }
+    }
+
+    /// The role a stored name stands for.
+    pub fn parse(raw: &str) -> Option<Self> {
+        match raw {
+            "viewer" => Some(Role::Viewer),
+            "editor" => Some(Role::Editor),
+            "owner" => Some(Role::Owner),
+            _ => None,
+        }
+    }
+}
+
+/// Creates the access-control resource `id` of `kind` in `account_id`.
+pub async fn create_resource(
+    tx: &mut Tx,
+    id: &str,
+    kind: &str,
+    account_id: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO acl_resource (id, kind, account_id, created_at) VALUES ($1, $2, $3, $4)",
+    )
+    .bind(id.to_owned())
+    .bind(kind.to_owned())
+    .bind(account_id.to_owned())
+    .bind(now_millis())
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Gives `user_id` the role `role` on resource `resource_id`.
+pub async fn grant(
+    tx: &mut Tx,
+    resource_id: &str,
+    user_id: &str,
+    role: Role,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO acl_grant (resource_id, user_id, role, created_at) VALUES ($1, $2, $3, $4)",
+    )
+    .bind(resource_id.to_owned())
+    .bind(user_id.to_owned())
+    .bind(role.as_str())
+    .bind(now_millis())
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// The strongest role `user_id` holds on `resource_id` inside `account_id`, if any.
+pub async fn role_of(
+    tx: &mut Tx,
+    resource_id: &str,
+    user_id: &str,
+    account_id: &str,
+) -> Result<Option<Role>, sqlx::Error> {
+    let rows = sqlx::query(
+        "SELECT g.role FROM acl_grant g JOIN acl_resource r ON r.id = g.resource_id \
+         WHERE g.resource_id = $1 AND g.user_id = $2 AND r.account_id = $3",
+    )
+    .bind(resource_id.to_owned())
+    .bind(user_id.to_owned())
+    .bind(account_id.to_owned())
+    .fetch_all(&mut **tx)
+    .await?;
+    let mut best = None;
+    for row in rows {
+        let name: String = row.try_get(0)?;
+        best = best.max(Role::parse(&name));
+    }
+    Ok(best)
+}
+
+/// Removes a resource and every grant on it.
+pub async fn delete_resource(tx: &mut Tx, resource_id: &str) -> Result<(), sqlx::Error> {
+    sqlx::query("DELETE FROM acl_grant WHERE resource_id = $1")
+        .bind(resource_id.to_owned())
+        .execute(&mut **tx)
+        .await?;
+    sqlx::query("DELETE FROM acl_resource WHERE id = $1")
+        .bind(resource_id.to_owned())
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roles_rank_and_round_trip() {
+        assert!(Role::Owner > Role::Editor && Role::Editor > Role::Viewer);
+        for r in [Role::Viewer, Role::Editor, Role::Owner] {
+            assert_eq!(Role::parse(r.as_str()), Some(r));
+        }
+        assert_eq!(Role::parse("admin"), None);
+    }
+}

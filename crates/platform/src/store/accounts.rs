@@ -1,0 +1,188 @@
+//! Accounts and their users. An account is the tenant boundary: nothing of one account is
+//! visible to another. Each account has one owner user it was created with; more users are
+//! added as members (`slipway platform user add`).
+
+use serde::Serialize;
+
+use crate::auth::{Token, store_token};
+use crate::db::{Tx, now_millis};
+use crate::error::PlatformError;
+
+/// Longest accepted e-mail address (RFC 5321's path limit).
+pub const EMAIL_MAX: usize = 254;
+/// Longest accepted user name.
+pub const USER_NAME_MAX: usize = 200;
+
+/// A user just created, with the only copy of its token in clear. This is what
+/// `slipway platform user add` prints as JSON: `{"id", "email", "name", "token"}`.
+#[derive(Debug, Clone, Serialize)]
+pub struct NewUser {
+    /// The user's UUID.
+    pub id: String,
+    /// The e-mail address, as given (trimmed).
+    pub email: String,
+    /// The display name, as given (trimmed).
+    pub name: String,
+    /// The bearer token in clear; only its hash is stored.
+    #[serde(serialize_with = "expose_token")]
+    pub token: Token,
+}
+
+fn expose_token<S: serde::Serializer>(token: &Token, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(token.expose())
+}
+
+/// Role of a user inside its account.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AccountRole {
+    /// The user the account was created with.
+    Owner,
+    /// Any user added later.
+    Member,
+}
+
+impl AccountRole {
+    fn as_str(self) -> &'static str {
+        match self {
+            AccountRole::Owner => "owner",
+            AccountRole::Member => "member",
+        }
+    }
+}
+
+/// Checks an e-mail address: one `@` with text on both sides, no whitespace, at most 254
+/// characters. Deliverability is not checked; the address is an identifier here.
+pub fn parse_email(raw: &str) -> Result<String, PlatformError> {
+    let email = raw.trim();
+    let invalid = |message: &str| PlatformError::InvalidInput {
+        field: "email",
+        message: message.to_owned(),
+    };
+    if email.is_empty() {
+        return Err(invalid("must not be empty"));
+    }
+    if email.chars().count() > EMAIL_MAX {
+        return Err(invalid("must be at most 254 characters"));
+    }
+    if email.chars().any(char::is_whitespace) {
+        return Err(invalid("must not contain whitespace"));
+    }
+    match email.split_once('@') {
+        Some((local, domain))
+            if !local.is_empty() && !domain.is_empty() && !domain.contains('@') =>
+        {
+            Ok(email.to_owned())
+        }
+        _ => Err(invalid("must have the form local@domain")),
+    }
+}
+
+/// Checks a user name: not blank, at most 200 characters.
+pub fn parse_user_name(raw: &str) -> Result<String, PlatformError> {
+    let name = raw.trim();
+    if name.is_empty() {
+        return Err(PlatformError::InvalidInput {
+            field: "name",
+            message: "must not be empty".into(),
+        });
+    }
+    if name.chars().count() > USER_NAME_MAX {
+        return Err(PlatformError::InvalidInput {
+            field: "name",
+            message: "must be at most 200 characters".into(),
+        });
+    }
+    Ok(name.to_owned())
+}
+
+/// Creates an account; returns its UUID.
+pub async fn create_account(tx: &mut Tx, name: &str) -> Result<String, PlatformError> {
+    let id = uuid::Uuid::new_v4().to_string();
+    sqlx::query("INSERT INTO account (id, name, created_at) VALUES ($1, $2, $3)")
+        .bind(id.clone())
+        .bind(name.to_owned())
+        .bind(now_millis())
+        .execute(&mut **tx)
+        .await?;
+    Ok(id)
+}
+
+/// Creates a user of `account_id` with a fresh token. `email` and `name` must already have
+/// passed [`parse_email`] and [`parse_user_name`].
+pub async fn create_user(
+    tx: &mut Tx,
+    account_id: &str,
+    email: &str,
+    name: &str,
+    role: AccountRole,
+) -> Result<NewUser, PlatformError> {
+    let id = uuid::Uuid::new_v4().to_string();
+    let inserted = sqlx::query(
+        "INSERT INTO account_user (id, account_id, email, name, account_role, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(id.clone())
+    .bind(account_id.to_owned())
+    .bind(email.to_owned())
+    .bind(name.to_owned())
+    .bind(role.as_str())
+    .bind(now_millis())
+    .execute(&mut **tx)
+    .await;
+    match inserted {
+        Err(e) if super::is_unique_violation(&e) => {
+            return Err(PlatformError::EmailTaken(email.to_owned()));
+        }
+        other => other?,
+    };
+    let token = new_token()?;
+    store_token(tx, &id, &token).await?;
+    Ok(NewUser {
+        id,
+        email: email.to_owned(),
+        name: name.to_owned(),
+        token,
+    })
+}
+
+/// A fresh token, or an error when the operating system has no randomness to give.
+pub fn new_token() -> Result<Token, PlatformError> {
+    Token::generate()
+        .map_err(|e| PlatformError::Io(std::io::Error::other(format!("no OS randomness: {e}"))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn email_rules() {
+        assert_eq!(parse_email(" ada@example.org ").unwrap(), "ada@example.org");
+        for bad in ["", "ada", "@example.org", "ada@", "a b@c", "a@b@c"] {
+            assert!(parse_email(bad).is_err(), "{bad:?} should be refused");
+        }
+        assert!(parse_email(&format!("{}@x.org", "a".repeat(250))).is_err());
+    }
+
+    #[test]
+    fn user_name_rules() {
+        assert_eq!(parse_user_name(" Ada ").unwrap(), "Ada");
+        assert!(parse_user_name("  ").is_err());
+        assert!(parse_user_name(&"n".repeat(201)).is_err());
+    }
+
+    #[test]
+    fn new_user_json_carries_the_token_in_clear() {
+        let user = NewUser {
+            id: "u".into(),
+            email: "e@x".into(),
+            name: "n".into(),
+            token: Token::from_string("slw_abc".into()),
+        };
+        let json = serde_json::to_value(&user).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"id": "u", "email": "e@x", "name": "n", "token": "slw_abc"})
+        );
+    }
+}

@@ -1,0 +1,247 @@
+//! Apps: registration (the app row, its service principal and its access-control resource in
+//! one transaction), reads limited to what the caller may see, keyset-paginated lists and
+//! permanent deletion.
+
+use serde::Serialize;
+use slipway_devfile::AppName;
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use super::access::{self, Role};
+use crate::auth::Caller;
+use crate::db::{Tx, now_millis};
+use crate::pagination::Cursor;
+
+/// Lifecycle state of an app. The spec names `deploying`, `RUNNING`, `FAILED` and
+/// `suspended` (with its spelling); `registered` is the state of an app that has a name,
+/// principal and access control but has never been built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum AppStatus {
+    /// Registered, never built or deployed.
+    #[serde(rename = "registered")]
+    Registered,
+    /// A deployment is starting.
+    #[serde(rename = "deploying")]
+    Deploying,
+    /// Every service answers its health check.
+    #[serde(rename = "RUNNING")]
+    Running,
+    /// A service exits repeatedly or never became healthy.
+    #[serde(rename = "FAILED")]
+    Failed,
+    /// Disabled: processes stopped, app kept.
+    #[serde(rename = "suspended")]
+    Suspended,
+}
+
+impl AppStatus {
+    /// The stored (and displayed) spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AppStatus::Registered => "registered",
+            AppStatus::Deploying => "deploying",
+            AppStatus::Running => "RUNNING",
+            AppStatus::Failed => "FAILED",
+            AppStatus::Suspended => "suspended",
+        }
+    }
+
+    fn parse(raw: &str) -> Option<Self> {
+        [
+            AppStatus::Registered,
+            AppStatus::Deploying,
+            AppStatus::Running,
+            AppStatus::Failed,
+            AppStatus::Suspended,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == raw)
+    }
+}
+
+/// One app as stored.
+#[derive(Debug, Clone)]
+pub struct AppRecord {
+    /// The app's UUID (also the id of its access-control resource).
+    pub id: String,
+    /// The unique machine-readable name.
+    pub name: String,
+    /// The human-readable name.
+    pub display_name: String,
+    /// Free text; empty when none was given.
+    pub description: String,
+    /// The lifecycle state.
+    pub status: AppStatus,
+    /// The app's URL once deployed.
+    pub url: Option<String>,
+    /// The devfile of the last build, if any.
+    pub devfile: Option<String>,
+    /// False while disabled.
+    pub enabled: bool,
+    /// Epoch milliseconds.
+    pub created_at: i64,
+    /// Epoch milliseconds.
+    pub updated_at: i64,
+}
+
+/// What registering an app needs, already validated.
+#[derive(Debug, Clone)]
+pub struct NewApp {
+    /// The name, checked by the app-name rule.
+    pub name: AppName,
+    /// Non-blank display name.
+    pub display_name: String,
+    /// Description (may be empty).
+    pub description: String,
+}
+
+const COLUMNS: &str = "a.id, a.name, a.display_name, a.description, a.status, a.url, a.devfile, \
+                       a.enabled, a.created_at, a.updated_at";
+
+fn record(row: &AnyRow) -> Result<AppRecord, sqlx::Error> {
+    let status: String = row.try_get(4)?;
+    Ok(AppRecord {
+        id: row.try_get(0)?,
+        name: row.try_get(1)?,
+        display_name: row.try_get(2)?,
+        description: row.try_get(3)?,
+        status: AppStatus::parse(&status)
+            .ok_or_else(|| sqlx::Error::Decode(format!("unknown app status {status:?}").into()))?,
+        url: row.try_get(5)?,
+        devfile: row.try_get(6)?,
+        enabled: row.try_get::<i64, _>(7)? != 0,
+        created_at: row.try_get(8)?,
+        updated_at: row.try_get(9)?,
+    })
+}
+
+/// Registers an app for `caller`: the app row (status `registered`, enabled, no URL), its
+/// service principal, and its access-control resource with the caller as owner. A taken
+/// name fails with a unique violation (see [`super::is_unique_violation`]).
+pub async fn register(
+    tx: &mut Tx,
+    caller: &Caller,
+    app: &NewApp,
+) -> Result<AppRecord, sqlx::Error> {
+    let id = uuid::Uuid::new_v4().to_string();
+    let now = now_millis();
+    sqlx::query(
+        "INSERT INTO app (id, account_id, name, display_name, description, status, url, devfile, \
+         enabled, created_by, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, NULL, NULL, 1, $7, $8, $8)",
+    )
+    .bind(id.clone())
+    .bind(caller.account_id.clone())
+    .bind(app.name.as_str().to_owned())
+    .bind(app.display_name.clone())
+    .bind(app.description.clone())
+    .bind(AppStatus::Registered.as_str())
+    .bind(caller.user_id.clone())
+    .bind(now)
+    .execute(&mut **tx)
+    .await?;
+    sqlx::query(
+        "INSERT INTO service_principal (id, app_id, name, created_at) VALUES ($1, $2, $3, $4)",
+    )
+    .bind(uuid::Uuid::new_v4().to_string())
+    .bind(id.clone())
+    .bind(format!("app-{}", app.name))
+    .bind(now)
+    .execute(&mut **tx)
+    .await?;
+    access::create_resource(tx, &id, "app", &caller.account_id).await?;
+    access::grant(tx, &id, &caller.user_id, Role::Owner).await?;
+    Ok(AppRecord {
+        id,
+        name: app.name.as_str().to_owned(),
+        display_name: app.display_name.clone(),
+        description: app.description.clone(),
+        status: AppStatus::Registered,
+        url: None,
+        devfile: None,
+        enabled: true,
+        created_at: now,
+        updated_at: now,
+    })
+}
+
+/// The app `id` with the caller's role on it, or `None` when it does not exist or the caller
+/// may not see it (the two are deliberately indistinguishable).
+pub async fn get_visible(
+    tx: &mut Tx,
+    caller: &Caller,
+    id: &str,
+) -> Result<Option<(AppRecord, Role)>, sqlx::Error> {
+    let Some(role) = access::role_of(tx, id, &caller.user_id, &caller.account_id).await? else {
+        return Ok(None);
+    };
+    let sql = format!("SELECT {COLUMNS} FROM app a WHERE a.id = $1 AND a.account_id = $2");
+    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(id.to_owned())
+        .bind(caller.account_id.clone())
+        .fetch_optional(&mut **tx)
+        .await?;
+    row.map(|r| Ok((record(&r)?, role))).transpose()
+}
+
+/// Up to `limit` apps the caller may see, in `(created_at, id)` order, starting after
+/// `after`.
+pub async fn list_visible(
+    tx: &mut Tx,
+    caller: &Caller,
+    after: Option<&Cursor>,
+    limit: u32,
+) -> Result<Vec<AppRecord>, sqlx::Error> {
+    let (time, id) = match after {
+        Some(c) => (c.created_at, c.id.clone()),
+        None => (i64::MIN, String::new()),
+    };
+    let sql = format!(
+        "SELECT {COLUMNS} FROM app a WHERE a.account_id = $1 \
+         AND EXISTS (SELECT 1 FROM acl_grant g WHERE g.resource_id = a.id AND g.user_id = $2) \
+         AND (a.created_at > $3 OR (a.created_at = $3 AND a.id > $4)) \
+         ORDER BY a.created_at, a.id LIMIT $5"
+    );
+    let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(caller.account_id.clone())
+        .bind(caller.user_id.clone())
+        .bind(time)
+        .bind(id)
+        .bind(i64::from(limit))
+        .fetch_all(&mut **tx)
+        .await?;
+    rows.iter().map(record).collect()
+}
+
+/// Deletes the app `id` with its service principal and access-control resource. Returns
+/// whether an app row was removed.
+pub async fn delete(tx: &mut Tx, id: &str) -> Result<bool, sqlx::Error> {
+    access::delete_resource(tx, id).await?;
+    sqlx::query("DELETE FROM service_principal WHERE app_id = $1")
+        .bind(id.to_owned())
+        .execute(&mut **tx)
+        .await?;
+    let done = sqlx::query("DELETE FROM app WHERE id = $1")
+        .bind(id.to_owned())
+        .execute(&mut **tx)
+        .await?;
+    Ok(done.rows_affected() > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_use_the_spec_spelling() {
+        assert_eq!(AppStatus::Running.as_str(), "RUNNING");
+        assert_eq!(AppStatus::Suspended.as_str(), "suspended");
+        for s in ["registered", "deploying", "RUNNING", "FAILED", "suspended"] {
+            assert_eq!(AppStatus::parse(s).map(AppStatus::as_str), Some(s));
+        }
+        assert_eq!(
+            serde_json::to_value(AppStatus::Registered).unwrap(),
+            "registered"
+        );
+    }
+}

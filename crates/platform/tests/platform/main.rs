@@ -1,0 +1,11 @@
+//! Integration tests of the platform server over real HTTP, each run on SQLite and on
+//! PostgreSQL (`SLIPWAY_TEST_PG_URL`; required under CI, skipped loudly otherwise).
+
+mod apps;
+mod auth;
+mod bootstrap;
+mod isolation;
+mod openapi;
+mod pagination;
+mod support;
+mod users;

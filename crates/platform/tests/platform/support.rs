@@ -1,0 +1,291 @@
+//! Test harness: `spawn_app()` starts the real server on 127.0.0.1:0 over an isolated
+//! database (a temporary SQLite directory, or a fresh PostgreSQL database) and returns a
+//! `TestApp` with typed helpers per endpoint.
+
+use std::path::PathBuf;
+use std::sync::Once;
+
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+use slipway_platform::{Backend, NewUser, PlatformConfig};
+
+/// The backends every test runs on. Without `SLIPWAY_TEST_PG_URL`, PostgreSQL is skipped
+/// with a loud note — or, under CI, the test fails.
+pub fn backends() -> Vec<Backend> {
+    static NOTE: Once = Once::new();
+    let mut out = vec![Backend::Sqlite];
+    if std::env::var("SLIPWAY_TEST_PG_URL").is_ok_and(|v| !v.is_empty()) {
+        out.push(Backend::Postgres);
+    } else if std::env::var_os("CI").is_some() {
+        panic!(
+            "PostgreSQL is required under CI: set SLIPWAY_TEST_PG_URL \
+             (run `eval \"$(bash scripts/care-pg-setup.sh | tail -n 1)\"`)"
+        );
+    } else {
+        NOTE.call_once(|| {
+            eprintln!(
+                "\n!!!!!!!! SKIPPING the PostgreSQL half of the platform tests: SLIPWAY_TEST_PG_URL is not set.\n\
+                 !!!!!!!! Run `eval \"$(bash scripts/care-pg-setup.sh | tail -n 1)\"` to include it.\n"
+            );
+        });
+    }
+    out
+}
+
+fn pg_admin_url() -> String {
+    std::env::var("SLIPWAY_TEST_PG_URL").expect("SLIPWAY_TEST_PG_URL")
+}
+
+fn with_database(url: &str, db: &str) -> String {
+    let (head, _) = url
+        .rsplit_once('/')
+        .expect("a PostgreSQL URL with a database");
+    format!("{head}/{db}")
+}
+
+async fn pg_exec(sql: String) {
+    use sqlx::Connection;
+    let mut conn = sqlx::postgres::PgConnection::connect(&pg_admin_url())
+        .await
+        .expect("connect to PostgreSQL");
+    sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
+        .execute(&mut conn)
+        .await
+        .expect("admin SQL");
+    let _ = conn.close().await;
+}
+
+/// A status and a JSON body (Null when the body is empty or not JSON).
+pub type Reply = (StatusCode, Value);
+
+/// A running server, its data directory and its database.
+pub struct TestApp {
+    pub base: String,
+    pub config: PlatformConfig,
+    pub client: reqwest::Client,
+    /// The owner token from `bootstrap-token`.
+    pub owner: String,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    server: Option<tokio::task::JoinHandle<()>>,
+    pg_database: Option<String>,
+    dir: tempfile::TempDir,
+}
+
+/// Starts a server on a fresh database.
+pub async fn spawn_app(backend: Backend) -> TestApp {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut config = PlatformConfig::new("127.0.0.1:0".parse().unwrap(), dir.path());
+    let mut pg_database = None;
+    if backend == Backend::Postgres {
+        let name = format!("platform_test_{}", uuid::Uuid::new_v4().simple());
+        pg_exec(format!("CREATE DATABASE {name}")).await;
+        config.database_url = Some(with_database(&pg_admin_url(), &name));
+        pg_database = Some(name);
+    }
+    let mut app = TestApp {
+        base: String::new(),
+        config,
+        client: reqwest::Client::new(),
+        owner: String::new(),
+        shutdown: None,
+        server: None,
+        pg_database,
+        dir,
+    };
+    app.start().await;
+    app
+}
+
+impl TestApp {
+    /// Prepares (migrate + bootstrap) and serves, as `slipway platform serve` does.
+    async fn start(&mut self) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        self.base = format!("http://{}", listener.local_addr().expect("addr"));
+        let state = slipway_platform::prepare(&self.config)
+            .await
+            .expect("prepare the platform server");
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        self.server = Some(tokio::spawn(async move {
+            slipway_platform::spawn(listener, state, async {
+                let _ = rx.await;
+            })
+            .await
+            .expect("serve");
+        }));
+        self.shutdown = Some(tx);
+        self.owner = self.token_file().trim().to_owned();
+    }
+
+    /// Stops the server (and closes its pool).
+    pub async fn stop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(h) = self.server.take() {
+            h.await.expect("server task");
+        }
+    }
+
+    /// Stops the server and serves again on the same data directory and database.
+    pub async fn restart(&mut self) {
+        self.stop().await;
+        self.start().await;
+    }
+
+    /// Stops the server and drops a PostgreSQL test database.
+    pub async fn finish(mut self) {
+        self.stop().await;
+        if let Some(db) = self.pg_database.take() {
+            pg_exec(format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)")).await;
+        }
+    }
+
+    pub fn data_dir(&self) -> PathBuf {
+        self.dir.path().to_path_buf()
+    }
+
+    pub fn token_path(&self) -> PathBuf {
+        self.dir.path().join(slipway_platform::BOOTSTRAP_TOKEN_FILE)
+    }
+
+    pub fn token_file(&self) -> String {
+        std::fs::read_to_string(self.token_path()).expect("bootstrap-token")
+    }
+
+    pub async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        token: Option<&str>,
+        body: Option<String>,
+    ) -> Reply {
+        let mut req = self.client.request(method, format!("{}{path}", self.base));
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        if let Some(b) = body {
+            req = req.header("content-type", "application/json").body(b);
+        }
+        let r = req.send().await.expect("request");
+        let status = r.status();
+        let text = r.text().await.expect("body");
+        (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+    }
+
+    /// `POST /v1/apps` with any JSON body.
+    pub async fn register_raw(&self, token: &str, body: &Value) -> Reply {
+        self.send(
+            Method::POST,
+            "/v1/apps",
+            Some(token),
+            Some(body.to_string()),
+        )
+        .await
+    }
+
+    /// Registers `name` and returns the created app (asserting 201).
+    pub async fn register(&self, token: &str, name: &str) -> Value {
+        let (status, body) = self
+            .register_raw(
+                token,
+                &json!({"name": name, "display_name": format!("App {name}")}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        body
+    }
+
+    pub async fn get_app(&self, token: &str, id: &str) -> Reply {
+        self.send(Method::GET, &format!("/v1/apps/{id}"), Some(token), None)
+            .await
+    }
+
+    pub async fn delete_app(&self, token: &str, id: &str) -> Reply {
+        self.send(Method::DELETE, &format!("/v1/apps/{id}"), Some(token), None)
+            .await
+    }
+
+    /// `GET /v1/apps` with a raw query string (without `?`).
+    pub async fn list_raw(&self, token: &str, query: &str) -> Reply {
+        let path = if query.is_empty() {
+            "/v1/apps".to_owned()
+        } else {
+            format!("/v1/apps?{query}")
+        };
+        self.send(Method::GET, &path, Some(token), None).await
+    }
+
+    /// One page: (app names, next token), asserting 200.
+    pub async fn list_page(
+        &self,
+        token: &str,
+        page_size: u32,
+        next: Option<&str>,
+    ) -> (Vec<String>, Option<String>) {
+        let mut query = format!("page_size={page_size}");
+        if let Some(t) = next {
+            query.push_str(&format!("&next_page_token={t}"));
+        }
+        let (status, body) = self.list_raw(token, &query).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let names = body["apps"]
+            .as_array()
+            .expect("apps array")
+            .iter()
+            .map(|a| a["name"].as_str().expect("name").to_owned())
+            .collect();
+        (names, body["next_page_token"].as_str().map(str::to_owned))
+    }
+
+    /// Every app name the token can list, walking all pages.
+    pub async fn list_all(&self, token: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut next = None;
+        loop {
+            let (names, token_next) = self.list_page(token, 100, next.as_deref()).await;
+            out.extend(names);
+            match token_next {
+                Some(t) => next = Some(t),
+                None => return out,
+            }
+        }
+    }
+
+    /// `slipway platform user add` against this server's data directory and database.
+    pub async fn add_user(&self, email: &str, name: &str) -> NewUser {
+        slipway_platform::add_user(
+            &self.config.data_dir,
+            self.config.database_url.as_deref(),
+            email,
+            name,
+        )
+        .await
+        .expect("add_user")
+    }
+
+    /// A separate account with its own owner.
+    pub async fn add_account(&self, email: &str) -> NewUser {
+        slipway_platform::add_account(
+            &self.config.data_dir,
+            self.config.database_url.as_deref(),
+            "other",
+            email,
+            "Other Owner",
+        )
+        .await
+        .expect("add_account")
+    }
+}
+
+/// Asserts a JSON error body: status, code and (when given) field.
+pub fn assert_error(reply: &Reply, status: StatusCode, code: &str, field: Option<&str>) {
+    let (got, body) = reply;
+    assert_eq!(*got, status, "{body}");
+    assert_eq!(body["error"]["code"], code, "{body}");
+    assert!(body["error"]["message"].is_string(), "{body}");
+    if let Some(f) = field {
+        assert_eq!(body["error"]["field"], f, "{body}");
+    }
+}
