@@ -34,6 +34,9 @@ pub struct ServeArgs {
     /// `postgres://…` to use PostgreSQL instead of SQLite.
     #[arg(long)]
     database_url: Option<String>,
+    /// Image builder: auto (buildah when it runs here, else native), buildah, or native.
+    #[arg(long, default_value = "auto")]
+    builder: slipway_platform::BuilderKind,
 }
 
 #[derive(Debug, Args)]
@@ -70,6 +73,7 @@ pub fn run(command: PlatformCommand) -> ExitCode {
             let mut config =
                 slipway_platform::PlatformConfig::new(args.listen, data_dir(args.data_dir));
             config.database_url = args.database_url;
+            config.builder = args.builder;
             runtime
                 .block_on(slipway_platform::serve(config))
                 .map(|()| None)

@@ -150,7 +150,7 @@ pub fn write_secret_file(path: &Path, contents: &str) -> Result<(), PlatformErro
 }
 
 /// Narrows an existing token file to mode 0600 if someone widened it.
-fn restrict_mode(path: &Path) -> Result<(), PlatformError> {
+pub(crate) fn restrict_mode(path: &Path) -> Result<(), PlatformError> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt as _;

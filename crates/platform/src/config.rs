@@ -22,6 +22,8 @@ pub struct PlatformConfig {
     /// `postgres://…` to use PostgreSQL instead of the SQLite file (`--database-url`);
     /// `sqlite://…` is accepted too.
     pub database_url: Option<String>,
+    /// Which image builder runs build jobs (`--builder auto|buildah|native`).
+    pub builder: BuilderKind,
 }
 
 impl PlatformConfig {
@@ -31,6 +33,51 @@ impl PlatformConfig {
             listen,
             data_dir: data_dir.into(),
             database_url: None,
+            builder: BuilderKind::Auto,
+        }
+    }
+}
+
+/// The image builder chosen on the command line (`--builder`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BuilderKind {
+    /// `buildah` when it is on `PATH` and runs, else `native` (the default).
+    #[default]
+    Auto,
+    /// Builds each service's Dockerfile with `buildah build --isolation chroot`.
+    Buildah,
+    /// Runs the devfile's build command and packs the result as an OCI image.
+    Native,
+}
+
+impl BuilderKind {
+    /// The command-line spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BuilderKind::Auto => "auto",
+            BuilderKind::Buildah => "buildah",
+            BuilderKind::Native => "native",
+        }
+    }
+}
+
+impl std::fmt::Display for BuilderKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for BuilderKind {
+    type Err = PlatformError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "auto" => Ok(BuilderKind::Auto),
+            "buildah" => Ok(BuilderKind::Buildah),
+            "native" => Ok(BuilderKind::Native),
+            other => Err(PlatformError::Config(format!(
+                "--builder must be auto, buildah or native, not {other:?}"
+            ))),
         }
     }
 }
@@ -77,6 +124,15 @@ mod tests {
         let url = database_url(Path::new("/srv/slipway"), None).unwrap();
         assert_eq!(url, "sqlite:///srv/slipway/platform.sqlite3");
         assert_eq!(Backend::from_url(&url), Some(Backend::Sqlite));
+    }
+
+    #[test]
+    fn builder_kinds_parse_and_print() {
+        for kind in [BuilderKind::Auto, BuilderKind::Buildah, BuilderKind::Native] {
+            assert_eq!(kind.as_str().parse::<BuilderKind>().unwrap(), kind);
+        }
+        assert!("docker".parse::<BuilderKind>().is_err());
+        assert_eq!(BuilderKind::default(), BuilderKind::Auto);
     }
 
     #[test]

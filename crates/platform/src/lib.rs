@@ -1,6 +1,8 @@
-//! The Slipway platform server (`slipway platform serve`): accounts, bearer tokens and apps
-//! behind a versioned HTTP API (`/v1/…`), over SQLite (default, a file in the data
-//! directory) or PostgreSQL. Builds, deployments, logs and the gateway come later.
+//! The Slipway platform server (`slipway platform serve`): accounts, bearer tokens, apps and
+//! image builds behind a versioned HTTP API (`/v1/…`), over SQLite (default, a file in the
+//! data directory) or PostgreSQL. Images are stored content-addressed and signed
+//! ([`image::verify_image`] checks one before it runs). Deployments, logs and the gateway
+//! come later.
 //!
 //! Entry points: [`serve`] for the CLI (config → pool → migrate → bootstrap → serve);
 //! [`prepare`] + [`router`] / [`spawn`] for tests that bind their own socket; [`add_user`]
@@ -8,10 +10,12 @@
 
 mod auth;
 mod bootstrap;
+pub mod build;
 mod config;
 mod db;
 mod error;
 pub mod http;
+pub mod image;
 mod pagination;
 mod store;
 
@@ -19,13 +23,14 @@ use std::future::Future;
 use std::path::Path;
 
 pub use auth::Token;
-pub use config::{BOOTSTRAP_TOKEN_FILE, Backend, PlatformConfig, SQLITE_FILE};
+pub use config::{BOOTSTRAP_TOKEN_FILE, Backend, BuilderKind, PlatformConfig, SQLITE_FILE};
 pub use error::PlatformError;
 pub use http::{AppState, router};
 pub use pagination::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE};
 pub use store::accounts::NewUser;
 pub use store::apps::AppStatus;
 
+use build::runner::Runner;
 use db::Db;
 use store::accounts::{self, AccountRole};
 
@@ -43,14 +48,16 @@ async fn open(data_dir: &Path, database_url: Option<&str>) -> Result<Db, Platfor
     Ok(db)
 }
 
-/// Connects, migrates, and creates the first account and its token file if needed; returns
+/// Connects, migrates, creates the first account and its token file if needed, and starts
+/// the build runner (which marks builds a previous run left unfinished as failed); returns
 /// the state the router needs. [`serve`] uses it, and so do tests that bind their own socket.
 pub async fn prepare(config: &PlatformConfig) -> Result<AppState, PlatformError> {
     let db = open(&config.data_dir, config.database_url.as_deref()).await?;
     tracing::info!(backend = ?db.backend(), "database ready");
     let boot = bootstrap::ensure(&db, &config.data_dir).await?;
     tracing::info!(token_file = %boot.token_file.display(), "owner token file ready");
-    Ok(AppState::new(db))
+    let runner = Runner::start(db.clone(), &config.data_dir, config.builder).await?;
+    Ok(AppState::new(db, runner))
 }
 
 /// Serves the API on an already bound listener until `shutdown` completes, then closes the

@@ -18,6 +18,7 @@ use crate::db::rfc3339;
 use crate::pagination::{Cursor, parse_page_size};
 use crate::store::access::Role;
 use crate::store::apps::{self, AppRecord, AppStatus, NewApp};
+use crate::store::builds;
 use crate::store::is_unique_violation;
 
 /// Longest accepted display name (the devfile's `metadata.displayName` limit too).
@@ -169,13 +170,13 @@ fn parse_register(body: &Map<String, Value>) -> Result<NewApp, ApiError> {
 }
 
 /// The app id of a path, normalised; 400 when it is not a UUID.
-fn parse_app_id(raw: &str) -> Result<String, ApiError> {
+pub(crate) fn parse_app_id(raw: &str) -> Result<String, ApiError> {
     uuid::Uuid::parse_str(raw)
         .map(|u| u.to_string())
         .map_err(|_| ApiError::invalid("app_id", "must be a UUID"))
 }
 
-fn app_not_found(id: &str) -> ApiError {
+pub(crate) fn app_not_found(id: &str) -> ApiError {
     ApiError::NotFound(format!("no app with id {id}"))
 }
 
@@ -281,7 +282,8 @@ async fn list(
     }))
 }
 
-/// `DELETE /v1/apps/{app_id}`: permanent; frees the name → 204. Owners only.
+/// `DELETE /v1/apps/{app_id}`: permanent; frees the name, stops the app's builds and deletes
+/// their rows and logs → 204. Owners only.
 async fn delete(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -298,10 +300,18 @@ async fn delete(
             role.as_str()
         )));
     }
+    let build_ids = builds::ids_of_app(&mut tx, &id).await?;
     if !apps::delete(&mut tx, &id).await? {
         return Err(app_not_found(&id));
     }
     tx.commit().await?;
+    for build_id in &build_ids {
+        state.runner().cancel(build_id);
+        let log = state.runner().log(build_id);
+        if let Some(dir) = log.path().parent() {
+            let _ = tokio::fs::remove_dir_all(dir).await;
+        }
+    }
     tracing::info!(app_id = %id, app_name = %app.name, "app deleted");
     Ok(StatusCode::NO_CONTENT)
 }

@@ -43,9 +43,22 @@ pub enum ApiError {
         /// What is taken.
         message: String,
     },
+    /// 400 `invalid_argument` on `devfile`: the devfile breaks rules; every error is listed
+    /// in `details`.
+    #[error("invalid devfile")]
+    InvalidDevfile(Vec<String>),
+    /// 409 `failed_precondition`: the resource is not in a state that allows this.
+    #[error("failed precondition: {0}")]
+    FailedPrecondition(String),
     /// 413 `payload_too_large`.
     #[error("payload too large")]
     PayloadTooLarge,
+    /// 413 `payload_too_large` with the limit that was passed.
+    #[error("payload too large: {0}")]
+    TooLarge(String),
+    /// 415 `unsupported_media_type`: the body's `Content-Type` is not accepted here.
+    #[error("unsupported media type: {0}")]
+    UnsupportedMediaType(String),
     /// 500 `internal`: a database fault.
     #[error("database error")]
     Database(#[from] sqlx::Error),
@@ -70,6 +83,10 @@ pub struct ErrorDetail {
     pub message: String,
     /// The field or query parameter concerned, or null.
     pub field: Option<String>,
+    /// Every finding when there are several (the errors of an invalid devfile); omitted
+    /// otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub details: Vec<String>,
 }
 
 impl ApiError {
@@ -84,19 +101,25 @@ impl ApiError {
     /// The HTTP status.
     pub fn status(&self) -> StatusCode {
         match self {
-            ApiError::Invalid { .. } | ApiError::InvalidBody(_) => StatusCode::BAD_REQUEST,
+            ApiError::Invalid { .. } | ApiError::InvalidBody(_) | ApiError::InvalidDevfile(_) => {
+                StatusCode::BAD_REQUEST
+            }
             ApiError::Unauthenticated => StatusCode::UNAUTHORIZED,
             ApiError::PermissionDenied(_) => StatusCode::FORBIDDEN,
             ApiError::NotFound(_) | ApiError::NoRoute => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
-            ApiError::AlreadyExists { .. } => StatusCode::CONFLICT,
-            ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::AlreadyExists { .. } | ApiError::FailedPrecondition(_) => {
+                StatusCode::CONFLICT
+            }
+            ApiError::PayloadTooLarge | ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::Database(_) | ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 
     /// The body sent to the client.
     pub fn body(&self) -> ErrorBody {
+        let mut details = Vec::new();
         let (code, message, field) = match self {
             ApiError::Invalid { field, message } => (
                 "invalid_argument",
@@ -120,11 +143,26 @@ impl ApiError {
             ApiError::AlreadyExists { field, message } => {
                 ("already_exists", message.clone(), Some(field.clone()))
             }
+            ApiError::InvalidDevfile(errors) => {
+                details.clone_from(errors);
+                (
+                    "invalid_argument",
+                    format!(
+                        "devfile: the devfile has {} error(s): {}",
+                        errors.len(),
+                        errors.join("; ")
+                    ),
+                    Some("devfile".to_owned()),
+                )
+            }
+            ApiError::FailedPrecondition(m) => ("failed_precondition", m.clone(), None),
             ApiError::PayloadTooLarge => (
                 "payload_too_large",
                 "the request body is too large".to_owned(),
                 None,
             ),
+            ApiError::TooLarge(m) => ("payload_too_large", m.clone(), None),
+            ApiError::UnsupportedMediaType(m) => ("unsupported_media_type", m.clone(), None),
             ApiError::Database(_) | ApiError::Internal(_) => {
                 ("internal", "internal server error".to_owned(), None)
             }
@@ -134,6 +172,7 @@ impl ApiError {
                 code,
                 message,
                 field,
+                details,
             },
         }
     }

@@ -3,6 +3,7 @@
 //! never headers, bodies or query strings, so tokens cannot reach a log).
 
 pub mod apps;
+pub mod builds;
 pub mod error;
 pub mod openapi;
 
@@ -19,6 +20,7 @@ use axum::routing::get;
 use serde_json::{Map, Value};
 
 use crate::auth::{Caller, Token, authenticate};
+use crate::build::runner::Runner;
 use crate::config::Backend;
 use crate::db::{Db, Tx};
 use error::ApiError;
@@ -26,15 +28,21 @@ use error::ApiError;
 /// Largest accepted JSON body; app metadata is small.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
 
-/// What every handler shares: the database pool.
+/// What every handler shares: the database pool and the build runner.
 #[derive(Clone, Debug)]
 pub struct AppState {
     db: Db,
+    runner: Runner,
 }
 
 impl AppState {
-    pub(crate) fn new(db: Db) -> Self {
-        Self { db }
+    pub(crate) fn new(db: Db, runner: Runner) -> Self {
+        Self { db, runner }
+    }
+
+    /// The build runner.
+    pub(crate) fn runner(&self) -> &Runner {
+        &self.runner
     }
 
     /// The database backend in use.
@@ -42,8 +50,10 @@ impl AppState {
         self.db.backend()
     }
 
-    /// Closes the database pool (after the server stopped).
+    /// Stops running builds (their processes are killed; the next start marks them failed)
+    /// and closes the database pool (after the server stopped).
     pub async fn close(&self) {
+        self.runner.shutdown().await;
         self.db.close().await;
     }
 
@@ -82,12 +92,18 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("post", "/v1/apps"),
     ("get", "/v1/apps/{app_id}"),
     ("delete", "/v1/apps/{app_id}"),
+    ("post", "/v1/apps/{app_id}/builds"),
+    ("get", "/v1/builds/{build_id}"),
+    ("post", "/v1/builds/{build_id}/cancel"),
+    ("get", "/v1/signing-key"),
     ("get", "/v1/openapi.json"),
 ];
 
 /// The application: `/v1/…`, `/v1/openapi.json` and `/health`.
 pub fn router(state: AppState) -> Router {
-    let v1 = apps::router().route("/openapi.json", get(openapi::serve));
+    let v1 = apps::router()
+        .merge(builds::router())
+        .route("/openapi.json", get(openapi::serve));
     Router::new()
         .nest("/v1", v1)
         .route("/health", get(|| async { "ok" }))

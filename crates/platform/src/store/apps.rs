@@ -213,9 +213,21 @@ pub async fn list_visible(
     rows.iter().map(record).collect()
 }
 
-/// Deletes the app `id` with its service principal and access-control resource. Returns
+/// Stores the devfile of the app's latest build upload.
+pub async fn set_devfile(tx: &mut Tx, id: &str, devfile: &str) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE app SET devfile = $1, updated_at = $2 WHERE id = $3")
+        .bind(devfile.to_owned())
+        .bind(now_millis())
+        .bind(id.to_owned())
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// Deletes the app `id` with its build jobs, service principal and access-control resource. Returns
 /// whether an app row was removed.
 pub async fn delete(tx: &mut Tx, id: &str) -> Result<bool, sqlx::Error> {
+    super::builds::delete_for_app(tx, id).await?;
     access::delete_resource(tx, id).await?;
     sqlx::query("DELETE FROM service_principal WHERE app_id = $1")
         .bind(id.to_owned())

@@ -4,6 +4,8 @@
 mod apps;
 mod auth;
 mod bootstrap;
+mod buildah;
+mod builds;
 mod isolation;
 mod openapi;
 mod pagination;

@@ -7,7 +7,7 @@ use std::sync::Once;
 
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use slipway_platform::{Backend, NewUser, PlatformConfig};
+use slipway_platform::{Backend, BuilderKind, NewUser, PlatformConfig};
 
 /// The backends every test runs on. Without `SLIPWAY_TEST_PG_URL`, PostgreSQL is skipped
 /// with a loud note — or, under CI, the test fails.
@@ -73,8 +73,14 @@ pub struct TestApp {
 
 /// Starts a server on a fresh database.
 pub async fn spawn_app(backend: Backend) -> TestApp {
+    spawn_app_with(backend, BuilderKind::Native).await
+}
+
+/// Starts a server on a fresh database with the given builder.
+pub async fn spawn_app_with(backend: Backend, builder: BuilderKind) -> TestApp {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut config = PlatformConfig::new("127.0.0.1:0".parse().unwrap(), dir.path());
+    config.builder = builder;
     let mut pg_database = None;
     if backend == Backend::Postgres {
         let name = format!("platform_test_{}", uuid::Uuid::new_v4().simple());
@@ -287,5 +293,168 @@ pub fn assert_error(reply: &Reply, status: StatusCode, code: &str, field: Option
     assert!(body["error"]["message"].is_string(), "{body}");
     if let Some(f) = field {
         assert_eq!(body["error"]["field"], f, "{body}");
+    }
+}
+
+/// A devfile with one Python service `api` on port 8002 whose build command is `build`.
+pub fn python_devfile(name: &str, build: &str) -> String {
+    format!(
+        r#"schemaVersion: 2.2.0
+metadata:
+  name: {name}
+  displayName: Python test app
+components:
+  - name: api-image
+    image:
+      imageName: api
+      dockerfile:
+        uri: Dockerfile
+        buildContext: .
+  - name: api
+    container:
+      image: api
+      endpoints:
+        - name: http
+          targetPort: 8002
+commands:
+  - id: build
+    exec:
+      component: api
+      commandLine: "{build}"
+      workingDir: ${{PROJECT_SOURCE}}
+      group: {{ kind: build, isDefault: true }}
+  - id: run
+    exec:
+      component: api
+      commandLine: python3 main.py
+      workingDir: ${{PROJECT_SOURCE}}
+      group: {{ kind: run, isDefault: true }}
+"#
+    )
+}
+
+/// The files of a tiny Python project with `devfile` at its root.
+pub fn python_project(devfile: &str) -> Vec<(String, Vec<u8>)> {
+    vec![
+        ("devfile.yaml".into(), devfile.as_bytes().to_vec()),
+        (
+            "main.py".into(),
+            b"import os\nprint('listening on', os.environ.get('PORT'))\n".to_vec(),
+        ),
+        (
+            "Dockerfile".into(),
+            b"FROM python:3.12-slim\nCOPY . /app\nCMD python3 main.py\n".to_vec(),
+        ),
+        // Larger than the 64 KiB JSON body limit, so the upload path must stream.
+        (
+            "assets/blob.bin".into(),
+            (0..100_000u32).map(|i| (i % 251) as u8).collect(),
+        ),
+    ]
+}
+
+/// A tar of `files` (paths written as given, even `..`; each under `./` like `tar -C dir .`).
+pub fn tar_of(files: &[(String, Vec<u8>)]) -> Vec<u8> {
+    let mut builder = tar::Builder::new(Vec::new());
+    for (path, data) in files {
+        let mut header = tar::Header::new_gnu();
+        let name = format!("./{path}");
+        header.as_old_mut().name[..name.len()].copy_from_slice(name.as_bytes());
+        header.set_size(data.len() as u64);
+        header.set_mode(0o644);
+        header.set_entry_type(tar::EntryType::Regular);
+        header.set_cksum();
+        builder.append(&header, &data[..]).expect("tar entry");
+    }
+    builder.into_inner().expect("tar")
+}
+
+/// `files` as a tar.zst.
+pub fn tar_zst(files: &[(String, Vec<u8>)]) -> Vec<u8> {
+    zstd::encode_all(&tar_of(files)[..], 3).expect("zstd")
+}
+
+/// `files` as a tar.gz.
+pub fn tar_gz(files: &[(String, Vec<u8>)]) -> Vec<u8> {
+    use std::io::Write as _;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&tar_of(files)).expect("gzip");
+    gz.finish().expect("gzip")
+}
+
+impl TestApp {
+    /// `POST /v1/apps/{id}/builds[?query]` with a body of `content_type`.
+    pub async fn upload(
+        &self,
+        token: &str,
+        app_id: &str,
+        query: &str,
+        content_type: &str,
+        body: Vec<u8>,
+    ) -> Reply {
+        let mut url = format!("{}/v1/apps/{app_id}/builds", self.base);
+        if !query.is_empty() {
+            url.push('?');
+            url.push_str(query);
+        }
+        let r = self
+            .client
+            .post(url)
+            .bearer_auth(token)
+            .header("content-type", content_type)
+            .body(body)
+            .send()
+            .await
+            .expect("request");
+        let status = r.status();
+        let text = r.text().await.expect("body");
+        (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+    }
+
+    /// Uploads a tar.zst of `files` and returns the one build id (asserting 202).
+    pub async fn build_one(&self, app_id: &str, files: &[(String, Vec<u8>)]) -> String {
+        let (status, body) = self
+            .upload(&self.owner, app_id, "", "application/zstd", tar_zst(files))
+            .await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+        assert_eq!(body["builds"][0]["status"], "queued", "{body}");
+        body["build_ids"][0].as_str().expect("build id").to_owned()
+    }
+
+    pub async fn get_build(&self, token: &str, id: &str, log: bool) -> Reply {
+        let path = if log {
+            format!("/v1/builds/{id}?log=true")
+        } else {
+            format!("/v1/builds/{id}")
+        };
+        self.send(Method::GET, &path, Some(token), None).await
+    }
+
+    pub async fn cancel_build(&self, token: &str, id: &str) -> Reply {
+        self.send(
+            Method::POST,
+            &format!("/v1/builds/{id}/cancel"),
+            Some(token),
+            None,
+        )
+        .await
+    }
+
+    /// Polls the build until its status is one of `statuses` (60 s at most); returns it
+    /// with its log.
+    pub async fn wait_build(&self, id: &str, statuses: &[&str]) -> Value {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            let (status, body) = self.get_build(&self.owner, id, true).await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+            if statuses.iter().any(|s| body["status"] == *s) {
+                return body;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "build never reached {statuses:?}: {body}"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
     }
 }

@@ -1,0 +1,246 @@
+//! Image builds: upload checks and unpacking ([`context`]), the two builders ([`native`],
+//! [`buildah`]), and the job runner ([`runner`]) that moves jobs through
+//! queued → in_progress → succeeded | failed | cancelled. Build commands run in their own
+//! process group with their output appended to the build log, so a cancel kills the whole
+//! tree and the log fills while the build runs.
+
+pub mod buildah;
+pub mod context;
+pub mod native;
+pub mod runner;
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use slipway_devfile::ServiceSpec;
+use tokio_util::sync::CancellationToken;
+
+use crate::image::{Digest, ImageError, ImageStore, PlatformKey};
+use context::{ContextError, Encoding};
+
+/// Longest a single build command may run before it is killed and the build fails.
+pub const BUILD_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+/// Host name part of every image URI the platform makes.
+pub const IMAGE_HOST: &str = "slipway.local";
+
+/// Everything one job needs, gathered by the runner.
+#[derive(Debug, Clone)]
+pub struct Job {
+    /// The build's id.
+    pub build_id: String,
+    /// The app's name (part of the image URI).
+    pub app_name: String,
+    /// The service to build.
+    pub service: ServiceSpec,
+    /// The uploaded context.
+    pub context: PathBuf,
+    /// Its compression.
+    pub encoding: Encoding,
+    /// The job's scratch directory, emptied before and removed after the build. It is the same
+    /// path for every build of one service (`DATA_DIR/work/<app_id>/<service>`), so paths that
+    /// tools bake into their output (virtual environments do) repeat and identical builds give
+    /// identical images.
+    pub work: PathBuf,
+    /// Shared download caches (`DATA_DIR/cache`).
+    pub cache: PathBuf,
+    /// The build log.
+    pub log: BuildLog,
+    /// Cancelled by a cancel request or a server shutdown.
+    pub cancel: CancellationToken,
+}
+
+/// An image a builder stored and signed.
+#[derive(Debug, Clone)]
+pub struct BuiltImage {
+    /// The manifest digest.
+    pub digest: Digest,
+    /// `slipway.local/<app>/<service>@sha256:…`.
+    pub image_uri: String,
+}
+
+/// The image URI of a manifest.
+pub fn image_uri(app: &str, service: &str, digest: &Digest) -> String {
+    format!("{IMAGE_HOST}/{app}/{service}@{digest}")
+}
+
+/// The store and key builders write into.
+#[derive(Debug, Clone)]
+pub struct Output {
+    /// The blob store.
+    pub store: ImageStore,
+    /// The signing key.
+    pub key: PlatformKey,
+}
+
+/// Why a build did not produce an image. The `Display` text becomes the build's `error`.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// The context could not be unpacked.
+    #[error("the build context could not be unpacked: {0}")]
+    Context(#[from] ContextError),
+    /// The devfile does not say how to build this service.
+    #[error("{0}")]
+    Spec(String),
+    /// A command exited unsuccessfully.
+    #[error("the {what} failed ({status}); see the build log")]
+    Command {
+        /// Which command (`build command`, `buildah build`, …).
+        what: String,
+        /// Its exit status.
+        status: String,
+    },
+    /// A command ran past [`BUILD_TIMEOUT`].
+    #[error("the {what} did not finish within {minutes} minutes", what = .0, minutes = BUILD_TIMEOUT.as_secs() / 60)]
+    TimedOut(String),
+    /// Stopped by a cancel request or a shutdown.
+    #[error("cancelled")]
+    Cancelled,
+    /// Storing or signing the image failed.
+    #[error("storing the image failed: {0}")]
+    Image(#[from] ImageError),
+    /// A file operation failed.
+    #[error("i/o error: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// The append-only log of one build, `DATA_DIR/builds/<build_id>/log`.
+#[derive(Debug, Clone)]
+pub struct BuildLog {
+    path: PathBuf,
+}
+
+impl BuildLog {
+    /// The log of `build_id` under `data_dir`.
+    pub fn new(data_dir: &Path, build_id: &str) -> Self {
+        Self {
+            path: data_dir.join("builds").join(build_id).join("log"),
+        }
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Opens the file for appending, creating it and its directory.
+    pub fn open(&self) -> std::io::Result<std::fs::File> {
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.path)
+    }
+
+    /// Appends a `==> message` line (best effort: a log that cannot be written must not
+    /// fail the build).
+    pub fn note(&self, message: &str) {
+        if let Ok(mut f) = self.open() {
+            let _ = writeln!(f, "==> {message}");
+        }
+    }
+}
+
+/// Runs `command` in its own process group with stdin closed and stdout and stderr appended
+/// to the build log, until it exits, the job is cancelled (the whole group is killed) or
+/// [`BUILD_TIMEOUT`] passes. After a normal exit the group is killed too, so nothing a build
+/// started in the background outlives it.
+pub async fn run_logged(
+    mut command: tokio::process::Command,
+    what: &str,
+    job: &Job,
+) -> Result<(), BuildError> {
+    let out = job.log.open()?;
+    let err = out.try_clone()?;
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(out))
+        .stderr(Stdio::from(err))
+        .process_group(0)
+        .kill_on_drop(true);
+    let mut child = command.spawn().map_err(|e| BuildError::Command {
+        what: what.to_owned(),
+        status: format!("could not start: {e}"),
+    })?;
+    let group = child
+        .id()
+        .and_then(|id| i32::try_from(id).ok())
+        .map(Pid::from_raw);
+    let kill_group = || {
+        if let Some(pgid) = group {
+            let _ = killpg(pgid, Signal::SIGKILL);
+        }
+    };
+    let status: ExitStatus = tokio::select! {
+        status = child.wait() => {
+            kill_group();
+            status?
+        }
+        () = job.cancel.cancelled() => {
+            kill_group();
+            let _ = child.wait().await;
+            return Err(BuildError::Cancelled);
+        }
+        () = tokio::time::sleep(BUILD_TIMEOUT) => {
+            kill_group();
+            let _ = child.wait().await;
+            return Err(BuildError::TimedOut(what.to_owned()));
+        }
+    };
+    if status.success() {
+        Ok(())
+    } else {
+        Err(BuildError::Command {
+            what: what.to_owned(),
+            status: status.to_string(),
+        })
+    }
+}
+
+/// Empties `job.work` and unpacks the context into `job.work/src`, which it returns.
+pub async fn prepare_sources(job: &Job) -> Result<PathBuf, BuildError> {
+    let work = job.work.clone();
+    let context = job.context.clone();
+    let encoding = job.encoding;
+    let src = tokio::task::spawn_blocking(move || -> Result<PathBuf, BuildError> {
+        if work.exists() {
+            std::fs::remove_dir_all(&work)?;
+        }
+        let src = work.join("src");
+        std::fs::create_dir_all(&src)?;
+        context::unpack(&context, encoding, &src)?;
+        Ok(src)
+    })
+    .await
+    .map_err(|e| BuildError::Io(std::io::Error::other(e)))??;
+    Ok(src)
+}
+
+/// A directory of the devfile (relative to the project root) inside `root`; an error when it
+/// leaves the root or does not exist.
+pub fn project_dir(root: &Path, relative: &str, what: &str) -> Result<PathBuf, BuildError> {
+    let mut out = root.to_path_buf();
+    for component in Path::new(relative).components() {
+        match component {
+            std::path::Component::Normal(c) => out.push(c),
+            std::path::Component::CurDir => {}
+            _ => {
+                return Err(BuildError::Spec(format!(
+                    "the {what} {relative:?} must be relative to the project root without '..'"
+                )));
+            }
+        }
+    }
+    if !out.is_dir() {
+        return Err(BuildError::Spec(format!(
+            "the {what} {relative:?} is not a directory of the build context"
+        )));
+    }
+    Ok(out)
+}

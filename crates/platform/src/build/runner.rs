@@ -1,0 +1,383 @@
+//! The job runner: build jobs run on tokio tasks, at most [`MAX_CONCURRENT_BUILDS`] at a
+//! time, each cancellable. On start, jobs a stop or crash left queued or in progress are
+//! marked failed ("server restarted during the build"); on shutdown, running build processes
+//! are killed and their rows left for that rule.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use slipway_devfile::Devfile;
+use sqlx::Row;
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use super::context::Encoding;
+use super::{BuildError, BuildLog, Job, Output, buildah, native};
+use crate::config::BuilderKind;
+use crate::db::Db;
+use crate::error::PlatformError;
+use crate::image::{ImageStore, PlatformKey};
+use crate::store::builds::{self, BuildRecord, BuildStatus, Outcome};
+
+/// Builds that run at once; more wait in `queued`.
+pub const MAX_CONCURRENT_BUILDS: usize = 2;
+
+/// The `error` of jobs found unfinished at start-up.
+pub const RESTART_REASON: &str = "server restarted during the build";
+
+/// Directory of uploaded contexts inside the data directory.
+pub const CONTEXTS_DIR: &str = "contexts";
+
+/// Runs build jobs. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Runner {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    db: Db,
+    data_dir: PathBuf,
+    builder: BuilderKind,
+    output: Output,
+    slots: Semaphore,
+    jobs: Mutex<HashMap<String, CancellationToken>>,
+    work_locks: Mutex<HashMap<PathBuf, Arc<tokio::sync::Mutex<()>>>>,
+    shutdown: CancellationToken,
+    tracker: TaskTracker,
+}
+
+/// The builder `kind` stands for on this machine: `auto` is buildah when it runs, else
+/// native; `buildah` when it does not run is a configuration error.
+pub fn resolve_builder(kind: BuilderKind) -> Result<BuilderKind, PlatformError> {
+    match kind {
+        BuilderKind::Native => Ok(BuilderKind::Native),
+        BuilderKind::Buildah if buildah::available() => Ok(BuilderKind::Buildah),
+        BuilderKind::Buildah => Err(PlatformError::Config(
+            "--builder buildah: `buildah --version` does not run on this machine".into(),
+        )),
+        BuilderKind::Auto if buildah::available() => Ok(BuilderKind::Buildah),
+        BuilderKind::Auto => Ok(BuilderKind::Native),
+    }
+}
+
+impl Runner {
+    /// Prepares the runner: resolves the builder, opens the image store, loads (or makes) the
+    /// signing key, marks jobs a previous run left unfinished as failed, and clears the
+    /// scratch and upload directories they used.
+    pub async fn start(db: Db, data_dir: &Path, kind: BuilderKind) -> Result<Self, PlatformError> {
+        let builder = resolve_builder(kind)?;
+        let store = ImageStore::open(data_dir).map_err(|e| PlatformError::Config(e.to_string()))?;
+        let key = PlatformKey::load_or_create(data_dir)
+            .map_err(|e| PlatformError::Config(e.to_string()))?;
+        let mut tx = db.begin_write().await?;
+        let interrupted = builds::fail_unfinished(&mut tx, RESTART_REASON).await?;
+        tx.commit().await?;
+        for id in &interrupted {
+            BuildLog::new(data_dir, id).note(&format!("failed: {RESTART_REASON}"));
+        }
+        if !interrupted.is_empty() {
+            tracing::warn!(
+                count = interrupted.len(),
+                "marked interrupted builds failed"
+            );
+        }
+        for dir in ["work", CONTEXTS_DIR] {
+            let path = data_dir.join(dir);
+            if path.exists() {
+                std::fs::remove_dir_all(&path)?;
+            }
+            std::fs::create_dir_all(&path)?;
+        }
+        tracing::info!(builder = %builder, key_id = %key.key_id(), "build runner ready");
+        Ok(Self {
+            inner: Arc::new(Inner {
+                db,
+                data_dir: data_dir.to_path_buf(),
+                builder,
+                output: Output { store, key },
+                slots: Semaphore::new(MAX_CONCURRENT_BUILDS),
+                jobs: Mutex::new(HashMap::new()),
+                work_locks: Mutex::new(HashMap::new()),
+                shutdown: CancellationToken::new(),
+                tracker: TaskTracker::new(),
+            }),
+        })
+    }
+
+    /// The builder in use (`native` or `buildah`).
+    pub fn builder(&self) -> BuilderKind {
+        self.inner.builder
+    }
+
+    /// The platform signing key.
+    pub fn key(&self) -> &PlatformKey {
+        &self.inner.output.key
+    }
+
+    /// Where uploaded contexts are kept until their jobs finish.
+    pub fn contexts_dir(&self) -> PathBuf {
+        self.inner.data_dir.join(CONTEXTS_DIR)
+    }
+
+    /// The stored upload `context_id`.
+    pub fn context_path(&self, context_id: &str, encoding: Encoding) -> PathBuf {
+        self.contexts_dir()
+            .join(format!("{context_id}.{}", encoding.extension()))
+    }
+
+    /// The log of `build_id`.
+    pub fn log(&self, build_id: &str) -> BuildLog {
+        BuildLog::new(&self.inner.data_dir, build_id)
+    }
+
+    /// Why `service` cannot be built by the builder in use, if it cannot.
+    pub fn unbuildable(&self, service: &slipway_devfile::ServiceSpec) -> Option<String> {
+        match self.inner.builder {
+            BuilderKind::Buildah => buildah::unbuildable(service),
+            _ => native::unbuildable(service),
+        }
+    }
+
+    /// Starts the task of a job committed as `queued`.
+    pub fn enqueue(&self, build_id: String) {
+        let token = self.inner.shutdown.child_token();
+        if let Ok(mut jobs) = self.inner.jobs.lock() {
+            jobs.insert(build_id.clone(), token.clone());
+        }
+        self.log(&build_id).note("queued");
+        let inner = Arc::clone(&self.inner);
+        self.inner.tracker.spawn(async move {
+            let context = run_job(&inner, &build_id, token).await;
+            if let Ok(mut jobs) = inner.jobs.lock() {
+                jobs.remove(&build_id);
+            }
+            if let Some((context_id, encoding)) = context {
+                release_context(&inner, &context_id, encoding).await;
+            }
+        });
+    }
+
+    /// Stops job `build_id` if it is queued or running here (its row is already
+    /// `cancelled`): a running build's process group is killed.
+    pub fn cancel(&self, build_id: &str) {
+        if let Ok(jobs) = self.inner.jobs.lock()
+            && let Some(token) = jobs.get(build_id)
+        {
+            token.cancel();
+        }
+    }
+
+    /// Kills every running build and waits for the job tasks to end. Rows are left as they
+    /// are; the next start marks them failed.
+    pub async fn shutdown(&self) {
+        self.inner.shutdown.cancel();
+        self.inner.tracker.close();
+        self.inner.tracker.wait().await;
+    }
+}
+
+/// Runs one job to its end. Returns the job's context (to delete when no other job needs
+/// it), or `None` when the server is shutting down (the next start clears contexts).
+async fn run_job(
+    inner: &Inner,
+    build_id: &str,
+    token: CancellationToken,
+) -> Option<(String, Encoding)> {
+    let log = BuildLog::new(&inner.data_dir, build_id);
+    let _permit = tokio::select! {
+        permit = inner.slots.acquire() => permit.ok()?,
+        () = token.cancelled() => {
+            return load(inner, build_id).await.ok().flatten().and_then(|(r, _)| context_of(&r));
+        }
+    };
+    let (record, app_name) = match load(inner, build_id).await {
+        Ok(Some(found)) => found,
+        Ok(None) => return None,
+        Err(e) => {
+            tracing::error!(build_id, error = %e, "cannot load a build job");
+            return None;
+        }
+    };
+    let context = context_of(&record);
+    if record.status != BuildStatus::Queued || !start(inner, build_id).await {
+        return context;
+    }
+    let encoding = Encoding::parse(&record.context_encoding).unwrap_or(Encoding::Zstd);
+    log.note(&format!(
+        "started: service {} of app {app_name} with the {} builder",
+        record.service, inner.builder
+    ));
+    tracing::info!(build_id, service = %record.service, "build started");
+    let result = match job_of(
+        inner,
+        &record,
+        app_name,
+        encoding,
+        log.clone(),
+        token.clone(),
+    ) {
+        Ok(job) => {
+            let lock = work_lock(inner, &job.work);
+            let _guard = tokio::select! {
+                guard = lock.lock() => guard,
+                () = token.cancelled() => return finish_cancelled(inner, &log, context),
+            };
+            let result = match inner.builder {
+                BuilderKind::Buildah => super::buildah::build(&job, &inner.output).await,
+                _ => native::build(&job, &inner.output).await,
+            };
+            let _ = tokio::fs::remove_dir_all(&job.work).await;
+            result
+        }
+        Err(e) => Err(e),
+    };
+    let outcome = match result {
+        Ok(image) => {
+            log.note(&format!("succeeded: {}", image.image_uri));
+            Outcome::Succeeded {
+                image_uri: image.image_uri,
+                manifest_digest: image.digest.to_string(),
+            }
+        }
+        Err(BuildError::Cancelled) => return finish_cancelled(inner, &log, context),
+        Err(e) => {
+            let reason = e.to_string();
+            log.note(&format!("failed: {reason}"));
+            Outcome::Failed(reason)
+        }
+    };
+    let recorded = async {
+        let mut tx = inner.db.begin_write().await?;
+        let done = builds::finish(&mut tx, build_id, &outcome).await?;
+        tx.commit().await?;
+        Ok::<bool, sqlx::Error>(done)
+    }
+    .await;
+    match recorded {
+        Ok(true) => tracing::info!(
+            build_id,
+            ok = matches!(outcome, Outcome::Succeeded { .. }),
+            "build finished"
+        ),
+        Ok(false) => tracing::info!(build_id, "build ended after it was cancelled"),
+        Err(e) => tracing::error!(build_id, error = %e, "cannot record a build's end"),
+    }
+    context
+}
+
+fn finish_cancelled(
+    inner: &Inner,
+    log: &BuildLog,
+    context: Option<(String, Encoding)>,
+) -> Option<(String, Encoding)> {
+    if inner.shutdown.is_cancelled() {
+        log.note("stopped: the server is shutting down");
+        None
+    } else {
+        log.note("cancelled: the build process group was killed");
+        context
+    }
+}
+
+fn context_of(record: &BuildRecord) -> Option<(String, Encoding)> {
+    Some((
+        record.context_id.clone(),
+        Encoding::parse(&record.context_encoding)?,
+    ))
+}
+
+/// The job's row and its app's name; `None` when either is gone (the app was deleted).
+async fn load(inner: &Inner, build_id: &str) -> Result<Option<(BuildRecord, String)>, sqlx::Error> {
+    let mut tx = inner.db.begin_read().await?;
+    let Some(record) = builds::get(&mut tx, build_id).await? else {
+        return Ok(None);
+    };
+    let name = sqlx::query("SELECT name FROM app WHERE id = $1")
+        .bind(record.app_id.clone())
+        .fetch_optional(&mut *tx)
+        .await?
+        .map(|r| r.try_get::<String, _>(0))
+        .transpose()?;
+    tx.commit().await?;
+    Ok(name.map(|n| (record, n)))
+}
+
+async fn start(inner: &Inner, build_id: &str) -> bool {
+    let started = async {
+        let mut tx = inner.db.begin_write().await?;
+        let ok = builds::start(&mut tx, build_id).await?;
+        tx.commit().await?;
+        Ok::<bool, sqlx::Error>(ok)
+    }
+    .await;
+    started.unwrap_or_else(|e| {
+        tracing::error!(build_id, error = %e, "cannot start a build job");
+        false
+    })
+}
+
+fn job_of(
+    inner: &Inner,
+    record: &BuildRecord,
+    app_name: String,
+    encoding: Encoding,
+    log: BuildLog,
+    cancel: CancellationToken,
+) -> Result<Job, BuildError> {
+    let devfile = Devfile::parse(&record.devfile)
+        .map_err(|e| BuildError::Spec(format!("the devfile no longer parses: {e}")))?;
+    let service = devfile
+        .services()
+        .into_iter()
+        .find(|s| s.name == record.service)
+        .ok_or_else(|| {
+            BuildError::Spec(format!("the devfile has no service {:?}", record.service))
+        })?;
+    Ok(Job {
+        build_id: record.id.clone(),
+        work: inner
+            .data_dir
+            .join("work")
+            .join(&record.app_id)
+            .join(&record.service),
+        context: inner.data_dir.join(CONTEXTS_DIR).join(format!(
+            "{}.{}",
+            record.context_id,
+            encoding.extension()
+        )),
+        app_name,
+        service,
+        encoding,
+        cache: inner.data_dir.join("cache"),
+        log,
+        cancel,
+    })
+}
+
+fn work_lock(inner: &Inner, work: &Path) -> Arc<tokio::sync::Mutex<()>> {
+    match inner.work_locks.lock() {
+        Ok(mut locks) => Arc::clone(locks.entry(work.to_path_buf()).or_default()),
+        Err(_) => Arc::new(tokio::sync::Mutex::new(())),
+    }
+}
+
+/// Deletes an uploaded context once no queued or running job needs it.
+async fn release_context(inner: &Inner, context_id: &str, encoding: Encoding) {
+    let in_use = async {
+        let mut tx = inner.db.begin_read().await?;
+        let used = builds::context_in_use(&mut tx, context_id).await?;
+        tx.commit().await?;
+        Ok::<bool, sqlx::Error>(used)
+    }
+    .await;
+    if let Ok(false) = in_use {
+        let path = inner
+            .data_dir
+            .join(CONTEXTS_DIR)
+            .join(format!("{context_id}.{}", encoding.extension()));
+        let _ = tokio::fs::remove_file(path).await;
+    }
+}

@@ -1,0 +1,475 @@
+//! `/v1/apps/{app_id}/builds`, `/v1/builds/{build_id}` and its cancel, and the public
+//! `/v1/signing-key`. An upload is authenticated first, then streamed to a temporary file
+//! (never held in memory, at most [`MAX_UPLOAD_BYTES`]), checked, and only then are the jobs
+//! created — in one transaction that checks the caller's access again.
+
+use std::io::SeekFrom;
+
+use axum::body::Body;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use http_body_util::BodyExt as _;
+use serde::Serialize;
+use slipway_devfile::Devfile;
+use tokio::io::{AsyncReadExt as _, AsyncSeekExt as _, AsyncWriteExt as _};
+
+use super::apps::{app_not_found, parse_app_id};
+use super::error::ApiError;
+use super::{Access, AppState};
+use crate::build::context::{self, ContextError, Encoding};
+use crate::db::rfc3339;
+use crate::image::sign::{ALGORITHM, SIGNED_PREFIX};
+use crate::store::access::Role;
+use crate::store::apps;
+use crate::store::builds::{self, BuildRecord, BuildStatus, NewBuild};
+
+/// Largest accepted build-context upload (512 MiB, compressed).
+pub const MAX_UPLOAD_BYTES: u64 = 512 << 20;
+/// Most log bytes `GET /v1/builds/{id}?log=true` returns (the end of the log).
+pub const MAX_LOG_BYTES: u64 = 1 << 20;
+
+/// The routes of this module, relative to `/v1`.
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/apps/{app_id}/builds", post(create))
+        .route("/builds/{build_id}", get(get_one))
+        .route("/builds/{build_id}/cancel", post(cancel))
+        .route("/signing-key", get(signing_key))
+}
+
+/// A build as the API shows it.
+#[derive(Debug, Serialize)]
+pub struct BuildView {
+    /// The build's UUID.
+    pub build_id: String,
+    /// The app's UUID.
+    pub app_id: String,
+    /// The service built.
+    pub service: String,
+    /// `queued`, `in_progress`, `succeeded`, `failed` or `cancelled`.
+    pub status: BuildStatus,
+    /// `native` or `buildah`.
+    pub builder: String,
+    /// `slipway.local/<app>/<service>@sha256:…` when succeeded, else null.
+    pub image_uri: Option<String>,
+    /// Why it failed or was cancelled, else null.
+    pub error: Option<String>,
+    /// RFC 3339, UTC.
+    pub created_at: String,
+    /// RFC 3339, UTC; null while queued.
+    pub started_at: Option<String>,
+    /// RFC 3339, UTC; null until finished.
+    pub finished_at: Option<String>,
+    /// The build log, with `?log=true` (its last [`MAX_LOG_BYTES`] bytes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log: Option<String>,
+    /// True when `log` holds only the end of a longer log.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_truncated: Option<bool>,
+}
+
+impl From<BuildRecord> for BuildView {
+    fn from(b: BuildRecord) -> Self {
+        Self {
+            build_id: b.id,
+            app_id: b.app_id,
+            service: b.service,
+            status: b.status,
+            builder: b.builder,
+            image_uri: b.image_uri,
+            error: b.error,
+            created_at: rfc3339(b.created_at),
+            started_at: b.started_at.map(rfc3339),
+            finished_at: b.finished_at.map(rfc3339),
+            log: None,
+            log_truncated: None,
+        }
+    }
+}
+
+/// One job of `POST /v1/apps/{app_id}/builds`.
+#[derive(Debug, Serialize)]
+pub struct QueuedBuild {
+    /// The build's UUID.
+    pub build_id: String,
+    /// The service.
+    pub service: String,
+    /// Always `queued` here.
+    pub status: BuildStatus,
+}
+
+/// The 202 body of `POST /v1/apps/{app_id}/builds`.
+#[derive(Debug, Serialize)]
+pub struct BuildsCreated {
+    /// The new builds' ids, in the order of `builds`.
+    pub build_ids: Vec<String>,
+    /// One entry per service.
+    pub builds: Vec<QueuedBuild>,
+}
+
+fn parse_build_id(raw: &str) -> Result<String, ApiError> {
+    uuid::Uuid::parse_str(raw)
+        .map(|u| u.to_string())
+        .map_err(|_| ApiError::invalid("build_id", "must be a UUID"))
+}
+
+fn build_not_found(id: &str) -> ApiError {
+    ApiError::NotFound(format!("no build with id {id}"))
+}
+
+fn internal(what: &str, e: impl std::fmt::Display) -> ApiError {
+    ApiError::Internal(format!("{what}: {e}"))
+}
+
+/// The query pairs with each key at most once and only from `allowed`.
+fn query_map(
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    allowed: &[&str],
+) -> Result<std::collections::HashMap<String, String>, ApiError> {
+    let Query(pairs) =
+        query.map_err(|_| ApiError::InvalidBody("the query string could not be read".into()))?;
+    let mut out = std::collections::HashMap::new();
+    for (key, value) in pairs {
+        if !allowed.contains(&key.as_str()) {
+            return Err(ApiError::invalid(
+                &key,
+                format!(
+                    "unknown query parameter; allowed are {}",
+                    allowed.join(", ")
+                ),
+            ));
+        }
+        if out.insert(key.clone(), value).is_some() {
+            return Err(ApiError::invalid(&key, "must be given at most once"));
+        }
+    }
+    Ok(out)
+}
+
+/// A refused context as a client error.
+fn context_error(e: ContextError) -> ApiError {
+    match e {
+        ContextError::Io(e) => internal("reading the uploaded context", e),
+        ContextError::NoDevfile | ContextError::BadDevfile(_) => {
+            ApiError::invalid("devfile", e.to_string())
+        }
+        other => ApiError::invalid("context", other.to_string()),
+    }
+}
+
+/// Streams the body into `file`, refusing more than [`MAX_UPLOAD_BYTES`].
+async fn receive(body: Body, file: &mut tokio::fs::File) -> Result<u64, ApiError> {
+    let mut body = body;
+    let mut total = 0u64;
+    while let Some(frame) = body.frame().await {
+        let frame =
+            frame.map_err(|_| ApiError::InvalidBody("the upload could not be read".into()))?;
+        if let Ok(data) = frame.into_data() {
+            total += data.len() as u64;
+            if total > MAX_UPLOAD_BYTES {
+                return Err(ApiError::TooLarge(format!(
+                    "a build context may be at most {MAX_UPLOAD_BYTES} bytes ({} MiB) compressed",
+                    MAX_UPLOAD_BYTES >> 20
+                )));
+            }
+            file.write_all(&data)
+                .await
+                .map_err(|e| internal("writing the upload", e))?;
+        }
+    }
+    file.flush()
+        .await
+        .map_err(|e| internal("writing the upload", e))?;
+    Ok(total)
+}
+
+/// `POST /v1/apps/{app_id}/builds[?service_name=a,b]`: body a tar.zst
+/// (`application/zstd`) or tar.gz (`application/gzip`) of the build context with a devfile
+/// at its root → 202 with one queued build per service.
+async fn create(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(app_id): Path<String>,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let (mut tx, caller) = state.begin_as(&headers, Access::Read).await?;
+    let id = parse_app_id(&app_id)?;
+    let (_, role) = apps::get_visible(&mut tx, &caller, &id)
+        .await?
+        .ok_or_else(|| app_not_found(&id))?;
+    tx.commit().await?;
+    if role < Role::Editor {
+        return Err(ApiError::PermissionDenied(format!(
+            "building an app needs the editor or owner role; you are {}",
+            role.as_str()
+        )));
+    }
+    let query = query_map(query, &["service_name"])?;
+    let wanted: Option<Vec<String>> = query.get("service_name").map(|v| {
+        v.split(',')
+            .map(|s| s.trim().to_owned())
+            .filter(|s| !s.is_empty())
+            .collect()
+    });
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let encoding = Encoding::from_content_type(content_type).ok_or_else(|| {
+        ApiError::UnsupportedMediaType(
+            "the body must be a tar.zst ('Content-Type: application/zstd') or a tar.gz \
+             ('Content-Type: application/gzip') of the build context"
+                .into(),
+        )
+    })?;
+
+    let runner = state.runner().clone();
+    let temp = tempfile::Builder::new()
+        .prefix(".upload-")
+        .tempfile_in(runner.contexts_dir())
+        .map_err(|e| internal("creating the upload file", e))?;
+    let mut file = tokio::fs::File::from_std(
+        temp.reopen()
+            .map_err(|e| internal("opening the upload file", e))?,
+    );
+    receive(body, &mut file).await?;
+    drop(file);
+    let temp_path = temp.path().to_path_buf();
+    let inspected = tokio::task::spawn_blocking(move || context::inspect(&temp_path, encoding))
+        .await
+        .map_err(|e| internal("checking the upload", e))?
+        .map_err(context_error)?;
+
+    let report = slipway_devfile::validate(&inspected.devfile, Some(&inspected));
+    if !report.valid() {
+        return Err(ApiError::InvalidDevfile(report.errors()));
+    }
+    let devfile = Devfile::parse(&inspected.devfile)
+        .map_err(|e| ApiError::InvalidDevfile(vec![e.to_string()]))?;
+    let services = devfile.services();
+    let chosen: Vec<_> = match &wanted {
+        None => services.iter().collect(),
+        Some(names) if names.is_empty() => {
+            return Err(ApiError::invalid("service_name", "must name a service"));
+        }
+        Some(names) => {
+            let mut chosen = Vec::new();
+            for name in names {
+                let service = services.iter().find(|s| &s.name == name).ok_or_else(|| {
+                    ApiError::invalid(
+                        "service_name",
+                        format!(
+                            "the devfile has no service {name:?}; its services are {}",
+                            services
+                                .iter()
+                                .map(|s| s.name.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    )
+                })?;
+                if !chosen
+                    .iter()
+                    .any(|c: &&slipway_devfile::ServiceSpec| c.name == *name)
+                {
+                    chosen.push(service);
+                }
+            }
+            chosen
+        }
+    };
+    if let Some(problem) = chosen.iter().find_map(|s| runner.unbuildable(s)) {
+        return Err(ApiError::InvalidDevfile(vec![problem]));
+    }
+
+    let context_id = uuid::Uuid::new_v4().to_string();
+    let stored = runner.context_path(&context_id, encoding);
+    temp.persist(&stored)
+        .map_err(|e| internal("keeping the upload", e.error))?;
+    let created = async {
+        // Checked again: the app may have been deleted or the token revoked during the upload.
+        let (mut tx, caller) = state.begin_as(&headers, Access::Write).await?;
+        if apps::get_visible(&mut tx, &caller, &id).await?.is_none() {
+            return Err(app_not_found(&id));
+        }
+        apps::set_devfile(&mut tx, &id, &inspected.devfile).await?;
+        let mut queued = Vec::new();
+        for service in &chosen {
+            let build_id = builds::insert(
+                &mut tx,
+                &NewBuild {
+                    app_id: &id,
+                    service: &service.name,
+                    builder: runner.builder().as_str(),
+                    devfile: &inspected.devfile,
+                    context_id: &context_id,
+                    context_encoding: encoding.as_str(),
+                    created_by: &caller.user_id,
+                },
+            )
+            .await?;
+            queued.push(QueuedBuild {
+                build_id,
+                service: service.name.clone(),
+                status: BuildStatus::Queued,
+            });
+        }
+        tx.commit().await?;
+        Ok(queued)
+    }
+    .await;
+    let queued = match created {
+        Ok(q) => q,
+        Err(e) => {
+            let _ = tokio::fs::remove_file(&stored).await;
+            return Err(e);
+        }
+    };
+    for q in &queued {
+        runner.enqueue(q.build_id.clone());
+    }
+    tracing::info!(app_id = %id, builds = queued.len(), "builds queued");
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(BuildsCreated {
+            build_ids: queued.iter().map(|q| q.build_id.clone()).collect(),
+            builds: queued,
+        }),
+    )
+        .into_response())
+}
+
+/// The build `raw_id` with the caller's role on its app, or 404.
+async fn visible_build(
+    tx: &mut crate::db::Tx,
+    caller: &crate::auth::Caller,
+    raw_id: &str,
+) -> Result<(BuildRecord, Role), ApiError> {
+    let id = parse_build_id(raw_id)?;
+    let build = builds::get(tx, &id)
+        .await?
+        .ok_or_else(|| build_not_found(&id))?;
+    let (_, role) = apps::get_visible(tx, caller, &build.app_id)
+        .await?
+        .ok_or_else(|| build_not_found(&id))?;
+    Ok((build, role))
+}
+
+/// The end of a build log (at most [`MAX_LOG_BYTES`]) and whether it was cut.
+async fn read_log(path: &std::path::Path) -> Result<(String, bool), ApiError> {
+    let mut file = match tokio::fs::File::open(path).await {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((String::new(), false)),
+        Err(e) => return Err(internal("reading a build log", e)),
+    };
+    let len = file
+        .metadata()
+        .await
+        .map_err(|e| internal("reading a build log", e))?
+        .len();
+    let cut = len > MAX_LOG_BYTES;
+    if cut {
+        file.seek(SeekFrom::Start(len - MAX_LOG_BYTES))
+            .await
+            .map_err(|e| internal("reading a build log", e))?;
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_LOG_BYTES)
+        .read_to_end(&mut bytes)
+        .await
+        .map_err(|e| internal("reading a build log", e))?;
+    Ok((String::from_utf8_lossy(&bytes).into_owned(), cut))
+}
+
+/// `GET /v1/builds/{build_id}[?log=true]`.
+async fn get_one(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(build_id): Path<String>,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+) -> Result<Json<BuildView>, ApiError> {
+    let (mut tx, caller) = state.begin_as(&headers, Access::Read).await?;
+    let (build, _) = visible_build(&mut tx, &caller, &build_id).await?;
+    tx.commit().await?;
+    let query = query_map(query, &["log"])?;
+    let with_log = match query.get("log").map(String::as_str) {
+        None | Some("false") => false,
+        Some("true") => true,
+        Some(_) => return Err(ApiError::invalid("log", "must be true or false")),
+    };
+    let log_path = state.runner().log(&build.id);
+    let mut view = BuildView::from(build);
+    if with_log {
+        let (text, cut) = read_log(log_path.path()).await?;
+        view.log = Some(text);
+        view.log_truncated = Some(cut);
+    }
+    Ok(Json(view))
+}
+
+/// `POST /v1/builds/{build_id}/cancel`: queued or in_progress → cancelled (a running build's
+/// process group is killed) → 200 with the build; 409 when it already finished.
+async fn cancel(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(build_id): Path<String>,
+) -> Result<Json<BuildView>, ApiError> {
+    let (mut tx, caller) = state.begin_as(&headers, Access::Write).await?;
+    let (build, role) = visible_build(&mut tx, &caller, &build_id).await?;
+    if role < Role::Editor {
+        return Err(ApiError::PermissionDenied(format!(
+            "cancelling a build needs the editor or owner role; you are {}",
+            role.as_str()
+        )));
+    }
+    if build.status.is_finished() {
+        return Err(ApiError::FailedPrecondition(format!(
+            "build {} is already {}; only queued or in_progress builds can be cancelled",
+            build.id,
+            build.status.as_str()
+        )));
+    }
+    if !builds::cancel(&mut tx, &build.id, "cancelled by request").await? {
+        return Err(ApiError::FailedPrecondition(format!(
+            "build {} finished before it could be cancelled",
+            build.id
+        )));
+    }
+    let updated = builds::get(&mut tx, &build.id)
+        .await?
+        .ok_or_else(|| build_not_found(&build.id))?;
+    tx.commit().await?;
+    state.runner().log(&build.id).note("cancel requested");
+    state.runner().cancel(&build.id);
+    tracing::info!(build_id = %build.id, "build cancelled");
+    Ok(Json(updated.into()))
+}
+
+/// The platform's image signing key, as `GET /v1/signing-key` serves it.
+#[derive(Debug, Serialize)]
+pub struct SigningKeyView {
+    /// Always `ed25519`.
+    pub algorithm: &'static str,
+    /// The 32-byte public key in base64.
+    pub public_key: String,
+    /// The first 16 hex digits of the SHA-256 of the public key.
+    pub key_id: String,
+    /// What each signature covers: this prefix followed by the manifest digest.
+    pub signed_message_prefix: &'static str,
+}
+
+/// `GET /v1/signing-key`: public (no token), so anyone can check image signatures.
+async fn signing_key(State(state): State<AppState>) -> Json<SigningKeyView> {
+    let key = state.runner().key();
+    Json(SigningKeyView {
+        algorithm: ALGORITHM,
+        public_key: key.public_key_base64(),
+        key_id: key.key_id(),
+        signed_message_prefix: SIGNED_PREFIX,
+    })
+}

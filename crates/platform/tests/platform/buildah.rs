@@ -1,0 +1,57 @@
+//! The buildah builder, when `buildah` runs here: a `FROM scratch` Dockerfile that copies one
+//! file becomes a signed image in the platform store. Without buildah the test is skipped with
+//! a note — except under CI, where it fails.
+
+use slipway_platform::BuilderKind;
+use slipway_platform::image::{Digest, ImageStore, verify_image};
+
+use crate::support::{backends, python_devfile, spawn_app_with};
+
+fn buildah_runs() -> bool {
+    std::process::Command::new("buildah")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[tokio::test]
+async fn a_scratch_dockerfile_builds_into_a_signed_image_with_buildah() {
+    if !buildah_runs() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "buildah is required under CI (install it in .ci)"
+        );
+        eprintln!(
+            "\n!!!!!!!! SKIPPING the buildah builder test: `buildah --version` does not run here.\n"
+        );
+        return;
+    }
+    for backend in backends() {
+        let app = spawn_app_with(backend, BuilderKind::Buildah).await;
+        let created = app.register(&app.owner, "scratch").await;
+        let app_id = created["id"].as_str().unwrap();
+        let files = vec![
+            (
+                "devfile.yaml".to_owned(),
+                python_devfile("scratch", "true").into_bytes(),
+            ),
+            (
+                "Dockerfile".to_owned(),
+                b"FROM scratch\nCOPY hello.txt /hello.txt\n".to_vec(),
+            ),
+            ("hello.txt".to_owned(), b"hello from buildah\n".to_vec()),
+        ];
+        let id = app.build_one(app_id, &files).await;
+        let build = app.wait_build(&id, &["succeeded", "failed"]).await;
+        assert_eq!(build["status"], "succeeded", "{backend:?}: {build}");
+        assert_eq!(build["builder"], "buildah");
+        let uri = build["image_uri"].as_str().unwrap();
+        let digest = uri.strip_prefix("slipway.local/scratch/api@").unwrap();
+        let verified = verify_image(&app.data_dir(), digest).expect("verifies");
+        let store = ImageStore::open(&app.data_dir()).unwrap();
+        let manifest = store.read_blob(&Digest::parse(digest).unwrap()).unwrap();
+        assert_eq!(Digest::of(&manifest).as_str(), digest);
+        assert_eq!(verified.manifest.layers.len(), 1, "{:?}", verified.manifest);
+        app.finish().await;
+    }
+}
