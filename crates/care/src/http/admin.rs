@@ -8,7 +8,7 @@ use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
-use axum::routing::{get, put};
+use axum::routing::{MethodRouter, get, put};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sqlx::Row;
@@ -25,15 +25,36 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .route("/stats", get(stats))
         .route("/vendors", get(list_vendors))
-        .route("/vendors/{name}", put(put_vendor).delete(delete_vendor))
+        .route(
+            "/vendors/{name}",
+            put(put_vendor).merge(delete_by_key(
+                "DELETE FROM vendor WHERE api_name = $1",
+                "vendor",
+            )),
+        )
         .route("/programs", get(list_programs))
-        .route("/programs/{name}", put(put_program).delete(delete_program))
+        .route(
+            "/programs/{name}",
+            put(put_program).merge(delete_by_key(
+                "DELETE FROM program WHERE api_name = $1",
+                "program",
+            )),
+        )
         .route("/products", get(list_products))
-        .route("/products/{id}", put(put_product).delete(delete_product))
+        .route(
+            "/products/{id}",
+            put(put_product).merge(delete_by_key(
+                "DELETE FROM product WHERE product_code = $1",
+                "product",
+            )),
+        )
         .route("/data-use-purposes", get(list_purposes))
         .route(
             "/data-use-purposes/{id}",
-            put(put_purpose).delete(delete_purpose),
+            put(put_purpose).merge(delete_by_key(
+                "DELETE FROM data_use_purpose WHERE external_id = $1",
+                "data use purpose",
+            )),
         )
         .route("/object-configs", get(list_object_configs))
         .route(
@@ -48,14 +69,17 @@ pub fn router() -> Router<AppState> {
             "/data-requests/{uuid}",
             get(get_data_request)
                 .put(put_data_request)
-                .delete(delete_data_request),
+                .merge(delete_by_key(
+                    "DELETE FROM data_request WHERE external_id = $1",
+                    "data request",
+                )),
         )
         .route("/users", get(list_users).post(create_user))
         .route("/users/{id}", axum::routing::delete(delete_user))
         .route("/users/{id}/permissions", put(put_permissions))
         .route(
             "/accounts/{external_id}",
-            axum::routing::delete(delete_account),
+            delete_by_key("DELETE FROM account WHERE external_id = $1", "account"),
         )
         .route("/care-plans/{external_id}", get(get_care_plan))
         .route("/erx-requests/{id}", get(get_erx_request))
@@ -318,107 +342,19 @@ async fn put_purpose(
     .await
 }
 
-async fn delete_simple(
-    st: &AppState,
-    headers: &HeaderMap,
-    sql: &'static str,
-    key: String,
-    what: &str,
-) -> Result<Response, ApiError> {
-    let mut tx = begin_admin(st, headers).await?;
-    delete_where(&mut tx, sql, key, what).await?;
-    tx.commit().await?;
-    Ok(ok_json(json!({ "deleted": true })))
-}
-
-async fn delete_vendor(
-    State(st): State<AppState>,
-    Path(k): Path<String>,
-    headers: HeaderMap,
-) -> Result<Response, ApiError> {
-    delete_simple(
-        &st,
-        &headers,
-        "DELETE FROM vendor WHERE api_name = $1",
-        k,
-        "vendor",
+/// A DELETE handler that removes the record whose key is the path's one parameter.
+///
+/// Reference data has no dependants to cascade to (references are soft), so one parametrised
+/// handler serves every simple kind; `sql` takes the key as `$1`.
+fn delete_by_key(sql: &'static str, what: &'static str) -> MethodRouter<AppState> {
+    axum::routing::delete(
+        move |State(st): State<AppState>, Path(key): Path<String>, headers: HeaderMap| async move {
+            let mut tx = begin_admin(&st, &headers).await?;
+            delete_where(&mut tx, sql, key, what).await?;
+            tx.commit().await?;
+            Ok::<_, ApiError>(ok_json(json!({ "deleted": true })))
+        },
     )
-    .await
-}
-
-async fn delete_program(
-    State(st): State<AppState>,
-    Path(k): Path<String>,
-    headers: HeaderMap,
-) -> Result<Response, ApiError> {
-    delete_simple(
-        &st,
-        &headers,
-        "DELETE FROM program WHERE api_name = $1",
-        k,
-        "program",
-    )
-    .await
-}
-
-async fn delete_purpose(
-    State(st): State<AppState>,
-    Path(k): Path<String>,
-    headers: HeaderMap,
-) -> Result<Response, ApiError> {
-    delete_simple(
-        &st,
-        &headers,
-        "DELETE FROM data_use_purpose WHERE external_id = $1",
-        k,
-        "data use purpose",
-    )
-    .await
-}
-
-async fn delete_product(
-    State(st): State<AppState>,
-    Path(k): Path<String>,
-    headers: HeaderMap,
-) -> Result<Response, ApiError> {
-    delete_simple(
-        &st,
-        &headers,
-        "DELETE FROM product WHERE product_code = $1",
-        k,
-        "product",
-    )
-    .await
-}
-
-async fn delete_account(
-    State(st): State<AppState>,
-    Path(k): Path<String>,
-    headers: HeaderMap,
-) -> Result<Response, ApiError> {
-    delete_simple(
-        &st,
-        &headers,
-        "DELETE FROM account WHERE external_id = $1",
-        k,
-        "account",
-    )
-    .await
-}
-
-async fn delete_data_request(
-    State(st): State<AppState>,
-    Path(k): Path<String>,
-    headers: HeaderMap,
-) -> Result<Response, ApiError> {
-    delete_simple(
-        &st,
-        &headers,
-        "DELETE FROM data_request WHERE external_id = $1",
-        k,
-        "data request",
-    )
-    .await
 }
 
 #[derive(Deserialize)]

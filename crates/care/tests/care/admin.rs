@@ -173,3 +173,28 @@ async fn restarting_with_demo_on_a_demo_database_keeps_the_data() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn every_reference_kind_can_be_deleted_once() {
+    for backend in backends() {
+        let app = spawn_app(backend).await;
+        for path in [
+            "/vendors/DemoRx",
+            "/programs/DemoCareProgram",
+            "/products/PROD-1002",
+            "/data-use-purposes/DUP-MARKETING",
+            "/data-requests/5f0c8b8e-1d2a-4c1e-9a57-0a4a5c1d7e03",
+        ] {
+            let (status, body) = app.admin_delete(path).await;
+            assert_eq!(status, StatusCode::OK, "{path}: {body}");
+            assert_eq!(body["deleted"], true, "{path}");
+            let (status, body) = app.admin_delete(path).await;
+            assert_eq!(
+                status,
+                StatusCode::NOT_FOUND,
+                "{path} deleted twice: {body}"
+            );
+        }
+        app.finish().await;
+    }
+}
