@@ -37,6 +37,12 @@ pub struct ServeArgs {
     /// Image builder: auto (buildah when it runs here, else native), buildah, or native.
     #[arg(long, default_value = "auto")]
     builder: slipway_platform::BuilderKind,
+    /// Where the app gateway listens; apps are reached at http://<service>.<app>.localhost:<port>.
+    #[arg(long, default_value = "127.0.0.1:8780")]
+    gateway_listen: SocketAddr,
+    /// How long a new deployment may take to become healthy before it is FAILED.
+    #[arg(long, default_value_t = 120, value_name = "SECONDS")]
+    health_timeout: u64,
 }
 
 #[derive(Debug, Args)]
@@ -74,6 +80,8 @@ pub fn run(command: PlatformCommand) -> ExitCode {
                 slipway_platform::PlatformConfig::new(args.listen, data_dir(args.data_dir));
             config.database_url = args.database_url;
             config.builder = args.builder;
+            config.gateway_listen = Some(args.gateway_listen);
+            config.health_timeout = std::time::Duration::from_secs(args.health_timeout);
             runtime
                 .block_on(slipway_platform::serve(config))
                 .map(|()| None)

@@ -3,6 +3,7 @@
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use crate::error::PlatformError;
 
@@ -24,6 +25,13 @@ pub struct PlatformConfig {
     pub database_url: Option<String>,
     /// Which image builder runs build jobs (`--builder auto|buildah|native`).
     pub builder: BuilderKind,
+    /// Address of the gateway that serves deployed apps by host name
+    /// (`--gateway-listen`); `None` runs no gateway (apps then have no URL). The default,
+    /// `127.0.0.1:0`, takes a free port chosen at start and logged.
+    pub gateway_listen: Option<SocketAddr>,
+    /// How long a starting service has to answer its health check
+    /// (`--health-timeout SECONDS`; default 120 s).
+    pub health_timeout: Duration,
 }
 
 impl PlatformConfig {
@@ -34,6 +42,8 @@ impl PlatformConfig {
             data_dir: data_dir.into(),
             database_url: None,
             builder: BuilderKind::Auto,
+            gateway_listen: Some(SocketAddr::from(([127, 0, 0, 1], 0))),
+            health_timeout: crate::deploy::DEFAULT_HEALTH_TIMEOUT,
         }
     }
 }

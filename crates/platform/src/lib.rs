@@ -1,8 +1,9 @@
 //! The Slipway platform server (`slipway platform serve`): accounts, bearer tokens, apps and
 //! image builds behind a versioned HTTP API (`/v1/…`), over SQLite (default, a file in the
 //! data directory) or PostgreSQL. Images are stored content-addressed and signed
-//! ([`image::verify_image`] checks one before it runs). Deployments, logs and the gateway
-//! come later.
+//! ([`image::verify_image`] checks one before it runs). Succeeded builds deploy on the
+//! process runtime ([`deploy`]); a gateway routes `<service>.<app>.localhost` to them
+//! ([`gateway`]); build and runtime logs are served through presigned URLs ([`logs`]).
 //!
 //! Entry points: [`serve`] for the CLI (config → pool → migrate → bootstrap → serve);
 //! [`prepare`] + [`router`] / [`spawn`] for tests that bind their own socket; [`add_user`]
@@ -13,9 +14,12 @@ mod bootstrap;
 pub mod build;
 mod config;
 mod db;
+pub mod deploy;
 mod error;
+pub mod gateway;
 pub mod http;
 pub mod image;
+pub mod logs;
 mod pagination;
 mod store;
 
@@ -48,28 +52,76 @@ async fn open(data_dir: &Path, database_url: Option<&str>) -> Result<Db, Platfor
     Ok(db)
 }
 
-/// Connects, migrates, creates the first account and its token file if needed, and starts
-/// the build runner (which marks builds a previous run left unfinished as failed); returns
+/// Connects, migrates, creates the first account and its token file if needed, starts the
+/// build runner (which marks builds a previous run left unfinished as failed), binds the
+/// gateway, and starts the deployer (which brings back the apps that were RUNNING); returns
 /// the state the router needs. [`serve`] uses it, and so do tests that bind their own socket.
 pub async fn prepare(config: &PlatformConfig) -> Result<AppState, PlatformError> {
     let db = open(&config.data_dir, config.database_url.as_deref()).await?;
     tracing::info!(backend = ?db.backend(), "database ready");
     let boot = bootstrap::ensure(&db, &config.data_dir).await?;
     tracing::info!(token_file = %boot.token_file.display(), "owner token file ready");
-    let runner = Runner::start(db.clone(), &config.data_dir, config.builder).await?;
-    Ok(AppState::new(db, runner))
+    let (built_tx, built_rx) = tokio::sync::mpsc::unbounded_channel();
+    let runner = Runner::start(db.clone(), &config.data_dir, config.builder, built_tx).await?;
+    let signer = logs::presign::UrlSigner::load_or_create(&config.data_dir)?;
+    let gateway = match config.gateway_listen {
+        Some(addr) => {
+            let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
+                PlatformError::Config(format!("cannot bind the gateway on {addr}: {e}"))
+            })?;
+            tracing::info!(local = %listener.local_addr()?, "gateway listening");
+            Some(listener)
+        }
+        None => None,
+    };
+    let gateway_port = gateway
+        .as_ref()
+        .and_then(|l| l.local_addr().ok())
+        .map(|a| a.port());
+    let deployer = deploy::Deployer::new(
+        db.clone(),
+        &config.data_dir,
+        std::sync::Arc::new(deploy::process::ProcessRuntime::new(&config.data_dir)),
+        config.health_timeout,
+        gateway_port,
+    );
+    deployer.resume().await?;
+    deployer.listen(built_rx);
+    Ok(AppState::new(db, runner, deployer, signer, gateway))
 }
 
-/// Serves the API on an already bound listener until `shutdown` completes, then closes the
-/// database pool.
+/// Serves the API on an already bound listener, and the gateway on its own, until
+/// `shutdown` completes; then stops deployed services and builds and closes the database
+/// pool.
 pub async fn spawn(
     listener: tokio::net::TcpListener,
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), PlatformError> {
+    let stop = tokio_util::sync::CancellationToken::new();
+    let trigger = stop.clone();
+    tokio::spawn(async move {
+        shutdown.await;
+        trigger.cancel();
+    });
+    let gateway = state.take_gateway().map(|gateway_listener| {
+        let app = gateway::router(state.deployer().clone());
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            axum::serve(gateway_listener, app)
+                .with_graceful_shutdown(stop.cancelled_owned())
+                .await
+        })
+    });
     let served = axum::serve(listener, router(state.clone()))
-        .with_graceful_shutdown(shutdown)
+        .with_graceful_shutdown(stop.clone().cancelled_owned())
         .await;
+    stop.cancel();
+    if let Some(task) = gateway
+        && let Ok(Err(e)) = task.await
+    {
+        tracing::error!(error = %e, "gateway failed");
+    }
     state.close().await;
     served.map_err(PlatformError::Io)
 }
@@ -80,7 +132,7 @@ pub async fn serve(config: PlatformConfig) -> Result<(), PlatformError> {
     let state = prepare(&config).await?;
     let listener = tokio::net::TcpListener::bind(config.listen).await?;
     let local = listener.local_addr()?;
-    tracing::info!(%local, "platform server listening");
+    tracing::info!(%local, gateway = ?state.gateway_addr(), "platform server listening");
     spawn(listener, state, shutdown_signal()).await
 }
 

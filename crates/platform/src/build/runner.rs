@@ -47,6 +47,8 @@ struct Inner {
     work_locks: Mutex<HashMap<PathBuf, Arc<tokio::sync::Mutex<()>>>>,
     shutdown: CancellationToken,
     tracker: TaskTracker,
+    /// Told the app id of every build that succeeds, so the deployer can deploy it.
+    built: tokio::sync::mpsc::UnboundedSender<String>,
 }
 
 /// The builder `kind` stands for on this machine: `auto` is buildah when it runs, else
@@ -67,7 +69,13 @@ impl Runner {
     /// Prepares the runner: resolves the builder, opens the image store, loads (or makes) the
     /// signing key, marks jobs a previous run left unfinished as failed, and clears the
     /// scratch and upload directories they used.
-    pub async fn start(db: Db, data_dir: &Path, kind: BuilderKind) -> Result<Self, PlatformError> {
+    /// Every succeeded build's app id is sent on `built`.
+    pub async fn start(
+        db: Db,
+        data_dir: &Path,
+        kind: BuilderKind,
+        built: tokio::sync::mpsc::UnboundedSender<String>,
+    ) -> Result<Self, PlatformError> {
         let builder = resolve_builder(kind)?;
         let store = ImageStore::open(data_dir).map_err(|e| PlatformError::Config(e.to_string()))?;
         let key = PlatformKey::load_or_create(data_dir)
@@ -103,6 +111,7 @@ impl Runner {
                 work_locks: Mutex::new(HashMap::new()),
                 shutdown: CancellationToken::new(),
                 tracker: TaskTracker::new(),
+                built,
             }),
         })
     }
@@ -257,11 +266,13 @@ async fn run_job(
     }
     .await;
     match recorded {
-        Ok(true) => tracing::info!(
-            build_id,
-            ok = matches!(outcome, Outcome::Succeeded { .. }),
-            "build finished"
-        ),
+        Ok(true) => {
+            let ok = matches!(outcome, Outcome::Succeeded { .. });
+            tracing::info!(build_id, ok, "build finished");
+            if ok {
+                let _ = inner.built.send(record.app_id.clone());
+            }
+        }
         Ok(false) => tracing::info!(build_id, "build ended after it was cancelled"),
         Err(e) => tracing::error!(build_id, error = %e, "cannot record a build's end"),
     }

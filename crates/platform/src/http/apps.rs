@@ -18,8 +18,8 @@ use crate::db::rfc3339;
 use crate::pagination::{Cursor, parse_page_size};
 use crate::store::access::Role;
 use crate::store::apps::{self, AppRecord, AppStatus, NewApp};
-use crate::store::builds;
 use crate::store::is_unique_violation;
+use crate::store::{builds, deployments};
 
 /// Longest accepted display name (the devfile's `metadata.displayName` limit too).
 pub const DISPLAY_NAME_MAX: usize = 100;
@@ -282,8 +282,8 @@ async fn list(
     }))
 }
 
-/// `DELETE /v1/apps/{app_id}`: permanent; frees the name, stops the app's builds and deletes
-/// their rows and logs → 204. Owners only.
+/// `DELETE /v1/apps/{app_id}`: permanent; frees the name, stops the app's processes and
+/// builds and deletes their rows and logs → 204. Owners only.
 async fn delete(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -301,10 +301,18 @@ async fn delete(
         )));
     }
     let build_ids = builds::ids_of_app(&mut tx, &id).await?;
+    let deployment_ids: Vec<String> = deployments::of_app_newest_first(&mut tx, &id)
+        .await?
+        .into_iter()
+        .map(|d| d.id)
+        .collect();
     if !apps::delete(&mut tx, &id).await? {
         return Err(app_not_found(&id));
     }
     tx.commit().await?;
+    // Stops every process of the app (and any deployment still starting), then removes its
+    // unpacked images and runtime logs.
+    state.deployer().remove(&id, &deployment_ids).await;
     for build_id in &build_ids {
         state.runner().cancel(build_id);
         let log = state.runner().log(build_id);

@@ -5,8 +5,12 @@
 pub mod apps;
 pub mod builds;
 pub mod error;
+pub mod logs;
 pub mod openapi;
+pub mod status;
 
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use axum::Router;
@@ -23,21 +27,42 @@ use crate::auth::{Caller, Token, authenticate};
 use crate::build::runner::Runner;
 use crate::config::Backend;
 use crate::db::{Db, Tx};
+use crate::deploy::Deployer;
+use crate::logs::presign::UrlSigner;
 use error::ApiError;
 
 /// Largest accepted JSON body; app metadata is small.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
 
-/// What every handler shares: the database pool and the build runner.
+/// What every handler shares: the database pool, the build runner, the deployer, the log
+/// URL signer, and the gateway's listener until [`crate::spawn`] serves it.
 #[derive(Clone, Debug)]
 pub struct AppState {
     db: Db,
     runner: Runner,
+    deployer: Deployer,
+    signer: UrlSigner,
+    gateway: Arc<Mutex<Option<tokio::net::TcpListener>>>,
+    gateway_addr: Option<SocketAddr>,
 }
 
 impl AppState {
-    pub(crate) fn new(db: Db, runner: Runner) -> Self {
-        Self { db, runner }
+    pub(crate) fn new(
+        db: Db,
+        runner: Runner,
+        deployer: Deployer,
+        signer: UrlSigner,
+        gateway: Option<tokio::net::TcpListener>,
+    ) -> Self {
+        let gateway_addr = gateway.as_ref().and_then(|l| l.local_addr().ok());
+        Self {
+            db,
+            runner,
+            deployer,
+            signer,
+            gateway: Arc::new(Mutex::new(gateway)),
+            gateway_addr,
+        }
     }
 
     /// The build runner.
@@ -45,14 +70,36 @@ impl AppState {
         &self.runner
     }
 
+    /// The deployer.
+    pub(crate) fn deployer(&self) -> &Deployer {
+        &self.deployer
+    }
+
+    /// The log URL signer.
+    pub(crate) fn signer(&self) -> &UrlSigner {
+        &self.signer
+    }
+
+    /// Where the gateway listens (`None` without a gateway).
+    pub fn gateway_addr(&self) -> Option<SocketAddr> {
+        self.gateway_addr
+    }
+
+    /// The gateway's listener, once (the server takes it to serve it).
+    pub(crate) fn take_gateway(&self) -> Option<tokio::net::TcpListener> {
+        self.gateway.lock().ok().and_then(|mut g| g.take())
+    }
+
     /// The database backend in use.
     pub fn backend(&self) -> Backend {
         self.db.backend()
     }
 
-    /// Stops running builds (their processes are killed; the next start marks them failed)
-    /// and closes the database pool (after the server stopped).
+    /// Stops every deployed service (each process group gets SIGTERM, then SIGKILL after a
+    /// grace; the next start brings RUNNING apps back), stops running builds (their processes
+    /// are killed; the next start marks them failed) and closes the database pool (after the server stopped).
     pub async fn close(&self) {
+        self.deployer.shutdown().await;
         self.runner.shutdown().await;
         self.db.close().await;
     }
@@ -92,6 +139,12 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("post", "/v1/apps"),
     ("get", "/v1/apps/{app_id}"),
     ("delete", "/v1/apps/{app_id}"),
+    ("get", "/v1/apps/{app_id}/status"),
+    ("post", "/v1/apps/{app_id}/disable"),
+    ("post", "/v1/apps/{app_id}/enable"),
+    ("get", "/v1/apps/{app_id}/logs"),
+    ("get", "/v1/logs/builds/{build_id}"),
+    ("get", "/v1/logs/deployments/{deployment_id}/{service}"),
     ("post", "/v1/apps/{app_id}/builds"),
     ("get", "/v1/builds/{build_id}"),
     ("post", "/v1/builds/{build_id}/cancel"),
@@ -103,6 +156,8 @@ pub const ROUTES: &[(&str, &str)] = &[
 pub fn router(state: AppState) -> Router {
     let v1 = apps::router()
         .merge(builds::router())
+        .merge(status::router())
+        .merge(logs::router())
         .route("/openapi.json", get(openapi::serve));
     Router::new()
         .nest("/v1", v1)

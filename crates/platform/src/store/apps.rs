@@ -224,10 +224,69 @@ pub async fn set_devfile(tx: &mut Tx, id: &str, devfile: &str) -> Result<(), sql
     Ok(())
 }
 
+/// Sets the status (and, when given, the URL) of an app that is enabled. A disabled app is
+/// left alone, so a deployment finishing while a disable commits can never make a
+/// `suspended` app look RUNNING.
+pub async fn set_status(
+    tx: &mut Tx,
+    id: &str,
+    status: AppStatus,
+    url: Option<&str>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE app SET status = $1, url = COALESCE($2, url), updated_at = $3 \
+         WHERE id = $4 AND enabled = 1",
+    )
+    .bind(status.as_str())
+    .bind(url.map(str::to_owned))
+    .bind(now_millis())
+    .bind(id.to_owned())
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Enables or disables the app, setting its status with it.
+pub async fn set_enabled(
+    tx: &mut Tx,
+    id: &str,
+    enabled: bool,
+    status: AppStatus,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE app SET enabled = $1, status = $2, updated_at = $3 WHERE id = $4")
+        .bind(i64::from(enabled))
+        .bind(status.as_str())
+        .bind(now_millis())
+        .bind(id.to_owned())
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// The app `id` whatever the caller (for the deployer, which acts for the platform).
+pub async fn get(tx: &mut Tx, id: &str) -> Result<Option<AppRecord>, sqlx::Error> {
+    let sql = format!("SELECT {COLUMNS} FROM app a WHERE a.id = $1");
+    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(id.to_owned())
+        .fetch_optional(&mut **tx)
+        .await?;
+    row.as_ref().map(record).transpose()
+}
+
+/// Whether an app is called `name` (the gateway tells 502 from 404 with it).
+pub async fn name_exists(tx: &mut Tx, name: &str) -> Result<bool, sqlx::Error> {
+    let row = sqlx::query("SELECT COUNT(*) FROM app WHERE name = $1")
+        .bind(name.to_owned())
+        .fetch_one(&mut **tx)
+        .await?;
+    Ok(row.try_get::<i64, _>(0)? > 0)
+}
+
 /// Deletes the app `id` with its build jobs, service principal and access-control resource. Returns
 /// whether an app row was removed.
 pub async fn delete(tx: &mut Tx, id: &str) -> Result<bool, sqlx::Error> {
     super::builds::delete_for_app(tx, id).await?;
+    super::deployments::delete_for_app(tx, id).await?;
     access::delete_resource(tx, id).await?;
     sqlx::query("DELETE FROM service_principal WHERE app_id = $1")
         .bind(id.to_owned())

@@ -286,6 +286,21 @@ pub async fn ids_of_app(tx: &mut Tx, app_id: &str) -> Result<Vec<String>, sqlx::
     rows.iter().map(|r| r.try_get::<String, _>(0)).collect()
 }
 
+/// Every job of `app_id`, newest first (the latest build of each service is the first of
+/// its service).
+pub async fn of_app_newest_first(
+    tx: &mut Tx,
+    app_id: &str,
+) -> Result<Vec<BuildRecord>, sqlx::Error> {
+    let sql =
+        format!("SELECT {COLUMNS} FROM build WHERE app_id = $1 ORDER BY created_at DESC, id DESC");
+    let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(app_id.to_owned())
+        .fetch_all(&mut **tx)
+        .await?;
+    rows.iter().map(record).collect()
+}
+
 /// Deletes every job of `app_id`.
 pub async fn delete_for_app(tx: &mut Tx, app_id: &str) -> Result<(), sqlx::Error> {
     sqlx::query("DELETE FROM build WHERE app_id = $1")

@@ -5,6 +5,7 @@ pub mod access;
 pub mod accounts;
 pub mod apps;
 pub mod builds;
+pub mod deployments;
 
 /// Whether a database error is a unique-constraint violation (a client conflict, not a fault).
 pub fn is_unique_violation(e: &sqlx::Error) -> bool {

@@ -6,6 +6,7 @@ mod auth;
 mod bootstrap;
 mod buildah;
 mod builds;
+mod deploy;
 mod isolation;
 mod openapi;
 mod pagination;

@@ -65,6 +65,8 @@ pub struct TestApp {
     pub client: reqwest::Client,
     /// The owner token from `bootstrap-token`.
     pub owner: String,
+    /// Where the gateway listens (a new port after every start).
+    pub gateway: Option<std::net::SocketAddr>,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     server: Option<tokio::task::JoinHandle<()>>,
     pg_database: Option<String>,
@@ -93,6 +95,7 @@ pub async fn spawn_app_with(backend: Backend, builder: BuilderKind) -> TestApp {
         config,
         client: reqwest::Client::new(),
         owner: String::new(),
+        gateway: None,
         shutdown: None,
         server: None,
         pg_database,
@@ -112,6 +115,7 @@ impl TestApp {
         let state = slipway_platform::prepare(&self.config)
             .await
             .expect("prepare the platform server");
+        self.gateway = state.gateway_addr();
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         self.server = Some(tokio::spawn(async move {
             slipway_platform::spawn(listener, state, async {

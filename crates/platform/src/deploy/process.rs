@@ -1,0 +1,424 @@
+//! The `process` runtime: runs a service's image as a plain process group on this host.
+//!
+//! Preparing verifies the platform signature ([`verify_image`]) first — nothing of an image
+//! that does not verify is unpacked — then unpacks its layers into
+//! `DATA_DIR/run/<app_id>/<service>/<deployment_id>`. Image paths (`WorkingDir`, `PATH`
+//! entries under `/app`) are mapped into that directory. Virtual environments made by the
+//! native builder carry the absolute path of the build directory in their scripts (shebangs,
+//! `activate`); [`relocate_venvs`] rewrites that path to the unpacked one, so console scripts
+//! run in place and a rebuild of the service (which empties the build directory) never
+//! touches a running deployment.
+
+use std::io::Read as _;
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Component, Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+
+use super::runtime::{
+    BoxFuture, Exit, ImageRequest, Instance, PreparedImage, Runtime, RuntimeError,
+};
+use crate::image::oci::LAYER_GZIP_MEDIA_TYPE;
+use crate::image::{Digest, ImageStore, verify_image};
+
+/// How long a stopped process group has between SIGTERM and SIGKILL.
+pub const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// Directory of unpacked images inside the data directory.
+pub const RUN_DIR: &str = "run";
+
+/// The process backend.
+#[derive(Debug, Clone)]
+pub struct ProcessRuntime {
+    data_dir: PathBuf,
+}
+
+impl ProcessRuntime {
+    /// A backend unpacking under `data_dir/run`.
+    pub fn new(data_dir: &Path) -> Self {
+        Self {
+            data_dir: data_dir.to_path_buf(),
+        }
+    }
+
+    fn root_of(&self, request: &ImageRequest) -> PathBuf {
+        self.data_dir
+            .join(RUN_DIR)
+            .join(&request.app_id)
+            .join(&request.service)
+            .join(&request.deployment_id)
+    }
+}
+
+impl Runtime for ProcessRuntime {
+    fn name(&self) -> &'static str {
+        "process"
+    }
+
+    fn prepare(&self, request: &ImageRequest) -> Result<PreparedImage, RuntimeError> {
+        let verified =
+            verify_image(&self.data_dir, &request.digest).map_err(RuntimeError::Signature)?;
+        let store = ImageStore::open(&self.data_dir).map_err(RuntimeError::Signature)?;
+        let root = self.root_of(request);
+        if root.exists() {
+            std::fs::remove_dir_all(&root)?;
+        }
+        std::fs::create_dir_all(&root)?;
+        for layer in &verified.manifest.layers {
+            let digest = Digest::parse(&layer.digest).map_err(RuntimeError::Signature)?;
+            let file = std::fs::File::open(store.blob_path(&digest))?;
+            let reader: Box<dyn std::io::Read> = if layer.media_type == LAYER_GZIP_MEDIA_TYPE
+                || layer.media_type.ends_with("+gzip")
+            {
+                Box::new(flate2::read::GzDecoder::new(file))
+            } else if layer.media_type.ends_with(".tar") || layer.media_type.ends_with("tar") {
+                Box::new(file)
+            } else {
+                return Err(RuntimeError::Unsupported(format!(
+                    "layer media type {} is not supported by the process runtime",
+                    layer.media_type
+                )));
+            };
+            unpack(reader, &root)?;
+        }
+        relocate_venvs(&root)?;
+        let config = &verified.config["config"];
+        let strings = |key: &str| -> Vec<String> {
+            config[key]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let mut command = strings("Entrypoint");
+        command.extend(strings("Cmd"));
+        if command.is_empty() {
+            return Err(RuntimeError::Unsupported(
+                "the image config has neither Entrypoint nor Cmd".into(),
+            ));
+        }
+        let working_dir = map_path(&root, config["WorkingDir"].as_str().unwrap_or("/"));
+        let env = strings("Env")
+            .into_iter()
+            .filter_map(|pair| {
+                let (name, value) = pair.split_once('=')?;
+                let value = if name == "PATH" {
+                    value
+                        .split(':')
+                        .map(|p| map_path(&root, p).display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(":")
+                } else {
+                    value.to_owned()
+                };
+                Some((name.to_owned(), value))
+            })
+            .collect();
+        Ok(PreparedImage {
+            root,
+            command,
+            working_dir,
+            env,
+        })
+    }
+
+    fn start(
+        &self,
+        image: &PreparedImage,
+        extra_env: &[(String, String)],
+        log: &Path,
+    ) -> Result<Box<dyn Instance>, RuntimeError> {
+        if let Some(dir) = log.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let out = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)?;
+        let err = out.try_clone()?;
+        let (program, args) = image
+            .command
+            .split_first()
+            .ok_or_else(|| RuntimeError::Unsupported("empty command".into()))?;
+        let mut command = tokio::process::Command::new(program);
+        command
+            .args(args)
+            .current_dir(&image.working_dir)
+            .env_clear()
+            .env("HOME", &image.root)
+            .env("LANG", "C.UTF-8");
+        for (name, value) in image.env.iter().chain(extra_env) {
+            command.env(name, value);
+        }
+        command
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(out))
+            .stderr(Stdio::from(err))
+            .process_group(0)
+            .kill_on_drop(true);
+        let child = command.spawn().map_err(|error| RuntimeError::Start {
+            what: image.command.join(" "),
+            error,
+        })?;
+        let group = child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .map(Pid::from_raw);
+        Ok(Box::new(ProcessInstance { child, group }))
+    }
+
+    fn discard(&self, request: &ImageRequest) {
+        let root = self.root_of(request);
+        if root.exists()
+            && let Err(e) = std::fs::remove_dir_all(&root)
+        {
+            tracing::warn!(path = %root.display(), error = %e, "cannot remove an unpacked image");
+        }
+    }
+}
+
+/// One process group.
+struct ProcessInstance {
+    child: tokio::process::Child,
+    group: Option<Pid>,
+}
+
+impl ProcessInstance {
+    fn signal_group(&self, signal: Signal) {
+        if let Some(pgid) = self.group {
+            let _ = killpg(pgid, signal);
+        }
+    }
+}
+
+impl Instance for ProcessInstance {
+    fn pid(&self) -> Option<u32> {
+        self.child.id()
+    }
+
+    fn is_alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    fn wait(&mut self) -> BoxFuture<'_, Exit> {
+        Box::pin(async move {
+            let status = self.child.wait().await;
+            // Whatever the service left running in the background goes with it.
+            self.signal_group(Signal::SIGKILL);
+            match status {
+                Ok(s) => exit_of(s),
+                Err(e) => Exit {
+                    code: None,
+                    description: format!("wait failed: {e}"),
+                },
+            }
+        })
+    }
+
+    fn stop(&mut self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            if matches!(self.child.try_wait(), Ok(None)) {
+                self.signal_group(Signal::SIGTERM);
+                if tokio::time::timeout(STOP_GRACE, self.child.wait())
+                    .await
+                    .is_err()
+                {
+                    tracing::warn!(pid = ?self.child.id(), "service ignored SIGTERM; killing");
+                }
+            }
+            self.signal_group(Signal::SIGKILL);
+            let _ = self.child.wait().await;
+        })
+    }
+}
+
+fn exit_of(status: std::process::ExitStatus) -> Exit {
+    use std::os::unix::process::ExitStatusExt as _;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => Exit {
+            code: Some(code),
+            description: format!("exit code {code}"),
+        },
+        (None, Some(signal)) => Exit {
+            code: None,
+            description: format!("killed by signal {signal}"),
+        },
+        _ => Exit {
+            code: None,
+            description: status.to_string(),
+        },
+    }
+}
+
+/// Unpacks a layer tar into `root`; entries are confined to `root` (`unpack_in` refuses `..`
+/// and paths through symbolic links that leave it).
+fn unpack(reader: impl std::io::Read, root: &Path) -> Result<(), RuntimeError> {
+    let mut archive = tar::Archive::new(reader);
+    archive.set_preserve_permissions(true);
+    archive.set_overwrite(true);
+    for entry in archive.entries()? {
+        let mut entry = entry?;
+        entry.unpack_in(root)?;
+    }
+    Ok(())
+}
+
+/// An absolute image path as a path on this host: `root` + the path when that exists in the
+/// unpacked image (`/app/.venv/bin`), the path itself otherwise (`/usr/bin`, which the
+/// process runtime takes from the host).
+fn map_path(root: &Path, image_path: &str) -> PathBuf {
+    let relative: PathBuf = Path::new(image_path)
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n),
+            _ => None,
+        })
+        .collect();
+    let inside = root.join(&relative);
+    if !relative.as_os_str().is_empty() && inside.exists() {
+        inside
+    } else if relative.as_os_str().is_empty() {
+        root.to_path_buf()
+    } else {
+        PathBuf::from(image_path)
+    }
+}
+
+/// Rewrites the build-time absolute path of every virtual environment under `root` (a
+/// directory holding `pyvenv.cfg`) to where it now is, in the text files of its `bin`
+/// directory: script shebangs (`#!/…/work/<app>/<svc>/src/.venv/bin/python`), pip's
+/// `'''exec'` launcher lines and the `activate` scripts. Interpreter symbolic links
+/// (`bin/python → /usr/bin/python3`) point at the host's Python and stay as they are.
+pub fn relocate_venvs(root: &Path) -> std::io::Result<()> {
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        if dir.join("pyvenv.cfg").is_file() {
+            relocate_venv(&dir)?;
+            continue;
+        }
+        for entry in std::fs::read_dir(&dir)? {
+            let entry = entry?;
+            if entry.file_type()?.is_dir() {
+                stack.push(entry.path());
+            }
+        }
+    }
+    Ok(())
+}
+
+fn relocate_venv(venv: &Path) -> std::io::Result<()> {
+    let bin = venv.join("bin");
+    let Some(name) = venv.file_name().and_then(|n| n.to_str()) else {
+        return Ok(());
+    };
+    let Ok(entries) = std::fs::read_dir(&bin) else {
+        return Ok(());
+    };
+    let mut files = Vec::new();
+    for entry in entries {
+        let entry = entry?;
+        if entry.file_type()?.is_file() {
+            files.push(entry.path());
+        }
+    }
+    let marker = format!("/{name}/bin/");
+    let old_root = files.iter().find_map(|f| {
+        let mut head = [0u8; 1024];
+        let n = std::fs::File::open(f)
+            .and_then(|mut h| h.read(&mut head))
+            .ok()?;
+        let text = std::str::from_utf8(&head[..n]).ok()?;
+        text.lines().take(3).find_map(|line| {
+            let at = line.find(&marker)?;
+            let start = line[..at].rfind(['!', ' ', '\'', '"']).map_or(0, |i| i + 1);
+            let old = &line[start..at + 1 + name.len()];
+            old.starts_with('/').then(|| old.to_owned())
+        })
+    });
+    let new_root = venv.display().to_string();
+    let Some(old_root) = old_root.filter(|old| *old != new_root) else {
+        return Ok(());
+    };
+    for file in files {
+        let meta = std::fs::metadata(&file)?;
+        if meta.len() > 1024 * 1024 {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        if text.contains(&old_root) {
+            std::fs::write(&file, text.replace(&old_root, &new_root))?;
+            std::fs::set_permissions(
+                &file,
+                std::fs::Permissions::from_mode(meta.permissions().mode()),
+            )?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn venv_scripts_are_relocated_to_the_unpacked_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let venv = dir.path().join("app/.venv");
+        std::fs::create_dir_all(venv.join("bin")).unwrap();
+        std::fs::write(venv.join("pyvenv.cfg"), "home = /usr/bin\n").unwrap();
+        let old = "/data/work/abc/api/src/.venv";
+        std::fs::write(
+            venv.join("bin/uvicorn"),
+            format!("#!{old}/bin/python3\nimport sys\n"),
+        )
+        .unwrap();
+        std::fs::set_permissions(
+            venv.join("bin/uvicorn"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+        std::fs::write(venv.join("bin/activate"), format!("VIRTUAL_ENV={old}\n")).unwrap();
+        std::os::unix::fs::symlink("/usr/bin/python3", venv.join("bin/python")).unwrap();
+        relocate_venvs(dir.path()).unwrap();
+        let script = std::fs::read_to_string(venv.join("bin/uvicorn")).unwrap();
+        assert_eq!(
+            script.lines().next().unwrap(),
+            format!("#!{}/bin/python3", venv.display())
+        );
+        let mode = std::fs::metadata(venv.join("bin/uvicorn"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o755);
+        assert!(
+            std::fs::read_to_string(venv.join("bin/activate"))
+                .unwrap()
+                .contains(&venv.display().to_string())
+        );
+        assert_eq!(
+            std::fs::read_link(venv.join("bin/python")).unwrap(),
+            Path::new("/usr/bin/python3")
+        );
+    }
+
+    #[test]
+    fn image_paths_map_into_the_unpacked_tree_when_present() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("app/.venv/bin")).unwrap();
+        assert_eq!(map_path(dir.path(), "/app"), dir.path().join("app"));
+        assert_eq!(
+            map_path(dir.path(), "/app/.venv/bin"),
+            dir.path().join("app/.venv/bin")
+        );
+        assert_eq!(map_path(dir.path(), "/usr/bin"), PathBuf::from("/usr/bin"));
+        assert_eq!(map_path(dir.path(), "/"), dir.path());
+    }
+}

@@ -1,0 +1,102 @@
+//! The runtime backend trait: what the deployer needs from anything that can run a service's
+//! image (the `process` backend now; a container backend later). Preparing an image (verify
+//! its signature, unpack it) is separate from starting it, so restarts after a crash reuse
+//! the unpacked tree.
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+
+use crate::image::ImageError;
+
+/// A boxed future, so the trait stays object safe without an extra crate.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Which image to prepare, for which deployment.
+#[derive(Debug, Clone)]
+pub struct ImageRequest {
+    /// The app's id.
+    pub app_id: String,
+    /// The service.
+    pub service: String,
+    /// The deployment.
+    pub deployment_id: String,
+    /// `sha256:…` of the image manifest.
+    pub digest: String,
+}
+
+/// An image ready to start: its command, working directory and environment as the runtime
+/// will use them.
+#[derive(Debug, Clone)]
+pub struct PreparedImage {
+    /// Where the image's files are.
+    pub root: PathBuf,
+    /// `Entrypoint` followed by `Cmd`.
+    pub command: Vec<String>,
+    /// The working directory on this host.
+    pub working_dir: PathBuf,
+    /// The image's environment (`NAME`, `value`), paths mapped to this host.
+    pub env: Vec<(String, String)>,
+}
+
+/// How one instance ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exit {
+    /// The exit code; `None` when killed by a signal.
+    pub code: Option<i32>,
+    /// A human-readable description (`exit code 1`, `signal 9`).
+    pub description: String,
+}
+
+/// Why a runtime could not prepare or start an image.
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    /// The image's signature or content does not verify: it must not run.
+    #[error("the image failed signature verification: {0}")]
+    Signature(ImageError),
+    /// The image cannot run on this backend.
+    #[error("{0}")]
+    Unsupported(String),
+    /// The process could not be started.
+    #[error("could not start {what}: {error}")]
+    Start {
+        /// The command.
+        what: String,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// A file operation failed.
+    #[error("i/o error: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// A running instance of a service.
+pub trait Instance: Send {
+    /// The OS process id, if the backend has one.
+    fn pid(&self) -> Option<u32>;
+    /// Whether it is still running.
+    fn is_alive(&mut self) -> bool;
+    /// Waits until it exits on its own (cancel safe).
+    fn wait(&mut self) -> BoxFuture<'_, Exit>;
+    /// Stops it (politely, then forcibly) and reaps it.
+    fn stop(&mut self) -> BoxFuture<'_, ()>;
+}
+
+/// A runtime backend.
+pub trait Runtime: Send + Sync + std::fmt::Debug {
+    /// The backend's name (`process`).
+    fn name(&self) -> &'static str;
+    /// Verifies and unpacks an image (blocking: call it off the async threads). Refuses an
+    /// image whose signature does not verify.
+    fn prepare(&self, request: &ImageRequest) -> Result<PreparedImage, RuntimeError>;
+    /// Starts one instance with `extra_env` on top of the image's environment, its output
+    /// appended to `log`.
+    fn start(
+        &self,
+        image: &PreparedImage,
+        extra_env: &[(String, String)],
+        log: &Path,
+    ) -> Result<Box<dyn Instance>, RuntimeError>;
+    /// Removes what [`Runtime::prepare`] made for a deployment's service.
+    fn discard(&self, request: &ImageRequest);
+}

@@ -1,0 +1,190 @@
+//! `/v1/apps/{app_id}/status`, `/disable` and `/enable`: what an app's deployment is doing,
+//! and stopping or resuming it. Viewers read status; editors and owners enable and disable.
+
+use axum::extract::{Path, State};
+use axum::http::HeaderMap;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Serialize;
+
+use super::apps::{app_not_found, parse_app_id};
+use super::error::ApiError;
+use super::{Access, AppState};
+use crate::db::{Tx, rfc3339};
+use crate::deploy::gateway_url;
+use crate::store::access::Role;
+use crate::store::apps::{self, AppRecord, AppStatus};
+use crate::store::deployments::{self, status};
+
+/// The routes of this module, relative to `/v1`.
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/apps/{app_id}/status", get(get_status))
+        .route("/apps/{app_id}/disable", post(disable))
+        .route("/apps/{app_id}/enable", post(enable))
+}
+
+/// `GET /v1/apps/{app_id}/status`.
+#[derive(Debug, Serialize)]
+pub struct StatusView {
+    /// The app's UUID.
+    pub app_id: String,
+    /// `registered`, `deploying`, `RUNNING`, `FAILED` or `suspended`.
+    pub status: AppStatus,
+    /// False while disabled.
+    pub enabled: bool,
+    /// `http://<app>.localhost:<gateway port>` once deployed; null before, or without a
+    /// gateway.
+    pub app_url: Option<String>,
+    /// Why the latest deployment failed; null otherwise.
+    pub reason: Option<String>,
+    /// The deployment shown: the serving one while RUNNING, else the latest.
+    pub deployment_id: Option<String>,
+    /// Its services.
+    pub services: Vec<ServiceView>,
+}
+
+/// One service of the shown deployment.
+#[derive(Debug, Serialize)]
+pub struct ServiceView {
+    /// The service name.
+    pub name: String,
+    /// `pending`, `starting`, `healthy`, `failed` or `stopped`.
+    pub status: String,
+    /// `http://<service>.<app>.localhost:<gateway port>`.
+    pub url: Option<String>,
+    /// The build whose image it runs.
+    pub build_id: String,
+    /// When it first started (RFC 3339), if it did.
+    pub started_at: Option<String>,
+    /// When it first answered its health check, if it did.
+    pub healthy_at: Option<String>,
+}
+
+async fn view(state: &AppState, tx: &mut Tx, app: &AppRecord) -> Result<StatusView, ApiError> {
+    let all = deployments::of_app_newest_first(tx, &app.id).await?;
+    let latest = all.first();
+    let shown = if app.status == AppStatus::Running {
+        all.iter().find(|d| d.status == status::RUNNING).or(latest)
+    } else {
+        latest
+    };
+    let reason = latest
+        .filter(|d| d.status == status::FAILED)
+        .and_then(|d| d.reason.clone());
+    let port = state.deployer().gateway_port();
+    let mut services = Vec::new();
+    if let Some(d) = shown {
+        for s in deployments::services(tx, &d.id).await? {
+            services.push(ServiceView {
+                url: port.map(|p| gateway_url(p, &app.name, Some(&s.service))),
+                name: s.service,
+                status: s.status,
+                build_id: s.build_id,
+                started_at: s.started_at.map(rfc3339),
+                healthy_at: s.healthy_at.map(rfc3339),
+            });
+        }
+    }
+    Ok(StatusView {
+        app_id: app.id.clone(),
+        status: app.status,
+        enabled: app.enabled,
+        app_url: shown.and(port).map(|p| gateway_url(p, &app.name, None)),
+        reason,
+        deployment_id: shown.map(|d| d.id.clone()),
+        services,
+    })
+}
+
+async fn get_status(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(app_id): Path<String>,
+) -> Result<Json<StatusView>, ApiError> {
+    let (mut tx, caller) = state.begin_as(&headers, Access::Read).await?;
+    let id = parse_app_id(&app_id)?;
+    let (app, _role) = apps::get_visible(&mut tx, &caller, &id)
+        .await?
+        .ok_or_else(|| app_not_found(&id))?;
+    let view = view(&state, &mut tx, &app).await?;
+    tx.commit().await?;
+    Ok(Json(view))
+}
+
+/// Loads the app for a change: visible (404 otherwise) and the caller at least editor (403).
+async fn editable(
+    state: &AppState,
+    headers: &HeaderMap,
+    app_id: &str,
+    what: &str,
+) -> Result<(Tx, AppRecord), ApiError> {
+    let (mut tx, caller) = state.begin_as(headers, Access::Write).await?;
+    let id = parse_app_id(app_id)?;
+    let (app, role) = apps::get_visible(&mut tx, &caller, &id)
+        .await?
+        .ok_or_else(|| app_not_found(&id))?;
+    if role < Role::Editor {
+        return Err(ApiError::PermissionDenied(format!(
+            "{what} an app needs the editor or owner role; you are {}",
+            role.as_str()
+        )));
+    }
+    Ok((tx, app))
+}
+
+/// `POST /v1/apps/{app_id}/disable`: stops every process of the app; status `suspended`,
+/// `enabled` false; the app, its builds and images are kept.
+async fn disable(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(app_id): Path<String>,
+) -> Result<Json<StatusView>, ApiError> {
+    let (mut tx, app) = editable(&state, &headers, &app_id, "disabling").await?;
+    apps::set_enabled(&mut tx, &app.id, false, AppStatus::Suspended).await?;
+    tx.commit().await?;
+    state.deployer().suspend(&app.id).await?;
+    tracing::info!(app_id = %app.id, "app disabled");
+    current(&state, &headers, &app.id).await
+}
+
+/// `POST /v1/apps/{app_id}/enable`: `deploying` and a new deployment from the latest builds
+/// when every service has one; `registered` when there is nothing to deploy yet.
+async fn enable(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(app_id): Path<String>,
+) -> Result<Json<StatusView>, ApiError> {
+    let (mut tx, app) = editable(&state, &headers, &app_id, "enabling").await?;
+    // Enabling an app that already runs (or is starting) changes nothing.
+    let already = app.enabled && matches!(app.status, AppStatus::Running | AppStatus::Deploying);
+    let deployable = !already && state.deployer().deployable(&mut tx, &app.id).await;
+    let next = if deployable {
+        AppStatus::Deploying
+    } else if app.status == AppStatus::Suspended {
+        AppStatus::Registered
+    } else {
+        app.status
+    };
+    apps::set_enabled(&mut tx, &app.id, true, next).await?;
+    tx.commit().await?;
+    if deployable {
+        state.deployer().request_deploy(app.id.clone());
+    }
+    tracing::info!(app_id = %app.id, "app enabled");
+    current(&state, &headers, &app.id).await
+}
+
+async fn current(
+    state: &AppState,
+    headers: &HeaderMap,
+    app_id: &str,
+) -> Result<Json<StatusView>, ApiError> {
+    let (mut tx, caller) = state.begin_as(headers, Access::Read).await?;
+    let (app, _) = apps::get_visible(&mut tx, &caller, app_id)
+        .await?
+        .ok_or_else(|| app_not_found(app_id))?;
+    let view = view(state, &mut tx, &app).await?;
+    tx.commit().await?;
+    Ok(Json(view))
+}

@@ -1,0 +1,313 @@
+//! Deployments: one row per attempt to run an app's images (`deploying` → `RUNNING` |
+//! `FAILED`, later `superseded` or `stopped`) and one row per service of it (`pending` →
+//! `starting` → `healthy` | `failed`, later `stopped`). The app's own status is kept on the
+//! app row; these rows say which images ran, when, and why a deployment failed.
+
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use crate::db::{Tx, now_millis};
+
+/// Status of a deployment row.
+pub mod status {
+    /// Starting its services.
+    pub const DEPLOYING: &str = "deploying";
+    /// Every service healthy; serving.
+    pub const RUNNING: &str = "RUNNING";
+    /// Never became healthy; `reason` says why.
+    pub const FAILED: &str = "FAILED";
+    /// Stopped by a disable or a delete.
+    pub const STOPPED: &str = "stopped";
+    /// Replaced by a newer healthy deployment.
+    pub const SUPERSEDED: &str = "superseded";
+}
+
+/// Status of a deployment's service row.
+pub mod service_status {
+    /// Not started yet (waiting for its dependencies).
+    pub const PENDING: &str = "pending";
+    /// Started, not yet healthy.
+    pub const STARTING: &str = "starting";
+    /// Answered its health check.
+    pub const HEALTHY: &str = "healthy";
+    /// Exited repeatedly or never became healthy.
+    pub const FAILED: &str = "failed";
+    /// Stopped.
+    pub const STOPPED: &str = "stopped";
+}
+
+/// One deployment as stored.
+#[derive(Debug, Clone)]
+pub struct DeploymentRecord {
+    /// The deployment's UUID.
+    pub id: String,
+    /// Its app.
+    pub app_id: String,
+    /// See [`status`].
+    pub status: String,
+    /// Why it failed or stopped.
+    pub reason: Option<String>,
+    /// The devfile it runs.
+    pub devfile: String,
+    /// Epoch milliseconds.
+    pub created_at: i64,
+}
+
+/// One service of a deployment as stored.
+#[derive(Debug, Clone)]
+pub struct ServiceRecord {
+    /// The service name.
+    pub service: String,
+    /// The build whose image it runs.
+    pub build_id: String,
+    /// `sha256:…` of that image's manifest.
+    pub manifest_digest: String,
+    /// See [`service_status`].
+    pub status: String,
+    /// Epoch milliseconds of its first start.
+    pub started_at: Option<i64>,
+    /// Epoch milliseconds of its first healthy answer.
+    pub healthy_at: Option<i64>,
+}
+
+/// An image a new deployment runs for one service.
+#[derive(Debug, Clone)]
+pub struct NewService {
+    /// The service name.
+    pub service: String,
+    /// The build that made the image.
+    pub build_id: String,
+    /// The manifest digest.
+    pub manifest_digest: String,
+}
+
+const COLUMNS: &str = "id, app_id, status, reason, devfile, created_at";
+
+fn record(row: &AnyRow) -> Result<DeploymentRecord, sqlx::Error> {
+    Ok(DeploymentRecord {
+        id: row.try_get(0)?,
+        app_id: row.try_get(1)?,
+        status: row.try_get(2)?,
+        reason: row.try_get(3)?,
+        devfile: row.try_get(4)?,
+        created_at: row.try_get(5)?,
+    })
+}
+
+/// Creates a `deploying` deployment with its services `pending`; returns its id.
+pub async fn create(
+    tx: &mut Tx,
+    app_id: &str,
+    devfile: &str,
+    services: &[NewService],
+) -> Result<String, sqlx::Error> {
+    let id = uuid::Uuid::new_v4().to_string();
+    let now = now_millis();
+    sqlx::query(
+        "INSERT INTO deployment (id, app_id, status, reason, devfile, created_at, finished_at, \
+         updated_at) VALUES ($1, $2, $3, NULL, $4, $5, NULL, $5)",
+    )
+    .bind(id.clone())
+    .bind(app_id.to_owned())
+    .bind(status::DEPLOYING)
+    .bind(devfile.to_owned())
+    .bind(now)
+    .execute(&mut **tx)
+    .await?;
+    for s in services {
+        sqlx::query(
+            "INSERT INTO deployment_service (deployment_id, service, build_id, manifest_digest, \
+             status, port, started_at, healthy_at) VALUES ($1, $2, $3, $4, $5, NULL, NULL, NULL)",
+        )
+        .bind(id.clone())
+        .bind(s.service.clone())
+        .bind(s.build_id.clone())
+        .bind(s.manifest_digest.clone())
+        .bind(service_status::PENDING)
+        .execute(&mut **tx)
+        .await?;
+    }
+    Ok(id)
+}
+
+/// Every deployment of `app_id`, newest first.
+pub async fn of_app_newest_first(
+    tx: &mut Tx,
+    app_id: &str,
+) -> Result<Vec<DeploymentRecord>, sqlx::Error> {
+    let sql = format!(
+        "SELECT {COLUMNS} FROM deployment WHERE app_id = $1 ORDER BY created_at DESC, id DESC"
+    );
+    let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(app_id.to_owned())
+        .fetch_all(&mut **tx)
+        .await?;
+    rows.iter().map(record).collect()
+}
+
+/// The services of deployment `id`, in name order.
+pub async fn services(tx: &mut Tx, id: &str) -> Result<Vec<ServiceRecord>, sqlx::Error> {
+    let rows = sqlx::query(
+        "SELECT service, build_id, manifest_digest, status, started_at, healthy_at \
+         FROM deployment_service WHERE deployment_id = $1 ORDER BY service",
+    )
+    .bind(id.to_owned())
+    .fetch_all(&mut **tx)
+    .await?;
+    rows.iter()
+        .map(|r| {
+            Ok(ServiceRecord {
+                service: r.try_get(0)?,
+                build_id: r.try_get(1)?,
+                manifest_digest: r.try_get(2)?,
+                status: r.try_get(3)?,
+                started_at: r.try_get(4)?,
+                healthy_at: r.try_get(5)?,
+            })
+        })
+        .collect()
+}
+
+/// Records that a service started on `port` (the first start sets `started_at`).
+pub async fn service_started(
+    tx: &mut Tx,
+    id: &str,
+    service: &str,
+    port: Option<u16>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE deployment_service SET status = $1, port = $2, \
+         started_at = COALESCE(started_at, $3) WHERE deployment_id = $4 AND service = $5",
+    )
+    .bind(service_status::STARTING)
+    .bind(port.map(i64::from))
+    .bind(now_millis())
+    .bind(id.to_owned())
+    .bind(service.to_owned())
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Sets a service's status (`healthy` also records `healthy_at`).
+pub async fn set_service_status(
+    tx: &mut Tx,
+    id: &str,
+    service: &str,
+    new_status: &str,
+) -> Result<(), sqlx::Error> {
+    let healthy_at = (new_status == service_status::HEALTHY).then(now_millis);
+    sqlx::query(
+        "UPDATE deployment_service SET status = $1, healthy_at = COALESCE(healthy_at, $2) \
+         WHERE deployment_id = $3 AND service = $4",
+    )
+    .bind(new_status.to_owned())
+    .bind(healthy_at)
+    .bind(id.to_owned())
+    .bind(service.to_owned())
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Moves deployment `id` to `new_status` with `reason`; services that are not `failed` follow
+/// (`healthy` for RUNNING, `stopped` otherwise). `finished_at` is set on RUNNING and FAILED.
+pub async fn finish(
+    tx: &mut Tx,
+    id: &str,
+    new_status: &str,
+    reason: Option<&str>,
+) -> Result<(), sqlx::Error> {
+    let now = now_millis();
+    let finished = matches!(new_status, status::RUNNING | status::FAILED).then_some(now);
+    sqlx::query(
+        "UPDATE deployment SET status = $1, reason = COALESCE($2, reason), \
+         finished_at = COALESCE(finished_at, $3), updated_at = $4 WHERE id = $5",
+    )
+    .bind(new_status.to_owned())
+    .bind(reason.map(str::to_owned))
+    .bind(finished)
+    .bind(now)
+    .bind(id.to_owned())
+    .execute(&mut **tx)
+    .await?;
+    if new_status != status::RUNNING {
+        sqlx::query(
+            "UPDATE deployment_service SET status = $1 WHERE deployment_id = $2 AND status <> $3",
+        )
+        .bind(service_status::STOPPED)
+        .bind(id.to_owned())
+        .bind(service_status::FAILED)
+        .execute(&mut **tx)
+        .await?;
+    }
+    Ok(())
+}
+
+/// Marks every `RUNNING` or `deploying` deployment of `app_id` except `keep` as
+/// `new_status` (`superseded` after a newer one is healthy, `stopped` on disable).
+pub async fn retire_others(
+    tx: &mut Tx,
+    app_id: &str,
+    keep: Option<&str>,
+    new_status: &str,
+    reason: Option<&str>,
+) -> Result<(), sqlx::Error> {
+    let rows = sqlx::query("SELECT id FROM deployment WHERE app_id = $1 AND status IN ($2, $3)")
+        .bind(app_id.to_owned())
+        .bind(status::RUNNING)
+        .bind(status::DEPLOYING)
+        .fetch_all(&mut **tx)
+        .await?;
+    for row in rows {
+        let id: String = row.try_get(0)?;
+        if Some(id.as_str()) != keep {
+            finish(tx, &id, new_status, reason).await?;
+        }
+    }
+    Ok(())
+}
+
+/// At start-up: deployments a stop or crash left `deploying` become `FAILED` with `reason`;
+/// returns the ids of the apps concerned.
+pub async fn fail_unfinished(tx: &mut Tx, reason: &str) -> Result<Vec<String>, sqlx::Error> {
+    let rows = sqlx::query("SELECT id, app_id FROM deployment WHERE status = $1")
+        .bind(status::DEPLOYING)
+        .fetch_all(&mut **tx)
+        .await?;
+    let mut apps = Vec::new();
+    for row in rows {
+        let id: String = row.try_get(0)?;
+        finish(tx, &id, status::FAILED, Some(reason)).await?;
+        apps.push(row.try_get(1)?);
+    }
+    Ok(apps)
+}
+
+/// The `RUNNING` deployments of enabled apps (what a restart brings back), oldest first.
+pub async fn running_of_enabled_apps(tx: &mut Tx) -> Result<Vec<DeploymentRecord>, sqlx::Error> {
+    let sql = "SELECT d.id, d.app_id, d.status, d.reason, d.devfile, d.created_at \
+               FROM deployment d JOIN app a ON a.id = d.app_id \
+               WHERE d.status = $1 AND a.enabled = 1 ORDER BY d.created_at, d.id";
+    let rows = sqlx::query(sql)
+        .bind(status::RUNNING)
+        .fetch_all(&mut **tx)
+        .await?;
+    rows.iter().map(record).collect()
+}
+
+/// Deletes every deployment of `app_id` with its service rows.
+pub async fn delete_for_app(tx: &mut Tx, app_id: &str) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "DELETE FROM deployment_service WHERE deployment_id IN \
+         (SELECT id FROM deployment WHERE app_id = $1)",
+    )
+    .bind(app_id.to_owned())
+    .execute(&mut **tx)
+    .await?;
+    sqlx::query("DELETE FROM deployment WHERE app_id = $1")
+        .bind(app_id.to_owned())
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}

@@ -1,0 +1,540 @@
+//! Deployments over real HTTP on the process runtime: tiny stdlib-only Python services built
+//! with the native builder deploy by themselves, answer through the gateway (Host header
+//! sent to 127.0.0.1), stop on disable, come back on enable and after a server restart,
+//! start in dependency order, fail with their stderr in a presigned runtime log, and refuse
+//! to run a tampered image.
+
+use std::time::{Duration, Instant};
+
+use reqwest::{Method, StatusCode};
+use serde_json::Value;
+use slipway_platform::image::{Digest, ImageStore};
+use slipway_platform::logs::presign::UrlSigner;
+
+use crate::support::{TestApp, backends, spawn_app};
+
+/// A stdlib HTTP server on `$PORT`: `/health` (which, with `API_URL` set, also needs the API
+/// to answer) and `/` saying who answered and its pid.
+const SERVER: &str = r#"import http.server, os, sys, urllib.request
+NAME = sys.argv[1]
+API = os.environ.get("API_URL")
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        if self.path == "/health" and API:
+            try:
+                urllib.request.urlopen(API + "/health", timeout=2).read()
+            except Exception:
+                self.send_response(503); self.end_headers(); return
+        body = ("hello from %s pid %d api %s" % (NAME, os.getpid(), API)).encode()
+        self.send_response(200)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+print("serving", NAME, "on", os.environ["PORT"], flush=True)
+http.server.ThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), H).serve_forever()
+"#;
+
+/// A service that complains on stderr and exits at once.
+const CRASH: &str =
+    "import sys\nsys.stderr.write('boom: DATABASE_URL is not set\\n')\nsys.exit(3)\n";
+
+struct Service<'a> {
+    name: &'a str,
+    port: u16,
+    run: &'a str,
+    depends_on: &'a [&'a str],
+}
+
+/// A devfile with one image and one container component per service, each with a build
+/// command (`build`) and a run command, `healthPath: /health`.
+fn devfile(app: &str, build: &str, services: &[Service<'_>]) -> String {
+    let mut out = format!(
+        "schemaVersion: 2.2.0\nmetadata:\n  name: {app}\n  displayName: Deploy test\ncomponents:\n"
+    );
+    for s in services {
+        let deps = s.depends_on.join(", ");
+        out.push_str(&format!(
+            "  - name: {n}-image\n    image:\n      imageName: {n}\n      dockerfile:\n        \
+             uri: Dockerfile\n        buildContext: .\n  - name: {n}\n    attributes:\n      \
+             healthPath: /health\n      dependsOn: [{deps}]\n    container:\n      image: {n}\n      \
+             endpoints:\n        - name: {n}-http\n          targetPort: {p}\n",
+            n = s.name,
+            p = s.port,
+        ));
+    }
+    out.push_str("commands:\n");
+    for s in services {
+        out.push_str(&format!(
+            "  - id: build-{n}\n    exec:\n      component: {n}\n      commandLine: \"{build}\"\n      \
+             workingDir: ${{PROJECT_SOURCE}}\n      group: {{ kind: build, isDefault: true }}\n  \
+             - id: run-{n}\n    exec:\n      component: {n}\n      commandLine: \"{run}\"\n      \
+             workingDir: ${{PROJECT_SOURCE}}\n      group: {{ kind: run, isDefault: true }}\n",
+            n = s.name,
+            run = s.run,
+        ));
+    }
+    out
+}
+
+fn project(devfile: &str) -> Vec<(String, Vec<u8>)> {
+    vec![
+        ("devfile.yaml".into(), devfile.as_bytes().to_vec()),
+        ("server.py".into(), SERVER.as_bytes().to_vec()),
+        ("crash.py".into(), CRASH.as_bytes().to_vec()),
+        ("Dockerfile".into(), b"FROM scratch\nCOPY . /app\n".to_vec()),
+    ]
+}
+
+/// Registers `name` and uploads its project; returns the app id.
+async fn register_and_build(app: &TestApp, name: &str, devfile: &str) -> String {
+    let created = app.register(&app.owner, name).await;
+    let id = created["id"].as_str().unwrap().to_owned();
+    let (status, body) = app
+        .upload(
+            &app.owner,
+            &id,
+            "",
+            "application/zstd",
+            crate::support::tar_zst(&project(devfile)),
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    id
+}
+
+async fn status_of(app: &TestApp, id: &str) -> Value {
+    let (status, body) = app
+        .send(
+            Method::GET,
+            &format!("/v1/apps/{id}/status"),
+            Some(&app.owner),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body
+}
+
+/// Polls the app's status until it is one of `wanted` (90 s at most).
+async fn wait_status(app: &TestApp, id: &str, wanted: &[&str]) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        let body = status_of(app, id).await;
+        if wanted.iter().any(|w| body["status"] == *w) {
+            return body;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "never reached {wanted:?}: {body}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// `GET http://127.0.0.1:<gateway>/` with `Host: <host>:<gateway port>`.
+async fn through_gateway(app: &TestApp, host: &str) -> (StatusCode, String) {
+    let gateway = app.gateway.expect("the gateway listens");
+    let r = app
+        .client
+        .get(format!("http://{gateway}/"))
+        .header("host", format!("{host}:{}", gateway.port()))
+        .send()
+        .await
+        .expect("gateway request");
+    let status = r.status();
+    (status, r.text().await.unwrap_or_default())
+}
+
+fn pid_in(body: &str) -> String {
+    body.split_whitespace()
+        .skip_while(|w| *w != "pid")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no pid in {body:?}"))
+        .to_owned()
+}
+
+fn process_gone(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z'),
+    }
+}
+
+async fn wait_gone(pid: &str) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !process_gone(pid) {
+        assert!(Instant::now() < deadline, "process {pid} still runs");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn post(app: &TestApp, id: &str, action: &str) -> (StatusCode, Value) {
+    app.send(
+        Method::POST,
+        &format!("/v1/apps/{id}/{action}"),
+        Some(&app.owner),
+        None,
+    )
+    .await
+}
+
+async fn logs(app: &TestApp, id: &str, query: &str) -> Vec<Value> {
+    let (status, body) = app
+        .send(
+            Method::GET,
+            &format!("/v1/apps/{id}/logs?{query}"),
+            Some(&app.owner),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body["logs"].as_array().expect("logs").clone()
+}
+
+#[tokio::test]
+async fn an_app_deploys_serves_through_the_gateway_disables_enables_and_deletes() {
+    for backend in backends() {
+        let app = spawn_app(backend).await;
+        let df = devfile(
+            "hello",
+            // A real virtual environment: its paths must work where the image is unpacked.
+            "python3 -m venv --without-pip .venv",
+            &[Service {
+                name: "api",
+                port: 8002,
+                run: "python3 server.py api",
+                depends_on: &[],
+            }],
+        );
+        let id = register_and_build(&app, "hello", &df).await;
+        let running = wait_status(&app, &id, &["RUNNING", "FAILED"]).await;
+        assert_eq!(running["status"], "RUNNING", "{backend:?}: {running}");
+        let port = app.gateway.unwrap().port();
+        assert_eq!(running["app_url"], format!("http://hello.localhost:{port}"));
+        assert_eq!(running["services"][0]["name"], "api");
+        assert_eq!(running["services"][0]["status"], "healthy");
+        assert_eq!(
+            running["services"][0]["url"],
+            format!("http://api.hello.localhost:{port}")
+        );
+        let (_, got) = app.get_app(&app.owner, &id).await;
+        assert_eq!(got["url"], format!("http://hello.localhost:{port}"));
+
+        let (status, body) = through_gateway(&app, "hello.localhost").await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert!(body.starts_with("hello from api"), "{body}");
+        let (status, same) = through_gateway(&app, "api.hello.localhost").await;
+        assert_eq!(status, StatusCode::OK);
+        let pid = pid_in(&body);
+        assert_eq!(pid_in(&same), pid);
+        assert_eq!(
+            through_gateway(&app, "nobody.localhost").await.0,
+            StatusCode::NOT_FOUND
+        );
+        assert_eq!(
+            through_gateway(&app, "web.hello.localhost").await.0,
+            StatusCode::BAD_GATEWAY,
+            "a known app without that service"
+        );
+
+        // Disable: processes stopped, suspended, the URL stops answering.
+        let (status, body) = post(&app, &id, "disable").await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["status"], "suspended");
+        assert_eq!(body["enabled"], false);
+        wait_gone(&pid).await;
+        assert_eq!(
+            through_gateway(&app, "hello.localhost").await.0,
+            StatusCode::BAD_GATEWAY
+        );
+
+        // Enable: deploying, then RUNNING again with a new process.
+        let (status, body) = post(&app, &id, "enable").await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert!(
+            body["status"] == "deploying" || body["status"] == "RUNNING",
+            "{body}"
+        );
+        let again = wait_status(&app, &id, &["RUNNING", "FAILED"]).await;
+        assert_eq!(again["status"], "RUNNING", "{again}");
+        let (status, body) = through_gateway(&app, "hello.localhost").await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let pid = pid_in(&body);
+
+        // Logs: the latest build and the latest deployment, each behind a presigned URL.
+        let entries = logs(&app, &id, "").await;
+        let kinds: Vec<&str> = entries
+            .iter()
+            .map(|e| e["kind"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            kinds.iter().filter(|k| **k == "build").count(),
+            1,
+            "{entries:?}"
+        );
+        assert_eq!(
+            kinds.iter().filter(|k| **k == "runtime").count(),
+            1,
+            "{entries:?}"
+        );
+        let all = logs(&app, &id, "latest_only=false&service_name=api").await;
+        assert_eq!(
+            all.iter().filter(|e| e["kind"] == "runtime").count(),
+            2,
+            "{all:?}"
+        );
+        let runtime = entries.iter().find(|e| e["kind"] == "runtime").unwrap();
+        let text = reqwest::get(runtime["url"].as_str().unwrap())
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(text.contains("serving api on"), "{text}");
+
+        // Delete: the process goes, the host is unknown, the name is free.
+        let (status, _) = app.delete_app(&app.owner, &id).await;
+        assert_eq!(status, StatusCode::NO_CONTENT);
+        wait_gone(&pid).await;
+        assert_eq!(
+            through_gateway(&app, "hello.localhost").await.0,
+            StatusCode::NOT_FOUND
+        );
+        assert!(!app.data_dir().join("run").join(&id).exists());
+        app.register(&app.owner, "hello").await;
+        app.finish().await;
+    }
+}
+
+#[tokio::test]
+async fn two_services_start_in_dependency_order() {
+    for backend in backends() {
+        let app = spawn_app(backend).await;
+        // web is listed first but depends on api, whose URL its health check calls.
+        let df = devfile(
+            "shop",
+            "echo built > BUILT",
+            &[
+                Service {
+                    name: "web",
+                    port: 3000,
+                    run: "python3 server.py web",
+                    depends_on: &["api"],
+                },
+                Service {
+                    name: "api",
+                    port: 8002,
+                    run: "python3 server.py api",
+                    depends_on: &[],
+                },
+            ],
+        );
+        let id = register_and_build(&app, "shop", &df).await;
+        let running = wait_status(&app, &id, &["RUNNING", "FAILED"]).await;
+        assert_eq!(running["status"], "RUNNING", "{backend:?}: {running}");
+        let service = |name: &str| {
+            running["services"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["name"] == name)
+                .cloned()
+                .unwrap_or_else(|| panic!("{name} in {running}"))
+        };
+        let (api, web) = (service("api"), service("web"));
+        let (api_healthy, web_started) = (
+            api["healthy_at"].as_str().unwrap(),
+            web["started_at"].as_str().unwrap(),
+        );
+        assert!(
+            api["started_at"].as_str().unwrap() <= api_healthy && api_healthy <= web_started,
+            "api must be healthy before web starts: {running}"
+        );
+        // The primary service is the first in the devfile with a public endpoint: web.
+        let (status, body) = through_gateway(&app, "shop.localhost").await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert!(body.starts_with("hello from web"), "{body}");
+        assert!(
+            body.contains("api http://127.0.0.1:"),
+            "API_URL was set: {body}"
+        );
+        let (status, body) = through_gateway(&app, "api.shop.localhost").await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(body.starts_with("hello from api"), "{body}");
+        app.finish().await;
+    }
+}
+
+#[tokio::test]
+async fn a_crashing_service_fails_and_its_presigned_runtime_log_has_its_stderr() {
+    for backend in backends() {
+        let app = spawn_app(backend).await;
+        let df = devfile(
+            "crashy",
+            "echo built > BUILT",
+            &[Service {
+                name: "api",
+                port: 8002,
+                run: "python3 crash.py",
+                depends_on: &[],
+            }],
+        );
+        let id = register_and_build(&app, "crashy", &df).await;
+        let failed = wait_status(&app, &id, &["RUNNING", "FAILED"]).await;
+        assert_eq!(failed["status"], "FAILED", "{backend:?}: {failed}");
+        let reason = failed["reason"].as_str().unwrap();
+        assert!(reason.contains("service api exited 3 times"), "{reason}");
+        assert!(reason.contains("exit code 3"), "{reason}");
+        assert!(reason.contains("boom: DATABASE_URL is not set"), "{reason}");
+        assert_eq!(failed["services"][0]["status"], "failed", "{failed}");
+
+        let entries = logs(&app, &id, "latest_only=true&service_name=api").await;
+        let runtime = entries.iter().find(|e| e["kind"] == "runtime").unwrap();
+        assert!(runtime["deployment_id"].is_string() && runtime["size"].as_u64() > Some(0));
+        let url = runtime["url"].as_str().unwrap().to_owned();
+        // No token: the signature is the credential.
+        let r = reqwest::get(&url).await.unwrap();
+        assert_eq!(r.status(), StatusCode::OK);
+        let text = r.text().await.unwrap();
+        assert!(text.contains("boom: DATABASE_URL is not set"), "{text}");
+        let build = entries.iter().find(|e| e["kind"] == "build").unwrap();
+        let text = reqwest::get(build["url"].as_str().unwrap())
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(text.contains("==> succeeded"), "{text}");
+
+        // A modified signature, a moved expiry, or a past one are 403s.
+        let (head, sig) = url.rsplit_once("signature=").unwrap();
+        let flipped = if sig.starts_with('0') { "1" } else { "0" };
+        let bad = format!("{head}signature={flipped}{}", &sig[1..]);
+        assert_eq!(
+            reqwest::get(&bad).await.unwrap().status(),
+            StatusCode::FORBIDDEN
+        );
+        let later = url.replacen("expires=", "expires=9", 1);
+        assert_eq!(
+            reqwest::get(&later).await.unwrap().status(),
+            StatusCode::FORBIDDEN
+        );
+        let path = url
+            .split_once("/v1/logs/")
+            .map(|(_, rest)| format!("/v1/logs/{}", rest.split('?').next().unwrap()))
+            .unwrap();
+        let signer = UrlSigner::load_or_create(&app.data_dir()).unwrap();
+        let past = 1_000_000;
+        let expired = format!(
+            "{}{path}?expires={past}&signature={}",
+            app.base,
+            signer.sign(&path, past)
+        );
+        assert_eq!(
+            reqwest::get(&expired).await.unwrap().status(),
+            StatusCode::FORBIDDEN
+        );
+        let unsigned = format!("{}{path}", app.base);
+        assert_eq!(
+            reqwest::get(&unsigned).await.unwrap().status(),
+            StatusCode::FORBIDDEN
+        );
+        app.finish().await;
+    }
+}
+
+#[tokio::test]
+async fn a_tampered_image_is_refused_with_a_signature_reason() {
+    for backend in backends() {
+        let app = spawn_app(backend).await;
+        let df = devfile(
+            "tamper",
+            "echo built > BUILT",
+            &[Service {
+                name: "api",
+                port: 8002,
+                run: "python3 server.py api",
+                depends_on: &[],
+            }],
+        );
+        let id = register_and_build(&app, "tamper", &df).await;
+        let running = wait_status(&app, &id, &["RUNNING", "FAILED"]).await;
+        assert_eq!(running["status"], "RUNNING", "{running}");
+        let (status, _) = post(&app, &id, "disable").await;
+        assert_eq!(status, StatusCode::OK);
+
+        // Alter the layer blob in the store, then enable: nothing may run.
+        let build_id = running["services"][0]["build_id"].as_str().unwrap();
+        let (_, build) = app.get_build(&app.owner, build_id, false).await;
+        let digest = build["image_uri"]
+            .as_str()
+            .unwrap()
+            .rsplit_once('@')
+            .unwrap()
+            .1;
+        let store = ImageStore::open(&app.data_dir()).unwrap();
+        let manifest: Value =
+            serde_json::from_slice(&store.read_blob(&Digest::parse(digest).unwrap()).unwrap())
+                .unwrap();
+        let layer = Digest::parse(manifest["layers"][0]["digest"].as_str().unwrap()).unwrap();
+        let path = store.blob_path(&layer);
+        let mut bytes = std::fs::read(&path).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 0xff;
+        std::fs::write(&path, bytes).unwrap();
+
+        let (status, _) = post(&app, &id, "enable").await;
+        assert_eq!(status, StatusCode::OK);
+        let failed = wait_status(&app, &id, &["FAILED", "RUNNING"]).await;
+        assert_eq!(failed["status"], "FAILED", "{backend:?}: {failed}");
+        let reason = failed["reason"].as_str().unwrap();
+        assert!(reason.contains("signature verification"), "{reason}");
+        assert!(reason.contains("altered"), "{reason}");
+        assert!(failed["services"][0]["started_at"].is_null(), "{failed}");
+        assert_eq!(
+            through_gateway(&app, "tamper.localhost").await.0,
+            StatusCode::BAD_GATEWAY
+        );
+        app.finish().await;
+    }
+}
+
+#[tokio::test]
+async fn a_server_restart_brings_a_running_app_back() {
+    for backend in backends() {
+        let mut app = spawn_app(backend).await;
+        let df = devfile(
+            "phoenix",
+            "echo built > BUILT",
+            &[Service {
+                name: "api",
+                port: 8002,
+                run: "python3 server.py api",
+                depends_on: &[],
+            }],
+        );
+        let id = register_and_build(&app, "phoenix", &df).await;
+        let running = wait_status(&app, &id, &["RUNNING", "FAILED"]).await;
+        assert_eq!(running["status"], "RUNNING", "{running}");
+        let (_, body) = through_gateway(&app, "phoenix.localhost").await;
+        let pid = pid_in(&body);
+
+        app.restart().await;
+        // A graceful stop stopped the service's process group.
+        wait_gone(&pid).await;
+        let back = wait_status(&app, &id, &["RUNNING", "FAILED"]).await;
+        assert_eq!(back["status"], "RUNNING", "{backend:?}: {back}");
+        assert_ne!(back["deployment_id"], running["deployment_id"]);
+        let (status, body) = through_gateway(&app, "phoenix.localhost").await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_ne!(pid_in(&body), pid);
+        app.finish().await;
+    }
+}
