@@ -18,6 +18,15 @@ pub enum ToolError {
     /// Reading or writing a file failed.
     #[error("{0}")]
     Io(String),
+    /// No platform is configured, or it refused the credentials.
+    #[error("{0}")]
+    NotConfigured(String),
+    /// The caller's role does not allow the operation.
+    #[error("{0}")]
+    PermissionDenied(String),
+    /// The platform did not answer, or answered that it is unavailable.
+    #[error("{0}")]
+    Unavailable(String),
     /// A fault in Slipway itself.
     #[error("internal error: {0}")]
     Internal(String),
@@ -26,7 +35,7 @@ pub enum ToolError {
 impl ToolError {
     /// Whether the same call may succeed if tried again.
     pub fn retryable(&self) -> bool {
-        matches!(self, ToolError::Io(_))
+        matches!(self, ToolError::Io(_) | ToolError::Unavailable(_))
     }
 
     /// The spec's failure shape.

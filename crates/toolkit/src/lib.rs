@@ -7,6 +7,7 @@
 mod devfile_tools;
 mod error;
 pub mod fsutil;
+pub mod platform;
 mod registry;
 mod scaffold;
 pub mod templates;
@@ -15,6 +16,6 @@ pub use devfile_tools::{
     GenerateDevfileResult, ValidateDevfileArgs, generate_devfile, validate_devfile,
 };
 pub use error::ToolError;
-pub use registry::{CallError, TOOLS, ToolInfo, call};
+pub use registry::{CallError, TOOLS, ToolInfo, call, call_with};
 pub use scaffold::{ScaffoldArgs, ScaffoldResult, scaffold_app};
 pub use templates::{Template, get_available_templates};

@@ -5,6 +5,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use crate::error::ToolError;
+use crate::platform::{self as p, Client, Endpoint};
 
 /// What a transport needs to offer a tool.
 #[derive(Debug, Clone, Copy)]
@@ -15,8 +16,8 @@ pub struct ToolInfo {
     pub description: &'static str,
 }
 
-/// The tools of this build. Tools that need the platform arrive with the platform client.
-pub const TOOLS: [ToolInfo; 4] = [
+/// The tools of this build.
+pub const TOOLS: [ToolInfo; 13] = [
     ToolInfo {
         name: "get_available_templates",
         description: "List the app templates (name, description, language, default_port). Always call this first.",
@@ -33,6 +34,42 @@ pub const TOOLS: [ToolInfo; 4] = [
         name: "generate_devfile",
         description: "Generate a single-service devfile.yaml; with output_path, write it (never over an existing file).",
     },
+    ToolInfo {
+        name: "register_app",
+        description: "Reserve an app name on the platform, create its service principal and access control; with project_path, write the .app file holding app_id. Required before build_app when the app uses secrets.",
+    },
+    ToolInfo {
+        name: "list_apps",
+        description: "List apps (name, status, url, timestamps), page_size (default 20) at a time; pass next_page_token for the next page.",
+    },
+    ToolInfo {
+        name: "get_app",
+        description: "An app's name, description, status, URL, devfile, enabled state and timestamps.",
+    },
+    ToolInfo {
+        name: "get_app_status",
+        description: "An app's status (RUNNING, FAILED, deploying, suspended, registered) and app_url. Poll only when the user asks, every 10-15 s, until RUNNING or FAILED; on FAILED call get_app_logs.",
+    },
+    ToolInfo {
+        name: "get_app_logs",
+        description: "Build and runtime log entries with presigned URLs; latest_only (default true), service_name to filter.",
+    },
+    ToolInfo {
+        name: "enable_app",
+        description: "Resume a suspended app; then poll get_app_status until RUNNING.",
+    },
+    ToolInfo {
+        name: "disable_app",
+        description: "Suspend a running app without deleting it.",
+    },
+    ToolInfo {
+        name: "delete_app",
+        description: "Delete an app permanently; the caller must then delete the project's .app file.",
+    },
+    ToolInfo {
+        name: "cancel_build",
+        description: "Cancel a queued or in-progress image build job; a running deployment is not stopped.",
+    },
 ];
 
 /// Why a call could not even be attempted (a usage error, exit code 2 in the CLI).
@@ -46,9 +83,15 @@ pub enum CallError {
     NotAnObject(&'static str),
 }
 
-/// Runs tool `name` on `args`. Tool failures (bad argument values included) come back as the
+/// Runs tool `name` on `args`, finding the platform from the environment (see
+/// [`Endpoint::from_env`]). Tool failures (bad argument values included) come back as the
 /// spec's `{success: false, error, retryable}` object, not as `Err`.
 pub fn call(name: &str, args: Value) -> Result<Value, CallError> {
+    call_with(None, name, args)
+}
+
+/// [`call`] with an explicit platform endpoint (tests, embedded platforms).
+pub fn call_with(endpoint: Option<&Endpoint>, name: &str, args: Value) -> Result<Value, CallError> {
     let args = match args {
         Value::Object(_) => args,
         Value::Null => json!({}),
@@ -66,12 +109,42 @@ pub fn call(name: &str, args: Value) -> Result<Value, CallError> {
         "generate_devfile" => parse(args)
             .and_then(|a| crate::devfile_tools::generate_devfile(&a))
             .and_then(to_value),
+        "register_app" => platform_tool(endpoint, args, p::register_app),
+        "list_apps" => platform_tool(endpoint, args, p::list_apps),
+        "get_app" => platform_tool(endpoint, args, p::get_app),
+        "get_app_status" => platform_tool(endpoint, args, p::get_app_status),
+        "get_app_logs" => platform_tool(endpoint, args, p::get_app_logs),
+        "enable_app" => platform_tool(endpoint, args, p::enable_app),
+        "disable_app" => platform_tool(endpoint, args, p::disable_app),
+        "delete_app" => platform_tool(endpoint, args, p::delete_app),
+        "cancel_build" => platform_tool(endpoint, args, p::cancel_build),
         _ => {
             let names: Vec<&str> = TOOLS.iter().map(|t| t.name).collect();
             return Err(CallError::UnknownTool(name.to_owned(), names.join(", ")));
         }
     };
     Ok(result.unwrap_or_else(|e| e.to_json()))
+}
+
+/// A client for the call's `environment` (explicit endpoint first, else the process environment).
+fn with_client(endpoint: Option<&Endpoint>, args: &Value) -> Result<Client, ToolError> {
+    let endpoint = match endpoint {
+        Some(e) => e.clone(),
+        None => Endpoint::from_env(args.get("environment").and_then(Value::as_str))?,
+    };
+    Client::new(endpoint)
+}
+
+/// Parses the arguments first (so argument errors never wait for the network), then runs
+/// `tool` with a client for the call's environment.
+fn platform_tool<T: DeserializeOwned>(
+    endpoint: Option<&Endpoint>,
+    args: Value,
+    tool: fn(&Client, &T) -> Result<Value, ToolError>,
+) -> Result<Value, ToolError> {
+    let client = with_client(endpoint, &args);
+    let parsed: T = parse(args)?;
+    tool(&client?, &parsed)
 }
 
 fn parse<T: DeserializeOwned>(args: Value) -> Result<T, ToolError> {

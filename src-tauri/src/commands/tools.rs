@@ -32,12 +32,18 @@ pub fn list_tools() -> Vec<ToolEntry> {
         .collect()
 }
 
-/// Runs a tool by name. Blocking work runs on Tauri's thread pool (async command), not the UI thread.
+/// Runs a tool by name. Tools block (files, the platform's HTTP API), so they run on a
+/// blocking thread, never on the UI thread or an async worker.
 #[tauri::command]
 pub async fn call_tool(name: String, args: Value) -> Result<Value, CommandError> {
-    slipway_toolkit::call(&name, args).map_err(|e| CommandError {
-        message: e.to_string(),
-    })
+    tauri::async_runtime::spawn_blocking(move || slipway_toolkit::call(&name, args))
+        .await
+        .map_err(|e| CommandError {
+            message: format!("the tool call stopped unexpectedly: {e}"),
+        })?
+        .map_err(|e| CommandError {
+            message: e.to_string(),
+        })
 }
 
 #[cfg(test)]

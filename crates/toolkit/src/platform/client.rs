@@ -1,0 +1,136 @@
+//! A blocking HTTP client for the platform API that retries transient failures.
+//!
+//! Blocking keeps the toolkit callable from plain code (the CLI); async transports run tool
+//! calls on a blocking thread.
+
+use std::time::Duration;
+
+use reqwest::Method;
+use reqwest::blocking::{Client as Http, RequestBuilder, Response};
+use serde_json::Value;
+
+use super::Endpoint;
+use crate::error::ToolError;
+
+/// How many times a request is sent at most when the failure is transient.
+pub const MAX_ATTEMPTS: u32 = 3;
+
+/// The platform client.
+#[derive(Debug, Clone)]
+pub struct Client {
+    endpoint: Endpoint,
+    http: Http,
+}
+
+/// A successful answer: its JSON body (Null for 204) and how many attempts it took.
+#[derive(Debug)]
+pub struct Answer {
+    /// Parsed body.
+    pub body: Value,
+    /// Requests sent.
+    pub attempts: u32,
+}
+
+impl Client {
+    /// A client for `endpoint`.
+    pub fn new(endpoint: Endpoint) -> Result<Self, ToolError> {
+        let http = Http::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .timeout(Duration::from_secs(300))
+            .build()
+            .map_err(|e| ToolError::Internal(format!("HTTP client: {e}")))?;
+        Ok(Self { endpoint, http })
+    }
+
+    /// The platform's base URL.
+    pub fn base_url(&self) -> &str {
+        &self.endpoint.url
+    }
+
+    /// Sends a JSON request (or none) and parses the JSON answer.
+    pub fn json(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<Answer, ToolError> {
+        self.send(|| {
+            let req = self.request(method.clone(), path);
+            match body {
+                Some(b) => req.json(b),
+                None => req,
+            }
+        })
+    }
+
+    /// Sends raw bytes with a content type.
+    pub fn bytes(
+        &self,
+        path: &str,
+        content_type: &str,
+        body: Vec<u8>,
+    ) -> Result<Answer, ToolError> {
+        self.send(|| {
+            self.request(Method::POST, path)
+                .header("content-type", content_type)
+                .body(body.clone())
+        })
+    }
+
+    fn request(&self, method: Method, path: &str) -> RequestBuilder {
+        self.http
+            .request(method, format!("{}{path}", self.endpoint.url))
+            .bearer_auth(&self.endpoint.token)
+    }
+
+    /// Sends with back-off (0.5 s, 1 s) on timeouts, connection failures, 502, 503 and 504.
+    fn send(&self, build: impl Fn() -> RequestBuilder) -> Result<Answer, ToolError> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let outcome = build().send();
+            let transient = match &outcome {
+                Err(e) => e.is_timeout() || e.is_connect() || e.is_request(),
+                Ok(r) => matches!(r.status().as_u16(), 502..=504),
+            };
+            if transient && attempt < MAX_ATTEMPTS {
+                std::thread::sleep(Duration::from_millis(500 * u64::from(attempt)));
+                continue;
+            }
+            return match outcome {
+                Err(e) => Err(ToolError::Unavailable(format!(
+                    "the platform at {} did not answer after {attempt} attempt(s): {e}",
+                    self.endpoint.url
+                ))),
+                Ok(response) => self.answer(response, attempt),
+            };
+        }
+    }
+
+    fn answer(&self, response: Response, attempts: u32) -> Result<Answer, ToolError> {
+        let status = response.status();
+        let text = response.text().unwrap_or_default();
+        let body: Value = if text.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&text).unwrap_or(Value::String(text))
+        };
+        if status.is_success() {
+            return Ok(Answer { body, attempts });
+        }
+        let message = body
+            .pointer("/error/message")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .unwrap_or_else(|| format!("HTTP {status}"));
+        Err(match status.as_u16() {
+            400 | 413 | 415 => ToolError::InvalidArgument(message),
+            401 => ToolError::NotConfigured(format!("the platform refused the token: {message}")),
+            403 => ToolError::PermissionDenied(message),
+            404 => ToolError::NotFound(message),
+            409 => ToolError::Conflict(message),
+            502..=504 => ToolError::Unavailable(format!("{message} (after {attempts} attempts)")),
+            _ => ToolError::Internal(format!("platform answered {status}: {message}")),
+        })
+    }
+}

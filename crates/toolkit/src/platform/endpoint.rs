@@ -1,0 +1,58 @@
+//! Where the platform is and which token to use.
+
+use crate::error::ToolError;
+
+/// Environment variable naming the platform's base URL, for example `http://127.0.0.1:8700`.
+pub const ENV_URL: &str = "SLIPWAY_PLATFORM_URL";
+/// Environment variable holding the bearer token.
+pub const ENV_TOKEN: &str = "SLIPWAY_TOKEN";
+
+/// A platform base URL and the bearer token to present to it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    /// Base URL without a trailing slash.
+    pub url: String,
+    /// Bearer token (never logged: `Debug` hides it).
+    pub token: String,
+}
+
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("url", &self.url)
+            .field("token", &"<redacted>")
+            .finish()
+    }
+}
+
+impl Endpoint {
+    /// An endpoint from explicit values.
+    pub fn new(url: impl Into<String>, token: impl Into<String>) -> Self {
+        Self {
+            url: url.into().trim_end_matches('/').to_owned(),
+            token: token.into(),
+        }
+    }
+
+    /// The endpoint of `environment` from the process environment. Only `production` (the
+    /// spec's default) is known until `slipway login` stores more; both variables must be set.
+    pub fn from_env(environment: Option<&str>) -> Result<Self, ToolError> {
+        let env = environment.unwrap_or("production");
+        if env != "production" {
+            return Err(ToolError::InvalidArgument(format!(
+                "environment: {env:?} is not configured; only \"production\" is available (from {ENV_URL} and {ENV_TOKEN})"
+            )));
+        }
+        let url = std::env::var(ENV_URL).ok().filter(|s| !s.trim().is_empty());
+        let token = std::env::var(ENV_TOKEN)
+            .ok()
+            .filter(|s| !s.trim().is_empty());
+        match (url, token) {
+            (Some(url), Some(token)) => Ok(Self::new(url, token.trim())),
+            _ => Err(ToolError::NotConfigured(format!(
+                "no platform is configured: set {ENV_URL} (for example http://127.0.0.1:8700) and {ENV_TOKEN}. \
+To run one locally: `slipway platform serve --data-dir DIR`, then use the token in DIR/bootstrap-token"
+            ))),
+        }
+    }
+}

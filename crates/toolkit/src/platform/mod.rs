@@ -1,0 +1,14 @@
+//! Talking to a Slipway platform: where it is ([`Endpoint`]), a blocking HTTP client with
+//! retries for transient failures ([`Client`]), and the app-management tools built on it.
+
+mod apps;
+mod client;
+mod endpoint;
+
+pub use apps::{
+    APP_FILE, AppFile, AppIdArgs, CancelBuildArgs, GetLogsArgs, ListAppsArgs, RegisterAppArgs,
+    cancel_build, delete_app, disable_app, enable_app, get_app, get_app_logs, get_app_status,
+    list_apps, register_app,
+};
+pub use client::Client;
+pub use endpoint::{ENV_TOKEN, ENV_URL, Endpoint};
