@@ -31,6 +31,8 @@ enum Command {
     },
     /// List the tools this build offers.
     Tools,
+    /// Serve the tools to an AI assistant over MCP (stdio). Logs go to stderr.
+    Mcp,
     /// The platform server that apps are registered, built and deployed on.
     Platform {
         #[command(subcommand)]
@@ -57,6 +59,20 @@ fn run(cli: Cli) -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Care { command } => care::run(command),
+        Command::Mcp => {
+            init_tracing();
+            match tokio::runtime::Runtime::new().map(|rt| rt.block_on(slipway_mcp::serve_stdio())) {
+                Ok(Ok(())) => ExitCode::SUCCESS,
+                Ok(Err(e)) => {
+                    eprintln!("error: {e}");
+                    ExitCode::FAILURE
+                }
+                Err(e) => {
+                    eprintln!("error: cannot start the async runtime: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
         Command::Platform { command } => platform::run(command),
     }
 }

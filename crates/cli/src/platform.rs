@@ -40,6 +40,9 @@ pub struct ServeArgs {
     /// Where the app gateway listens; apps are reached at http://<service>.<app>.localhost:<port>.
     #[arg(long, default_value = "127.0.0.1:8780")]
     gateway_listen: SocketAddr,
+    /// Directory of OSV JSON advisories the image scans match packages against.
+    #[arg(long)]
+    advisory_db: Option<PathBuf>,
     /// How long a new deployment may take to become healthy before it is FAILED.
     #[arg(long, default_value_t = 120, value_name = "SECONDS")]
     health_timeout: u64,
@@ -80,6 +83,7 @@ pub fn run(command: PlatformCommand) -> ExitCode {
                 slipway_platform::PlatformConfig::new(args.listen, data_dir(args.data_dir));
             config.database_url = args.database_url;
             config.builder = args.builder;
+            config.advisory_db = args.advisory_db;
             config.gateway_listen = Some(args.gateway_listen);
             config.health_timeout = std::time::Duration::from_secs(args.health_timeout);
             runtime

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use crate::name::{AppName, AppNameError};
 
 /// The parameters of `generate_devfile`, with the spec's defaults.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GenerateParams {
     /// The app name (the app-name rule applies).

@@ -32,6 +32,9 @@ pub struct PlatformConfig {
     /// How long a starting service has to answer its health check
     /// (`--health-timeout SECONDS`; default 120 s).
     pub health_timeout: Duration,
+    /// A directory of OSV JSON advisories that build scans check the image's packages
+    /// against (`--advisory-db DIR`); `None` makes every scan say that none is configured.
+    pub advisory_db: Option<PathBuf>,
 }
 
 impl PlatformConfig {
@@ -44,6 +47,7 @@ impl PlatformConfig {
             builder: BuilderKind::Auto,
             gateway_listen: Some(SocketAddr::from(([127, 0, 0, 1], 0))),
             health_timeout: crate::deploy::DEFAULT_HEALTH_TIMEOUT,
+            advisory_db: None,
         }
     }
 }

@@ -21,6 +21,7 @@ pub mod http;
 pub mod image;
 pub mod logs;
 mod pagination;
+pub mod scan;
 mod store;
 
 use std::future::Future;
@@ -62,7 +63,14 @@ pub async fn prepare(config: &PlatformConfig) -> Result<AppState, PlatformError>
     let boot = bootstrap::ensure(&db, &config.data_dir).await?;
     tracing::info!(token_file = %boot.token_file.display(), "owner token file ready");
     let (built_tx, built_rx) = tokio::sync::mpsc::unbounded_channel();
-    let runner = Runner::start(db.clone(), &config.data_dir, config.builder, built_tx).await?;
+    let runner = Runner::start(
+        db.clone(),
+        &config.data_dir,
+        config.builder,
+        built_tx,
+        config.advisory_db.clone(),
+    )
+    .await?;
     let signer = logs::presign::UrlSigner::load_or_create(&config.data_dir)?;
     let gateway = match config.gateway_listen {
         Some(addr) => {

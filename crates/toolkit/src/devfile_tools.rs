@@ -10,7 +10,7 @@ use crate::error::ToolError;
 use crate::fsutil::atomic_write;
 
 /// Arguments of `validate_devfile`: exactly one of the two.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ValidateDevfileArgs {
     /// Raw YAML.

@@ -24,6 +24,9 @@ pub enum ToolError {
     /// The caller's role does not allow the operation.
     #[error("{0}")]
     PermissionDenied(String),
+    /// An image build failed (the message carries the end of its log).
+    #[error("{0}")]
+    BuildFailed(String),
     /// The platform did not answer, or answered that it is unavailable.
     #[error("{0}")]
     Unavailable(String),

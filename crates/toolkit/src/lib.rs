@@ -16,6 +16,6 @@ pub use devfile_tools::{
     GenerateDevfileResult, ValidateDevfileArgs, generate_devfile, validate_devfile,
 };
 pub use error::ToolError;
-pub use registry::{CallError, TOOLS, ToolInfo, call, call_with};
+pub use registry::{CallError, TOOLS, ToolInfo, call, call_with, input_schema};
 pub use scaffold::{ScaffoldArgs, ScaffoldResult, scaffold_app};
 pub use templates::{Template, get_available_templates};

@@ -17,7 +17,7 @@ pub struct ToolInfo {
 }
 
 /// The tools of this build.
-pub const TOOLS: [ToolInfo; 13] = [
+pub const TOOLS: [ToolInfo; 15] = [
     ToolInfo {
         name: "get_available_templates",
         description: "List the app templates (name, description, language, default_port). Always call this first.",
@@ -67,10 +67,44 @@ pub const TOOLS: [ToolInfo; 13] = [
         description: "Delete an app permanently; the caller must then delete the project's .app file.",
     },
     ToolInfo {
+        name: "build_app",
+        description: "Build and deploy the app in project_path (needs devfile.yaml and its Dockerfiles; the devfile is validated first and nothing is uploaded when it is invalid). Uses .app when present, else creates the app from the devfile. remote (default) builds on the platform; local builds here with BUILDER_HOST and uploads the image. Writes imageUri into devfile.yaml. Afterwards print app_id and every service URL, then ask before polling get_app_status.",
+    },
+    ToolInfo {
+        name: "get_build_scan_report",
+        description: "The vulnerability scan of a build's image (build_id from build_app): SBOM and advisories found; error when the platform has no advisory database.",
+    },
+    ToolInfo {
         name: "cancel_build",
         description: "Cancel a queued or in-progress image build job; a running deployment is not stopped.",
     },
 ];
+
+/// The JSON Schema of a tool's arguments, generated from the same types the tool parses, so
+/// what a client is told and what the tool accepts cannot drift apart.
+pub fn input_schema(name: &str) -> Option<Value> {
+    use schemars::schema_for;
+    let schema = match name {
+        "get_available_templates" => {
+            return Some(
+                json!({"type": "object", "properties": {}, "additionalProperties": false}),
+            );
+        }
+        "scaffold_app" => schema_for!(crate::scaffold::ScaffoldArgs),
+        "validate_devfile" => schema_for!(crate::devfile_tools::ValidateDevfileArgs),
+        "generate_devfile" => schema_for!(slipway_devfile::GenerateParams),
+        "register_app" => schema_for!(p::RegisterAppArgs),
+        "list_apps" => schema_for!(p::ListAppsArgs),
+        "get_app" | "get_app_status" | "enable_app" | "disable_app" | "delete_app" => {
+            schema_for!(p::AppIdArgs)
+        }
+        "get_app_logs" => schema_for!(p::GetLogsArgs),
+        "build_app" => schema_for!(p::BuildAppArgs),
+        "get_build_scan_report" | "cancel_build" => schema_for!(p::CancelBuildArgs),
+        _ => return None,
+    };
+    serde_json::to_value(schema).ok()
+}
 
 /// Why a call could not even be attempted (a usage error, exit code 2 in the CLI).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -118,6 +152,8 @@ pub fn call_with(endpoint: Option<&Endpoint>, name: &str, args: Value) -> Result
         "disable_app" => platform_tool(endpoint, args, p::disable_app),
         "delete_app" => platform_tool(endpoint, args, p::delete_app),
         "cancel_build" => platform_tool(endpoint, args, p::cancel_build),
+        "build_app" => platform_tool(endpoint, args, p::build_app),
+        "get_build_scan_report" => platform_tool(endpoint, args, p::get_build_scan_report),
         _ => {
             let names: Vec<&str> = TOOLS.iter().map(|t| t.name).collect();
             return Err(CallError::UnknownTool(name.to_owned(), names.join(", ")));
@@ -164,5 +200,34 @@ fn kind(v: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tool_has_an_object_schema_with_the_spec_argument_names() {
+        for tool in TOOLS {
+            let schema =
+                input_schema(tool.name).unwrap_or_else(|| panic!("{} has no schema", tool.name));
+            assert_eq!(schema["type"], "object", "{}", tool.name);
+        }
+        let build = input_schema("build_app").unwrap();
+        let mut props: Vec<&String> = build["properties"].as_object().unwrap().keys().collect();
+        props.sort();
+        assert_eq!(
+            props,
+            [
+                "architecture",
+                "build_mode",
+                "environment",
+                "project_path",
+                "service_name",
+                "verbose"
+            ]
+        );
+        assert_eq!(build["required"], json!(["project_path"]));
     }
 }

@@ -14,7 +14,7 @@ use crate::fsutil::atomic_write;
 use crate::templates::{self, TEMPLATES, Template};
 
 /// Arguments of `scaffold_app` (names exactly as the spec).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScaffoldArgs {
     /// The app name (app-name rule).

@@ -49,6 +49,8 @@ struct Inner {
     tracker: TaskTracker,
     /// Told the app id of every build that succeeds, so the deployer can deploy it.
     built: tokio::sync::mpsc::UnboundedSender<String>,
+    /// The OSV advisory directory scans check against (`--advisory-db`).
+    advisory_db: Option<PathBuf>,
 }
 
 /// The builder `kind` stands for on this machine: `auto` is buildah when it runs, else
@@ -75,6 +77,7 @@ impl Runner {
         data_dir: &Path,
         kind: BuilderKind,
         built: tokio::sync::mpsc::UnboundedSender<String>,
+        advisory_db: Option<PathBuf>,
     ) -> Result<Self, PlatformError> {
         let builder = resolve_builder(kind)?;
         let store = ImageStore::open(data_dir).map_err(|e| PlatformError::Config(e.to_string()))?;
@@ -112,6 +115,7 @@ impl Runner {
                 shutdown: CancellationToken::new(),
                 tracker: TaskTracker::new(),
                 built,
+                advisory_db,
             }),
         })
     }
@@ -124,6 +128,28 @@ impl Runner {
     /// The platform signing key.
     pub fn key(&self) -> &PlatformKey {
         &self.inner.output.key
+    }
+
+    /// The image store and signing key (prebuilt uploads import into them).
+    pub fn output(&self) -> &Output {
+        &self.inner.output
+    }
+
+    /// Tells the deployer that a build of `app_id` succeeded outside a job (a prebuilt
+    /// upload), so the app deploys as after any build.
+    pub fn announce_built(&self, app_id: String) {
+        let _ = self.inner.built.send(app_id);
+    }
+
+    /// Scans the image of succeeded build `build_id` and stores the report (see
+    /// [`crate::scan`]); returns it.
+    pub async fn scan(&self, build_id: &str, digest: &str) -> crate::scan::ScanResult {
+        scan_now(&self.inner, build_id, digest).await
+    }
+
+    /// The data directory.
+    pub fn data_dir(&self) -> PathBuf {
+        self.inner.data_dir.clone()
     }
 
     /// Where uploaded contexts are kept until their jobs finish.
@@ -269,14 +295,46 @@ async fn run_job(
         Ok(true) => {
             let ok = matches!(outcome, Outcome::Succeeded { .. });
             tracing::info!(build_id, ok, "build finished");
-            if ok {
+            if let Outcome::Succeeded {
+                manifest_digest, ..
+            } = &outcome
+            {
                 let _ = inner.built.send(record.app_id.clone());
+                let scanned = scan_now(inner, build_id, manifest_digest).await;
+                log.note(&match (&scanned.report, &scanned.error) {
+                    (Some(r), _) => format!(
+                        "scanned: {} packages, {} vulnerabilities",
+                        r.sbom.packages.len(),
+                        r.vulnerabilities.len()
+                    ),
+                    (None, Some(e)) => format!("scan: {e}"),
+                    (None, None) => "scanned".to_owned(),
+                });
             }
         }
         Ok(false) => tracing::info!(build_id, "build ended after it was cancelled"),
         Err(e) => tracing::error!(build_id, error = %e, "cannot record a build's end"),
     }
     context
+}
+
+/// Scans on a blocking thread and stores the report.
+async fn scan_now(inner: &Inner, build_id: &str, digest: &str) -> crate::scan::ScanResult {
+    let data_dir = inner.data_dir.clone();
+    let store = inner.output.store.clone();
+    let db = inner.advisory_db.clone();
+    let (id, digest) = (build_id.to_owned(), digest.to_owned());
+    let fallback = id.clone();
+    tokio::task::spawn_blocking(move || {
+        crate::scan::scan_and_store(&data_dir, &store, &id, &digest, db.as_deref())
+    })
+    .await
+    .unwrap_or_else(|e| crate::scan::ScanResult {
+        build_id: fallback,
+        sbom: None,
+        report: None,
+        error: Some(format!("the scan did not finish: {e}")),
+    })
 }
 
 fn finish_cancelled(

@@ -36,6 +36,7 @@ pub const MAX_LOG_BYTES: u64 = 1 << 20;
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/apps/{app_id}/builds", post(create))
+        .route("/builds", post(create_inline))
         .route("/builds/{build_id}", get(get_one))
         .route("/builds/{build_id}/cancel", post(cancel))
         .route("/signing-key", get(signing_key))
@@ -102,16 +103,20 @@ pub struct QueuedBuild {
     pub status: BuildStatus,
 }
 
-/// The 202 body of `POST /v1/apps/{app_id}/builds`.
+/// The 202 body of `POST /v1/apps/{app_id}/builds` and `POST /v1/builds`.
 #[derive(Debug, Serialize)]
 pub struct BuildsCreated {
+    /// The app built (created by this request on `POST /v1/builds` when new).
+    pub app_id: String,
+    /// True when `POST /v1/builds` registered the app from the devfile.
+    pub app_created: bool,
     /// The new builds' ids, in the order of `builds`.
     pub build_ids: Vec<String>,
     /// One entry per service.
     pub builds: Vec<QueuedBuild>,
 }
 
-fn parse_build_id(raw: &str) -> Result<String, ApiError> {
+pub(super) fn parse_build_id(raw: &str) -> Result<String, ApiError> {
     uuid::Uuid::parse_str(raw)
         .map(|u| u.to_string())
         .map_err(|_| ApiError::invalid("build_id", "must be a UUID"))
@@ -121,12 +126,12 @@ fn build_not_found(id: &str) -> ApiError {
     ApiError::NotFound(format!("no build with id {id}"))
 }
 
-fn internal(what: &str, e: impl std::fmt::Display) -> ApiError {
+pub(super) fn internal(what: &str, e: impl std::fmt::Display) -> ApiError {
     ApiError::Internal(format!("{what}: {e}"))
 }
 
 /// The query pairs with each key at most once and only from `allowed`.
-fn query_map(
+pub(super) fn query_map(
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
     allowed: &[&str],
 ) -> Result<std::collections::HashMap<String, String>, ApiError> {
@@ -162,7 +167,7 @@ fn context_error(e: ContextError) -> ApiError {
 }
 
 /// Streams the body into `file`, refusing more than [`MAX_UPLOAD_BYTES`].
-async fn receive(body: Body, file: &mut tokio::fs::File) -> Result<u64, ApiError> {
+pub(super) async fn receive(body: Body, file: &mut tokio::fs::File) -> Result<u64, ApiError> {
     let mut body = body;
     let mut total = 0u64;
     while let Some(frame) = body.frame().await {
@@ -203,12 +208,121 @@ async fn create(
         .await?
         .ok_or_else(|| app_not_found(&id))?;
     tx.commit().await?;
+    need_editor(role)?;
+    accept_upload(state, headers, query, body, Target::App(id)).await
+}
+
+/// `POST /v1/builds[?service_name=a,b]` (the legacy flow): the same upload without an app
+/// id. The app is the one the devfile's `metadata.name` names: registered from the devfile's
+/// `name`, `displayName` and `description` when no app has that name; built when the caller
+/// may edit the app of that name; a 409 on `name` when another account (or an app the
+/// caller cannot see) holds it.
+async fn create_inline(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    body: Body,
+) -> Result<Response, ApiError> {
+    // Authenticates before the upload is read.
+    let (tx, _) = state.begin_as(&headers, Access::Read).await?;
+    tx.commit().await?;
+    accept_upload(state, headers, query, body, Target::FromDevfile).await
+}
+
+/// Which app an upload builds.
+enum Target {
+    /// An app registered before, by id.
+    App(String),
+    /// The app the devfile's `metadata.name` names, created when absent.
+    FromDevfile,
+}
+
+pub(super) fn need_editor(role: Role) -> Result<(), ApiError> {
     if role < Role::Editor {
         return Err(ApiError::PermissionDenied(format!(
             "building an app needs the editor or owner role; you are {}",
             role.as_str()
         )));
     }
+    Ok(())
+}
+
+/// The app an upload builds, resolved in the transaction that creates its jobs; the bool is
+/// true when the app was registered here.
+async fn resolve_target(
+    tx: &mut crate::db::Tx,
+    caller: &crate::auth::Caller,
+    target: &Target,
+    devfile: &Devfile,
+) -> Result<(String, bool), ApiError> {
+    match target {
+        Target::App(id) => {
+            // Checked again: the app may have been deleted or the token revoked during the
+            // upload.
+            if apps::get_visible(tx, caller, id).await?.is_none() {
+                return Err(app_not_found(id));
+            }
+            Ok((id.clone(), false))
+        }
+        Target::FromDevfile => {
+            let meta = &devfile.metadata;
+            let name = slipway_devfile::AppName::parse(&meta.name)
+                .map_err(|e| ApiError::invalid("devfile", format!("metadata.name: {e}")))?;
+            let shown = name.as_str().to_owned();
+            let taken = move || ApiError::AlreadyExists {
+                field: "name".into(),
+                message: format!(
+                    "the app name {shown:?} (the devfile's metadata.name) is already taken; \
+                     app names are unique across the platform, choose another"
+                ),
+            };
+            if let Some(id) = apps::id_by_name(tx, name.as_str()).await? {
+                let (_, role) = apps::get_visible(tx, caller, &id)
+                    .await?
+                    .ok_or_else(taken.clone())?;
+                need_editor(role)?;
+                return Ok((id, false));
+            }
+            let display = meta.display_name.trim();
+            let new = apps::NewApp {
+                display_name: if display.is_empty() {
+                    name.as_str().to_owned()
+                } else {
+                    display
+                        .chars()
+                        .take(super::apps::DISPLAY_NAME_MAX)
+                        .collect()
+                },
+                description: meta
+                    .description
+                    .as_deref()
+                    .unwrap_or("")
+                    .trim()
+                    .chars()
+                    .take(super::apps::DESCRIPTION_MAX)
+                    .collect(),
+                name,
+            };
+            match apps::register(tx, caller, &new).await {
+                Err(e) if crate::store::is_unique_violation(&e) => Err(taken()),
+                Err(e) => Err(e.into()),
+                Ok(app) => {
+                    tracing::info!(app_id = %app.id, app_name = %app.name, "app registered by its first build");
+                    Ok((app.id, true))
+                }
+            }
+        }
+    }
+}
+
+/// Receives, checks and queues an upload for `target` (both upload routes end here).
+async fn accept_upload(
+    state: AppState,
+    headers: HeaderMap,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    body: Body,
+    target: Target,
+) -> Result<Response, ApiError> {
     let query = query_map(query, &["service_name"])?;
     let wanted: Option<Vec<String>> = query.get("service_name").map(|v| {
         v.split(',')
@@ -292,11 +406,8 @@ async fn create(
     temp.persist(&stored)
         .map_err(|e| internal("keeping the upload", e.error))?;
     let created = async {
-        // Checked again: the app may have been deleted or the token revoked during the upload.
         let (mut tx, caller) = state.begin_as(&headers, Access::Write).await?;
-        if apps::get_visible(&mut tx, &caller, &id).await?.is_none() {
-            return Err(app_not_found(&id));
-        }
+        let (id, app_created) = resolve_target(&mut tx, &caller, &target, &devfile).await?;
         apps::set_devfile(&mut tx, &id, &inspected.devfile).await?;
         let mut queued = Vec::new();
         for service in &chosen {
@@ -320,10 +431,10 @@ async fn create(
             });
         }
         tx.commit().await?;
-        Ok(queued)
+        Ok((id, app_created, queued))
     }
     .await;
-    let queued = match created {
+    let (id, app_created, queued) = match created {
         Ok(q) => q,
         Err(e) => {
             let _ = tokio::fs::remove_file(&stored).await;
@@ -337,6 +448,8 @@ async fn create(
     Ok((
         StatusCode::ACCEPTED,
         Json(BuildsCreated {
+            app_id: id,
+            app_created,
             build_ids: queued.iter().map(|q| q.build_id.clone()).collect(),
             builds: queued,
         }),
@@ -345,7 +458,7 @@ async fn create(
 }
 
 /// The build `raw_id` with the caller's role on its app, or 404.
-async fn visible_build(
+pub(super) async fn visible_build(
     tx: &mut crate::db::Tx,
     caller: &crate::auth::Caller,
     raw_id: &str,

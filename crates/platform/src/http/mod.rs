@@ -7,6 +7,8 @@ pub mod builds;
 pub mod error;
 pub mod logs;
 pub mod openapi;
+pub mod prebuilt;
+pub mod scan;
 pub mod status;
 
 use std::net::SocketAddr;
@@ -148,6 +150,9 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("post", "/v1/apps/{app_id}/builds"),
     ("get", "/v1/builds/{build_id}"),
     ("post", "/v1/builds/{build_id}/cancel"),
+    ("post", "/v1/builds"),
+    ("post", "/v1/apps/{app_id}/builds/prebuilt"),
+    ("get", "/v1/builds/{build_id}/scan"),
     ("get", "/v1/signing-key"),
     ("get", "/v1/openapi.json"),
 ];
@@ -156,6 +161,8 @@ pub const ROUTES: &[(&str, &str)] = &[
 pub fn router(state: AppState) -> Router {
     let v1 = apps::router()
         .merge(builds::router())
+        .merge(prebuilt::router())
+        .merge(scan::router())
         .merge(status::router())
         .merge(logs::router())
         .route("/openapi.json", get(openapi::serve));

@@ -273,6 +273,16 @@ pub async fn get(tx: &mut Tx, id: &str) -> Result<Option<AppRecord>, sqlx::Error
     row.as_ref().map(record).transpose()
 }
 
+/// The id of the app called `name`, whoever owns it (the legacy build flow tells "yours"
+/// from "taken" with it, after checking visibility).
+pub async fn id_by_name(tx: &mut Tx, name: &str) -> Result<Option<String>, sqlx::Error> {
+    let row = sqlx::query("SELECT id FROM app WHERE name = $1")
+        .bind(name.to_owned())
+        .fetch_optional(&mut **tx)
+        .await?;
+    row.map(|r| r.try_get::<String, _>(0)).transpose()
+}
+
 /// Whether an app is called `name` (the gateway tells 502 from 404 with it).
 pub async fn name_exists(tx: &mut Tx, name: &str) -> Result<bool, sqlx::Error> {
     let row = sqlx::query("SELECT COUNT(*) FROM app WHERE name = $1")

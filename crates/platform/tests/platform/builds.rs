@@ -436,3 +436,64 @@ async fn a_restart_marks_an_interrupted_build_failed() {
         app.finish().await;
     }
 }
+
+/// `POST /v1/builds` (no app id) with a tar.zst of `files`.
+async fn upload_inline(
+    app: &TestApp,
+    token: &str,
+    files: &[(String, Vec<u8>)],
+) -> (StatusCode, Value) {
+    let r = app
+        .client
+        .post(format!("{}/v1/builds", app.base))
+        .bearer_auth(token)
+        .header("content-type", "application/zstd")
+        .body(tar_zst(files))
+        .send()
+        .await
+        .expect("request");
+    let status = r.status();
+    let text = r.text().await.expect("body");
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+#[tokio::test]
+async fn a_first_build_without_an_app_id_creates_the_app_from_its_devfile() {
+    for backend in backends() {
+        let app = spawn_app(backend).await;
+        let files = python_project(&python_devfile("legacy-app", FAST_BUILD));
+        let (status, body) = upload_inline(&app, &app.owner, &files).await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+        assert_eq!(body["app_created"], true, "{body}");
+        let app_id = body["app_id"].as_str().expect("app_id").to_owned();
+        let build_id = body["build_ids"][0].as_str().unwrap().to_owned();
+        let (status, got) = app.get_app(&app.owner, &app_id).await;
+        assert_eq!(status, StatusCode::OK, "{got}");
+        assert_eq!(got["name"], "legacy-app");
+        assert_eq!(got["display_name"], "Python test app");
+        assert!(got["devfile"].as_str().unwrap().contains("legacy-app"));
+        let built = app
+            .wait_build(&build_id, &["succeeded", "failed", "cancelled"])
+            .await;
+        assert_eq!(built["status"], "succeeded", "{}", built["log"]);
+        assert_eq!(built["app_id"], app_id.as_str());
+
+        // The caller's own app of that name is built again, not created twice.
+        let (status, again) = upload_inline(&app, &app.owner, &files).await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{again}");
+        assert_eq!(again["app_created"], false);
+        assert_eq!(again["app_id"], app_id.as_str());
+        assert_eq!(app.list_all(&app.owner).await, ["legacy-app"]);
+
+        // Another account cannot build (or learn more about) that name: 409 on name.
+        let other = app.add_account("other@example.com").await;
+        let reply = upload_inline(&app, other.token.expose(), &files).await;
+        assert_error(&reply, StatusCode::CONFLICT, "already_exists", Some("name"));
+        // A devfile whose name breaks the rule is refused and creates nothing.
+        let bad = python_project(&python_devfile("Bad_Name", FAST_BUILD));
+        let (status, body) = upload_inline(&app, &app.owner, &bad).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        assert_eq!(app.list_all(&app.owner).await, ["legacy-app"]);
+        app.finish().await;
+    }
+}

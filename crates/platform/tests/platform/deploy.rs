@@ -15,7 +15,7 @@ use crate::support::{TestApp, backends, spawn_app};
 
 /// A stdlib HTTP server on `$PORT`: `/health` (which, with `API_URL` set, also needs the API
 /// to answer) and `/` saying who answered and its pid.
-const SERVER: &str = r#"import http.server, os, sys, urllib.request
+pub(crate) const SERVER: &str = r#"import http.server, os, sys, urllib.request
 NAME = sys.argv[1]
 API = os.environ.get("API_URL")
 class H(http.server.BaseHTTPRequestHandler):
@@ -104,7 +104,7 @@ async fn register_and_build(app: &TestApp, name: &str, devfile: &str) -> String 
     id
 }
 
-async fn status_of(app: &TestApp, id: &str) -> Value {
+pub(crate) async fn status_of(app: &TestApp, id: &str) -> Value {
     let (status, body) = app
         .send(
             Method::GET,
@@ -118,7 +118,7 @@ async fn status_of(app: &TestApp, id: &str) -> Value {
 }
 
 /// Polls the app's status until it is one of `wanted` (90 s at most).
-async fn wait_status(app: &TestApp, id: &str, wanted: &[&str]) -> Value {
+pub(crate) async fn wait_status(app: &TestApp, id: &str, wanted: &[&str]) -> Value {
     let deadline = Instant::now() + Duration::from_secs(90);
     loop {
         let body = status_of(app, id).await;
@@ -175,7 +175,7 @@ async fn wait_gone(pid: &str) {
     }
 }
 
-async fn post(app: &TestApp, id: &str, action: &str) -> (StatusCode, Value) {
+pub(crate) async fn post(app: &TestApp, id: &str, action: &str) -> (StatusCode, Value) {
     app.send(
         Method::POST,
         &format!("/v1/apps/{id}/{action}"),

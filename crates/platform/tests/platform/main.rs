@@ -10,5 +10,8 @@ mod deploy;
 mod isolation;
 mod openapi;
 mod pagination;
+mod prebuilt;
+mod scan;
 mod support;
+mod template;
 mod users;

@@ -26,7 +26,7 @@ pub struct AppFile {
 }
 
 /// Arguments of `register_app`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RegisterAppArgs {
     /// App name (app-name rule, checked here before any request).
@@ -45,7 +45,7 @@ pub struct RegisterAppArgs {
 }
 
 /// Arguments of tools that take only an app id.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AppIdArgs {
     /// App UUID.
@@ -56,7 +56,7 @@ pub struct AppIdArgs {
 }
 
 /// Arguments of `list_apps`.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListAppsArgs {
     /// Page size (default 20, at most 100).
@@ -71,7 +71,7 @@ pub struct ListAppsArgs {
 }
 
 /// Arguments of `get_app_logs`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GetLogsArgs {
     /// App UUID.
@@ -88,7 +88,7 @@ pub struct GetLogsArgs {
 }
 
 /// Arguments of `cancel_build`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CancelBuildArgs {
     /// Build job id from build_app.
@@ -286,6 +286,23 @@ pub fn cancel_build(client: &Client, args: &CancelBuildArgs) -> Result<Value, To
             json!("build cancelled; a running deployment is not affected"),
         )],
     ))
+}
+
+/// `get_build_scan_report`: the image's SBOM and the vulnerabilities found against the
+/// platform's advisory database. When the platform has none, `error` says so (never a fake
+/// clean report).
+pub fn get_build_scan_report(client: &Client, args: &CancelBuildArgs) -> Result<Value, ToolError> {
+    let id = uuid_arg("build_id", &args.build_id)?;
+    let body = client
+        .json(Method::GET, &format!("/v1/builds/{id}/scan"), None)?
+        .body;
+    let mut out = json!({"success": true, "build_id": id});
+    for key in ["report", "sbom", "error"] {
+        if let Some(v) = body.get(key).filter(|v| !v.is_null()) {
+            out[key] = v.clone();
+        }
+    }
+    Ok(out)
 }
 
 /// Percent-encodes a query value.

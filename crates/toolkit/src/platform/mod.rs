@@ -2,13 +2,17 @@
 //! retries for transient failures ([`Client`]), and the app-management tools built on it.
 
 mod apps;
+mod build;
 mod client;
 mod endpoint;
+pub mod local;
+mod pack;
 
 pub use apps::{
     APP_FILE, AppFile, AppIdArgs, CancelBuildArgs, GetLogsArgs, ListAppsArgs, RegisterAppArgs,
     cancel_build, delete_app, disable_app, enable_app, get_app, get_app_logs, get_app_status,
-    list_apps, register_app,
+    get_build_scan_report, list_apps, register_app,
 };
+pub use build::{BuildAppArgs, build_app};
 pub use client::Client;
 pub use endpoint::{ENV_TOKEN, ENV_URL, Endpoint};

@@ -1,6 +1,7 @@
 //! The toolkit's platform tools against a real platform server (SQLite, in-process, loopback).
 
 mod apps;
+mod build;
 
 use slipway_toolkit::platform::Endpoint;
 

@@ -1,0 +1,96 @@
+//! The MCP stdio tool server: every toolkit tool, described with its argument schema, and the
+//! spec's workflow as the server's instructions. Logs go to stderr; stdout is the protocol.
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use serde_json::Value;
+
+/// The workflow the assistant is asked to follow (the spec's recommended order).
+pub const INSTRUCTIONS: &str = include_str!("instructions.md");
+
+/// Why the server stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum McpServerError {
+    /// The stdio transport failed or the client broke the protocol.
+    #[error("MCP server: {0}")]
+    Transport(String),
+}
+
+/// The tool server. Stateless: each call goes to the toolkit, which finds the platform.
+#[derive(Debug, Clone, Default)]
+pub struct SlipwayServer;
+
+impl SlipwayServer {
+    fn tools() -> Vec<Tool> {
+        slipway_toolkit::TOOLS
+            .iter()
+            .map(|t| {
+                let schema = slipway_toolkit::input_schema(t.name)
+                    .and_then(|v| match v {
+                        Value::Object(map) => Some(map),
+                        _ => None,
+                    })
+                    .unwrap_or_default();
+                Tool::new(t.name, t.description, Arc::new(schema))
+            })
+            .collect()
+    }
+}
+
+impl ServerHandler for SlipwayServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("slipway", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(Self::tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let name = request.name.to_string();
+        let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
+        tracing::info!(tool = %name, "tool call");
+        let outcome = tokio::task::spawn_blocking(move || slipway_toolkit::call(&name, args))
+            .await
+            .map_err(|e| McpError::internal_error(format!("the tool call stopped: {e}"), None))?;
+        let result = outcome.map_err(|e| McpError::invalid_params(e.to_string(), None))?;
+        let failed = result.get("success") == Some(&Value::Bool(false));
+        let text = serde_json::to_string_pretty(&result).unwrap_or_else(|_| result.to_string());
+        let mut reply = if failed {
+            CallToolResult::error(vec![ContentBlock::text(text)])
+        } else {
+            CallToolResult::success(vec![ContentBlock::text(text)])
+        };
+        reply.structured_content = Some(result);
+        Ok(CallToolResponse::Complete(reply))
+    }
+}
+
+/// Serves MCP on stdin/stdout until the client disconnects.
+pub async fn serve_stdio() -> Result<(), McpServerError> {
+    let service = SlipwayServer
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| McpServerError::Transport(e.to_string()))?;
+    service
+        .waiting()
+        .await
+        .map_err(|e| McpServerError::Transport(e.to_string()))?;
+    Ok(())
+}

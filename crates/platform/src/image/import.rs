@@ -1,0 +1,114 @@
+//! Prebuilt images: an `oci-archive` tar (what `buildah push <image> oci-archive:<file>` or
+//! `podman save --format oci-archive` writes — an OCI image layout in one tar) is unpacked
+//! into a scratch directory, accepting only the layout's own files, so a hostile archive
+//! cannot write anywhere else. The layout is then imported like a buildah export: every blob
+//! checked against its digest, the manifest signed.
+
+use std::path::{Component, Path, PathBuf};
+
+use super::{Digest, ImageError};
+
+/// Most entries an archive may hold (an image has a few dozen blobs at most).
+pub const MAX_ENTRIES: usize = 10_000;
+
+/// Unpacks the OCI layout in the tar at `archive` into `dest` (an empty directory). Only
+/// `oci-layout`, `index.json` and `blobs/sha256/<64 hex>` regular files are accepted
+/// (directories are skipped); any other entry — a link, a device, a path outside those — is
+/// an error naming it.
+pub fn unpack_oci_archive(archive: &Path, dest: &Path) -> Result<(), ImageError> {
+    let file = std::fs::File::open(archive)?;
+    let mut tar = tar::Archive::new(std::io::BufReader::new(file));
+    std::fs::create_dir_all(dest.join("blobs/sha256"))?;
+    let mut count = 0usize;
+    for entry in tar
+        .entries()
+        .map_err(|e| ImageError::Document(format!("not a tar archive: {e}")))?
+    {
+        let mut entry =
+            entry.map_err(|e| ImageError::Document(format!("not a tar archive: {e}")))?;
+        count += 1;
+        if count > MAX_ENTRIES {
+            return Err(ImageError::Document(format!(
+                "the archive has more than {MAX_ENTRIES} entries"
+            )));
+        }
+        let raw = entry
+            .path()
+            .map_err(|e| ImageError::Document(format!("an entry has no readable path: {e}")))?
+            .into_owned();
+        let kind = entry.header().entry_type();
+        if kind.is_dir() {
+            continue;
+        }
+        let Some(relative) = layout_path(&raw) else {
+            return Err(ImageError::Document(format!(
+                "{} is not part of an OCI image layout (only oci-layout, index.json and \
+                 blobs/sha256/<digest> may be in the archive)",
+                raw.display()
+            )));
+        };
+        if !kind.is_file() {
+            return Err(ImageError::Document(format!(
+                "{} must be a regular file",
+                raw.display()
+            )));
+        }
+        let mut out = std::fs::File::create(dest.join(relative))?;
+        std::io::copy(&mut entry, &mut out)?;
+    }
+    if !dest.join("index.json").is_file() {
+        return Err(ImageError::Document(
+            "the archive has no index.json; it is not an OCI image layout (save the image with \
+             `podman save --format oci-archive` or `buildah push IMAGE oci-archive:FILE`)"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The layout file an archive path stands for (`./` prefixes allowed), if it is one.
+fn layout_path(raw: &Path) -> Option<PathBuf> {
+    let parts: Vec<&str> = raw
+        .components()
+        .filter(|c| !matches!(c, Component::CurDir))
+        .map(|c| match c {
+            Component::Normal(s) => s.to_str(),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    match parts.as_slice() {
+        ["oci-layout"] | ["index.json"] => Some(PathBuf::from(parts[0])),
+        ["blobs", "sha256", hex] => {
+            Digest::parse(&format!("sha256:{hex}")).ok()?;
+            Some(PathBuf::from("blobs/sha256").join(hex))
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_layout_files_are_accepted() {
+        let hex = "a".repeat(64);
+        assert_eq!(
+            layout_path(Path::new(&format!("./blobs/sha256/{hex}"))),
+            Some(PathBuf::from(format!("blobs/sha256/{hex}")))
+        );
+        assert_eq!(
+            layout_path(Path::new("index.json")),
+            Some(PathBuf::from("index.json"))
+        );
+        for bad in [
+            "../index.json",
+            "/index.json",
+            "blobs/sha256/../../x",
+            "blobs/sha256/abc",
+            "etc/passwd",
+        ] {
+            assert_eq!(layout_path(Path::new(bad)), None, "{bad}");
+        }
+    }
+}

@@ -1,0 +1,228 @@
+//! build_app against a real platform with the native builder: validation first, inline app
+//! creation, imageUri written back, multi-service results, service_name, stale `.app`.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+use slipway_toolkit::call_with;
+
+use super::Platform;
+
+const SERVER: &str = "import http.server, os\n\nclass H(http.server.BaseHTTPRequestHandler):\n    def do_GET(self):\n        self.send_response(200)\n        self.end_headers()\n        self.wfile.write(b'ok')\n\nhttp.server.HTTPServer(('0.0.0.0', int(os.environ['PORT'])), H).serve_forever()\n";
+
+fn service_yaml(name: &str, port: u16, deps: &str) -> String {
+    format!(
+        "  # image of {name}\n  - name: {name}-image\n    image:\n      imageName: {name}\n      dockerfile:\n        uri: {name}/Dockerfile\n        buildContext: .\n  - name: {name}\n    attributes:\n      healthPath: /health\n{deps}    container:\n      image: {name}\n      endpoints:\n        - name: {name}-http\n          targetPort: {port}\n"
+    )
+}
+
+fn command_yaml(name: &str) -> String {
+    format!(
+        "  - id: build-{name}\n    exec:\n      component: {name}\n      commandLine: python3 -c 'print(\"built\")'\n      workingDir: ${{PROJECT_SOURCE}}/{name}\n      group: {{ kind: build }}\n  - id: run-{name}\n    exec:\n      component: {name}\n      commandLine: python3 server.py\n      workingDir: ${{PROJECT_SOURCE}}/{name}\n      group: {{ kind: run }}\n"
+    )
+}
+
+/// Writes a project with the given services (`(name, port, depends_on)`).
+fn project(dir: &Path, app: &str, services: &[(&str, u16, Option<&str>)]) -> String {
+    let mut devfile = format!(
+        "# keep this comment\nschemaVersion: 2.2.0\nmetadata:\n  name: {app}\n  displayName: {app}\ncomponents:\n"
+    );
+    let mut commands = String::from("commands:\n");
+    for (name, port, dep) in services {
+        let deps = dep
+            .map(|d| format!("      dependsOn: [{d}]\n"))
+            .unwrap_or_default();
+        devfile.push_str(&service_yaml(name, *port, &deps));
+        commands.push_str(&command_yaml(name));
+        std::fs::create_dir_all(dir.join(name)).unwrap();
+        std::fs::write(dir.join(name).join("server.py"), SERVER).unwrap();
+        std::fs::write(dir.join(name).join("Dockerfile"), format!("FROM python:3.12-slim\nCOPY {name}/ /app\nEXPOSE {port}\nCMD [\"python3\", \"/app/server.py\"]\n")).unwrap();
+    }
+    devfile.push_str(&commands);
+    std::fs::write(dir.join("devfile.yaml"), &devfile).unwrap();
+    devfile
+}
+
+fn build(p: &Platform, args: Value) -> Value {
+    call_with(Some(&p.endpoint), "build_app", args).unwrap()
+}
+
+fn app_count(p: &Platform) -> usize {
+    call_with(Some(&p.endpoint), "list_apps", json!({})).unwrap()["apps"]
+        .as_array()
+        .unwrap()
+        .len()
+}
+
+#[test]
+fn invalid_devfile_uploads_nothing() {
+    let p = Platform::start();
+    let dir = tempfile::tempdir().unwrap();
+    let text = project(dir.path(), "broken", &[("api", 8001, None)]);
+    std::fs::write(
+        dir.path().join("devfile.yaml"),
+        text.replace("targetPort: 8001", "targetPort: 0"),
+    )
+    .unwrap();
+    let out = build(&p, json!({"project_path": dir.path()}));
+    assert_eq!(out["success"], false);
+    assert!(
+        out["error"]
+            .as_str()
+            .unwrap()
+            .contains("nothing was uploaded"),
+        "{out}"
+    );
+    assert!(
+        out["errors"][0].as_str().unwrap().contains("targetPort"),
+        "{out}"
+    );
+    assert_eq!(app_count(&p), 0, "no app may be created");
+}
+
+#[test]
+fn single_service_builds_inline_and_writes_image_uri() {
+    let p = Platform::start();
+    let dir = tempfile::tempdir().unwrap();
+    let before = project(dir.path(), "solo", &[("api", 8001, None)]);
+    let out = build(&p, json!({"project_path": dir.path(), "verbose": true}));
+    assert_eq!(out["success"], true, "{out}");
+    for key in ["app_id", "app_url", "build_id", "image_uri"] {
+        assert!(out.get(key).is_some(), "missing {key}: {out}");
+    }
+    let uri = out["image_uri"].as_str().unwrap();
+    assert!(uri.contains("@sha256:"), "{uri}");
+    assert!(
+        out["build_logs"]["api"].as_str().unwrap().contains("built"),
+        "{out}"
+    );
+    let after = std::fs::read_to_string(dir.path().join("devfile.yaml")).unwrap();
+    assert!(after.contains(&format!("imageUri: {uri}")), "{after}");
+    let kept = before
+        .lines()
+        .filter(|l| after.lines().any(|a| a == *l))
+        .count();
+    assert_eq!(kept, before.lines().count(), "every original line stays");
+    assert_eq!(after.lines().count(), before.lines().count() + 2);
+
+    let scan = call_with(
+        Some(&p.endpoint),
+        "get_build_scan_report",
+        json!({"build_id": out["build_id"]}),
+    )
+    .unwrap();
+    assert_eq!(scan["success"], true, "{scan}");
+    assert_eq!(scan["build_id"], out["build_id"]);
+    assert!(
+        scan["error"].as_str().unwrap().contains("advisory"),
+        "no advisory database is configured: {scan}"
+    );
+}
+
+#[test]
+fn multi_service_build_order_and_single_service_rebuild() {
+    let p = Platform::start();
+    let dir = tempfile::tempdir().unwrap();
+    project(
+        dir.path(),
+        "duo",
+        &[("web", 8000, Some("api")), ("api", 8001, None)],
+    );
+    let reg = call_with(
+        Some(&p.endpoint),
+        "register_app",
+        json!({"name": "duo", "display_name": "Duo", "project_path": dir.path()}),
+    )
+    .unwrap();
+    assert_eq!(reg["success"], true, "{reg}");
+    let out = build(&p, json!({"project_path": dir.path()}));
+    assert_eq!(out["success"], true, "{out}");
+    assert_eq!(out["app_id"], reg["app_id"], "the .app file's app is built");
+    assert_eq!(out["deploy_order"], json!(["api", "web"]));
+    assert_eq!(out["build_ids"].as_array().unwrap().len(), 2);
+    assert_eq!(out["rollout_waited"], false);
+    let uris = out["image_uris"].as_object().unwrap();
+    assert!(
+        uris.contains_key("api") && uris.contains_key("web"),
+        "{out}"
+    );
+    assert!(out["service_urls"].is_object());
+
+    let again = build(
+        &p,
+        json!({"project_path": dir.path(), "service_name": "web"}),
+    );
+    assert_eq!(again["success"], true, "{again}");
+    assert_eq!(again["build_ids"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        again["image_uris"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect::<Vec<_>>(),
+        ["web"]
+    );
+    let bad = build(
+        &p,
+        json!({"project_path": dir.path(), "service_name": "db"}),
+    );
+    assert!(
+        bad["error"].as_str().unwrap().starts_with("service_name:"),
+        "{bad}"
+    );
+}
+
+#[test]
+fn stale_app_file_after_delete_is_a_clear_404() {
+    let p = Platform::start();
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), "gone", &[("api", 8001, None)]);
+    let reg = call_with(
+        Some(&p.endpoint),
+        "register_app",
+        json!({"name": "gone", "display_name": "Gone", "project_path": dir.path()}),
+    )
+    .unwrap();
+    let del = call_with(
+        Some(&p.endpoint),
+        "delete_app",
+        json!({"app_id": reg["app_id"]}),
+    )
+    .unwrap();
+    assert_eq!(del["success"], true);
+    let out = build(&p, json!({"project_path": dir.path()}));
+    assert_eq!(out["success"], false);
+    let error = out["error"].as_str().unwrap();
+    assert!(
+        error.starts_with("404")
+            && error.contains("Delete the .app file")
+            && error.contains("register_app"),
+        "{error}"
+    );
+}
+
+#[test]
+fn local_mode_without_builder_host_fails_fast() {
+    if std::env::var_os("BUILDER_HOST").is_some() {
+        eprintln!(
+            "SKIPPED local_mode_without_builder_host_fails_fast: BUILDER_HOST is set in this environment (CI leaves it unset)"
+        );
+        return;
+    }
+    let p = Platform::start();
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), "local", &[("api", 8001, None)]);
+    let out = build(
+        &p,
+        json!({"project_path": dir.path(), "build_mode": "local"}),
+    );
+    assert_eq!(out["success"], false);
+    assert!(
+        out["error"]
+            .as_str()
+            .unwrap()
+            .contains("BUILDER_HOST is not set"),
+        "{out}"
+    );
+    assert_eq!(app_count(&p), 0);
+}

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Drives `slipway mcp` with the official Python MCP client (a client this project did not
+# write) through the whole workflow against a real platform server.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+venv="${MCP_VENV:-/tmp/slipway-mcp-venv}"
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import mcp" 2>/dev/null; then
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check "mcp>=2.3,<3"
+fi
+cargo build -q -p slipway-cli
+SLIPWAY_BIN="$PWD/target/debug/slipway" "$venv/bin/python" tests/mcp/test_mcp.py
