@@ -2,6 +2,7 @@
 
 mod call;
 mod care;
+mod daily;
 mod platform;
 
 use std::process::ExitCode;
@@ -31,6 +32,14 @@ enum Command {
     },
     /// List the tools this build offers.
     Tools,
+    /// Create a new app project from a template.
+    New(daily::NewArgs),
+    /// Build and deploy the project (validates first; shows progress).
+    Build(daily::BuildArgs),
+    /// Show an app's status; --watch polls until RUNNING or FAILED.
+    Status(daily::StatusArgs),
+    /// Print an app's latest build and runtime logs.
+    Logs(daily::LogsArgs),
     /// Serve the tools to an AI assistant over MCP (stdio). Logs go to stderr.
     Mcp,
     /// The platform server that apps are registered, built and deployed on.
@@ -59,6 +68,10 @@ fn run(cli: Cli) -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Care { command } => care::run(command),
+        Command::New(args) => daily::new(args),
+        Command::Build(args) => daily::build(args),
+        Command::Status(args) => daily::status(args),
+        Command::Logs(args) => daily::logs(args),
         Command::Mcp => {
             init_tracing();
             match tokio::runtime::Runtime::new().map(|rt| rt.block_on(slipway_mcp::serve_stdio())) {

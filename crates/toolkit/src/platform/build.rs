@@ -53,6 +53,16 @@ impl ProjectFiles for Files {
 
 /// `build_app`.
 pub fn build_app(client: &Client, args: &BuildAppArgs) -> Result<Value, ToolError> {
+    build_app_with_progress(client, args, &|_| {})
+}
+
+/// [`build_app`] reporting each long step (packing, uploading, building) to `progress`, so an
+/// interactive front end can show what is happening.
+pub fn build_app_with_progress(
+    client: &Client,
+    args: &BuildAppArgs,
+    progress: &dyn Fn(&str),
+) -> Result<Value, ToolError> {
     let root = PathBuf::from(&args.project_path);
     if !root.is_dir() {
         return Err(ToolError::InvalidArgument(format!(
@@ -134,7 +144,13 @@ pub fn build_app(client: &Client, args: &BuildAppArgs) -> Result<Value, ToolErro
         .unwrap_or_default();
     let (created, attempts) = match (&local, &app_file) {
         (None, Some(app)) => {
+            progress("packing the build context");
             let packed = pack::pack(&root, &always)?;
+            progress(&format!(
+                "uploading {} files ({} KiB)",
+                packed.files,
+                packed.bytes.len() / 1024
+            ));
             context_files = Some(packed.files);
             let answer = client
                 .bytes(
@@ -146,7 +162,13 @@ pub fn build_app(client: &Client, args: &BuildAppArgs) -> Result<Value, ToolErro
             (answer.body, answer.attempts)
         }
         (None, None) => {
+            progress("packing the build context");
             let packed = pack::pack(&root, &always)?;
+            progress(&format!(
+                "uploading {} files ({} KiB)",
+                packed.files,
+                packed.bytes.len() / 1024
+            ));
             context_files = Some(packed.files);
             let answer = client.bytes(
                 &format!("/v1/builds{query}"),
@@ -163,7 +185,9 @@ pub fn build_app(client: &Client, args: &BuildAppArgs) -> Result<Value, ToolErro
             let mut build_ids = Vec::new();
             let mut attempts = 0;
             for service in services.iter().filter(|s| selected.contains(&s.name)) {
+                progress(&format!("building {} locally", service.name));
                 let archive = builder.build(&root, service, &arch, model.metadata.name.as_str())?;
+                progress(&format!("uploading the {} image", service.name));
                 let bytes = std::fs::read(archive.path())
                     .map_err(|e| ToolError::io("read", archive.path(), &e))?;
                 let answer = client
@@ -198,6 +222,10 @@ pub fn build_app(client: &Client, args: &BuildAppArgs) -> Result<Value, ToolErro
         .filter_map(|v| v.as_str().map(str::to_owned))
         .collect();
 
+    progress(&format!(
+        "building {} service(s) on the platform",
+        build_ids.len()
+    ));
     let builds = wait(client, &build_ids, args.verbose.unwrap_or(false))?;
     let failed: Vec<&Value> = builds
         .iter()

@@ -134,3 +134,18 @@ impl Client {
         })
     }
 }
+
+/// Fetches a presigned URL (a log) without a token.
+pub fn fetch_text(url: &str) -> Result<String, ToolError> {
+    let response =
+        reqwest::blocking::get(url).map_err(|e| ToolError::Unavailable(format!("{url}: {e}")))?;
+    if !response.status().is_success() {
+        return Err(ToolError::PermissionDenied(format!(
+            "{url} answered {}",
+            response.status()
+        )));
+    }
+    response
+        .text()
+        .map_err(|e| ToolError::Unavailable(e.to_string()))
+}

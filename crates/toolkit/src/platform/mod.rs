@@ -13,6 +13,6 @@ pub use apps::{
     cancel_build, delete_app, disable_app, enable_app, get_app, get_app_logs, get_app_status,
     get_build_scan_report, list_apps, register_app,
 };
-pub use build::{BuildAppArgs, build_app};
-pub use client::Client;
+pub use build::{BuildAppArgs, build_app, build_app_with_progress};
+pub use client::{Client, fetch_text};
 pub use endpoint::{ENV_TOKEN, ENV_URL, Endpoint};

@@ -1,0 +1,220 @@
+//! The daily path in plain words: `slipway new`, `slipway build`, `slipway status`,
+//! `slipway logs`. Each is a thin layer over the same toolkit functions `slipway call` uses.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Args;
+use serde_json::{Value, json};
+use slipway_toolkit::platform::{self, AppIdArgs, BuildAppArgs, Client, Endpoint, GetLogsArgs};
+
+#[derive(Debug, Args)]
+pub struct NewArgs {
+    /// App name (lowercase letters, digits and hyphens; starts with a letter).
+    name: String,
+    /// Template; `slipway call get_available_templates` lists them.
+    #[arg(long, short, default_value = "python-api")]
+    template: String,
+    /// Directory to create the project in.
+    #[arg(long, default_value = ".")]
+    dir: String,
+    /// Port of the main service (default: the template's).
+    #[arg(long)]
+    port: Option<i64>,
+    /// Add the durable-workflow (Restate) overlay.
+    #[arg(long)]
+    durable: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct BuildArgs {
+    /// Project directory.
+    #[arg(default_value = ".")]
+    path: PathBuf,
+    /// Rebuild only this service.
+    #[arg(long)]
+    service: Option<String>,
+    /// Build on this machine (BUILDER_HOST) and upload the image.
+    #[arg(long)]
+    local: bool,
+    /// Print the build logs.
+    #[arg(long, short)]
+    verbose: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// App id; default: the one in ./.app.
+    app_id: Option<String>,
+    /// Poll every 10 seconds until RUNNING or FAILED.
+    #[arg(long, short)]
+    watch: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct LogsArgs {
+    /// App id; default: the one in ./.app.
+    app_id: Option<String>,
+    /// Only this service.
+    #[arg(long)]
+    service: Option<String>,
+    /// Every build and deployment, not just the latest.
+    #[arg(long)]
+    all: bool,
+}
+
+fn fail(message: &str) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::FAILURE
+}
+
+fn client() -> Result<Client, String> {
+    Endpoint::from_env(None)
+        .and_then(Client::new)
+        .map_err(|e| e.to_string())
+}
+
+fn app_id(arg: Option<String>) -> Result<String, String> {
+    if let Some(id) = arg {
+        return Ok(id);
+    }
+    let text = std::fs::read_to_string(platform::APP_FILE).map_err(|_| {
+        "no app id given and no .app file here (run register_app or pass the app id)".to_owned()
+    })?;
+    serde_json::from_str::<platform::AppFile>(&text)
+        .map(|f| f.app_id)
+        .map_err(|e| format!(".app: {e}"))
+}
+
+/// Prints a failed tool result and returns the exit code.
+fn finish(result: &Value, ok: impl FnOnce(&Value)) -> ExitCode {
+    if result.get("success") == Some(&Value::Bool(false)) {
+        eprintln!("error: {}", result["error"].as_str().unwrap_or("failed"));
+        for e in result["errors"].as_array().into_iter().flatten() {
+            eprintln!("  {}", e.as_str().unwrap_or_default());
+        }
+        return ExitCode::FAILURE;
+    }
+    ok(result);
+    ExitCode::SUCCESS
+}
+
+pub fn new(args: NewArgs) -> ExitCode {
+    let mut call = json!({"app_name": args.name, "app_type": args.template, "output_directory": args.dir, "durable": args.durable});
+    if let Some(port) = args.port {
+        call["port"] = json!(port);
+    }
+    match slipway_toolkit::call("scaffold_app", call) {
+        Ok(result) => finish(&result, |r| {
+            println!(
+                "Created {} ({} files).",
+                r["project_path"].as_str().unwrap_or_default(),
+                r["files_created"].as_array().map_or(0, Vec::len)
+            );
+            println!(
+                "Next: cd {} && slipway build",
+                r["project_path"].as_str().unwrap_or_default()
+            );
+        }),
+        Err(e) => fail(&e.to_string()),
+    }
+}
+
+pub fn build(args: BuildArgs) -> ExitCode {
+    let client = match client() {
+        Ok(c) => c,
+        Err(e) => return fail(&e),
+    };
+    let call = BuildAppArgs {
+        project_path: args.path.display().to_string(),
+        environment: None,
+        verbose: Some(args.verbose),
+        architecture: None,
+        build_mode: Some(if args.local { "local" } else { "remote" }.into()),
+        service_name: args.service,
+    };
+    let result = platform::build_app_with_progress(&client, &call, &|step| eprintln!("… {step}"))
+        .unwrap_or_else(|e| e.to_json());
+    finish(&result, |r| {
+        if let Some(logs) = r["build_logs"].as_object() {
+            for (service, log) in logs {
+                println!(
+                    "--- build log of {service}\n{}",
+                    log.as_str().unwrap_or_default()
+                );
+            }
+        }
+        println!("Built app {}", r["app_id"].as_str().unwrap_or_default());
+        if let Some(urls) = r["service_urls"].as_object() {
+            for (service, url) in urls {
+                println!("  {service}: {}", url.as_str().unwrap_or("(no URL yet)"));
+            }
+        } else {
+            println!("  {}", r["app_url"].as_str().unwrap_or("(no URL yet)"));
+        }
+        println!("It is deploying: slipway status --watch");
+    })
+}
+
+pub fn status(args: StatusArgs) -> ExitCode {
+    let (client, id) = match client().and_then(|c| app_id(args.app_id).map(|id| (c, id))) {
+        Ok(v) => v,
+        Err(e) => return fail(&e),
+    };
+    loop {
+        let result = platform::get_app_status(
+            &client,
+            &AppIdArgs {
+                app_id: id.clone(),
+                environment: None,
+            },
+        )
+        .unwrap_or_else(|e| e.to_json());
+        if result.get("success") == Some(&Value::Bool(false)) {
+            return finish(&result, |_| {});
+        }
+        let state = result["status"].as_str().unwrap_or("?").to_owned();
+        println!("{state}  {}", result["app_url"].as_str().unwrap_or(""));
+        if let Some(reason) = result["reason"].as_str() {
+            println!("  reason: {reason}");
+        }
+        if !args.watch || state == "RUNNING" || state == "FAILED" || state == "suspended" {
+            return if state == "FAILED" {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+        std::thread::sleep(Duration::from_secs(10));
+    }
+}
+
+pub fn logs(args: LogsArgs) -> ExitCode {
+    let (client, id) = match client().and_then(|c| app_id(args.app_id).map(|id| (c, id))) {
+        Ok(v) => v,
+        Err(e) => return fail(&e),
+    };
+    let call = GetLogsArgs {
+        app_id: id,
+        latest_only: Some(!args.all),
+        service_name: args.service,
+        environment: None,
+    };
+    let result = platform::get_app_logs(&client, &call).unwrap_or_else(|e| e.to_json());
+    finish(&result, |r| {
+        for entry in r["logs"].as_array().into_iter().flatten() {
+            println!(
+                "=== {} {} ({} bytes)",
+                entry["service"].as_str().unwrap_or("?"),
+                entry["kind"].as_str().unwrap_or("?"),
+                entry["size"]
+            );
+            match entry["url"].as_str().map(platform::fetch_text) {
+                Some(Ok(text)) => print!("{text}"),
+                Some(Err(e)) => println!("(cannot fetch: {e})"),
+                None => {}
+            }
+        }
+    })
+}
