@@ -64,6 +64,20 @@ pub struct LogsArgs {
     all: bool,
 }
 
+#[derive(Debug, Args)]
+pub struct LoginArgs {
+    /// The platform's base URL, for example http://127.0.0.1:8700.
+    #[arg(long)]
+    url: String,
+    /// Read the token from this file (for a local platform: DATA_DIR/bootstrap-token);
+    /// without it the token is read from standard input.
+    #[arg(long)]
+    token_file: Option<PathBuf>,
+    /// The environment name tools select with their `environment` argument.
+    #[arg(long, default_value = "production")]
+    environment: String,
+}
+
 fn fail(message: &str) -> ExitCode {
     eprintln!("error: {message}");
     ExitCode::FAILURE
@@ -217,4 +231,39 @@ pub fn logs(args: LogsArgs) -> ExitCode {
             }
         }
     })
+}
+
+pub fn login(args: LoginArgs) -> ExitCode {
+    let token = match &args.token_file {
+        Some(path) => std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display())),
+        None => {
+            let mut buf = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut buf)
+                .map(|_| buf)
+                .map_err(|e| e.to_string())
+        }
+    };
+    let token = match token {
+        Ok(t) => t,
+        Err(e) => return fail(&format!("cannot read the token: {e}")),
+    };
+    match platform::credentials::login(&args.environment, &args.url, &token) {
+        Ok(platform::credentials::TokenStore::Keyring) => {
+            println!(
+                "Logged in to {} as environment {:?}; the token is in the OS keyring.",
+                args.url, args.environment
+            );
+            ExitCode::SUCCESS
+        }
+        Ok(platform::credentials::TokenStore::File(path)) => {
+            println!(
+                "Logged in to {} as environment {:?}. No OS keyring is available here (or SLIPWAY_TOKEN_STORE=file), so the token is in {} (readable by you only).",
+                args.url,
+                args.environment,
+                path.display()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(&e.to_string()),
+    }
 }

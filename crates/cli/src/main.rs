@@ -32,6 +32,8 @@ enum Command {
     },
     /// List the tools this build offers.
     Tools,
+    /// Save a platform's URL and token for the tools (OS keyring, or a 0600 file when there is none).
+    Login(daily::LoginArgs),
     /// Create a new app project from a template.
     New(daily::NewArgs),
     /// Build and deploy the project (validates first; shows progress).
@@ -68,6 +70,7 @@ fn run(cli: Cli) -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Care { command } => care::run(command),
+        Command::Login(args) => daily::login(args),
         Command::New(args) => daily::new(args),
         Command::Build(args) => daily::build(args),
         Command::Status(args) => daily::status(args),

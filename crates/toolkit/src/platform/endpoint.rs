@@ -34,23 +34,22 @@ impl Endpoint {
         }
     }
 
-    /// The endpoint of `environment` from the process environment. Only `production` (the
-    /// spec's default) is known until `slipway login` stores more; both variables must be set.
+    /// The endpoint of `environment` (default `production`): `SLIPWAY_PLATFORM_URL` and
+    /// `SLIPWAY_TOKEN` when both are set (they always mean the default environment), else
+    /// what `slipway login` saved (see [`super::credentials`]).
     pub fn from_env(environment: Option<&str>) -> Result<Self, ToolError> {
         let env = environment.unwrap_or("production");
-        if env != "production" {
-            return Err(ToolError::InvalidArgument(format!(
-                "environment: {env:?} is not configured; only \"production\" is available (from {ENV_URL} and {ENV_TOKEN})"
-            )));
-        }
         let url = std::env::var(ENV_URL).ok().filter(|s| !s.trim().is_empty());
         let token = std::env::var(ENV_TOKEN)
             .ok()
             .filter(|s| !s.trim().is_empty());
-        match (url, token) {
-            (Some(url), Some(token)) => Ok(Self::new(url, token.trim())),
-            _ => Err(ToolError::NotConfigured(format!(
-                "no platform is configured: set {ENV_URL} (for example http://127.0.0.1:8700) and {ENV_TOKEN}. \
+        if let (Some(url), Some(token), "production") = (&url, &token, env) {
+            return Ok(Self::new(url.as_str(), token.trim()));
+        }
+        match super::credentials::saved(env)? {
+            Some((url, token)) => Ok(Self::new(url, token)),
+            None => Err(ToolError::NotConfigured(format!(
+                "no platform is configured for environment {env:?}: run `slipway login --url URL --environment {env}` or set {ENV_URL} (for example http://127.0.0.1:8700) and {ENV_TOKEN}. \
 To run one locally: `slipway platform serve --data-dir DIR`, then use the token in DIR/bootstrap-token"
             ))),
         }

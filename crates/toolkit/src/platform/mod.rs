@@ -4,6 +4,7 @@
 mod apps;
 mod build;
 mod client;
+pub mod credentials;
 mod endpoint;
 pub mod local;
 mod pack;
