@@ -64,14 +64,17 @@ class Session:
         return request("GET", f"/session/{self.id}/element/{element}/text")
 
     def wait_text(self, css, predicate, timeout=20):
+        """Polls the text of `css` with a script, not an element reference: the UI replaces
+        the result's children, and WebKitWebDriver can drop the connection when asked for the
+        text of an element that is being replaced."""
         deadline = time.time() + timeout
         last = ""
+        script = "const e = document.querySelector(arguments[0]); return e ? e.innerText : '';"
         while time.time() < deadline:
-            for e in self.find_all(css):
-                last = self.text(e)
-                if predicate(last):
-                    return last
-            time.sleep(0.2)
+            last = request("POST", f"/session/{self.id}/execute/sync", {"script": script, "args": [css]}) or ""
+            if predicate(last):
+                return last
+            time.sleep(0.3)
         raise AssertionError(f"{css!r} never satisfied the check; last text: {last!r}")
 
 
