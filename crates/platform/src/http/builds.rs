@@ -202,13 +202,7 @@ async fn create(
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let (mut tx, caller) = state.begin_as(&headers, Access::Read).await?;
-    let id = parse_app_id(&app_id)?;
-    let (_, role) = apps::get_visible(&mut tx, &caller, &id)
-        .await?
-        .ok_or_else(|| app_not_found(&id))?;
-    tx.commit().await?;
-    need_editor(role)?;
+    let (id, _) = editable_app(&state, &headers, &app_id).await?;
     accept_upload(state, headers, query, body, Target::App(id)).await
 }
 
@@ -235,6 +229,24 @@ enum Target {
     App(String),
     /// The app the devfile's `metadata.name` names, created when absent.
     FromDevfile,
+}
+
+/// The app `app_id` when the caller may build it (editor or owner): 404 when it is not
+/// visible, 403 when the caller's role is too low. Reads in its own short transaction, before
+/// any upload is received.
+pub(super) async fn editable_app(
+    state: &AppState,
+    headers: &HeaderMap,
+    app_id: &str,
+) -> Result<(String, apps::AppRecord), ApiError> {
+    let (mut tx, caller) = state.begin_as(headers, Access::Read).await?;
+    let id = parse_app_id(app_id)?;
+    let (app, role) = apps::get_visible(&mut tx, &caller, &id)
+        .await?
+        .ok_or_else(|| app_not_found(&id))?;
+    tx.commit().await?;
+    need_editor(role)?;
+    Ok((id, app))
 }
 
 pub(super) fn need_editor(role: Role) -> Result<(), ApiError> {

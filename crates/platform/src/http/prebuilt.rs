@@ -14,8 +14,8 @@ use axum::routing::post;
 use axum::{Json, Router};
 use slipway_devfile::Devfile;
 
-use super::apps::{app_not_found, parse_app_id};
-use super::builds::{BuildView, internal, need_editor, query_map, receive};
+use super::apps::app_not_found;
+use super::builds::{BuildView, editable_app, internal, query_map, receive};
 use super::error::ApiError;
 use super::{Access, AppState};
 use crate::build::{BuildError, buildah, image_uri};
@@ -63,13 +63,7 @@ async fn upload(
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let (mut tx, caller) = state.begin_as(&headers, Access::Read).await?;
-    let id = parse_app_id(&app_id)?;
-    let (app, role) = apps::get_visible(&mut tx, &caller, &id)
-        .await?
-        .ok_or_else(|| app_not_found(&id))?;
-    tx.commit().await?;
-    need_editor(role)?;
+    let (id, app) = editable_app(&state, &headers, &app_id).await?;
     let query = query_map(query, &["service_name"])?;
     let service = query
         .get("service_name")
