@@ -1,4 +1,5 @@
-//! `slipway platform serve` and `slipway platform user add`: flags → the platform library.
+//! `slipway platform serve`, `slipway platform user add` and `slipway platform vault
+//! rotate-key`: flags → the platform library.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -15,6 +16,31 @@ pub enum PlatformCommand {
         #[command(subcommand)]
         command: UserCommand,
     },
+    /// Manage the secrets vault.
+    Vault {
+        #[command(subcommand)]
+        command: VaultCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum VaultCommand {
+    /// Re-encrypt every secret version under a fresh master key (stop the server first) and
+    /// print {"key_id","versions"}.
+    RotateKey(RotateKeyArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RotateKeyArgs {
+    /// The platform's data directory.
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+    /// `postgres://…` when the platform uses PostgreSQL.
+    #[arg(long)]
+    database_url: Option<String>,
+    /// The master key file, when the server is given one (default: DATA_DIR/vault.key).
+    #[arg(long)]
+    vault_key_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -46,6 +72,10 @@ pub struct ServeArgs {
     /// How long a new deployment may take to become healthy before it is FAILED.
     #[arg(long, default_value_t = 120, value_name = "SECONDS")]
     health_timeout: u64,
+    /// The vault's master key file (created with mode 0600 when missing). Default:
+    /// DATA_DIR/vault.key. Keep it out of database backups.
+    #[arg(long)]
+    vault_key_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -86,6 +116,7 @@ pub fn run(command: PlatformCommand) -> ExitCode {
             config.advisory_db = args.advisory_db;
             config.gateway_listen = Some(args.gateway_listen);
             config.health_timeout = std::time::Duration::from_secs(args.health_timeout);
+            config.vault_key_file = args.vault_key_file;
             runtime
                 .block_on(slipway_platform::serve(config))
                 .map(|()| None)
@@ -99,19 +130,22 @@ pub fn run(command: PlatformCommand) -> ExitCode {
                 &args.email,
                 &args.name,
             ))
-            .map(Some),
+            .map(|user| serde_json::to_string(&user).ok()),
+        PlatformCommand::Vault {
+            command: VaultCommand::RotateKey(args),
+        } => runtime
+            .block_on(slipway_platform::rotate_vault_key(
+                &data_dir(args.data_dir),
+                args.database_url.as_deref(),
+                args.vault_key_file.as_deref(),
+            ))
+            .map(|rotation| serde_json::to_string(&rotation).ok()),
     };
     match outcome {
-        Ok(Some(user)) => match serde_json::to_string(&user) {
-            Ok(json) => {
-                println!("{json}");
-                ExitCode::SUCCESS
-            }
-            Err(e) => {
-                eprintln!("error: {e}");
-                ExitCode::FAILURE
-            }
-        },
+        Ok(Some(json)) => {
+            println!("{json}");
+            ExitCode::SUCCESS
+        }
         Ok(None) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");

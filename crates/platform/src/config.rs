@@ -35,6 +35,9 @@ pub struct PlatformConfig {
     /// A directory of OSV JSON advisories that build scans check the image's packages
     /// against (`--advisory-db DIR`); `None` makes every scan say that none is configured.
     pub advisory_db: Option<PathBuf>,
+    /// The vault's master key file (`--vault-key-file`); `None` uses `DATA_DIR/vault.key`,
+    /// created (mode 0600) on first start.
+    pub vault_key_file: Option<PathBuf>,
 }
 
 impl PlatformConfig {
@@ -48,6 +51,7 @@ impl PlatformConfig {
             gateway_listen: Some(SocketAddr::from(([127, 0, 0, 1], 0))),
             health_timeout: crate::deploy::DEFAULT_HEALTH_TIMEOUT,
             advisory_db: None,
+            vault_key_file: None,
         }
     }
 }

@@ -21,8 +21,10 @@ pub mod http;
 pub mod image;
 pub mod logs;
 mod pagination;
+pub mod policy;
 pub mod scan;
 mod store;
+pub mod vault;
 
 use std::future::Future;
 use std::path::Path;
@@ -72,6 +74,10 @@ pub async fn prepare(config: &PlatformConfig) -> Result<AppState, PlatformError>
     )
     .await?;
     let signer = logs::presign::UrlSigner::load_or_create(&config.data_dir)?;
+    let vault = vault::Vault::open(&vault::key_path(
+        &config.data_dir,
+        config.vault_key_file.as_deref(),
+    ))?;
     let gateway = match config.gateway_listen {
         Some(addr) => {
             let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
@@ -92,10 +98,11 @@ pub async fn prepare(config: &PlatformConfig) -> Result<AppState, PlatformError>
         std::sync::Arc::new(deploy::process::ProcessRuntime::new(&config.data_dir)),
         config.health_timeout,
         gateway_port,
+        vault.clone(),
     );
     deployer.resume().await?;
     deployer.listen(built_rx);
-    Ok(AppState::new(db, runner, deployer, signer, gateway))
+    Ok(AppState::new(db, runner, deployer, signer, vault, gateway))
 }
 
 /// Serves the API on an already bound listener, and the gateway on its own, until
@@ -164,6 +171,19 @@ pub async fn add_user(
     db.close().await;
     tracing::info!(user_id = %user.id, "account member added");
     Ok(user)
+}
+
+/// `slipway platform vault rotate-key`: re-seals every secret version under a fresh master
+/// key (see [`vault::rotate_key`]); the server must be stopped.
+pub async fn rotate_vault_key(
+    data_dir: &Path,
+    database_url: Option<&str>,
+    key_file: Option<&Path>,
+) -> Result<vault::Rotation, PlatformError> {
+    let db = open(data_dir, database_url).await?;
+    let result = vault::rotate_key(&db, &vault::key_path(data_dir, key_file)).await;
+    db.close().await;
+    result
 }
 
 /// Creates a new, separate account (a tenant that sees nothing of the others) with one owner

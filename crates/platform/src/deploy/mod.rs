@@ -27,6 +27,7 @@ use crate::db::Db;
 use crate::store::apps::{self, AppStatus};
 use crate::store::builds::{self, BuildStatus};
 use crate::store::deployments::{self, DeploymentRecord, NewService, service_status, status};
+use crate::vault::Vault;
 use runtime::{ImageRequest, Runtime};
 use supervisor::{Launch, Supervised};
 
@@ -86,6 +87,7 @@ struct Inner {
     runtime: Arc<dyn Runtime>,
     health_timeout: Duration,
     gateway_port: Option<u16>,
+    vault: Vault,
     client: health::HttpClient,
     slots: Mutex<HashMap<String, Arc<AppSlot>>>,
     routes: RwLock<HashMap<String, Routes>>,
@@ -164,6 +166,7 @@ impl Deployer {
         runtime: Arc<dyn Runtime>,
         health_timeout: Duration,
         gateway_port: Option<u16>,
+        vault: Vault,
     ) -> Self {
         Self {
             inner: Arc::new(Inner {
@@ -172,6 +175,7 @@ impl Deployer {
                 runtime,
                 health_timeout,
                 gateway_port,
+                vault,
                 client: health::client(),
                 slots: Mutex::new(HashMap::new()),
                 routes: RwLock::new(HashMap::new()),
@@ -654,6 +658,22 @@ async fn start_services(
                 env.push((dependency_variable(dep), format!("http://127.0.0.1:{p}")));
             }
         }
+        // The app's secrets go first; what the platform sets (PORT, <DEP>_URL) wins.
+        let secret_env = crate::vault::env::for_service(
+            &inner.db,
+            &inner.vault,
+            &plan.app_id,
+            &spec.name,
+            &spec.secrets,
+        )
+        .await
+        .map_err(Failure::Failed)?;
+        let mut with_secrets: Vec<(String, String)> = secret_env
+            .into_iter()
+            .filter(|(name, _)| env.iter().all(|(own, _)| own != name))
+            .collect();
+        with_secrets.extend(env);
+        let env = with_secrets;
         let log = log_path(&inner.data_dir, deployment_id, &spec.name);
         let recorded = async {
             let mut tx = inner.db.begin_write().await?;

@@ -16,6 +16,7 @@ use super::error::ApiError;
 use super::{Access, AppState, json_object};
 use crate::db::rfc3339;
 use crate::pagination::{Cursor, parse_page_size};
+use crate::policy::{self, AppAction};
 use crate::store::access::Role;
 use crate::store::apps::{self, AppRecord, AppStatus, NewApp};
 use crate::store::is_unique_violation;
@@ -180,6 +181,24 @@ pub(crate) fn app_not_found(id: &str) -> ApiError {
     ApiError::NotFound(format!("no app with id {id}"))
 }
 
+/// The app `raw_id` names with the caller's role, when the caller may do `action` to it:
+/// 400 for a malformed id, 404 when the caller cannot see the app (no role, another account,
+/// or no such app), 403 when its role does not allow `action` ([`policy::require`]). Every app
+/// endpoint goes through here, so the role matrix is enforced in one place.
+pub(crate) async fn authorized_app(
+    tx: &mut crate::db::Tx,
+    caller: &crate::auth::Caller,
+    raw_id: &str,
+    action: AppAction,
+) -> Result<(AppRecord, Role), ApiError> {
+    let id = parse_app_id(raw_id)?;
+    let (app, role) = apps::get_visible(tx, caller, &id)
+        .await?
+        .ok_or_else(|| app_not_found(&id))?;
+    policy::require(role, action)?;
+    Ok((app, role))
+}
+
 /// `POST /v1/apps`: registers an app → 201 with the app.
 async fn register(
     State(state): State<AppState>,
@@ -219,10 +238,7 @@ async fn get_one(
     Path(app_id): Path<String>,
 ) -> Result<Json<AppView>, ApiError> {
     let (mut tx, caller) = state.begin_as(&headers, Access::Read).await?;
-    let id = parse_app_id(&app_id)?;
-    let (app, _role) = apps::get_visible(&mut tx, &caller, &id)
-        .await?
-        .ok_or_else(|| app_not_found(&id))?;
+    let (app, _) = authorized_app(&mut tx, &caller, &app_id, AppAction::View).await?;
     tx.commit().await?;
     Ok(Json(app.into()))
 }
@@ -290,16 +306,8 @@ async fn delete(
     Path(app_id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
     let (mut tx, caller) = state.begin_as(&headers, Access::Write).await?;
-    let id = parse_app_id(&app_id)?;
-    let (app, role) = apps::get_visible(&mut tx, &caller, &id)
-        .await?
-        .ok_or_else(|| app_not_found(&id))?;
-    if role < Role::Owner {
-        return Err(ApiError::PermissionDenied(format!(
-            "deleting an app needs the owner role; you are {}",
-            role.as_str()
-        )));
-    }
+    let (app, _) = authorized_app(&mut tx, &caller, &app_id, AppAction::Delete).await?;
+    let id = app.id.clone();
     let build_ids = builds::ids_of_app(&mut tx, &id).await?;
     let deployment_ids: Vec<String> = deployments::of_app_newest_first(&mut tx, &id)
         .await?

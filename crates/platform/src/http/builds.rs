@@ -17,12 +17,13 @@ use serde::Serialize;
 use slipway_devfile::Devfile;
 use tokio::io::{AsyncReadExt as _, AsyncSeekExt as _, AsyncWriteExt as _};
 
-use super::apps::{app_not_found, parse_app_id};
+use super::apps::authorized_app;
 use super::error::ApiError;
 use super::{Access, AppState};
 use crate::build::context::{self, ContextError, Encoding};
 use crate::db::rfc3339;
 use crate::image::sign::{ALGORITHM, SIGNED_PREFIX};
+use crate::policy::{self, AppAction};
 use crate::store::access::Role;
 use crate::store::apps;
 use crate::store::builds::{self, BuildRecord, BuildStatus, NewBuild};
@@ -240,23 +241,9 @@ pub(super) async fn editable_app(
     app_id: &str,
 ) -> Result<(String, apps::AppRecord), ApiError> {
     let (mut tx, caller) = state.begin_as(headers, Access::Read).await?;
-    let id = parse_app_id(app_id)?;
-    let (app, role) = apps::get_visible(&mut tx, &caller, &id)
-        .await?
-        .ok_or_else(|| app_not_found(&id))?;
+    let (app, _) = authorized_app(&mut tx, &caller, app_id, AppAction::Build).await?;
     tx.commit().await?;
-    need_editor(role)?;
-    Ok((id, app))
-}
-
-pub(super) fn need_editor(role: Role) -> Result<(), ApiError> {
-    if role < Role::Editor {
-        return Err(ApiError::PermissionDenied(format!(
-            "building an app needs the editor or owner role; you are {}",
-            role.as_str()
-        )));
-    }
-    Ok(())
+    Ok((app.id.clone(), app))
 }
 
 /// The app an upload builds, resolved in the transaction that creates its jobs; the bool is
@@ -271,9 +258,7 @@ async fn resolve_target(
         Target::App(id) => {
             // Checked again: the app may have been deleted or the token revoked during the
             // upload.
-            if apps::get_visible(tx, caller, id).await?.is_none() {
-                return Err(app_not_found(id));
-            }
+            authorized_app(tx, caller, id, AppAction::Build).await?;
             Ok((id.clone(), false))
         }
         Target::FromDevfile => {
@@ -292,7 +277,7 @@ async fn resolve_target(
                 let (_, role) = apps::get_visible(tx, caller, &id)
                     .await?
                     .ok_or_else(taken.clone())?;
-                need_editor(role)?;
+                policy::require(role, AppAction::Build)?;
                 return Ok((id, false));
             }
             let display = meta.display_name.trim();
@@ -546,12 +531,7 @@ async fn cancel(
 ) -> Result<Json<BuildView>, ApiError> {
     let (mut tx, caller) = state.begin_as(&headers, Access::Write).await?;
     let (build, role) = visible_build(&mut tx, &caller, &build_id).await?;
-    if role < Role::Editor {
-        return Err(ApiError::PermissionDenied(format!(
-            "cancelling a build needs the editor or owner role; you are {}",
-            role.as_str()
-        )));
-    }
+    policy::require(role, AppAction::Build)?;
     if build.status.is_finished() {
         return Err(ApiError::FailedPrecondition(format!(
             "build {} is already {}; only queued or in_progress builds can be cancelled",

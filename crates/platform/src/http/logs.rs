@@ -11,11 +11,12 @@ use axum::routing::get;
 use axum::{Json, Router};
 use serde::Serialize;
 
-use super::apps::{app_not_found, parse_app_id};
+use super::apps::{authorized_app, parse_app_id};
 use super::error::ApiError;
 use super::{Access, AppState};
 use crate::db::{now_millis, rfc3339};
-use crate::store::{apps, builds, deployments};
+use crate::policy::AppAction;
+use crate::store::{builds, deployments};
 
 /// The routes of this module, relative to `/v1`.
 pub fn router() -> Router<AppState> {
@@ -103,9 +104,7 @@ async fn list(
             }
         }
     }
-    apps::get_visible(&mut tx, &caller, &id)
-        .await?
-        .ok_or_else(|| app_not_found(&id))?;
+    authorized_app(&mut tx, &caller, &id, AppAction::ReadLogs).await?;
     let wanted = |s: &str| service_name.as_deref().is_none_or(|n| n == s);
     let now = unix_now();
     let base = origin(&headers);

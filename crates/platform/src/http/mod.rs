@@ -9,6 +9,8 @@ pub mod logs;
 pub mod openapi;
 pub mod prebuilt;
 pub mod scan;
+pub mod secrets;
+pub mod sharing;
 pub mod status;
 
 use std::net::SocketAddr;
@@ -31,6 +33,7 @@ use crate::config::Backend;
 use crate::db::{Db, Tx};
 use crate::deploy::Deployer;
 use crate::logs::presign::UrlSigner;
+use crate::vault::Vault;
 use error::ApiError;
 
 /// Largest accepted JSON body; app metadata is small.
@@ -44,6 +47,7 @@ pub struct AppState {
     runner: Runner,
     deployer: Deployer,
     signer: UrlSigner,
+    vault: Vault,
     gateway: Arc<Mutex<Option<tokio::net::TcpListener>>>,
     gateway_addr: Option<SocketAddr>,
 }
@@ -54,6 +58,7 @@ impl AppState {
         runner: Runner,
         deployer: Deployer,
         signer: UrlSigner,
+        vault: Vault,
         gateway: Option<tokio::net::TcpListener>,
     ) -> Self {
         let gateway_addr = gateway.as_ref().and_then(|l| l.local_addr().ok());
@@ -62,6 +67,7 @@ impl AppState {
             runner,
             deployer,
             signer,
+            vault,
             gateway: Arc::new(Mutex::new(gateway)),
             gateway_addr,
         }
@@ -80,6 +86,16 @@ impl AppState {
     /// The log URL signer.
     pub(crate) fn signer(&self) -> &UrlSigner {
         &self.signer
+    }
+
+    /// The secrets vault.
+    pub(crate) fn vault(&self) -> &Vault {
+        &self.vault
+    }
+
+    /// The database pool.
+    pub(crate) fn db(&self) -> &Db {
+        &self.db
     }
 
     /// Where the gateway listens (`None` without a gateway).
@@ -155,6 +171,18 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/builds/{build_id}/scan"),
     ("get", "/v1/signing-key"),
     ("get", "/v1/openapi.json"),
+    ("get", "/v1/secrets"),
+    ("post", "/v1/secrets"),
+    ("get", "/v1/secrets/entry"),
+    ("put", "/v1/secrets/entry"),
+    ("delete", "/v1/secrets/entry"),
+    ("post", "/v1/secrets/share"),
+    ("get", "/v1/secrets/audit"),
+    ("get", "/v1/apps/{app_id}/grantable-roles"),
+    ("get", "/v1/apps/{app_id}/permissions"),
+    ("post", "/v1/apps/{app_id}/permissions"),
+    ("post", "/v1/apps/{app_id}/permissions/revoke"),
+    ("get", "/v1/account/users"),
 ];
 
 /// The application: `/v1/…`, `/v1/openapi.json` and `/health`.
@@ -165,6 +193,8 @@ pub fn router(state: AppState) -> Router {
         .merge(scan::router())
         .merge(status::router())
         .merge(logs::router())
+        .merge(secrets::router())
+        .merge(sharing::router())
         .route("/openapi.json", get(openapi::serve));
     Router::new()
         .nest("/v1", v1)

@@ -14,13 +14,13 @@ use axum::routing::post;
 use axum::{Json, Router};
 use slipway_devfile::Devfile;
 
-use super::apps::app_not_found;
+use super::apps::authorized_app;
 use super::builds::{BuildView, editable_app, internal, query_map, receive};
 use super::error::ApiError;
 use super::{Access, AppState};
 use crate::build::{BuildError, buildah, image_uri};
 use crate::image::{Digest, ImageError, import};
-use crate::store::apps;
+use crate::policy::AppAction;
 use crate::store::builds::{self, NewBuild, Outcome};
 
 /// The builder name prebuilt uploads are recorded under.
@@ -132,9 +132,7 @@ async fn upload(
     let uri = image_uri(&app.name, &service, &digest);
 
     let (mut tx, caller) = state.begin_as(&headers, Access::Write).await?;
-    if apps::get_visible(&mut tx, &caller, &id).await?.is_none() {
-        return Err(app_not_found(&id));
-    }
+    authorized_app(&mut tx, &caller, &id, AppAction::Build).await?;
     let build_id = builds::insert(
         &mut tx,
         &NewBuild {

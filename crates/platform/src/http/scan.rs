@@ -27,7 +27,8 @@ async fn get_scan(
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Result<Json<ScanResult>, ApiError> {
     let (mut tx, caller) = state.begin_as(&headers, Access::Read).await?;
-    let (build, _) = visible_build(&mut tx, &caller, &build_id).await?;
+    let (build, role) = visible_build(&mut tx, &caller, &build_id).await?;
+    crate::policy::require(role, crate::policy::AppAction::ReadScan)?;
     tx.commit().await?;
     let query = query_map(query, &["refresh"])?;
     let refresh = match query.get("refresh").map(String::as_str) {

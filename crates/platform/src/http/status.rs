@@ -7,12 +7,12 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Serialize;
 
-use super::apps::{app_not_found, parse_app_id};
+use super::apps::{app_not_found, authorized_app};
 use super::error::ApiError;
 use super::{Access, AppState};
 use crate::db::{Tx, rfc3339};
 use crate::deploy::gateway_url;
-use crate::store::access::Role;
+use crate::policy::AppAction;
 use crate::store::apps::{self, AppRecord, AppStatus};
 use crate::store::deployments::{self, status};
 
@@ -103,10 +103,7 @@ async fn get_status(
     Path(app_id): Path<String>,
 ) -> Result<Json<StatusView>, ApiError> {
     let (mut tx, caller) = state.begin_as(&headers, Access::Read).await?;
-    let id = parse_app_id(&app_id)?;
-    let (app, _role) = apps::get_visible(&mut tx, &caller, &id)
-        .await?
-        .ok_or_else(|| app_not_found(&id))?;
+    let (app, _) = authorized_app(&mut tx, &caller, &app_id, AppAction::View).await?;
     let view = view(&state, &mut tx, &app).await?;
     tx.commit().await?;
     Ok(Json(view))
@@ -117,19 +114,9 @@ async fn editable(
     state: &AppState,
     headers: &HeaderMap,
     app_id: &str,
-    what: &str,
 ) -> Result<(Tx, AppRecord), ApiError> {
     let (mut tx, caller) = state.begin_as(headers, Access::Write).await?;
-    let id = parse_app_id(app_id)?;
-    let (app, role) = apps::get_visible(&mut tx, &caller, &id)
-        .await?
-        .ok_or_else(|| app_not_found(&id))?;
-    if role < Role::Editor {
-        return Err(ApiError::PermissionDenied(format!(
-            "{what} an app needs the editor or owner role; you are {}",
-            role.as_str()
-        )));
-    }
+    let (app, _) = authorized_app(&mut tx, &caller, app_id, AppAction::Suspend).await?;
     Ok((tx, app))
 }
 
@@ -140,7 +127,7 @@ async fn disable(
     headers: HeaderMap,
     Path(app_id): Path<String>,
 ) -> Result<Json<StatusView>, ApiError> {
-    let (mut tx, app) = editable(&state, &headers, &app_id, "disabling").await?;
+    let (mut tx, app) = editable(&state, &headers, &app_id).await?;
     apps::set_enabled(&mut tx, &app.id, false, AppStatus::Suspended).await?;
     tx.commit().await?;
     state.deployer().suspend(&app.id).await?;
@@ -155,7 +142,7 @@ async fn enable(
     headers: HeaderMap,
     Path(app_id): Path<String>,
 ) -> Result<Json<StatusView>, ApiError> {
-    let (mut tx, app) = editable(&state, &headers, &app_id, "enabling").await?;
+    let (mut tx, app) = editable(&state, &headers, &app_id).await?;
     // Enabling an app that already runs (or is starting) changes nothing.
     let already = app.enabled && matches!(app.status, AppStatus::Running | AppStatus::Deploying);
     let deployable = !already && state.deployer().deployable(&mut tx, &app.id).await;

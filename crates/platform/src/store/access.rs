@@ -100,6 +100,89 @@ pub async fn role_of(
     Ok(best)
 }
 
+/// A grant as `list_app_permissions` shows it.
+#[derive(Debug, Clone, serde::Serialize, PartialEq, Eq)]
+pub struct Permission {
+    /// The user's UUID.
+    pub user_id: String,
+    /// E-mail address.
+    pub email: String,
+    /// Display name.
+    pub name: String,
+    /// `owner`, `editor` or `viewer`.
+    pub role: String,
+}
+
+/// Every grant on a resource, strongest role first, then by e-mail.
+pub async fn list_grants(tx: &mut Tx, resource_id: &str) -> Result<Vec<Permission>, sqlx::Error> {
+    let rows = sqlx::query(
+        "SELECT g.user_id, u.email, u.name, g.role FROM acl_grant g \
+         JOIN account_user u ON u.id = g.user_id WHERE g.resource_id = $1",
+    )
+    .bind(resource_id.to_owned())
+    .fetch_all(&mut **tx)
+    .await?;
+    let mut out = rows
+        .iter()
+        .map(|r| {
+            Ok(Permission {
+                user_id: r.try_get(0)?,
+                email: r.try_get(1)?,
+                name: r.try_get(2)?,
+                role: r.try_get(3)?,
+            })
+        })
+        .collect::<Result<Vec<_>, sqlx::Error>>()?;
+    out.sort_by(|a, b| {
+        Role::parse(&b.role)
+            .cmp(&Role::parse(&a.role))
+            .then_with(|| a.email.cmp(&b.email))
+    });
+    Ok(out)
+}
+
+/// Makes `role` the one role `user_id` holds on `resource_id` (replacing any other).
+pub async fn set_role(
+    tx: &mut Tx,
+    resource_id: &str,
+    user_id: &str,
+    role: Role,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("DELETE FROM acl_grant WHERE resource_id = $1 AND user_id = $2")
+        .bind(resource_id.to_owned())
+        .bind(user_id.to_owned())
+        .execute(&mut **tx)
+        .await?;
+    grant(tx, resource_id, user_id, role).await
+}
+
+/// Removes `role` from `user_id` on `resource_id`; false when it was not held.
+pub async fn revoke(
+    tx: &mut Tx,
+    resource_id: &str,
+    user_id: &str,
+    role: Role,
+) -> Result<bool, sqlx::Error> {
+    let done =
+        sqlx::query("DELETE FROM acl_grant WHERE resource_id = $1 AND user_id = $2 AND role = $3")
+            .bind(resource_id.to_owned())
+            .bind(user_id.to_owned())
+            .bind(role.as_str())
+            .execute(&mut **tx)
+            .await?;
+    Ok(done.rows_affected() > 0)
+}
+
+/// How many users hold the owner role on a resource.
+pub async fn owner_count(tx: &mut Tx, resource_id: &str) -> Result<i64, sqlx::Error> {
+    let row =
+        sqlx::query("SELECT COUNT(*) FROM acl_grant WHERE resource_id = $1 AND role = 'owner'")
+            .bind(resource_id.to_owned())
+            .fetch_one(&mut **tx)
+            .await?;
+    row.try_get(0)
+}
+
 /// Removes a resource and every grant on it.
 pub async fn delete_resource(tx: &mut Tx, resource_id: &str) -> Result<(), sqlx::Error> {
     sqlx::query("DELETE FROM acl_grant WHERE resource_id = $1")

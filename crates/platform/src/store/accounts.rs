@@ -151,6 +151,82 @@ pub fn new_token() -> Result<Token, PlatformError> {
         .map_err(|e| PlatformError::Io(std::io::Error::other(format!("no OS randomness: {e}"))))
 }
 
+/// A user as the sharing endpoints show it.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Member {
+    /// The user's UUID.
+    pub id: String,
+    /// E-mail address.
+    pub email: String,
+    /// Display name.
+    pub name: String,
+}
+
+fn member_row(r: &sqlx::any::AnyRow) -> Result<Member, sqlx::Error> {
+    use sqlx::Row as _;
+    Ok(Member {
+        id: r.try_get(0)?,
+        email: r.try_get(1)?,
+        name: r.try_get(2)?,
+    })
+}
+
+/// The member of `account_id` that `ident` names: a user UUID, or an e-mail address
+/// (compared without regard to case). `None` when no member of this account matches.
+pub async fn find_member(
+    tx: &mut Tx,
+    account_id: &str,
+    ident: &str,
+) -> Result<Option<Member>, sqlx::Error> {
+    let ident = ident.trim();
+    let row = match uuid::Uuid::parse_str(ident) {
+        Ok(id) => {
+            sqlx::query(
+                "SELECT id, email, name FROM account_user WHERE account_id = $1 AND id = $2",
+            )
+            .bind(account_id.to_owned())
+            .bind(id.to_string())
+            .fetch_optional(&mut **tx)
+            .await?
+        }
+        Err(_) => {
+            sqlx::query(
+                "SELECT id, email, name FROM account_user \
+                 WHERE account_id = $1 AND lower(email) = lower($2)",
+            )
+            .bind(account_id.to_owned())
+            .bind(ident.to_owned())
+            .fetch_optional(&mut **tx)
+            .await?
+        }
+    };
+    row.as_ref().map(member_row).transpose()
+}
+
+/// Every member of an account, by e-mail.
+pub async fn list_members(tx: &mut Tx, account_id: &str) -> Result<Vec<Member>, sqlx::Error> {
+    let rows = sqlx::query(
+        "SELECT id, email, name FROM account_user WHERE account_id = $1 ORDER BY email, id",
+    )
+    .bind(account_id.to_owned())
+    .fetch_all(&mut **tx)
+    .await?;
+    rows.iter().map(member_row).collect()
+}
+
+/// Whether `user_id` is the owner of its account (the user the account was created with).
+pub async fn is_account_owner(tx: &mut Tx, user_id: &str) -> Result<bool, sqlx::Error> {
+    use sqlx::Row as _;
+    let row = sqlx::query("SELECT account_role FROM account_user WHERE id = $1")
+        .bind(user_id.to_owned())
+        .fetch_optional(&mut **tx)
+        .await?;
+    match row {
+        Some(r) => Ok(r.try_get::<String, _>(0)? == AccountRole::Owner.as_str()),
+        None => Ok(false),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -292,9 +292,10 @@ pub async fn name_exists(tx: &mut Tx, name: &str) -> Result<bool, sqlx::Error> {
     Ok(row.try_get::<i64, _>(0)? > 0)
 }
 
-/// Deletes the app `id` with its build jobs, service principal and access-control resource. Returns
-/// whether an app row was removed.
+/// Deletes the app `id` with its build jobs, app secrets, service principal and access-control
+/// resource. Returns whether an app row was removed.
 pub async fn delete(tx: &mut Tx, id: &str) -> Result<bool, sqlx::Error> {
+    super::secrets::delete_app_secrets(tx, id).await?;
     super::builds::delete_for_app(tx, id).await?;
     super::deployments::delete_for_app(tx, id).await?;
     access::delete_resource(tx, id).await?;

@@ -4,8 +4,10 @@
 pub mod access;
 pub mod accounts;
 pub mod apps;
+pub mod audit;
 pub mod builds;
 pub mod deployments;
+pub mod secrets;
 
 /// Whether a database error is a unique-constraint violation (a client conflict, not a fault).
 pub fn is_unique_violation(e: &sqlx::Error) -> bool {

@@ -1,0 +1,178 @@
+//! What each role may do to an app: the one place this is decided. Every app endpoint asks
+//! [`permits`] (through [`require`]) after it found the caller's role; a caller without a
+//! role, or of another account, never gets this far (the app is a 404 to them). The README
+//! and `docs/platform.md` print [`MATRIX`]; a test keeps them equal.
+
+use crate::http::error::ApiError;
+use crate::store::access::Role;
+
+/// Something a caller can do to an app.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AppAction {
+    /// Get the app, list it, read its status.
+    View,
+    /// Read build and runtime logs.
+    ReadLogs,
+    /// Read a build's scan report.
+    ReadScan,
+    /// Upload a build context or a prebuilt image; cancel a build.
+    Build,
+    /// Disable (suspend) and enable the app.
+    Suspend,
+    /// Delete the app.
+    Delete,
+    /// List who holds which role.
+    ViewPermissions,
+    /// Grant and revoke roles (within [`grantable`]).
+    ManageRoles,
+    /// List the paths (and version numbers) of the app's secrets.
+    ListSecrets,
+    /// Read app secret values and metadata, and share them.
+    ReadSecrets,
+    /// Create, update and delete app secrets.
+    WriteSecrets,
+}
+
+impl AppAction {
+    /// How the matrix names the action.
+    pub fn describe(self) -> &'static str {
+        match self {
+            AppAction::View => "get, list, status",
+            AppAction::ReadLogs => "read logs",
+            AppAction::ReadScan => "read scan reports",
+            AppAction::Build => "build, cancel builds",
+            AppAction::Suspend => "disable, enable",
+            AppAction::Delete => "delete",
+            AppAction::ViewPermissions => "list permissions",
+            AppAction::ManageRoles => "grant, revoke roles",
+            AppAction::ListSecrets => "list app secret paths",
+            AppAction::ReadSecrets => "read, share app secrets",
+            AppAction::WriteSecrets => "create, update, delete app secrets",
+        }
+    }
+}
+
+/// Every action, in matrix order.
+pub const ACTIONS: [AppAction; 11] = [
+    AppAction::View,
+    AppAction::ReadLogs,
+    AppAction::ReadScan,
+    AppAction::Build,
+    AppAction::Suspend,
+    AppAction::Delete,
+    AppAction::ViewPermissions,
+    AppAction::ManageRoles,
+    AppAction::ListSecrets,
+    AppAction::ReadSecrets,
+    AppAction::WriteSecrets,
+];
+
+/// The weakest role that may do `action`.
+pub fn minimum_role(action: AppAction) -> Role {
+    match action {
+        AppAction::View
+        | AppAction::ReadLogs
+        | AppAction::ReadScan
+        | AppAction::ViewPermissions
+        | AppAction::ListSecrets => Role::Viewer,
+        AppAction::Build
+        | AppAction::Suspend
+        | AppAction::ManageRoles
+        | AppAction::ReadSecrets
+        | AppAction::WriteSecrets => Role::Editor,
+        AppAction::Delete => Role::Owner,
+    }
+}
+
+/// Whether `role` may do `action`.
+pub fn permits(role: Role, action: AppAction) -> bool {
+    role >= minimum_role(action)
+}
+
+/// `Ok` when `role` may do `action`, else a 403 that says which role is needed.
+pub fn require(role: Role, action: AppAction) -> Result<(), ApiError> {
+    if permits(role, action) {
+        return Ok(());
+    }
+    let needed = minimum_role(action);
+    let roles = if needed == Role::Owner {
+        "the owner role"
+    } else {
+        "the editor or owner role"
+    };
+    Err(ApiError::PermissionDenied(format!(
+        "{} needs {roles} on the app; you are {}",
+        action.describe(),
+        role.as_str()
+    )))
+}
+
+/// The roles `role` may grant (and revoke): an owner every role, an editor editor and
+/// viewer, a viewer none.
+pub fn grantable(role: Role) -> &'static [Role] {
+    match role {
+        Role::Owner => &[Role::Owner, Role::Editor, Role::Viewer],
+        Role::Editor => &[Role::Editor, Role::Viewer],
+        Role::Viewer => &[],
+    }
+}
+
+/// The matrix as a Markdown table, as the README prints it.
+pub fn matrix_markdown() -> String {
+    let mut out = String::from("| action | owner | editor | viewer |\n|---|---|---|---|\n");
+    for action in ACTIONS {
+        let cell = |r: Role| if permits(r, action) { "yes" } else { "no" };
+        out.push_str(&format!(
+            "| {} | {} | {} | {} |\n",
+            action.describe(),
+            cell(Role::Owner),
+            cell(Role::Editor),
+            cell(Role::Viewer)
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grantable_roles_never_exceed_the_granter() {
+        for role in [Role::Viewer, Role::Editor, Role::Owner] {
+            assert!(grantable(role).iter().all(|g| *g <= role));
+        }
+        assert_eq!(grantable(Role::Viewer), &[] as &[Role]);
+    }
+
+    #[test]
+    fn viewers_read_but_never_change_or_see_secret_values() {
+        for action in ACTIONS {
+            let expected = matches!(
+                action,
+                AppAction::View
+                    | AppAction::ReadLogs
+                    | AppAction::ReadScan
+                    | AppAction::ViewPermissions
+                    | AppAction::ListSecrets
+            );
+            assert_eq!(permits(Role::Viewer, action), expected, "{action:?}");
+            assert!(permits(Role::Owner, action));
+        }
+        assert!(!permits(Role::Editor, AppAction::Delete));
+    }
+
+    #[test]
+    fn the_docs_print_this_matrix() {
+        let table = matrix_markdown();
+        for doc in ["../../README.md", "../../docs/platform.md"] {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(doc);
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            assert!(
+                text.contains(&table),
+                "{} must contain the role matrix exactly as policy::matrix_markdown() prints it:\n{table}",
+                path.display()
+            );
+        }
+    }
+}

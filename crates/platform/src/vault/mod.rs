@@ -1,0 +1,195 @@
+//! The secrets vault: secrets in three scopes (`user`, `app`, `shared`), versioned, sealed
+//! with XChaCha20-Poly1305 (the RustCrypto `chacha20poly1305` crate) under a master key
+//! kept outside the database ([`keys`]). The database holds paths, version numbers, times
+//! and ciphertext; the server's logs hold none of the values (nothing here logs a value,
+//! and request logging never logs bodies or query strings).
+//!
+//! [`Vault`] is what the HTTP handlers and the deployer share: sealing and opening a
+//! version's `{"data", "metadata"}` and the environment an app's services receive.
+//! [`rotate_key`] re-seals every version under a fresh master key while the server is
+//! stopped (it holds a lock next to the key file that the rotation needs).
+
+pub mod env;
+pub mod keys;
+pub mod path;
+pub mod payload;
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use nix::fcntl::{Flock, FlockArg};
+use serde_json::{Map, Value};
+
+use crate::db::Db;
+use crate::error::PlatformError;
+use crate::store::secrets;
+use keys::{MasterKeys, SealError, Sealed};
+
+/// The sealed content of a version.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Content {
+    /// The key–value pairs.
+    pub data: Map<String, Value>,
+    /// Optional key–value pairs about them.
+    pub metadata: Map<String, Value>,
+}
+
+/// The master keys of a running server, and the lock that keeps a rotation from running
+/// underneath it. Cheap to clone.
+#[derive(Clone)]
+pub struct Vault {
+    keys: Arc<MasterKeys>,
+    _lock: Arc<Flock<File>>,
+}
+
+impl std::fmt::Debug for Vault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Vault").field("keys", &self.keys).finish()
+    }
+}
+
+/// Where the key file is: `key_file` when the operator gave one, else `DATA_DIR/vault.key`.
+pub fn key_path(data_dir: &Path, key_file: Option<&Path>) -> PathBuf {
+    key_file.map_or_else(|| data_dir.join(keys::KEY_FILE), Path::to_path_buf)
+}
+
+fn lock(key_path: &Path) -> Result<Flock<File>, PlatformError> {
+    let lock_path = PathBuf::from(format!("{}.lock", key_path.display()));
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)?;
+    Flock::lock(file, FlockArg::LockExclusiveNonblock).map_err(|(_, errno)| {
+        PlatformError::Config(format!(
+            "the vault key file {} is in use by another platform server or key rotation \
+             (lock {} is held: {errno}); stop it first",
+            key_path.display(),
+            lock_path.display()
+        ))
+    })
+}
+
+fn aad(secret_id: &str, version: i64) -> Vec<u8> {
+    format!("slipway-secret-v1\n{secret_id}\n{version}").into_bytes()
+}
+
+impl Vault {
+    /// Opens (or creates) the key file and takes its lock for the server's lifetime.
+    pub fn open(key_path: &Path) -> Result<Self, PlatformError> {
+        if let Some(dir) = key_path.parent()
+            && !dir.as_os_str().is_empty()
+        {
+            std::fs::create_dir_all(dir)?;
+        }
+        let lock = lock(key_path)?;
+        let keys = MasterKeys::load_or_create(key_path)?;
+        Ok(Self {
+            keys: Arc::new(keys),
+            _lock: Arc::new(lock),
+        })
+    }
+
+    /// Seals the content of version `version` of secret `secret_id`.
+    pub fn seal(
+        &self,
+        secret_id: &str,
+        version: i64,
+        content: &Content,
+    ) -> Result<Sealed, SealError> {
+        let plain = serde_json::to_vec(&serde_json::json!({
+            "data": content.data,
+            "metadata": content.metadata,
+        }))
+        .map_err(|e| SealError::Seal(e.to_string()))?;
+        self.keys.seal(&aad(secret_id, version), &plain)
+    }
+
+    /// Opens what [`Vault::seal`] sealed for that secret and version.
+    pub fn open_content(
+        &self,
+        secret_id: &str,
+        version: i64,
+        sealed: &Sealed,
+    ) -> Result<Content, SealError> {
+        let plain = self.keys.open(&aad(secret_id, version), sealed)?;
+        let value: Value = serde_json::from_slice(&plain).map_err(|_| SealError::Corrupt)?;
+        let part = |name: &str| match value.get(name) {
+            Some(Value::Object(m)) => Ok(m.clone()),
+            _ => Err(SealError::Corrupt),
+        };
+        Ok(Content {
+            data: part("data")?,
+            metadata: part("metadata")?,
+        })
+    }
+}
+
+/// What a rotation did.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Rotation {
+    /// The new active key's id.
+    pub key_id: String,
+    /// How many versions were re-sealed.
+    pub versions: usize,
+}
+
+/// Re-seals every secret version under a fresh master key: the new key is added to the key
+/// file first, every version is re-sealed in one transaction, and only after that commits are
+/// the old keys dropped from the file. A crash at any point leaves every version openable.
+/// Refuses to run while a server holds the key file.
+pub async fn rotate_key(db: &Db, key_path: &Path) -> Result<Rotation, PlatformError> {
+    let _lock = lock(key_path)?;
+    if !key_path.exists() {
+        return Err(PlatformError::Config(format!(
+            "no vault key file at {}; start the server once to create it",
+            key_path.display()
+        )));
+    }
+    let mut keys = MasterKeys::load_or_create(key_path)?;
+    let key_id = keys.add_active_key()?;
+    let mut tx = db.begin_write().await?;
+    let all = secrets::all_sealed(&mut tx).await?;
+    for (secret_id, version, sealed) in &all {
+        let reseal = keys
+            .open(&aad(secret_id, *version), sealed)
+            .and_then(|plain| keys.seal(&aad(secret_id, *version), &plain))
+            .map_err(|e| {
+                PlatformError::Config(format!(
+                    "cannot re-seal version {version} of secret {secret_id}: {e}"
+                ))
+            })?;
+        secrets::reseal(&mut tx, secret_id, *version, &reseal).await?;
+    }
+    tx.commit().await?;
+    keys.retire_inactive_keys()?;
+    tracing::info!(key_id, versions = all.len(), "vault master key rotated");
+    Ok(Rotation {
+        key_id,
+        versions: all.len(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_holder_of_the_key_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = key_path(dir.path(), None);
+        let vault = Vault::open(&path).unwrap();
+        let err = Vault::open(&path).unwrap_err().to_string();
+        assert!(err.contains("in use"), "{err}");
+        let content = Content {
+            data: serde_json::from_str(r#"{"k":"v"}"#).unwrap(),
+            metadata: Map::new(),
+        };
+        let sealed = vault.seal("s", 3, &content).unwrap();
+        assert_eq!(vault.open_content("s", 3, &sealed).unwrap(), content);
+        assert!(vault.open_content("s", 4, &sealed).is_err());
+        drop(vault);
+        assert!(Vault::open(&path).is_ok(), "the lock goes with the server");
+    }
+}
