@@ -1,8 +1,10 @@
 """End-to-end test of `slipway mcp` through the official Python MCP client (stdio).
 
 Starts a real platform server, then drives the tool server the way an assistant would:
-list tools, templates -> scaffold -> validate -> register -> build -> status until RUNNING ->
-logs -> disable -> enable -> delete, checking the result keys the spec names.
+list exactly the spec's 26 tools, templates -> scaffold -> validate -> register -> app secrets
+(create, get, list, update, share) -> build -> status until RUNNING -> logs -> sharing (account
+users, grantable roles, grant, permissions, revoke) -> disable -> enable -> delete, checking the
+result keys the spec names.
 Run by scripts/mcp-e2e.sh with the `mcp` package installed; SLIPWAY_BIN is the slipway binary.
 """
 
@@ -20,6 +22,15 @@ from mcp.client.stdio import stdio_client
 
 SLIPWAY = os.environ["SLIPWAY_BIN"]
 
+# The spec's 26 operations: 15 app development, 6 secrets, 5 sharing.
+SPEC_TOOLS = sorted([
+    "get_available_templates", "scaffold_app", "validate_devfile", "generate_devfile", "register_app",
+    "build_app", "list_apps", "get_app", "get_app_status", "get_app_logs", "enable_app", "disable_app",
+    "delete_app", "get_build_scan_report", "cancel_build",
+    "create_secret", "get_secret", "list_secrets", "update_secret", "delete_secret", "share_secret",
+    "list_grantable_roles", "list_app_permissions", "grant_app_role", "revoke_app_role", "list_account_users",
+])
+
 
 def free_port():
     s = socket.socket()
@@ -33,6 +44,7 @@ class McpEndToEnd(unittest.TestCase):
     def setUp(self):
         self.work = tempfile.mkdtemp(prefix="slipway-mcp-")
         data = os.path.join(self.work, "platform")
+        self.data = data
         self.api_port, self.gateway_port = free_port(), free_port()
         self.platform = subprocess.Popen(
             [SLIPWAY, "platform", "serve", "--listen", f"127.0.0.1:{self.api_port}", "--gateway-listen",
@@ -71,6 +83,7 @@ class McpEndToEnd(unittest.TestCase):
                 listed = subprocess.run([SLIPWAY, "tools"], capture_output=True, text=True, check=True).stdout
                 expected = sorted(line.split()[0] for line in listed.splitlines() if line.strip())
                 self.assertEqual(names, expected)
+                self.assertEqual(names, SPEC_TOOLS)
                 for t in tools.tools:
                     self.assertEqual(t.input_schema.get("type"), "object", t.name)
                     self.assertTrue(t.description, t.name)
@@ -94,6 +107,36 @@ class McpEndToEnd(unittest.TestCase):
                 app_id = reg["app_id"]
                 self.assertTrue(os.path.exists(os.path.join(project, ".app")))
 
+                # Secrets: registered first, so the app's access control exists.
+                app_secret = {"secret_type": "app", "app_id": app_id, "secret_path": "db/credentials"}
+                created = await self.call(session, "create_secret", dict(
+                    app_secret, data=json.dumps({"DB_PASSWORD": "pw-1"}), metadata=json.dumps({"owner": "ops"})))
+                self.assertTrue(created["success"], created)
+                self.assertEqual(created["version"], 1)
+                bad = await self.call(session, "create_secret", dict(app_secret, secret_path="/abs", data="{}"))
+                self.assertFalse(bad["success"])
+                self.assertIn("secret_path", bad["error"])
+                self.assertIn("retryable", bad)
+                updated = await self.call(session, "update_secret", dict(app_secret, data=json.dumps({"DB_PASSWORD": "pw-2"})))
+                self.assertEqual((updated["success"], updated["version"]), (True, 2), updated)
+                got = await self.call(session, "get_secret", app_secret)
+                self.assertEqual((got["data"], got["metadata"], got["version"]),
+                                 ({"DB_PASSWORD": "pw-2"}, {"owner": "ops"}, 2), got)
+                first = await self.call(session, "get_secret", dict(app_secret, version=1))
+                self.assertEqual(first["data"], {"DB_PASSWORD": "pw-1"})
+                listed_secrets = await self.call(session, "list_secrets", {"secret_type": "app", "app_id": app_id, "prefix": "db/"})
+                self.assertEqual(listed_secrets["paths"], ["db/credentials"], listed_secrets)
+                shared = await self.call(session, "share_secret", {
+                    "from_secret_type": "app", "app_id": app_id, "from_secret_path": "db/credentials",
+                    "to_shared_path": "team/db"})
+                self.assertTrue(shared["success"], shared)
+                again = await self.call(session, "share_secret", {
+                    "from_secret_type": "app", "app_id": app_id, "from_secret_path": "db/credentials",
+                    "to_shared_path": "team/db"})
+                self.assertFalse(again["success"])
+                removed = await self.call(session, "delete_secret", {"secret_type": "shared", "secret_path": "team/db"})
+                self.assertTrue(removed["success"], removed)
+
                 build = await self.call(session, "build_app", {"project_path": project})
                 self.assertTrue(build["success"], build)
                 for key in ("app_id", "app_url", "build_id", "image_uri"):
@@ -113,6 +156,34 @@ class McpEndToEnd(unittest.TestCase):
                 logs = await self.call(session, "get_app_logs", {"app_id": app_id, "latest_only": True})
                 self.assertTrue(logs["success"])
                 self.assertTrue(all("url" in entry for entry in logs["logs"]) and logs["logs"], logs)
+
+                # Sharing, as a user would ask for it.
+                added = subprocess.run([SLIPWAY, "platform", "user", "add", "--data-dir", self.data,
+                                        "--email", "dana@example.org", "--name", "Dana"],
+                                       capture_output=True, text=True, check=True)
+                dana = json.loads(added.stdout)
+                users = await self.call(session, "list_account_users", {})
+                self.assertTrue(users["success"], users)
+                self.assertIn("dana@example.org", [u["email"] for u in users["users"]])
+                self.assertEqual(set(users["users"][0]), {"id", "email", "name"})
+                roles = await self.call(session, "list_grantable_roles", {"app_id": app_id})
+                self.assertEqual(roles["roles"], ["owner", "editor", "viewer"], roles)
+                granted = await self.call(session, "grant_app_role", {
+                    "app_id": app_id, "role": "editor", "user_id": "dana@example.org"})
+                self.assertTrue(granted["success"], granted)
+                self.assertTrue(granted["message"])
+                perms = await self.call(session, "list_app_permissions", {"app_id": app_id})
+                self.assertEqual(set(perms["users"][0]), {"user_id", "email", "name", "role"})
+                self.assertIn(("dana@example.org", "editor"), [(u["email"], u["role"]) for u in perms["users"]])
+                revoked = await self.call(session, "revoke_app_role", {
+                    "app_id": app_id, "role": "editor", "user_id": dana["id"]})
+                self.assertTrue(revoked["success"], revoked)
+                perms = await self.call(session, "list_app_permissions", {"app_id": app_id})
+                self.assertEqual([u["role"] for u in perms["users"]], ["owner"])
+                last = await self.call(session, "revoke_app_role", {
+                    "app_id": app_id, "role": "owner", "user_id": perms["users"][0]["user_id"]})
+                self.assertFalse(last["success"])
+                self.assertIn("last owner", last["error"])
 
                 disabled = await self.call(session, "disable_app", {"app_id": app_id})
                 self.assertTrue(disabled["success"], disabled)

@@ -17,7 +17,7 @@ pub struct ToolInfo {
 }
 
 /// The tools of this build.
-pub const TOOLS: [ToolInfo; 15] = [
+pub const TOOLS: [ToolInfo; 26] = [
     ToolInfo {
         name: "get_available_templates",
         description: "List the app templates (name, description, language, default_port). Always call this first.",
@@ -78,6 +78,50 @@ pub const TOOLS: [ToolInfo; 15] = [
         name: "cancel_build",
         description: "Cancel a queued or in-progress image build job; a running deployment is not stopped.",
     },
+    ToolInfo {
+        name: "create_secret",
+        description: "Store a new secret (version 1) at secret_path in scope secret_type: user (private to you), app (needs app_id; register_app first), shared (readable by every account member). data is a JSON-encoded object of key-value pairs; metadata optional. App secrets become environment variables of the app's services at deploy time. Fails if the path exists (use update_secret).",
+    },
+    ToolInfo {
+        name: "get_secret",
+        description: "Read a secret's data and metadata (the latest version, or version), with its version numbers and timestamps. App secrets need the editor or owner role.",
+    },
+    ToolInfo {
+        name: "list_secrets",
+        description: "List secret paths in a scope (no values), filtered by prefix; pass next_token for the next page. App viewers may list app secret paths.",
+    },
+    ToolInfo {
+        name: "update_secret",
+        description: "Replace a secret's data (and metadata when given) as a new version; earlier versions are kept and stay readable with get_secret version.",
+    },
+    ToolInfo {
+        name: "delete_secret",
+        description: "Delete a secret and every version permanently. Confirm with the user first.",
+    },
+    ToolInfo {
+        name: "share_secret",
+        description: "Copy a user, app or shared secret into the shared namespace at to_shared_path (copy_metadata default true). The original is unchanged; an existing destination is an error, never overwritten.",
+    },
+    ToolInfo {
+        name: "list_grantable_roles",
+        description: "The roles you may grant on an app: an owner grants owner, editor, viewer; an editor editor and viewer; a viewer none. Use only when the user asks about access.",
+    },
+    ToolInfo {
+        name: "list_app_permissions",
+        description: "Who has access to an app: users with user_id, email, name, role. Use only when the user asks about access.",
+    },
+    ToolInfo {
+        name: "grant_app_role",
+        description: "Give an account member (user_id: UUID or e-mail) the role owner, editor or viewer on an app, replacing their earlier role. Only roles you may grant (list_grantable_roles). Use only when the user asks.",
+    },
+    ToolInfo {
+        name: "revoke_app_role",
+        description: "Take a role away from a user (UUID or e-mail) on an app. The app's last owner can never be removed. Use only when the user asks.",
+    },
+    ToolInfo {
+        name: "list_account_users",
+        description: "Members of your account (id, email, name): who can be given a role on an app.",
+    },
 ];
 
 /// The JSON Schema of a tool's arguments, generated from the same types the tool parses, so
@@ -101,6 +145,14 @@ pub fn input_schema(name: &str) -> Option<Value> {
         "get_app_logs" => schema_for!(p::GetLogsArgs),
         "build_app" => schema_for!(p::BuildAppArgs),
         "get_build_scan_report" | "cancel_build" => schema_for!(p::CancelBuildArgs),
+        "create_secret" | "update_secret" => schema_for!(p::WriteSecretArgs),
+        "get_secret" => schema_for!(p::GetSecretArgs),
+        "list_secrets" => schema_for!(p::ListSecretsArgs),
+        "delete_secret" => schema_for!(p::DeleteSecretArgs),
+        "share_secret" => schema_for!(p::ShareSecretArgs),
+        "list_grantable_roles" | "list_app_permissions" => schema_for!(p::AppIdArgs),
+        "grant_app_role" | "revoke_app_role" => schema_for!(p::RoleArgs),
+        "list_account_users" => schema_for!(p::AccountArgs),
         _ => return None,
     };
     serde_json::to_value(schema).ok()
@@ -154,6 +206,17 @@ pub fn call_with(endpoint: Option<&Endpoint>, name: &str, args: Value) -> Result
         "cancel_build" => platform_tool(endpoint, args, p::cancel_build),
         "build_app" => platform_tool(endpoint, args, p::build_app),
         "get_build_scan_report" => platform_tool(endpoint, args, p::get_build_scan_report),
+        "create_secret" => platform_tool(endpoint, args, p::create_secret),
+        "get_secret" => platform_tool(endpoint, args, p::get_secret),
+        "list_secrets" => platform_tool(endpoint, args, p::list_secrets),
+        "update_secret" => platform_tool(endpoint, args, p::update_secret),
+        "delete_secret" => platform_tool(endpoint, args, p::delete_secret),
+        "share_secret" => platform_tool(endpoint, args, p::share_secret),
+        "list_grantable_roles" => platform_tool(endpoint, args, p::list_grantable_roles),
+        "list_app_permissions" => platform_tool(endpoint, args, p::list_app_permissions),
+        "grant_app_role" => platform_tool(endpoint, args, p::grant_app_role),
+        "revoke_app_role" => platform_tool(endpoint, args, p::revoke_app_role),
+        "list_account_users" => platform_tool(endpoint, args, p::list_account_users),
         _ => {
             let names: Vec<&str> = TOOLS.iter().map(|t| t.name).collect();
             return Err(CallError::UnknownTool(name.to_owned(), names.join(", ")));

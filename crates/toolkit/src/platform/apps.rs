@@ -98,7 +98,7 @@ pub struct CancelBuildArgs {
     pub environment: Option<String>,
 }
 
-fn uuid_arg(field: &str, value: &str) -> Result<String, ToolError> {
+pub(crate) fn uuid_arg(field: &str, value: &str) -> Result<String, ToolError> {
     let v = value.trim();
     let ok = v.len() == 36
         && v.chars().enumerate().all(|(i, c)| {
@@ -117,7 +117,7 @@ fn uuid_arg(field: &str, value: &str) -> Result<String, ToolError> {
     }
 }
 
-fn with_success(mut body: Value, extra: &[(&str, Value)]) -> Value {
+pub(crate) fn with_success(mut body: Value, extra: &[(&str, Value)]) -> Value {
     let mut map = match body.take() {
         Value::Object(m) => m,
         _ => Map::new(),
@@ -306,7 +306,7 @@ pub fn get_build_scan_report(client: &Client, args: &CancelBuildArgs) -> Result<
 }
 
 /// Percent-encodes a query value.
-fn encode(value: &str) -> String {
+pub(crate) fn encode(value: &str) -> String {
     value
         .bytes()
         .map(|b| match b {

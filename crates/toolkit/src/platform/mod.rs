@@ -1,5 +1,6 @@
 //! Talking to a Slipway platform: where it is ([`Endpoint`]), a blocking HTTP client with
-//! retries for transient failures ([`Client`]), and the app-management tools built on it.
+//! retries for transient failures ([`Client`]), and the app, secrets and sharing tools built
+//! on it.
 
 mod apps;
 mod build;
@@ -8,6 +9,8 @@ pub mod credentials;
 mod endpoint;
 pub mod local;
 mod pack;
+mod secrets;
+mod sharing;
 
 pub use apps::{
     APP_FILE, AppFile, AppIdArgs, CancelBuildArgs, GetLogsArgs, ListAppsArgs, RegisterAppArgs,
@@ -17,3 +20,11 @@ pub use apps::{
 pub use build::{BuildAppArgs, build_app, build_app_with_progress};
 pub use client::{Client, fetch_text};
 pub use endpoint::{ENV_TOKEN, ENV_URL, Endpoint};
+pub use secrets::{
+    DeleteSecretArgs, GetSecretArgs, ListSecretsArgs, SecretType, ShareSecretArgs, WriteSecretArgs,
+    create_secret, delete_secret, get_secret, list_secrets, share_secret, update_secret,
+};
+pub use sharing::{
+    AccountArgs, AppRole, RoleArgs, grant_app_role, list_account_users, list_app_permissions,
+    list_grantable_roles, revoke_app_role,
+};

@@ -2,6 +2,7 @@
 
 mod apps;
 mod build;
+mod vault;
 
 use slipway_toolkit::platform::Endpoint;
 
@@ -46,6 +47,20 @@ impl Platform {
             stop: Some(stop_tx),
             thread: Some(thread),
         }
+    }
+}
+
+impl Platform {
+    /// `slipway platform user add` on this server's data directory: a new account member.
+    pub fn add_user(&self, email: &str) -> slipway_platform::NewUser {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        rt.block_on(slipway_platform::add_user(
+            self._dir.path(),
+            None,
+            email,
+            "Member",
+        ))
+        .unwrap()
     }
 }
 

@@ -1,0 +1,473 @@
+//! The secrets tools: create_secret, get_secret, list_secrets, update_secret, delete_secret,
+//! share_secret. Arguments are checked here first (scope, `app_id` with scope `app`, the path
+//! rule, `data`/`metadata` as JSON-encoded objects) so a bad call fails without a request;
+//! the platform checks everything again.
+
+use reqwest::Method;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use super::Client;
+use super::apps::{encode, uuid_arg};
+use crate::error::ToolError;
+
+/// `secret_type`: `user` (private to the caller), `app` (needs `app_id`), `shared` (readable
+/// by every account member).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SecretType {
+    /// Private to the caller.
+    User,
+    /// Tied to an app; needs `app_id`.
+    App,
+    /// Readable by every member of the account.
+    Shared,
+}
+
+impl SecretType {
+    fn as_str(self) -> &'static str {
+        match self {
+            SecretType::User => "user",
+            SecretType::App => "app",
+            SecretType::Shared => "shared",
+        }
+    }
+}
+
+/// Arguments of `create_secret` and `update_secret`.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WriteSecretArgs {
+    /// user, app or shared.
+    pub secret_type: SecretType,
+    /// Path such as `db/credentials`: no leading `/`, no `..`; letters, digits, `.`, `_`, `-`
+    /// and `/` separators.
+    pub secret_path: String,
+    /// JSON-encoded object of key-value pairs, for example `{"password": "…"}` (an object is
+    /// accepted too).
+    #[schemars(with = "String")]
+    pub data: Value,
+    /// Optional JSON-encoded object of key-value pairs describing the secret; on update,
+    /// omitted keeps the previous metadata.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub metadata: Option<Value>,
+    /// App UUID; required when secret_type is app.
+    #[serde(default)]
+    pub app_id: Option<String>,
+    /// Environment (default production).
+    #[serde(default)]
+    pub environment: Option<String>,
+}
+
+/// Arguments of `get_secret`.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetSecretArgs {
+    /// user, app or shared.
+    pub secret_type: SecretType,
+    /// The secret's path.
+    pub secret_path: String,
+    /// App UUID; required when secret_type is app.
+    #[serde(default)]
+    pub app_id: Option<String>,
+    /// A kept version to read instead of the latest.
+    #[serde(default)]
+    pub version: Option<i64>,
+    /// Environment (default production).
+    #[serde(default)]
+    pub environment: Option<String>,
+}
+
+/// Arguments of `delete_secret`.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeleteSecretArgs {
+    /// user, app or shared.
+    pub secret_type: SecretType,
+    /// The secret's path.
+    pub secret_path: String,
+    /// App UUID; required when secret_type is app.
+    #[serde(default)]
+    pub app_id: Option<String>,
+    /// Environment (default production).
+    #[serde(default)]
+    pub environment: Option<String>,
+}
+
+/// Arguments of `list_secrets`.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListSecretsArgs {
+    /// user, app or shared.
+    pub secret_type: SecretType,
+    /// Only paths starting with this.
+    #[serde(default)]
+    pub prefix: Option<String>,
+    /// From the previous page's result.
+    #[serde(default)]
+    pub next_token: Option<String>,
+    /// App UUID; required when secret_type is app.
+    #[serde(default)]
+    pub app_id: Option<String>,
+    /// Environment (default production).
+    #[serde(default)]
+    pub environment: Option<String>,
+}
+
+/// Arguments of `share_secret`.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ShareSecretArgs {
+    /// Scope of the source: user, app or shared.
+    pub from_secret_type: SecretType,
+    /// Path of the source.
+    pub from_secret_path: String,
+    /// Destination path in the shared namespace (must not exist yet).
+    pub to_shared_path: String,
+    /// App UUID when the source is an app secret.
+    #[serde(default)]
+    pub app_id: Option<String>,
+    /// Copy the source's metadata too (default true).
+    #[serde(default)]
+    pub copy_metadata: Option<bool>,
+    /// Environment (default production).
+    #[serde(default)]
+    pub environment: Option<String>,
+}
+
+/// The spec's path rule plus this platform's stricter one (same as the server's), so the
+/// error comes before any request.
+pub fn check_path(field: &str, path: &str) -> Result<(), ToolError> {
+    let bad = |rule: &str| Err(ToolError::InvalidArgument(format!("{field}: {rule}")));
+    if path.is_empty() {
+        return bad("must not be empty");
+    }
+    if path.starts_with('/') {
+        return bad("must not start with '/'");
+    }
+    if path.contains("..") {
+        return bad("must not contain '..'");
+    }
+    if path.chars().count() > 256 {
+        return bad("must be at most 256 characters");
+    }
+    if path.ends_with('/') || path.split('/').any(|s| s.is_empty() || s == ".") {
+        return bad("must not end with '/' or contain an empty or '.' segment");
+    }
+    if let Some(c) = path
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/')))
+    {
+        return bad(&format!(
+            "must contain only letters, digits, '.', '_', '-' and '/' separators; found {c:?}"
+        ));
+    }
+    if path.split('/').any(|s| s.chars().count() > 64) {
+        return bad("each segment between '/' must be at most 64 characters");
+    }
+    Ok(())
+}
+
+/// A JSON-encoded object (or an object) as an object; the error names the field.
+fn pairs(field: &str, value: &Value) -> Result<Map<String, Value>, ToolError> {
+    let parsed = match value {
+        Value::String(text) => serde_json::from_str::<Value>(text).map_err(|e| {
+            ToolError::InvalidArgument(format!(
+                "{field}: must be a JSON-encoded object such as {{\"password\": \"…\"}}; it is not valid JSON: {e}"
+            ))
+        })?,
+        other => other.clone(),
+    };
+    match parsed {
+        Value::Object(map) => Ok(map),
+        other => Err(ToolError::InvalidArgument(format!(
+            "{field}: must be a JSON object of key-value pairs such as {{\"password\": \"…\"}}, not {}",
+            match other {
+                Value::Null => "null",
+                Value::Bool(_) => "a boolean",
+                Value::Number(_) => "a number",
+                Value::String(_) => "a string",
+                Value::Array(_) => "an array",
+                Value::Object(_) => "an object",
+            }
+        ))),
+    }
+}
+
+/// The scope's part of a request: `secret_type` and, for app secrets, a checked `app_id`.
+fn scope(
+    kind: SecretType,
+    app_id: Option<&str>,
+    field: &str,
+) -> Result<Vec<(&'static str, String)>, ToolError> {
+    let mut out = vec![(field_name(field), kind.as_str().to_owned())];
+    match (kind, app_id) {
+        (SecretType::App, Some(id)) => out.push(("app_id", uuid_arg("app_id", id)?)),
+        (SecretType::App, None) => {
+            return Err(ToolError::InvalidArgument(format!(
+                "app_id: is required when {field} is app"
+            )));
+        }
+        (_, Some(_)) => {
+            return Err(ToolError::InvalidArgument(format!(
+                "app_id: is only used when {field} is app"
+            )));
+        }
+        (_, None) => {}
+    }
+    Ok(out)
+}
+
+fn field_name(field: &str) -> &'static str {
+    if field == "from_secret_type" {
+        "from_secret_type"
+    } else {
+        "secret_type"
+    }
+}
+
+fn query(pairs: &[(&str, String)]) -> String {
+    pairs
+        .iter()
+        .map(|(k, v)| format!("{k}={}", encode(v)))
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+fn body(pairs: Vec<(&'static str, String)>) -> Map<String, Value> {
+    pairs
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), Value::String(v)))
+        .collect()
+}
+
+fn write_body(args: &WriteSecretArgs) -> Result<Value, ToolError> {
+    check_path("secret_path", &args.secret_path)?;
+    let mut out = body(scope(
+        args.secret_type,
+        args.app_id.as_deref(),
+        "secret_type",
+    )?);
+    out.insert("secret_path".into(), json!(args.secret_path));
+    out.insert("data".into(), Value::Object(pairs("data", &args.data)?));
+    if let Some(m) = &args.metadata {
+        out.insert("metadata".into(), Value::Object(pairs("metadata", m)?));
+    }
+    Ok(Value::Object(out))
+}
+
+fn summary(info: &Value, message: String) -> Value {
+    let mut out = json!({"success": true, "message": message});
+    for key in [
+        "secret_type",
+        "secret_path",
+        "app_id",
+        "version",
+        "created_at",
+        "updated_at",
+    ] {
+        if let Some(v) = info.get(key).filter(|v| !v.is_null()) {
+            out[key] = v.clone();
+        }
+    }
+    out
+}
+
+/// `create_secret`: stores version 1 at a free path.
+pub fn create_secret(client: &Client, args: &WriteSecretArgs) -> Result<Value, ToolError> {
+    let body = write_body(args)?;
+    let info = client.json(Method::POST, "/v1/secrets", Some(&body))?.body;
+    Ok(summary(
+        &info,
+        format!(
+            "created {} secret {} (version 1)",
+            args.secret_type.as_str(),
+            args.secret_path
+        ),
+    ))
+}
+
+/// `update_secret`: replaces the data (and metadata when given) as a new version; earlier
+/// versions are kept.
+pub fn update_secret(client: &Client, args: &WriteSecretArgs) -> Result<Value, ToolError> {
+    let body = write_body(args)?;
+    let info = client
+        .json(Method::PUT, "/v1/secrets/entry", Some(&body))?
+        .body;
+    let version = info["version"].as_i64().unwrap_or_default();
+    Ok(summary(
+        &info,
+        format!(
+            "updated {} secret {}: now version {version}; earlier versions are kept",
+            args.secret_type.as_str(),
+            args.secret_path
+        ),
+    ))
+}
+
+/// `get_secret`: the latest version's data and metadata (or `version`'s), with version
+/// numbers and timestamps.
+pub fn get_secret(client: &Client, args: &GetSecretArgs) -> Result<Value, ToolError> {
+    check_path("secret_path", &args.secret_path)?;
+    let mut q = scope(args.secret_type, args.app_id.as_deref(), "secret_type")?;
+    q.push(("secret_path", args.secret_path.clone()));
+    if let Some(v) = args.version {
+        if v < 1 {
+            return Err(ToolError::InvalidArgument(
+                "version: must be a whole number from 1".into(),
+            ));
+        }
+        q.push(("version", v.to_string()));
+    }
+    let mut out = client
+        .json(
+            Method::GET,
+            &format!("/v1/secrets/entry?{}", query(&q)),
+            None,
+        )?
+        .body;
+    out["success"] = json!(true);
+    Ok(out)
+}
+
+/// `delete_secret`: removes the secret and every version, permanently.
+pub fn delete_secret(client: &Client, args: &DeleteSecretArgs) -> Result<Value, ToolError> {
+    check_path("secret_path", &args.secret_path)?;
+    let mut q = scope(args.secret_type, args.app_id.as_deref(), "secret_type")?;
+    q.push(("secret_path", args.secret_path.clone()));
+    client.json(
+        Method::DELETE,
+        &format!("/v1/secrets/entry?{}", query(&q)),
+        None,
+    )?;
+    Ok(json!({
+        "success": true,
+        "secret_type": args.secret_type.as_str(),
+        "secret_path": args.secret_path,
+        "message": format!("deleted {} secret {} and every version, permanently", args.secret_type.as_str(), args.secret_path),
+    }))
+}
+
+/// `list_secrets`: paths in the scope (no values), filtered by `prefix`, a page at a time.
+pub fn list_secrets(client: &Client, args: &ListSecretsArgs) -> Result<Value, ToolError> {
+    let mut q = scope(args.secret_type, args.app_id.as_deref(), "secret_type")?;
+    if let Some(p) = args.prefix.as_deref().filter(|p| !p.is_empty()) {
+        if p.starts_with('/') || p.contains("..") {
+            return Err(ToolError::InvalidArgument(
+                "prefix: must not start with '/' or contain '..'".into(),
+            ));
+        }
+        q.push(("prefix", p.to_owned()));
+    }
+    if let Some(t) = args.next_token.as_deref().filter(|t| !t.is_empty()) {
+        q.push(("next_token", t.to_owned()));
+    }
+    let page = client
+        .json(Method::GET, &format!("/v1/secrets?{}", query(&q)), None)?
+        .body;
+    let secrets: Vec<Value> = page["secrets"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|s| {
+            json!({
+                "secret_path": s["secret_path"],
+                "version": s["version"],
+                "created_at": s["created_at"],
+                "updated_at": s["updated_at"],
+            })
+        })
+        .collect();
+    let paths: Vec<Value> = secrets.iter().map(|s| s["secret_path"].clone()).collect();
+    let mut out = json!({
+        "success": true,
+        "secret_type": args.secret_type.as_str(),
+        "paths": paths,
+        "secrets": secrets,
+    });
+    if let Some(t) = page["next_token"].as_str() {
+        out["next_token"] = json!(t);
+    }
+    Ok(out)
+}
+
+/// `share_secret`: copies a secret the caller may read into the shared namespace; the source
+/// is unchanged and an existing destination is an error, never overwritten.
+pub fn share_secret(client: &Client, args: &ShareSecretArgs) -> Result<Value, ToolError> {
+    check_path("from_secret_path", &args.from_secret_path)?;
+    check_path("to_shared_path", &args.to_shared_path)?;
+    let mut b = body(scope(
+        args.from_secret_type,
+        args.app_id.as_deref(),
+        "from_secret_type",
+    )?);
+    b.insert("from_secret_path".into(), json!(args.from_secret_path));
+    b.insert("to_shared_path".into(), json!(args.to_shared_path));
+    b.insert(
+        "copy_metadata".into(),
+        json!(args.copy_metadata.unwrap_or(true)),
+    );
+    let info = client
+        .json(Method::POST, "/v1/secrets/share", Some(&Value::Object(b)))?
+        .body;
+    let mut out = summary(
+        &info,
+        format!(
+            "copied {} secret {} to shared secret {}; the original is unchanged",
+            args.from_secret_type.as_str(),
+            args.from_secret_path,
+            args.to_shared_path
+        ),
+    );
+    out["to_shared_path"] = json!(args.to_shared_path);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_follow_the_rule() {
+        for good in ["a", "db/creds", "x_y-z.1/k"] {
+            assert!(check_path("secret_path", good).is_ok(), "{good}");
+        }
+        for (bad, rule) in [
+            ("/abs", "start with '/'"),
+            ("a/../b", "'..'"),
+            ("..", "'..'"),
+            ("", "empty"),
+            ("a b", "found ' '"),
+            ("a//b", "empty"),
+        ] {
+            let err = check_path("secret_path", bad).unwrap_err().to_string();
+            assert!(
+                err.contains("secret_path") && err.contains(rule),
+                "{bad:?}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn data_must_be_a_json_object() {
+        assert!(pairs("data", &json!("{\"a\": 1}")).is_ok());
+        assert!(pairs("data", &json!({"a": 1})).is_ok());
+        for bad in [json!("not json"), json!("[1]"), json!(5), json!("\"s\"")] {
+            let err = pairs("data", &bad).unwrap_err().to_string();
+            assert!(err.contains("data:"), "{err}");
+        }
+    }
+
+    #[test]
+    fn app_scope_needs_an_app_id_and_others_refuse_one() {
+        assert!(scope(SecretType::App, None, "secret_type").is_err());
+        assert!(scope(SecretType::User, Some("x"), "secret_type").is_err());
+        let id = "6f1c2a3b-4d5e-4f60-8a9b-0c1d2e3f4a5b".to_owned();
+        assert_eq!(
+            scope(SecretType::App, Some(&id), "secret_type").unwrap()[1],
+            ("app_id", id)
+        );
+    }
+}
