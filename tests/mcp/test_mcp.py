@@ -206,5 +206,37 @@ class McpEndToEnd(unittest.TestCase):
                 self.assertFalse(gone["success"])
 
 
+class McpEmbeddedPlatform(unittest.TestCase):
+    """With no platform configured, `slipway mcp` starts an embedded one in-process."""
+
+    def test_platform_tools_work_out_of_the_box(self):
+        asyncio.run(self.run_embedded())
+
+    async def run_embedded(self):
+        home = tempfile.mkdtemp(prefix="slipway-mcp-home-")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SLIPWAY_")}
+        env.update(HOME=home, XDG_DATA_HOME=os.path.join(home, "data"), XDG_CONFIG_HOME=os.path.join(home, "config"))
+        data = os.path.join(home, "data", "slipway", "embedded-platform")
+        params = StdioServerParameters(command=SLIPWAY, args=["mcp"], env=env)
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                result = await session.call_tool("register_app", {"name": "embedded-one", "display_name": "E"})
+                reg = result.structured_content
+                self.assertTrue(reg["success"], reg)
+                listed = (await session.call_tool("list_apps", {})).structured_content
+                self.assertEqual([a["name"] for a in listed["apps"]], ["embedded-one"])
+                created = (await session.call_tool("create_secret", {
+                    "secret_type": "user", "secret_path": "k", "data": "{\"a\": \"b\"}"})).structured_content
+                self.assertTrue(created["success"], created)
+                self.assertTrue(os.path.exists(os.path.join(data, "embedded-url")))
+                self.assertTrue(os.path.exists(os.path.join(data, "vault.key")))
+        # The client hung up: the embedded platform stopped and said so by removing its URL.
+        deadline = time.time() + 30
+        while os.path.exists(os.path.join(data, "embedded-url")) and time.time() < deadline:
+            time.sleep(0.2)
+        self.assertFalse(os.path.exists(os.path.join(data, "embedded-url")))
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

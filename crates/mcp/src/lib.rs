@@ -22,11 +22,27 @@ pub enum McpServerError {
     Transport(String),
 }
 
-/// The tool server. Stateless: each call goes to the toolkit, which finds the platform.
+/// The tool server: each call goes to the toolkit's runner, which finds the platform (or,
+/// when none is configured, the embedded one this server starts on first use).
 #[derive(Debug, Clone, Default)]
-pub struct SlipwayServer;
+pub struct SlipwayServer {
+    runner: Arc<slipway_toolkit::Runner>,
+}
 
 impl SlipwayServer {
+    /// A server whose platform tools fall back to `embedded` when no platform is configured.
+    pub fn with_embedded(embedded: Arc<slipway_platform::embedded::Lazy>) -> Self {
+        let runner = slipway_toolkit::Runner::with_fallback(Box::new(move || {
+            embedded
+                .endpoint()
+                .map(|(url, token)| slipway_toolkit::platform::Endpoint::new(url, token))
+                .map_err(slipway_toolkit::ToolError::Unavailable)
+        }));
+        Self {
+            runner: Arc::new(runner),
+        }
+    }
+
     fn tools() -> Vec<Tool> {
         slipway_toolkit::TOOLS
             .iter()
@@ -66,7 +82,8 @@ impl ServerHandler for SlipwayServer {
         let name = request.name.to_string();
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         tracing::info!(tool = %name, "tool call");
-        let outcome = tokio::task::spawn_blocking(move || slipway_toolkit::call(&name, args))
+        let runner = Arc::clone(&self.runner);
+        let outcome = tokio::task::spawn_blocking(move || runner.call(&name, args))
             .await
             .map_err(|e| McpError::internal_error(format!("the tool call stopped: {e}"), None))?;
         let result = outcome.map_err(|e| McpError::invalid_params(e.to_string(), None))?;
@@ -82,15 +99,27 @@ impl ServerHandler for SlipwayServer {
     }
 }
 
-/// Serves MCP on stdin/stdout until the client disconnects.
+/// Serves MCP on stdin/stdout until the client disconnects. With no platform configured,
+/// platform tools use an embedded one (data under
+/// [`slipway_platform::embedded::default_data_dir`]), stopped with its apps when the client
+/// disconnects.
 pub async fn serve_stdio() -> Result<(), McpServerError> {
-    let service = SlipwayServer
-        .serve(rmcp::transport::stdio())
-        .await
-        .map_err(|e| McpServerError::Transport(e.to_string()))?;
-    service
-        .waiting()
-        .await
-        .map_err(|e| McpServerError::Transport(e.to_string()))?;
-    Ok(())
+    let embedded = Arc::new(slipway_platform::embedded::Lazy::new(
+        slipway_platform::embedded::default_data_dir(),
+    ));
+    let served = async {
+        let service = SlipwayServer::with_embedded(Arc::clone(&embedded))
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| McpServerError::Transport(e.to_string()))?;
+        service
+            .waiting()
+            .await
+            .map_err(|e| McpServerError::Transport(e.to_string()))?;
+        Ok(())
+    }
+    .await;
+    // Stopping joins the platform's thread: do it off the async threads.
+    let _ = tokio::task::spawn_blocking(move || embedded.shutdown()).await;
+    served
 }

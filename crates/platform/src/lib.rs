@@ -15,6 +15,7 @@ pub mod build;
 mod config;
 mod db;
 pub mod deploy;
+pub mod embedded;
 mod error;
 pub mod gateway;
 pub mod http;

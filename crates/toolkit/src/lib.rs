@@ -9,6 +9,7 @@ mod error;
 pub mod fsutil;
 pub mod platform;
 mod registry;
+mod runner;
 mod scaffold;
 pub mod templates;
 
@@ -17,5 +18,6 @@ pub use devfile_tools::{
 };
 pub use error::ToolError;
 pub use registry::{CallError, TOOLS, ToolInfo, call, call_with, input_schema};
+pub use runner::{Fallback, LOCAL_TOOLS, Runner};
 pub use scaffold::{ScaffoldArgs, ScaffoldResult, scaffold_app};
 pub use templates::{Template, get_available_templates};

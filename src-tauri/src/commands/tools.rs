@@ -1,7 +1,42 @@
 //! Tool commands: the UI names a tool and passes its JSON arguments; the toolkit does the rest.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 use serde_json::Value;
+use slipway_platform::embedded::Lazy;
+use slipway_toolkit::Runner;
+
+/// What tool calls share: the runner, and the embedded platform it falls back to when no
+/// platform is configured (stopped when the window closes).
+#[derive(Debug)]
+pub struct Tools {
+    runner: Arc<Runner>,
+    embedded: Arc<Lazy>,
+}
+
+impl Tools {
+    /// Tools whose platform calls fall back to an embedded platform on `data_dir`.
+    pub fn new(data_dir: std::path::PathBuf) -> Self {
+        let embedded = Arc::new(Lazy::new(data_dir));
+        let fallback = Arc::clone(&embedded);
+        let runner = Runner::with_fallback(Box::new(move || {
+            fallback
+                .endpoint()
+                .map(|(url, token)| slipway_toolkit::platform::Endpoint::new(url, token))
+                .map_err(slipway_toolkit::ToolError::Unavailable)
+        }));
+        Self {
+            runner: Arc::new(runner),
+            embedded,
+        }
+    }
+
+    /// Stops the embedded platform (and the apps it runs), if it was started.
+    pub fn shutdown(&self) {
+        self.embedded.shutdown();
+    }
+}
 
 /// A tool as the UI lists it.
 #[derive(Debug, Serialize)]
@@ -35,8 +70,16 @@ pub fn list_tools() -> Vec<ToolEntry> {
 /// Runs a tool by name. Tools block (files, the platform's HTTP API), so they run on a
 /// blocking thread, never on the UI thread or an async worker.
 #[tauri::command]
-pub async fn call_tool(name: String, args: Value) -> Result<Value, CommandError> {
-    tauri::async_runtime::spawn_blocking(move || slipway_toolkit::call(&name, args))
+pub async fn call_tool(
+    tools: tauri::State<'_, Tools>,
+    name: String,
+    args: Value,
+) -> Result<Value, CommandError> {
+    run(Arc::clone(&tools.runner), name, args).await
+}
+
+async fn run(runner: Arc<Runner>, name: String, args: Value) -> Result<Value, CommandError> {
+    tauri::async_runtime::spawn_blocking(move || runner.call(&name, args))
         .await
         .map_err(|e| CommandError {
             message: format!("the tool call stopped unexpectedly: {e}"),
@@ -58,7 +101,8 @@ mod tests {
 
     #[test]
     fn unknown_tool_is_a_command_error() {
-        let err = tauri::async_runtime::block_on(call_tool("nope".into(), serde_json::json!({})))
+        let runner = Arc::new(Runner::new());
+        let err = tauri::async_runtime::block_on(run(runner, "nope".into(), serde_json::json!({})))
             .unwrap_err();
         assert!(err.message.contains("unknown tool"));
     }

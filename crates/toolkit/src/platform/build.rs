@@ -215,6 +215,23 @@ pub fn build_app_with_progress(
         }
     };
     let app_id = created["app_id"].as_str().unwrap_or_default().to_owned();
+    // An app created inline gets its `.app` now, as register_app would have written it, so
+    // the next build updates this app and a delete is noticed.
+    let written_app_file = if app_file.is_none() && !app_id.is_empty() {
+        let file = AppFile {
+            app_id: app_id.clone(),
+            name: model.metadata.name.clone(),
+            platform_url: client.base_url().to_owned(),
+        };
+        let path = root.join(APP_FILE);
+        let text = serde_json::to_string_pretty(&file)
+            .map_err(|e| ToolError::Internal(e.to_string()))?
+            + "\n";
+        atomic_write(&path, text.as_bytes()).map_err(|e| ToolError::io("write", &path, &e))?;
+        Some(path)
+    } else {
+        None
+    };
     let build_ids: Vec<String> = created["build_ids"]
         .as_array()
         .into_iter()
@@ -297,6 +314,9 @@ pub fn build_app_with_progress(
     };
     out["attempts"] = json!(attempts);
     out["build_mode"] = json!(mode);
+    if let Some(path) = written_app_file {
+        out["app_file"] = json!(path.display().to_string());
+    }
     if let Some(files) = context_files {
         out["context_files"] = json!(files);
     }

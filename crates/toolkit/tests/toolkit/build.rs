@@ -105,6 +105,22 @@ fn single_service_builds_inline_and_writes_image_uri() {
     assert_eq!(kept, before.lines().count(), "every original line stays");
     assert_eq!(after.lines().count(), before.lines().count() + 2);
 
+    // The inline-created app got its .app file, so the next build updates the same app.
+    let file: slipway_toolkit::platform::AppFile =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join(".app")).unwrap()).unwrap();
+    assert_eq!(file.app_id, out["app_id"].as_str().unwrap());
+    assert_eq!(file.name, "solo");
+    assert_eq!(
+        out["app_file"],
+        dir.path().join(".app").display().to_string()
+    );
+    let again = build(&p, json!({"project_path": dir.path()}));
+    assert_eq!(again["app_id"], out["app_id"], "{again}");
+    assert!(
+        again.get("app_file").is_none(),
+        "an existing .app is kept: {again}"
+    );
+
     let scan = call_with(
         Some(&p.endpoint),
         "get_build_scan_report",

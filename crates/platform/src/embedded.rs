@@ -1,0 +1,231 @@
+//! An in-process platform for the desktop app and the MCP server when no platform is
+//! configured, so everything works out of the box: the same server as `slipway platform
+//! serve` (SQLite, `auto` builder, the process runtime), on its own thread and runtime so
+//! blocking callers can use it, listening on a free loopback port with its gateway on
+//! another. Its data lives under [`default_data_dir`], so apps, secrets and images survive
+//! restarts of the program that embeds it; [`Lazy`] starts it on first use only.
+//!
+//! Two programs may want it at once (the desktop app and an MCP server): the first one starts
+//! it and writes its URL to `DATA_DIR/embedded-url`; the second, finding the data directory
+//! held, uses that running platform instead of starting its own.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::thread::JoinHandle;
+
+use crate::config::{BOOTSTRAP_TOKEN_FILE, PlatformConfig};
+use crate::error::PlatformError;
+
+/// The file, in the data directory, naming the URL of the embedded platform running there.
+pub const URL_FILE: &str = "embedded-url";
+
+/// Where an embedded platform keeps its data: `$XDG_DATA_HOME/slipway/embedded-platform`
+/// (else `~/.local/share/slipway/embedded-platform`). Separate from `slipway platform
+/// serve`'s default directory, so the two never contend for the same database and key file.
+pub fn default_data_dir() -> PathBuf {
+    std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+        .unwrap_or_else(|| PathBuf::from("."))
+        .join("slipway")
+        .join("embedded-platform")
+}
+
+/// A running embedded platform. Dropping it stops the server and every app it deployed.
+#[derive(Debug)]
+pub struct Embedded {
+    url: String,
+    token: String,
+    data_dir: PathBuf,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Embedded {
+    /// Starts a platform on `data_dir` and returns once it listens.
+    pub fn start(data_dir: &Path) -> Result<Self, PlatformError> {
+        let data_dir = data_dir.to_path_buf();
+        let config = PlatformConfig::new(([127, 0, 0, 1], 0).into(), data_dir.clone());
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<String, PlatformError>>();
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("embedded-platform".into())
+            .spawn(move || {
+                let runtime = match tokio::runtime::Runtime::new() {
+                    Ok(rt) => rt,
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(PlatformError::Io(e)));
+                        return;
+                    }
+                };
+                runtime.block_on(async move {
+                    let prepared = async {
+                        let state = crate::prepare(&config).await?;
+                        let listener = tokio::net::TcpListener::bind(config.listen).await?;
+                        Ok::<_, PlatformError>((state, listener))
+                    }
+                    .await;
+                    let (state, listener) = match prepared {
+                        Ok(p) => p,
+                        Err(e) => {
+                            let _ = ready_tx.send(Err(e));
+                            return;
+                        }
+                    };
+                    let url = listener
+                        .local_addr()
+                        .map(|a| format!("http://{a}"))
+                        .map_err(PlatformError::Io);
+                    let _ = ready_tx.send(url);
+                    let served = crate::spawn(listener, state, async {
+                        let _ = stop_rx.await;
+                    })
+                    .await;
+                    if let Err(e) = served {
+                        tracing::error!(error = %e, "the embedded platform stopped with an error");
+                    }
+                });
+            })?;
+        let url = ready_rx.recv().map_err(|_| {
+            PlatformError::Config("the embedded platform thread ended before it started".into())
+        })??;
+        let token = std::fs::read_to_string(data_dir.join(BOOTSTRAP_TOKEN_FILE))?
+            .trim()
+            .to_owned();
+        crate::bootstrap::write_secret_file(&data_dir.join(URL_FILE), &url)?;
+        tracing::info!(%url, data_dir = %data_dir.display(), "embedded platform started");
+        Ok(Self {
+            url,
+            token,
+            data_dir,
+            stop: Some(stop_tx),
+            thread: Some(thread),
+        })
+    }
+
+    /// The base URL of its API.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The bearer token of its first owner (the user of this machine).
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+
+    /// Where its data lives.
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    /// Stops the server (and its deployed apps) and waits for it.
+    pub fn stop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = std::fs::remove_file(self.data_dir.join(URL_FILE));
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for Embedded {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// An embedded platform started on first use, then shared.
+#[derive(Debug)]
+pub struct Lazy {
+    data_dir: PathBuf,
+    slot: Mutex<Option<Embedded>>,
+}
+
+impl Lazy {
+    /// Nothing runs until [`Lazy::endpoint`] is first called.
+    pub fn new(data_dir: PathBuf) -> Self {
+        Self {
+            data_dir,
+            slot: Mutex::new(None),
+        }
+    }
+
+    /// `(url, token)` of the platform, starting it on the first call. The error says what
+    /// went wrong and how to use a platform server instead.
+    pub fn endpoint(&self) -> Result<(String, String), String> {
+        let mut slot = self
+            .slot
+            .lock()
+            .map_err(|_| "the embedded platform is unusable after an earlier panic".to_owned())?;
+        if slot.is_none() {
+            if let Some(running) = running_elsewhere(&self.data_dir) {
+                return Ok(running);
+            }
+            let started = Embedded::start(&self.data_dir).map_err(|e| {
+                format!(
+                    "no platform is configured and the embedded one could not start on {}: {e}. \
+                     Start one with `slipway platform serve` and set SLIPWAY_PLATFORM_URL and \
+                     SLIPWAY_TOKEN, or run `slipway login`",
+                    self.data_dir.display()
+                )
+            })?;
+            *slot = Some(started);
+        }
+        Ok(slot
+            .as_ref()
+            .map(|e| (e.url().to_owned(), e.token().to_owned()))
+            .unwrap_or_default())
+    }
+
+    /// Stops the platform if it was started.
+    pub fn shutdown(&self) {
+        if let Ok(mut slot) = self.slot.lock()
+            && let Some(mut embedded) = slot.take()
+        {
+            embedded.stop();
+        }
+    }
+}
+
+/// `(url, token)` of an embedded platform another program runs on `data_dir`, when its URL
+/// file names an address that accepts connections.
+fn running_elsewhere(data_dir: &Path) -> Option<(String, String)> {
+    let url = std::fs::read_to_string(data_dir.join(URL_FILE)).ok()?;
+    let url = url.trim().to_owned();
+    let addr: std::net::SocketAddr = url.strip_prefix("http://")?.parse().ok()?;
+    std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_secs(1)).ok()?;
+    let token = std::fs::read_to_string(data_dir.join(BOOTSTRAP_TOKEN_FILE)).ok()?;
+    Some((url, token.trim().to_owned()))
+}
+
+impl Drop for Lazy {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn starts_once_is_shared_by_a_second_user_and_stops() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = Lazy::new(dir.path().to_path_buf());
+        let (url, token) = first.endpoint().expect("the embedded platform starts");
+        assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+        assert_eq!(first.endpoint().unwrap(), (url.clone(), token.clone()));
+        // A second program on the same data directory uses the running one.
+        let second = Lazy::new(dir.path().to_path_buf());
+        assert_eq!(second.endpoint().unwrap(), (url.clone(), token.clone()));
+        first.shutdown();
+        assert!(!dir.path().join(URL_FILE).exists());
+        let addr = url.trim_start_matches("http://");
+        assert!(std::net::TcpStream::connect(addr).is_err(), "stopped");
+        // Restarting on the same directory keeps the owner's token.
+        let again = Lazy::new(dir.path().to_path_buf());
+        assert_eq!(again.endpoint().unwrap().1, token);
+    }
+}

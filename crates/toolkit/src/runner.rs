@@ -1,0 +1,74 @@
+//! A tool runner for long-lived transports (the MCP server, the desktop app): like
+//! [`crate::call`], but when a platform tool finds no platform configured for the default
+//! environment, it asks a fallback for one — the transport passes a function that starts an
+//! embedded platform in-process — so everything works out of the box. `slipway call` does not
+//! use a fallback: it says how to start or configure a platform instead.
+
+use serde_json::Value;
+
+use crate::error::ToolError;
+use crate::platform::Endpoint;
+use crate::registry::{CallError, call, call_with};
+
+/// Supplies a platform when none is configured.
+pub type Fallback = Box<dyn Fn() -> Result<Endpoint, ToolError> + Send + Sync>;
+
+/// The tools that work without a platform.
+pub const LOCAL_TOOLS: [&str; 4] = [
+    "get_available_templates",
+    "scaffold_app",
+    "validate_devfile",
+    "generate_devfile",
+];
+
+/// Runs tools, with an optional fallback platform.
+pub struct Runner {
+    fallback: Option<Fallback>,
+}
+
+impl std::fmt::Debug for Runner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runner")
+            .field("fallback", &self.fallback.is_some())
+            .finish()
+    }
+}
+
+impl Runner {
+    /// A runner that only uses configured platforms.
+    pub fn new() -> Self {
+        Self { fallback: None }
+    }
+
+    /// A runner that asks `fallback` for a platform when none is configured.
+    pub fn with_fallback(fallback: Fallback) -> Self {
+        Self {
+            fallback: Some(fallback),
+        }
+    }
+
+    /// Runs tool `name` on `args` (see [`crate::call`]).
+    pub fn call(&self, name: &str, args: Value) -> Result<Value, CallError> {
+        let Some(fallback) = &self.fallback else {
+            return call(name, args);
+        };
+        if LOCAL_TOOLS.contains(&name) {
+            return call(name, args);
+        }
+        let environment = args.get("environment").and_then(Value::as_str);
+        let default_env = environment.is_none_or(|e| e == "production");
+        match Endpoint::from_env(environment) {
+            Err(ToolError::NotConfigured(_)) if default_env => match fallback() {
+                Ok(endpoint) => call_with(Some(&endpoint), name, args),
+                Err(e) => Ok(e.to_json()),
+            },
+            _ => call(name, args),
+        }
+    }
+}
+
+impl Default for Runner {
+    fn default() -> Self {
+        Self::new()
+    }
+}
