@@ -46,6 +46,15 @@ pub struct ServeArgs {
     /// How long a new deployment may take to become healthy before it is FAILED.
     #[arg(long, default_value_t = 120, value_name = "SECONDS")]
     health_timeout: u64,
+    /// How deployed services run: auto (= process), process (process groups on this host), or
+    /// container (podman or docker; the server refuses to start when the engine cannot run a
+    /// container, and says what it tried).
+    #[arg(long, default_value = "auto")]
+    runtime: slipway_platform::RuntimeKind,
+    /// The container engine for --runtime container: a name on PATH or a path (default: podman,
+    /// else docker, whichever runs).
+    #[arg(long, value_name = "PROGRAM")]
+    container_engine: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -86,6 +95,8 @@ pub fn run(command: PlatformCommand) -> ExitCode {
             config.advisory_db = args.advisory_db;
             config.gateway_listen = Some(args.gateway_listen);
             config.health_timeout = std::time::Duration::from_secs(args.health_timeout);
+            config.runtime = args.runtime;
+            config.container_engine = args.container_engine;
             runtime
                 .block_on(slipway_platform::serve(config))
                 .map(|()| None)

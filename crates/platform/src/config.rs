@@ -35,6 +35,11 @@ pub struct PlatformConfig {
     /// A directory of OSV JSON advisories that build scans check the image's packages
     /// against (`--advisory-db DIR`); `None` makes every scan say that none is configured.
     pub advisory_db: Option<PathBuf>,
+    /// Which runtime backend runs deployed services (`--runtime auto|process|container`).
+    pub runtime: RuntimeKind,
+    /// The container engine's CLI for the `container` runtime (`--container-engine`, a name
+    /// on `PATH` or a path); `None` takes `podman`, else `docker`, whichever runs.
+    pub container_engine: Option<PathBuf>,
 }
 
 impl PlatformConfig {
@@ -48,6 +53,54 @@ impl PlatformConfig {
             gateway_listen: Some(SocketAddr::from(([127, 0, 0, 1], 0))),
             health_timeout: crate::deploy::DEFAULT_HEALTH_TIMEOUT,
             advisory_db: None,
+            runtime: RuntimeKind::Auto,
+            container_engine: None,
+        }
+    }
+}
+
+/// The runtime backend chosen on the command line (`--runtime`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RuntimeKind {
+    /// `process` (the default): containers are chosen explicitly, since an engine that is
+    /// installed may still be unable to run anything (no daemon, no privileges).
+    #[default]
+    Auto,
+    /// Services run as process groups on this host.
+    Process,
+    /// Services run as containers of podman or docker; the server refuses to start when the
+    /// engine cannot run a container.
+    Container,
+}
+
+impl RuntimeKind {
+    /// The command-line spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RuntimeKind::Auto => "auto",
+            RuntimeKind::Process => "process",
+            RuntimeKind::Container => "container",
+        }
+    }
+}
+
+impl std::fmt::Display for RuntimeKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for RuntimeKind {
+    type Err = PlatformError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "auto" => Ok(RuntimeKind::Auto),
+            "process" => Ok(RuntimeKind::Process),
+            "container" => Ok(RuntimeKind::Container),
+            other => Err(PlatformError::Config(format!(
+                "--runtime must be auto, process or container, not {other:?}"
+            ))),
         }
     }
 }
@@ -147,6 +200,19 @@ mod tests {
         }
         assert!("docker".parse::<BuilderKind>().is_err());
         assert_eq!(BuilderKind::default(), BuilderKind::Auto);
+    }
+
+    #[test]
+    fn runtime_kinds_parse_and_print() {
+        for kind in [
+            RuntimeKind::Auto,
+            RuntimeKind::Process,
+            RuntimeKind::Container,
+        ] {
+            assert_eq!(kind.as_str().parse::<RuntimeKind>().unwrap(), kind);
+        }
+        assert!("docker".parse::<RuntimeKind>().is_err());
+        assert_eq!(RuntimeKind::default(), RuntimeKind::Auto);
     }
 
     #[test]

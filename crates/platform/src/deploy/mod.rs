@@ -1,5 +1,6 @@
 //! Deployments: the deployer turns an app's latest succeeded builds into running services on
-//! a [`runtime::Runtime`] backend ([`process`] now), in `dependsOn` order, each healthy
+//! a [`runtime::Runtime`] backend ([`process`], or [`container`] on podman or docker), in
+//! `dependsOn` order, each healthy
 //! before the next starts ([`health`]), each supervised and restarted with back-off
 //! ([`supervisor`]). A new deployment replaces the app's current one only once every service
 //! is healthy; until then (and if it fails) the old one keeps serving. A RUNNING deployment
@@ -9,6 +10,8 @@
 //! One task per deployment; deployments of one app are serialised by a per-app lock, and a
 //! newer request (a new build, disable, delete, shutdown) cancels a pending one first.
 
+pub mod container;
+pub mod engine;
 pub mod health;
 pub mod process;
 pub mod runtime;
@@ -733,7 +736,10 @@ async fn start_services(
         let mut env = vec![("PORT".to_owned(), port.to_string())];
         for dep in &spec.depends_on {
             if let Some(p) = ports.get(dep) {
-                env.push((dependency_variable(dep), format!("http://127.0.0.1:{p}")));
+                env.push((
+                    dependency_variable(dep),
+                    inner.runtime.dependency_url(dep, *p),
+                ));
             }
         }
         let log = log_path(&inner.data_dir, deployment_id, &spec.name);

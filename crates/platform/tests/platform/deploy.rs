@@ -60,16 +60,16 @@ class H(http.server.BaseHTTPRequestHandler):
 http.server.ThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), H).serve_forever()
 "#;
 
-struct Service<'a> {
-    name: &'a str,
-    port: u16,
-    run: &'a str,
-    depends_on: &'a [&'a str],
+pub(crate) struct Service<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) port: u16,
+    pub(crate) run: &'a str,
+    pub(crate) depends_on: &'a [&'a str],
 }
 
 /// A devfile with one image and one container component per service, each with a build
 /// command (`build`) and a run command, `healthPath: /health`.
-fn devfile(app: &str, build: &str, services: &[Service<'_>]) -> String {
+pub(crate) fn devfile(app: &str, build: &str, services: &[Service<'_>]) -> String {
     let mut out = format!(
         "schemaVersion: 2.2.0\nmetadata:\n  name: {app}\n  displayName: Deploy test\ncomponents:\n"
     );
@@ -109,7 +109,7 @@ fn project(devfile: &str) -> Vec<(String, Vec<u8>)> {
 }
 
 /// Registers `name` and uploads its project; returns the app id.
-async fn register_and_build(app: &TestApp, name: &str, devfile: &str) -> String {
+pub(crate) async fn register_and_build(app: &TestApp, name: &str, devfile: &str) -> String {
     let created = app.register(&app.owner, name).await;
     let id = created["id"].as_str().unwrap().to_owned();
     let (status, body) = app
@@ -155,7 +155,7 @@ pub(crate) async fn wait_status(app: &TestApp, id: &str, wanted: &[&str]) -> Val
 }
 
 /// `GET http://127.0.0.1:<gateway>/` with `Host: <host>:<gateway port>`.
-async fn through_gateway(app: &TestApp, host: &str) -> (StatusCode, String) {
+pub(crate) async fn through_gateway(app: &TestApp, host: &str) -> (StatusCode, String) {
     let gateway = app.gateway.expect("the gateway listens");
     let r = app
         .client
@@ -184,7 +184,7 @@ async fn through_gateway_path(app: &TestApp, host: &str, path: &str) -> (StatusC
     (status, r.text().await.unwrap_or_default())
 }
 
-fn pid_in(body: &str) -> String {
+pub(crate) fn pid_in(body: &str) -> String {
     body.split_whitespace()
         .skip_while(|w| *w != "pid")
         .nth(1)
@@ -204,7 +204,7 @@ fn process_gone(pid: &str) -> bool {
     }
 }
 
-async fn wait_gone(pid: &str) {
+pub(crate) async fn wait_gone(pid: &str) {
     let deadline = Instant::now() + Duration::from_secs(20);
     while !process_gone(pid) {
         assert!(Instant::now() < deadline, "process {pid} still runs");
