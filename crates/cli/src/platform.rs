@@ -76,6 +76,15 @@ pub struct ServeArgs {
     /// DATA_DIR/vault.key. Keep it out of database backups.
     #[arg(long)]
     vault_key_file: Option<PathBuf>,
+    /// How deployed services run: auto (= process), process (process groups on this host), or
+    /// container (podman or docker; the server refuses to start when the engine cannot run a
+    /// container, and says what it tried).
+    #[arg(long, default_value = "auto")]
+    runtime: slipway_platform::RuntimeKind,
+    /// The container engine for --runtime container: a name on PATH or a path (default: podman,
+    /// else docker, whichever runs).
+    #[arg(long, value_name = "PROGRAM")]
+    container_engine: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -117,6 +126,8 @@ pub fn run(command: PlatformCommand) -> ExitCode {
             config.gateway_listen = Some(args.gateway_listen);
             config.health_timeout = std::time::Duration::from_secs(args.health_timeout);
             config.vault_key_file = args.vault_key_file;
+            config.runtime = args.runtime;
+            config.container_engine = args.container_engine;
             runtime
                 .block_on(slipway_platform::serve(config))
                 .map(|()| None)

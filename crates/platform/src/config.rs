@@ -38,6 +38,11 @@ pub struct PlatformConfig {
     /// The vault's master key file (`--vault-key-file`); `None` uses `DATA_DIR/vault.key`,
     /// created (mode 0600) on first start.
     pub vault_key_file: Option<PathBuf>,
+    /// Which runtime backend runs deployed services (`--runtime auto|process|container`).
+    pub runtime: RuntimeKind,
+    /// The container engine's CLI for the `container` runtime (`--container-engine`, a name
+    /// on `PATH` or a path); `None` takes `podman`, else `docker`, whichever runs.
+    pub container_engine: Option<PathBuf>,
 }
 
 impl PlatformConfig {
@@ -52,6 +57,54 @@ impl PlatformConfig {
             health_timeout: crate::deploy::DEFAULT_HEALTH_TIMEOUT,
             advisory_db: None,
             vault_key_file: None,
+            runtime: RuntimeKind::Auto,
+            container_engine: None,
+        }
+    }
+}
+
+/// The runtime backend chosen on the command line (`--runtime`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RuntimeKind {
+    /// `process` (the default): containers are chosen explicitly, since an engine that is
+    /// installed may still be unable to run anything (no daemon, no privileges).
+    #[default]
+    Auto,
+    /// Services run as process groups on this host.
+    Process,
+    /// Services run as containers of podman or docker; the server refuses to start when the
+    /// engine cannot run a container.
+    Container,
+}
+
+impl RuntimeKind {
+    /// The command-line spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RuntimeKind::Auto => "auto",
+            RuntimeKind::Process => "process",
+            RuntimeKind::Container => "container",
+        }
+    }
+}
+
+impl std::fmt::Display for RuntimeKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for RuntimeKind {
+    type Err = PlatformError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "auto" => Ok(RuntimeKind::Auto),
+            "process" => Ok(RuntimeKind::Process),
+            "container" => Ok(RuntimeKind::Container),
+            other => Err(PlatformError::Config(format!(
+                "--runtime must be auto, process or container, not {other:?}"
+            ))),
         }
     }
 }
@@ -151,6 +204,19 @@ mod tests {
         }
         assert!("docker".parse::<BuilderKind>().is_err());
         assert_eq!(BuilderKind::default(), BuilderKind::Auto);
+    }
+
+    #[test]
+    fn runtime_kinds_parse_and_print() {
+        for kind in [
+            RuntimeKind::Auto,
+            RuntimeKind::Process,
+            RuntimeKind::Container,
+        ] {
+            assert_eq!(kind.as_str().parse::<RuntimeKind>().unwrap(), kind);
+        }
+        assert!("docker".parse::<RuntimeKind>().is_err());
+        assert_eq!(RuntimeKind::default(), RuntimeKind::Auto);
     }
 
     #[test]

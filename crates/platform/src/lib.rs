@@ -31,7 +31,9 @@ use std::future::Future;
 use std::path::Path;
 
 pub use auth::Token;
-pub use config::{BOOTSTRAP_TOKEN_FILE, Backend, BuilderKind, PlatformConfig, SQLITE_FILE};
+pub use config::{
+    BOOTSTRAP_TOKEN_FILE, Backend, BuilderKind, PlatformConfig, RuntimeKind, SQLITE_FILE,
+};
 pub use error::PlatformError;
 pub use http::{AppState, router};
 pub use pagination::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE};
@@ -61,6 +63,10 @@ async fn open(data_dir: &Path, database_url: Option<&str>) -> Result<Db, Platfor
 /// gateway, and starts the deployer (which brings back the apps that were RUNNING); returns
 /// the state the router needs. [`serve`] uses it, and so do tests that bind their own socket.
 pub async fn prepare(config: &PlatformConfig) -> Result<AppState, PlatformError> {
+    // First, so a container engine that cannot run anything stops the start before any
+    // state is touched.
+    let runtime = select_runtime(config).await?;
+    tracing::info!(runtime = runtime.name(), "runtime backend ready");
     let db = open(&config.data_dir, config.database_url.as_deref()).await?;
     tracing::info!(backend = ?db.backend(), "database ready");
     let boot = bootstrap::ensure(&db, &config.data_dir).await?;
@@ -96,7 +102,7 @@ pub async fn prepare(config: &PlatformConfig) -> Result<AppState, PlatformError>
     let deployer = deploy::Deployer::new(
         db.clone(),
         &config.data_dir,
-        std::sync::Arc::new(deploy::process::ProcessRuntime::new(&config.data_dir)),
+        runtime,
         config.health_timeout,
         gateway_port,
         vault.clone(),
@@ -104,6 +110,34 @@ pub async fn prepare(config: &PlatformConfig) -> Result<AppState, PlatformError>
     deployer.resume().await?;
     deployer.listen(built_rx);
     Ok(AppState::new(db, runner, deployer, signer, vault, gateway))
+}
+
+/// The runtime backend `--runtime` asks for: `auto` and `process` run services as processes;
+/// `container` first proves the engine can run a container, and stops the start with what
+/// was tried when it cannot (before any deployment is resumed).
+async fn select_runtime(
+    config: &PlatformConfig,
+) -> Result<std::sync::Arc<dyn deploy::runtime::Runtime>, PlatformError> {
+    match config.runtime {
+        RuntimeKind::Auto | RuntimeKind::Process => Ok(std::sync::Arc::new(
+            deploy::process::ProcessRuntime::new(&config.data_dir),
+        )),
+        RuntimeKind::Container => {
+            let data_dir = config.data_dir.clone();
+            let engine = config.container_engine.clone();
+            let opened = tokio::task::spawn_blocking(move || {
+                deploy::container::ContainerRuntime::open(&data_dir, engine.as_deref())
+            })
+            .await
+            .map_err(|e| PlatformError::Config(format!("the container probe panicked: {e}")))?;
+            match opened {
+                Ok(runtime) => Ok(std::sync::Arc::new(runtime)),
+                Err(message) => Err(PlatformError::Config(format!(
+                    "--runtime container: {message}"
+                ))),
+            }
+        }
+    }
 }
 
 /// Serves the API on an already bound listener, and the gateway on its own, until

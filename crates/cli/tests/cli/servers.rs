@@ -60,3 +60,50 @@ fn care_serve_rejects_a_bad_namespace_before_listening() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn platform_serve_with_an_engine_that_cannot_run_refuses_to_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let serve = |runtime: &str| {
+        Command::new(env!("CARGO_BIN_EXE_slipway"))
+            .args([
+                "platform",
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--gateway-listen",
+                "127.0.0.1:0",
+                "--runtime",
+                runtime,
+                "--container-engine",
+                "/nonexistent/podman",
+                "--data-dir",
+            ])
+            .arg(dir.path())
+            .env("RUST_LOG", "error")
+            .output()
+            .unwrap()
+    };
+    let out = serve("container");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--runtime container"), "{stderr}");
+    assert!(
+        stderr.contains("`/nonexistent/podman --version` could not run"),
+        "{stderr}"
+    );
+    let out = serve("kubernetes");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--runtime must be auto, process or container"),
+        "{stderr}"
+    );
+    let help = Command::new(env!("CARGO_BIN_EXE_slipway"))
+        .args(["platform", "serve", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(help.contains("--runtime <RUNTIME>"), "{help}");
+    assert!(help.contains("--container-engine <PROGRAM>"), "{help}");
+}

@@ -1,13 +1,17 @@
 //! Deployments: the deployer turns an app's latest succeeded builds into running services on
-//! a [`runtime::Runtime`] backend ([`process`] now), in `dependsOn` order, each healthy
+//! a [`runtime::Runtime`] backend ([`process`], or [`container`] on podman or docker), in
+//! `dependsOn` order, each healthy
 //! before the next starts ([`health`]), each supervised and restarted with back-off
 //! ([`supervisor`]). A new deployment replaces the app's current one only once every service
-//! is healthy; until then (and if it fails) the old one keeps serving. The gateway reads the
-//! routes of current deployments from here.
+//! is healthy; until then (and if it fails) the old one keeps serving. A RUNNING deployment
+//! one of whose services the supervisor gives up on (it keeps crashing) is stopped and
+//! becomes FAILED. The gateway reads the routes of current deployments from here.
 //!
 //! One task per deployment; deployments of one app are serialised by a per-app lock, and a
 //! newer request (a new build, disable, delete, shutdown) cancels a pending one first.
 
+pub mod container;
+pub mod engine;
 pub mod health;
 pub mod process;
 pub mod runtime;
@@ -108,6 +112,7 @@ struct AppSlot {
 
 #[derive(Debug)]
 struct Live {
+    deployment_id: String,
     app_name: String,
     services: Vec<LiveService>,
 }
@@ -540,7 +545,12 @@ async fn deploy(
                     .collect(),
                 primary: plan.primary(),
             };
+            let watchers: Vec<(String, supervisor::Watcher)> = started
+                .iter()
+                .map(|(s, _)| (s.request.service.clone(), s.supervised.watcher()))
+                .collect();
             let live = Live {
+                deployment_id: deployment_id.clone(),
                 app_name: plan.app_name.clone(),
                 services: started.into_iter().map(|(s, _)| s).collect(),
             };
@@ -551,6 +561,7 @@ async fn deploy(
             if let Some(old) = old {
                 stop_live(inner, old, true).await;
             }
+            watch_crashes(inner, slot, app_id, &deployment_id, watchers);
             tracing::info!(app_id, deployment_id, "deployment RUNNING");
         }
         Err(failure) => {
@@ -558,6 +569,7 @@ async fn deploy(
             stop_live(
                 inner,
                 Live {
+                    deployment_id: deployment_id.clone(),
                     app_name: plan.app_name.clone(),
                     services: live,
                 },
@@ -617,6 +629,79 @@ async fn deploy(
     }
 }
 
+/// Watches the services of a deployment that just became RUNNING: when the supervisor gives
+/// up on one, [`crash_looped`] fails the deployment. A watcher whose service is stopped (a
+/// replacement, a disable, a shutdown) ends without doing anything.
+fn watch_crashes(
+    inner: &Arc<Inner>,
+    slot: &Arc<AppSlot>,
+    app_id: &str,
+    deployment_id: &str,
+    watchers: Vec<(String, supervisor::Watcher)>,
+) {
+    for (service, watcher) in watchers {
+        let (task_inner, slot) = (Arc::clone(inner), Arc::clone(slot));
+        let (app_id, deployment_id) = (app_id.to_owned(), deployment_id.to_owned());
+        inner.tracker.spawn(async move {
+            let inner = task_inner;
+            if let Some(reason) = watcher.gave_up().await {
+                crash_looped(&inner, &slot, &app_id, &deployment_id, &service, &reason).await;
+            }
+        });
+    }
+}
+
+/// A service of the RUNNING deployment `deployment_id` kept crashing: unless that deployment
+/// was replaced meanwhile, its other services are stopped, its routes removed, the
+/// deployment and the app become FAILED with `reason` and the last lines of the service's
+/// log, and the service `failed`. The app stays FAILED (not restarted at the next server
+/// start) until a new build or an enable deploys it again.
+async fn crash_looped(
+    inner: &Arc<Inner>,
+    slot: &AppSlot,
+    app_id: &str,
+    deployment_id: &str,
+    service: &str,
+    reason: &str,
+) {
+    let _guard = slot.lock.lock().await;
+    let live = slot.live.lock().ok().and_then(|mut live| {
+        if live
+            .as_ref()
+            .is_some_and(|l| l.deployment_id == deployment_id)
+        {
+            live.take()
+        } else {
+            None
+        }
+    });
+    let Some(live) = live else {
+        return;
+    };
+    if let Ok(mut routes) = inner.routes.write() {
+        routes.remove(&live.app_name);
+    }
+    stop_live(inner, live, true).await;
+    let log = log_path(&inner.data_dir, deployment_id, service);
+    let reason = format!(
+        "{reason} after the deployment was RUNNING; last log lines:\n{}",
+        tail(&log, 10)
+    );
+    let recorded = async {
+        let mut tx = inner.db.begin_write().await?;
+        deployments::set_service_status(&mut tx, deployment_id, service, service_status::FAILED)
+            .await?;
+        deployments::finish(&mut tx, deployment_id, status::FAILED, Some(&reason)).await?;
+        apps::set_status(&mut tx, app_id, AppStatus::Failed, None).await?;
+        tx.commit().await
+    }
+    .await;
+    if let Err(e) = recorded {
+        tracing::error!(app_id, error = %e, "cannot record a crash-looping deployment");
+    }
+    tracing::warn!(app_id, deployment_id, service, %reason, "deployment FAILED");
+}
+
 /// Prepares and starts every service in order, each healthy before the next; what started
 /// is pushed to `started` (with its port) so the caller can stop it on failure.
 async fn start_services(
@@ -655,7 +740,10 @@ async fn start_services(
         let mut env = vec![("PORT".to_owned(), port.to_string())];
         for dep in &spec.depends_on {
             if let Some(p) = ports.get(dep) {
-                env.push((dependency_variable(dep), format!("http://127.0.0.1:{p}")));
+                env.push((
+                    dependency_variable(dep),
+                    inner.runtime.dependency_url(dep, *p),
+                ));
             }
         }
         // The app's secrets go first; what the platform sets (PORT, <DEP>_URL) wins.

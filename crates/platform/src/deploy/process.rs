@@ -125,6 +125,7 @@ impl Runtime for ProcessRuntime {
             command,
             working_dir,
             env,
+            container: None,
         })
     }
 

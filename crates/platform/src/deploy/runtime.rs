@@ -1,5 +1,6 @@
 //! The runtime backend trait: what the deployer needs from anything that can run a service's
-//! image (the `process` backend now; a container backend later). Preparing an image (verify
+//! image (the `process` backend, and the `container` backend on podman or docker). Preparing
+//! an image (verify
 //! its signature, unpack it) is separate from starting it, so restarts after a crash reuse
 //! the unpacked tree.
 
@@ -37,6 +38,19 @@ pub struct PreparedImage {
     pub working_dir: PathBuf,
     /// The image's environment (`NAME`, `value`), paths mapped to this host.
     pub env: Vec<(String, String)>,
+    /// Set by the container backend: how the engine knows the loaded image.
+    pub container: Option<ContainerImage>,
+}
+
+/// A service's image as loaded into a container engine.
+#[derive(Debug, Clone)]
+pub struct ContainerImage {
+    /// The engine's image name (`slipway.local/<app_id>/<service>:<deployment_id>`).
+    pub reference: String,
+    /// The deployment's network, on which the service's dependencies answer.
+    pub network: String,
+    /// The service's host name on that network (its name).
+    pub alias: String,
 }
 
 /// How one instance ended.
@@ -65,6 +79,9 @@ pub enum RuntimeError {
         /// Why.
         error: std::io::Error,
     },
+    /// The container engine refused a command.
+    #[error("{0}")]
+    Engine(String),
     /// A file operation failed.
     #[error("i/o error: {0}")]
     Io(#[from] std::io::Error),
@@ -99,4 +116,11 @@ pub trait Runtime: Send + Sync + std::fmt::Debug {
     ) -> Result<Box<dyn Instance>, RuntimeError>;
     /// Removes what [`Runtime::prepare`] made for a deployment's service.
     fn discard(&self, request: &ImageRequest);
+    /// The base URL a service reaches its dependency `service` on `port` at (`<DEP>_URL`):
+    /// loopback for processes on this host; a container needs the dependency's name on the
+    /// deployment's network instead, since its own loopback is not the host's.
+    fn dependency_url(&self, service: &str, port: u16) -> String {
+        let _ = service;
+        format!("http://127.0.0.1:{port}")
+    }
 }

@@ -1,6 +1,7 @@
 //! `POST /v1/apps/{app_id}/builds/prebuilt?service_name=…`: the spec's local build mode. The
-//! body is an image built elsewhere, as an `oci-archive` tar. It is streamed to disk,
-//! unpacked (layout files only), imported into the content-addressed store with every blob
+//! body is an image built elsewhere, as an `oci-archive` or a `docker save` tar. It is
+//! streamed to disk, unpacked (layout files only; a docker-archive is converted to an OCI
+//! layout), imported into the content-addressed store with every blob
 //! checked against its digest, and signed; only then is a build row written — `builder:
 //! prebuilt`, already `succeeded` — and the app deploys as after any build. A refused archive
 //! creates nothing.
@@ -19,7 +20,7 @@ use super::builds::{BuildView, editable_app, internal, query_map, receive};
 use super::error::ApiError;
 use super::{Access, AppState};
 use crate::build::{BuildError, buildah, image_uri};
-use crate::image::{Digest, ImageError, import};
+use crate::image::{ImageError, import};
 use crate::policy::AppAction;
 use crate::store::builds::{self, NewBuild, Outcome};
 
@@ -54,7 +55,7 @@ fn import_error(e: BuildError) -> ApiError {
     }
 }
 
-/// `POST /v1/apps/{app_id}/builds/prebuilt?service_name=api`, body an `oci-archive` tar →
+/// `POST /v1/apps/{app_id}/builds/prebuilt?service_name=api`, body an image tar →
 /// 201 with the succeeded build.
 async fn upload(
     State(state): State<AppState>,
@@ -99,7 +100,8 @@ async fn upload(
         .unwrap_or("");
     if !ARCHIVE_TYPES.contains(&content_type) {
         return Err(ApiError::UnsupportedMediaType(format!(
-            "the body must be an oci-archive tar ('Content-Type: application/x-tar'; also {})",
+            "the body must be an oci-archive or docker-archive tar \
+             ('Content-Type: application/x-tar'; also {})",
             ARCHIVE_TYPES[1..].join(", ")
         )));
     }
@@ -119,12 +121,12 @@ async fn upload(
     let output = runner.output().clone();
     let scratch = runner.contexts_dir();
     let ref_name = format!("{}/{service}", app.name);
-    let digest = tokio::task::spawn_blocking(move || -> Result<Digest, BuildError> {
+    let (digest, format) = tokio::task::spawn_blocking(move || -> Result<_, BuildError> {
         let layout = tempfile::Builder::new()
             .prefix(".layout-")
             .tempdir_in(scratch)?;
-        import::unpack_oci_archive(temp.path(), layout.path())?;
-        buildah::import(&output, layout.path(), &ref_name)
+        let format = import::unpack_image_archive(temp.path(), layout.path())?;
+        Ok((buildah::import(&output, layout.path(), &ref_name)?, format))
     })
     .await
     .map_err(|e| internal("importing a prebuilt image", e))?
@@ -141,7 +143,7 @@ async fn upload(
             builder: PREBUILT,
             devfile: &devfile_text,
             context_id: &uuid::Uuid::new_v4().to_string(),
-            context_encoding: "oci-archive",
+            context_encoding: format.name(),
             created_by: &caller.user_id,
         },
     )
@@ -161,7 +163,10 @@ async fn upload(
         .ok_or_else(|| internal("reading the new build", "missing"))?;
     tx.commit().await?;
     let log = runner.log(&build_id);
-    log.note(&format!("prebuilt image uploaded for service {service}"));
+    log.note(&format!(
+        "prebuilt image uploaded for service {service} ({})",
+        format.name()
+    ));
     log.note(&format!("imported and signed {digest}"));
     log.note(&format!("succeeded: {uri}"));
     tracing::info!(app_id = %id, build_id = %build_id, "prebuilt image imported");

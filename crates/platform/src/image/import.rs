@@ -1,15 +1,74 @@
 //! Prebuilt images: an `oci-archive` tar (what `buildah push <image> oci-archive:<file>` or
 //! `podman save --format oci-archive` writes — an OCI image layout in one tar) is unpacked
 //! into a scratch directory, accepting only the layout's own files, so a hostile archive
-//! cannot write anywhere else. The layout is then imported like a buildah export: every blob
-//! checked against its digest, the manifest signed.
+//! cannot write anywhere else. A `docker save` archive is converted to such a layout
+//! ([`super::docker_archive`]). The layout is then imported like a buildah export: every
+//! blob checked against its digest, the manifest signed.
 
 use std::path::{Component, Path, PathBuf};
 
-use super::{Digest, ImageError};
+use super::{Digest, ImageError, docker_archive};
 
 /// Most entries an archive may hold (an image has a few dozen blobs at most).
 pub const MAX_ENTRIES: usize = 10_000;
+
+/// Files Docker 25 and later write next to an OCI layout in `docker save` archives; an
+/// OCI archive may hold them, and they are ignored.
+const DOCKER_EXTRAS: &[&str] = &["manifest.json", "repositories"];
+
+/// What an uploaded image archive turned out to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArchiveFormat {
+    /// An OCI image layout (`oci-layout`, `index.json`, `blobs/`).
+    Oci,
+    /// A `docker save` archive (`manifest.json`, config JSON, layer tars).
+    Docker,
+}
+
+impl ArchiveFormat {
+    /// The name build rows record as the context encoding.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Oci => "oci-archive",
+            Self::Docker => "docker-archive",
+        }
+    }
+}
+
+/// Tells the format of the tar at `archive` by its entry names: an `oci-layout` or
+/// `index.json` makes it OCI (Docker 25+ archives hold both layouts and are read as OCI),
+/// otherwise it is read as a docker-archive (whose errors name both formats).
+pub fn sniff(archive: &Path) -> Result<ArchiveFormat, ImageError> {
+    let not_tar = |e: std::io::Error| ImageError::Document(format!("not a tar archive: {e}"));
+    let file = std::fs::File::open(archive)?;
+    let mut tar = tar::Archive::new(std::io::BufReader::new(file));
+    for entry in tar.entries().map_err(not_tar)?.take(MAX_ENTRIES) {
+        let entry = entry.map_err(not_tar)?;
+        let path = entry.path().map_err(not_tar)?;
+        let name = path.strip_prefix("./").unwrap_or(&path);
+        if name == Path::new("oci-layout") || name == Path::new("index.json") {
+            return Ok(ArchiveFormat::Oci);
+        }
+    }
+    Ok(ArchiveFormat::Docker)
+}
+
+/// Makes the OCI layout of the image archive at `archive` (either format) in `dest`, an
+/// empty directory; a docker-archive is unpacked in a scratch directory beside `dest`.
+pub fn unpack_image_archive(archive: &Path, dest: &Path) -> Result<ArchiveFormat, ImageError> {
+    let format = sniff(archive)?;
+    match format {
+        ArchiveFormat::Oci => unpack_oci_archive(archive, dest)?,
+        ArchiveFormat::Docker => {
+            let parent = dest.parent().unwrap_or(dest);
+            let scratch = tempfile::Builder::new()
+                .prefix(".docker-archive-")
+                .tempdir_in(parent)?;
+            docker_archive::convert(archive, scratch.path(), dest)?;
+        }
+    }
+    Ok(format)
+}
 
 /// Unpacks the OCI layout in the tar at `archive` into `dest` (an empty directory). Only
 /// `oci-layout`, `index.json` and `blobs/sha256/<64 hex>` regular files are accepted
@@ -41,6 +100,12 @@ pub fn unpack_oci_archive(archive: &Path, dest: &Path) -> Result<(), ImageError>
             continue;
         }
         let Some(relative) = layout_path(&raw) else {
+            if DOCKER_EXTRAS
+                .iter()
+                .any(|x| raw.strip_prefix("./").unwrap_or(&raw) == Path::new(x))
+            {
+                continue;
+            }
             return Err(ImageError::Document(format!(
                 "{} is not part of an OCI image layout (only oci-layout, index.json and \
                  blobs/sha256/<digest> may be in the archive)",

@@ -2,6 +2,7 @@
 //! (layer, config, manifest) the native builder writes, and the platform's ed25519 signatures
 //! over manifest digests. [`verify_image`] is what deployments call before running anything.
 
+pub mod docker_archive;
 pub mod import;
 pub mod oci;
 pub mod sign;

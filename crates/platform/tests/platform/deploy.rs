@@ -40,16 +40,36 @@ http.server.ThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), H).serve
 const CRASH: &str =
     "import sys\nsys.stderr.write('boom: DATABASE_URL is not set\\n')\nsys.exit(3)\n";
 
-struct Service<'a> {
-    name: &'a str,
-    port: u16,
-    run: &'a str,
-    depends_on: &'a [&'a str],
+/// Serves until `GET /crash`, which leaves a marker and exits; with the marker present it
+/// exits at once at every start, complaining on stderr.
+const FLAKY: &str = r#"import http.server, os, sys
+if os.path.exists("CRASHED"):
+    sys.stderr.write("crashed earlier: the CRASHED marker is present\n")
+    sys.exit(4)
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        if self.path == "/crash":
+            open("CRASHED", "w").close()
+            os._exit(4)
+        self.send_response(200)
+        self.send_header("content-length", "2")
+        self.end_headers()
+        self.wfile.write(b"ok")
+    def log_message(self, *args):
+        pass
+http.server.ThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), H).serve_forever()
+"#;
+
+pub(crate) struct Service<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) port: u16,
+    pub(crate) run: &'a str,
+    pub(crate) depends_on: &'a [&'a str],
 }
 
 /// A devfile with one image and one container component per service, each with a build
 /// command (`build`) and a run command, `healthPath: /health`.
-fn devfile(app: &str, build: &str, services: &[Service<'_>]) -> String {
+pub(crate) fn devfile(app: &str, build: &str, services: &[Service<'_>]) -> String {
     let mut out = format!(
         "schemaVersion: 2.2.0\nmetadata:\n  name: {app}\n  displayName: Deploy test\ncomponents:\n"
     );
@@ -83,12 +103,13 @@ fn project(devfile: &str) -> Vec<(String, Vec<u8>)> {
         ("devfile.yaml".into(), devfile.as_bytes().to_vec()),
         ("server.py".into(), SERVER.as_bytes().to_vec()),
         ("crash.py".into(), CRASH.as_bytes().to_vec()),
+        ("flaky.py".into(), FLAKY.as_bytes().to_vec()),
         ("Dockerfile".into(), b"FROM scratch\nCOPY . /app\n".to_vec()),
     ]
 }
 
 /// Registers `name` and uploads its project; returns the app id.
-async fn register_and_build(app: &TestApp, name: &str, devfile: &str) -> String {
+pub(crate) async fn register_and_build(app: &TestApp, name: &str, devfile: &str) -> String {
     let created = app.register(&app.owner, name).await;
     let id = created["id"].as_str().unwrap().to_owned();
     let (status, body) = app
@@ -134,7 +155,7 @@ pub(crate) async fn wait_status(app: &TestApp, id: &str, wanted: &[&str]) -> Val
 }
 
 /// `GET http://127.0.0.1:<gateway>/` with `Host: <host>:<gateway port>`.
-async fn through_gateway(app: &TestApp, host: &str) -> (StatusCode, String) {
+pub(crate) async fn through_gateway(app: &TestApp, host: &str) -> (StatusCode, String) {
     let gateway = app.gateway.expect("the gateway listens");
     let r = app
         .client
@@ -147,7 +168,23 @@ async fn through_gateway(app: &TestApp, host: &str) -> (StatusCode, String) {
     (status, r.text().await.unwrap_or_default())
 }
 
-fn pid_in(body: &str) -> String {
+/// `GET <path>` through the gateway; a connection the service dropped is a 599.
+async fn through_gateway_path(app: &TestApp, host: &str, path: &str) -> (StatusCode, String) {
+    let gateway = app.gateway.expect("the gateway listens");
+    let Ok(r) = app
+        .client
+        .get(format!("http://{gateway}{path}"))
+        .header("host", format!("{host}:{}", gateway.port()))
+        .send()
+        .await
+    else {
+        return (StatusCode::from_u16(599).unwrap(), String::new());
+    };
+    let status = r.status();
+    (status, r.text().await.unwrap_or_default())
+}
+
+pub(crate) fn pid_in(body: &str) -> String {
     body.split_whitespace()
         .skip_while(|w| *w != "pid")
         .nth(1)
@@ -167,7 +204,7 @@ fn process_gone(pid: &str) -> bool {
     }
 }
 
-async fn wait_gone(pid: &str) {
+pub(crate) async fn wait_gone(pid: &str) {
     let deadline = Instant::now() + Duration::from_secs(20);
     while !process_gone(pid) {
         assert!(Instant::now() < deadline, "process {pid} still runs");
@@ -535,6 +572,71 @@ async fn a_server_restart_brings_a_running_app_back() {
         let (status, body) = through_gateway(&app, "phoenix.localhost").await;
         assert_eq!(status, StatusCode::OK, "{body}");
         assert_ne!(pid_in(&body), pid);
+        app.finish().await;
+    }
+}
+
+#[tokio::test]
+async fn a_running_service_that_keeps_crashing_fails_the_deployment() {
+    for backend in backends() {
+        let mut app = spawn_app(backend).await;
+        let df = devfile(
+            "flaky",
+            "echo built > BUILT",
+            &[Service {
+                name: "api",
+                port: 8002,
+                run: "python3 flaky.py",
+                depends_on: &[],
+            }],
+        );
+        let id = register_and_build(&app, "flaky", &df).await;
+        let running = wait_status(&app, &id, &["RUNNING", "FAILED"]).await;
+        assert_eq!(running["status"], "RUNNING", "{backend:?}: {running}");
+
+        // From now on every start exits at once: after 5 quick exits the supervisor gives up.
+        let started = Instant::now();
+        through_gateway_path(&app, "flaky.localhost", "/crash").await;
+        let failed = wait_status(&app, &id, &["FAILED"]).await;
+        assert!(started.elapsed() < Duration::from_secs(60), "{failed}");
+        assert_eq!(
+            failed["deployment_id"], running["deployment_id"],
+            "{failed}"
+        );
+        let reason = failed["reason"].as_str().unwrap();
+        assert!(
+            reason.contains("service api exited 5 times within 300 s"),
+            "{reason}"
+        );
+        assert!(
+            reason.contains("after the deployment was RUNNING"),
+            "{reason}"
+        );
+        assert!(reason.contains("exit code 4"), "{reason}");
+        assert!(reason.contains("the CRASHED marker is present"), "{reason}");
+        assert_eq!(failed["services"][0]["status"], "failed", "{failed}");
+        assert_eq!(
+            through_gateway(&app, "flaky.localhost").await.0,
+            StatusCode::BAD_GATEWAY
+        );
+        let entries = logs(&app, &id, "latest_only=true&service_name=api").await;
+        let runtime = entries.iter().find(|e| e["kind"] == "runtime").unwrap();
+        let text = reqwest::get(runtime["url"].as_str().unwrap())
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(
+            text.contains("==> giving up: service api exited 5 times"),
+            "{text}"
+        );
+
+        // A restart does not bring a FAILED deployment back.
+        app.restart().await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let after = status_of(&app, &id).await;
+        assert_eq!(after["status"], "FAILED", "{after}");
         app.finish().await;
     }
 }

@@ -6,6 +6,7 @@ mod auth;
 mod bootstrap;
 mod buildah;
 mod builds;
+mod container;
 mod deploy;
 mod isolation;
 mod matrix;

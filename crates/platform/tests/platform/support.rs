@@ -80,9 +80,18 @@ pub async fn spawn_app(backend: Backend) -> TestApp {
 
 /// Starts a server on a fresh database with the given builder.
 pub async fn spawn_app_with(backend: Backend, builder: BuilderKind) -> TestApp {
+    spawn_app_configured(backend, |config| config.builder = builder).await
+}
+
+/// Starts a server on a fresh database with the native builder and `configure`'s changes.
+pub async fn spawn_app_configured(
+    backend: Backend,
+    configure: impl FnOnce(&mut PlatformConfig),
+) -> TestApp {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut config = PlatformConfig::new("127.0.0.1:0".parse().unwrap(), dir.path());
-    config.builder = builder;
+    config.builder = BuilderKind::Native;
+    configure(&mut config);
     let mut pg_database = None;
     if backend == Backend::Postgres {
         let name = format!("platform_test_{}", uuid::Uuid::new_v4().simple());
