@@ -9,7 +9,11 @@ cd "$(dirname "$0")/.."
 command -v tauri-driver >/dev/null || cargo install tauri-driver --locked --quiet
 cargo build -p slipway-desktop --quiet
 export SLIPWAY_DESKTOP_BIN="$PWD/target/debug/slipway-desktop"
+unset SLIPWAY_PLATFORM_URL SLIPWAY_TOKEN
 for attempt in 1 2 3 4 5; do
+  # No platform configured: the app starts its embedded one under a fresh throwaway home.
+  home=$(mktemp -d)
+  export XDG_DATA_HOME="$home/data" XDG_CONFIG_HOME="$home/config" SLIPWAY_CONFIG_DIR="$home/config/slipway"
   log=$(mktemp)
   status=0
   xvfb-run -a dbus-run-session -- bash -c '
@@ -23,6 +27,7 @@ for attempt in 1 2 3 4 5; do
     exit $status
   ' >"$log" 2>&1 || status=$?
   grep -v -e dbus-daemon -e portal -e PipeWire -e pw.conf "$log" | tail -n 30
+  rm -rf "$home"
   if [ "$status" -eq 0 ]; then
     rm -f "$log"
     exit 0

@@ -110,6 +110,31 @@ class DesktopTest(unittest.TestCase):
         s.click(s.wait_for("#validate-button")[0])
         s.wait_text("#validate-result", lambda t: t.startswith("Valid"))
 
+    def test_apps_on_the_embedded_platform(self):
+        """No platform is configured (scripts/desktop-e2e.sh points XDG dirs at a temporary
+        home): the window registers an app on the embedded platform, shows its owner, and keeps
+        an app secret."""
+        s = self.s
+        s.click(s.wait_for("nav button[data-view=apps]")[0])
+        s.wait_text("#apps-list", lambda t: "No apps yet" in t or "desk-" in t, timeout=60)
+        s.click(s.wait_for("#register summary")[0])
+        s.type(s.wait_for("#register-form [name=name]")[0], "desk-reg")
+        s.type(s.wait_for("#register-form [name=display_name]")[0], "Desk Reg")
+        s.click(s.wait_for("#register-button")[0])
+        s.wait_text("#register-result", lambda t: "registered desk-reg" in t, timeout=60)
+        s.wait_text("#app-name", lambda t: t == "Desk Reg")
+        s.wait_text("#apps-list", lambda t: "desk-reg" in t)
+        s.wait_text("#access-table", lambda t: "owner" in t)
+        s.type(s.wait_for("[name=secret_path]")[0], "db")
+        s.type(s.wait_for("[name=secret_data]")[0], '{"DB_PASSWORD": "x"}')
+        s.click(s.wait_for("#secret-save")[0])
+        s.wait_text("#secrets-table", lambda t: "db" in t and "1" in t)
+        # A bad path is refused with the rule, and nothing is stored.
+        s.type(s.wait_for("[name=secret_path]")[0], "/abs")
+        s.type(s.wait_for("[name=secret_data]")[0], '{"a": "b"}')
+        s.click(s.wait_for("#secret-save")[0])
+        s.wait_text("#app-detail", lambda t: "secret_path" in t and "'/'" in t)
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

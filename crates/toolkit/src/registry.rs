@@ -255,7 +255,8 @@ fn to_value<T: serde::Serialize>(v: T) -> Result<Value, ToolError> {
     serde_json::to_value(v).map_err(|e| ToolError::Internal(e.to_string()))
 }
 
-fn kind(v: &Value) -> &'static str {
+/// How a JSON value's type reads in an error message ("a string", "an array", …).
+pub(crate) fn kind(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

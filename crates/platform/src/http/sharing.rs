@@ -185,18 +185,53 @@ fn last_owner(email: &str) -> ApiError {
     ))
 }
 
+/// A grant or revoke that passed every check, inside its transaction.
+struct Change {
+    tx: Tx,
+    caller: Caller,
+    app: crate::store::apps::AppRecord,
+    req: RoleRequest,
+    /// The target's role before the change.
+    theirs: Option<Role>,
+}
+
+/// The checks grant and revoke share: the app is visible (404), the body is valid (400), the
+/// caller may manage roles (403) and may `verb` this role for this user (403).
+async fn begin_change(
+    state: &AppState,
+    headers: &HeaderMap,
+    app_id: &str,
+    body: Result<Bytes, BytesRejection>,
+    verb: &str,
+) -> Result<Change, ApiError> {
+    let (mut tx, caller) = state.begin_as(headers, Access::Write).await?;
+    let (app, mine) = authorized_app(&mut tx, &caller, app_id, AppAction::ViewPermissions).await?;
+    let req = role_request(&mut tx, &caller, body).await?;
+    policy::require(mine, AppAction::ManageRoles)?;
+    let theirs = access::role_of(&mut tx, &app.id, &req.member.id, &caller.account_id).await?;
+    check_rank(mine, req.role, theirs, verb)?;
+    Ok(Change {
+        tx,
+        caller,
+        app,
+        req,
+        theirs,
+    })
+}
+
 async fn grant(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path(app_id): Path<String>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<RoleChange>, ApiError> {
-    let (mut tx, caller) = state.begin_as(&headers, Access::Write).await?;
-    let (app, mine) = authorized_app(&mut tx, &caller, &app_id, AppAction::ViewPermissions).await?;
-    let req = role_request(&mut tx, &caller, body).await?;
-    policy::require(mine, AppAction::ManageRoles)?;
-    let theirs = access::role_of(&mut tx, &app.id, &req.member.id, &caller.account_id).await?;
-    check_rank(mine, req.role, theirs, "grant")?;
+    let Change {
+        mut tx,
+        app,
+        req,
+        theirs,
+        ..
+    } = begin_change(&state, &headers, &app_id, body, "grant").await?;
     let message = if theirs == Some(req.role) {
         format!(
             "{} already has the {} role on {}",
@@ -241,12 +276,13 @@ async fn revoke(
     Path(app_id): Path<String>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<RoleChange>, ApiError> {
-    let (mut tx, caller) = state.begin_as(&headers, Access::Write).await?;
-    let (app, mine) = authorized_app(&mut tx, &caller, &app_id, AppAction::ViewPermissions).await?;
-    let req = role_request(&mut tx, &caller, body).await?;
-    policy::require(mine, AppAction::ManageRoles)?;
-    let theirs = access::role_of(&mut tx, &app.id, &req.member.id, &caller.account_id).await?;
-    check_rank(mine, req.role, theirs, "revoke")?;
+    let Change {
+        mut tx,
+        caller,
+        app,
+        req,
+        theirs,
+    } = begin_change(&state, &headers, &app_id, body, "revoke").await?;
     if req.role == Role::Owner
         && access::owner_count(&mut tx, &app.id).await? <= 1
         && theirs == Some(Role::Owner)

@@ -946,20 +946,7 @@ async fn rotating_the_master_key_keeps_every_version() {
 /// table's rows as JSON.
 pub async fn raw_database(app: &TestApp) -> String {
     match &app.config.database_url {
-        None => {
-            let mut out = Vec::new();
-            for entry in std::fs::read_dir(app.data_dir()).unwrap() {
-                let entry = entry.unwrap();
-                if entry
-                    .file_name()
-                    .to_string_lossy()
-                    .starts_with(slipway_platform::SQLITE_FILE)
-                {
-                    out.extend(std::fs::read(entry.path()).unwrap());
-                }
-            }
-            String::from_utf8_lossy(&out).into_owned()
-        }
+        None => String::from_utf8_lossy(&crate::support::sqlite_bytes(app)).into_owned(),
         Some(url) => {
             use sqlx::Connection;
             let mut conn = sqlx::postgres::PgConnection::connect(url).await.unwrap();

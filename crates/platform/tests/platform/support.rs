@@ -471,3 +471,19 @@ impl TestApp {
         }
     }
 }
+
+/// Every byte of the SQLite database (main file, WAL and shared memory).
+pub fn sqlite_bytes(app: &TestApp) -> Vec<u8> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(app.data_dir()).unwrap() {
+        let entry = entry.unwrap();
+        if entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with(slipway_platform::SQLITE_FILE)
+        {
+            out.extend(std::fs::read(entry.path()).unwrap());
+        }
+    }
+    out
+}

@@ -4,29 +4,13 @@ use reqwest::StatusCode;
 use sha2::{Digest, Sha256};
 use slipway_platform::{Backend, PlatformError};
 
-use crate::support::{TestApp, backends, spawn_app};
+use crate::support::{backends, spawn_app, sqlite_bytes};
 
 fn sha256_hex(token: &str) -> String {
     Sha256::digest(token.as_bytes())
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
-}
-
-/// Every byte of the SQLite database (main file, WAL and shared memory).
-fn sqlite_bytes(app: &TestApp) -> Vec<u8> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(app.data_dir()).unwrap() {
-        let entry = entry.unwrap();
-        if entry
-            .file_name()
-            .to_string_lossy()
-            .starts_with(slipway_platform::SQLITE_FILE)
-        {
-            out.extend(std::fs::read(entry.path()).unwrap());
-        }
-    }
-    out
 }
 
 fn contains(haystack: &[u8], needle: &str) -> bool {

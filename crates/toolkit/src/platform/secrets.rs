@@ -183,14 +183,7 @@ fn pairs(field: &str, value: &Value) -> Result<Map<String, Value>, ToolError> {
         Value::Object(map) => Ok(map),
         other => Err(ToolError::InvalidArgument(format!(
             "{field}: must be a JSON object of key-value pairs such as {{\"password\": \"…\"}}, not {}",
-            match other {
-                Value::Null => "null",
-                Value::Bool(_) => "a boolean",
-                Value::Number(_) => "a number",
-                Value::String(_) => "a string",
-                Value::Array(_) => "an array",
-                Value::Object(_) => "an object",
-            }
+            crate::registry::kind(&other)
         ))),
     }
 }
