@@ -1,15 +1,192 @@
-//! The daily path against a real platform process: new → build → status --watch → logs.
+//! The daily path against a real platform process: new → build → status --watch → logs; and
+//! a platform process killed outright leaves no service running twice after its restart.
 
 use std::path::Path;
 use std::process::{Child, Command, Output};
 
 struct Server(Child);
 
-impl Drop for Server {
-    fn drop(&mut self) {
+impl Server {
+    /// SIGTERM, as a service manager stops it: the server stops its deployed services first.
+    fn terminate(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.0.id().to_string()])
+            .status();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while std::time::Instant::now() < deadline {
+            if let Ok(Some(_)) = self.0.try_wait() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.terminate();
+    }
+}
+
+fn serve(data: &Path, port: u16, gateway: u16) -> Server {
+    let server = Server(
+        Command::new(env!("CARGO_BIN_EXE_slipway"))
+            .args(["platform", "serve", "--builder", "native", "--listen"])
+            .arg(format!("127.0.0.1:{port}"))
+            .arg("--gateway-listen")
+            .arg(format!("127.0.0.1:{gateway}"))
+            .arg("--data-dir")
+            .arg(data)
+            .env("RUST_LOG", "error")
+            .spawn()
+            .unwrap(),
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the platform never listened"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    server
+}
+
+/// `GET /` through the gateway for `host`; the body.
+fn through_gateway(gateway: u16, host: &str) -> String {
+    use std::io::{Read as _, Write as _};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", gateway)).unwrap();
+    write!(
+        stream,
+        "GET / HTTP/1.1\r\nHost: {host}:{gateway}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    response
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_owned())
+        .unwrap_or_default()
+}
+
+const PID_SERVER: &str = "import http.server, os\n\
+class H(http.server.BaseHTTPRequestHandler):\n    \
+def do_GET(self):\n        \
+body = ('pid %d' % os.getpid()).encode()\n        \
+self.send_response(200); self.send_header('content-length', str(len(body))); self.end_headers()\n        \
+self.wfile.write(body)\n    \
+def log_message(self, *a):\n        pass\n\
+http.server.HTTPServer(('127.0.0.1', int(os.environ['PORT'])), H).serve_forever()\n";
+
+const PID_DEVFILE: &str = r#"schemaVersion: 2.2.0
+metadata:
+  name: orphans
+  displayName: Orphans
+components:
+  - name: api-image
+    image:
+      imageName: api
+      dockerfile:
+        uri: Dockerfile
+        buildContext: .
+  - name: api
+    container:
+      image: api
+      endpoints:
+        - name: http
+          targetPort: 8002
+commands:
+  - id: build
+    exec:
+      component: api
+      commandLine: "true"
+      workingDir: ${PROJECT_SOURCE}
+      group: { kind: build, isDefault: true }
+  - id: run
+    exec:
+      component: api
+      commandLine: python3 server.py
+      workingDir: ${PROJECT_SOURCE}
+      group: { kind: run, isDefault: true }
+"#;
+
+#[test]
+fn a_killed_platform_leaves_no_service_running_twice() {
+    let work = tempfile::tempdir().unwrap();
+    let data = work.path().join("platform");
+    let (port, gateway) = (free_port(), free_port());
+    let mut server = serve(&data, port, gateway);
+    let env = [
+        ("SLIPWAY_PLATFORM_URL", format!("http://127.0.0.1:{port}")),
+        (
+            "SLIPWAY_TOKEN",
+            std::fs::read_to_string(data.join("bootstrap-token"))
+                .unwrap()
+                .trim()
+                .to_owned(),
+        ),
+    ];
+    let project = work.path().join("orphans");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(project.join("devfile.yaml"), PID_DEVFILE).unwrap();
+    std::fs::write(project.join("server.py"), PID_SERVER).unwrap();
+    std::fs::write(
+        project.join("Dockerfile"),
+        "FROM scratch\nCOPY . /app\nEXPOSE 8002\n",
+    )
+    .unwrap();
+    let out = slipway(&project, &env, &["build"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = slipway(&project, &env, &["status", "--watch"]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("RUNNING"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let first = through_gateway(gateway, "orphans.localhost");
+    let pid = first.trim_start_matches("pid ").to_owned();
+    assert!(pid.parse::<u32>().is_ok(), "{first}");
+    let alive = |pid: &str| std::path::Path::new(&format!("/proc/{pid}")).exists();
+
+    // Killed outright, the server cannot stop its services: they outlive it.
+    let _ = server.0.kill();
+    let _ = server.0.wait();
+    assert!(alive(&pid), "the service outlives a killed server");
+
+    // The next start stops them before bringing the app back: one instance, a new one.
+    let mut server = serve(&data, port, gateway);
+    let out = slipway(&project, &env, &["status", "--watch"]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("RUNNING"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while alive(&pid) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(!alive(&pid), "the orphan of the killed server was stopped");
+    let second = through_gateway(gateway, "orphans.localhost");
+    let new_pid = second.trim_start_matches("pid ").to_owned();
+    assert_ne!(new_pid, pid, "{second}");
+
+    // A polite stop takes the services with it.
+    server.terminate();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while alive(&new_pid) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(
+        !alive(&new_pid),
+        "SIGTERM stops the services too: {}",
+        std::fs::read_to_string(format!("/proc/{new_pid}/status")).unwrap_or_default()
+    );
 }
 
 fn free_port() -> u16 {

@@ -211,6 +211,16 @@ impl Deployer {
     /// deployment ran (the app shows `deploying` until it is healthy again); apps whose
     /// deployment was interrupted are deployed again from their latest builds.
     pub async fn resume(&self) -> Result<(), sqlx::Error> {
+        let runtime = Arc::clone(&self.inner.runtime);
+        let reaped = tokio::task::spawn_blocking(move || runtime.reap_orphans())
+            .await
+            .unwrap_or(0);
+        if reaped > 0 {
+            tracing::warn!(
+                reaped,
+                "stopped services a previous run left behind when it ended without stopping them"
+            );
+        }
         let mut tx = self.inner.db.begin_write().await?;
         let interrupted = deployments::fail_unfinished(&mut tx, RESTART_REASON).await?;
         let running = deployments::running_of_enabled_apps(&mut tx).await?;

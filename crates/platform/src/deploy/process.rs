@@ -171,7 +171,24 @@ impl Runtime for ProcessRuntime {
             .id()
             .and_then(|id| i32::try_from(id).ok())
             .map(Pid::from_raw);
-        Ok(Box::new(ProcessInstance { child, group }))
+        let marker = group.and_then(|pgid| mark_group(&image.root, pgid));
+        Ok(Box::new(ProcessInstance {
+            child,
+            group,
+            marker,
+        }))
+    }
+
+    fn reap_orphans(&self) -> usize {
+        let mut reaped = 0;
+        for marker in group_markers(&self.data_dir.join(RUN_DIR)) {
+            if let Some(pgid) = live_group(&marker) {
+                let _ = killpg(pgid, Signal::SIGKILL);
+                reaped += 1;
+            }
+            let _ = std::fs::remove_file(&marker);
+        }
+        reaped
     }
 
     fn discard(&self, request: &ImageRequest) {
@@ -184,10 +201,12 @@ impl Runtime for ProcessRuntime {
     }
 }
 
-/// One process group.
+/// One process group, and the marker file that lets a later run stop it if this server dies
+/// without doing so.
 struct ProcessInstance {
     child: tokio::process::Child,
     group: Option<Pid>,
+    marker: Option<PathBuf>,
 }
 
 impl ProcessInstance {
@@ -196,6 +215,64 @@ impl ProcessInstance {
             let _ = killpg(pgid, signal);
         }
     }
+
+    /// The group is gone: its marker goes too.
+    fn forget(&mut self) {
+        if let Some(marker) = self.marker.take() {
+            let _ = std::fs::remove_file(marker);
+        }
+    }
+}
+
+/// Marker files are `<run dir of the service>.pgid` holding `"<pgid> <start time>"`; the
+/// start time (from `/proc/<pid>/stat`) tells a live group from a later, unrelated process
+/// that reuses the number.
+const MARKER_EXTENSION: &str = "pgid";
+
+/// When process `pid` started, in clock ticks since boot (`/proc/<pid>/stat` field 22).
+fn start_time(pid: i32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces and parentheses: fields are counted after
+    // its closing parenthesis, which is field 3.
+    let after = &stat[stat.rfind(')')? + 1..];
+    after.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// Writes the marker of a group that started from `root`.
+fn mark_group(root: &Path, pgid: Pid) -> Option<PathBuf> {
+    let started = start_time(pgid.as_raw())?;
+    let marker = root.with_extension(MARKER_EXTENSION);
+    std::fs::write(&marker, format!("{} {started}\n", pgid.as_raw())).ok()?;
+    Some(marker)
+}
+
+/// The group a marker names, if that very group still runs.
+fn live_group(marker: &Path) -> Option<Pid> {
+    let text = std::fs::read_to_string(marker).ok()?;
+    let mut parts = text.split_whitespace();
+    let pgid: i32 = parts.next()?.parse().ok()?;
+    let started: u64 = parts.next()?.parse().ok()?;
+    (pgid > 1 && start_time(pgid) == Some(started)).then(|| Pid::from_raw(pgid))
+}
+
+/// Every marker under the runtime's run directory (`run/<app>/<service>/<deployment>.pgid`).
+fn group_markers(run: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let dirs = |p: &Path| -> Vec<PathBuf> {
+        std::fs::read_dir(p)
+            .map(|r| r.filter_map(|e| e.ok().map(|e| e.path())).collect())
+            .unwrap_or_default()
+    };
+    for app in dirs(run) {
+        for service in dirs(&app) {
+            out.extend(
+                dirs(&service)
+                    .into_iter()
+                    .filter(|p| p.extension().is_some_and(|e| e == MARKER_EXTENSION)),
+            );
+        }
+    }
+    out
 }
 
 impl Instance for ProcessInstance {
@@ -212,6 +289,7 @@ impl Instance for ProcessInstance {
             let status = self.child.wait().await;
             // Whatever the service left running in the background goes with it.
             self.signal_group(Signal::SIGKILL);
+            self.forget();
             match status {
                 Ok(s) => exit_of(s),
                 Err(e) => Exit {
@@ -235,6 +313,7 @@ impl Instance for ProcessInstance {
             }
             self.signal_group(Signal::SIGKILL);
             let _ = self.child.wait().await;
+            self.forget();
         })
     }
 }
@@ -368,6 +447,50 @@ fn relocate_venv(venv: &Path) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn orphans_left_by_a_dead_server_are_reaped_and_strangers_are_not() {
+        use std::os::unix::process::CommandExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let runtime = ProcessRuntime::new(dir.path());
+        let root = dir.path().join(RUN_DIR).join("app").join("api").join("dep");
+        std::fs::create_dir_all(&root).unwrap();
+        let spawn = || {
+            std::process::Command::new("sleep")
+                .arg("60")
+                .process_group(0)
+                .spawn()
+                .unwrap()
+        };
+        let mut orphan = spawn();
+        let pgid = Pid::from_raw(i32::try_from(orphan.id()).unwrap());
+        let marker = mark_group(&root, pgid).expect("marker written");
+        assert_eq!(marker, root.with_extension("pgid"));
+
+        // A marker whose start time does not match names a process that merely reuses the
+        // number: it is left alone.
+        let mut stranger = spawn();
+        let other = dir
+            .path()
+            .join(RUN_DIR)
+            .join("app")
+            .join("web")
+            .join("dep.pgid");
+        std::fs::create_dir_all(other.parent().unwrap()).unwrap();
+        std::fs::write(&other, format!("{} 1\n", stranger.id())).unwrap();
+
+        assert_eq!(runtime.reap_orphans(), 1);
+        let status = orphan.wait().unwrap();
+        assert!(!status.success(), "the orphan was killed: {status:?}");
+        assert!(
+            matches!(stranger.try_wait(), Ok(None)),
+            "the stranger still runs"
+        );
+        assert!(!marker.exists() && !other.exists(), "markers are cleared");
+        assert_eq!(runtime.reap_orphans(), 0);
+        let _ = stranger.kill();
+        let _ = stranger.wait();
+    }
 
     #[test]
     fn venv_scripts_are_relocated_to_the_unpacked_path() {

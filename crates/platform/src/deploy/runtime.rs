@@ -116,6 +116,12 @@ pub trait Runtime: Send + Sync + std::fmt::Debug {
     ) -> Result<Box<dyn Instance>, RuntimeError>;
     /// Removes what [`Runtime::prepare`] made for a deployment's service.
     fn discard(&self, request: &ImageRequest);
+    /// Stops what a previous run of the server left running when it died without stopping
+    /// its services (killed, crashed, power cut), before the deployer brings apps back: no
+    /// service ever runs twice. Returns how many were stopped.
+    fn reap_orphans(&self) -> usize {
+        0
+    }
     /// The base URL a service reaches its dependency `service` on `port` at (`<DEP>_URL`):
     /// loopback for processes on this host; a container needs the dependency's name on the
     /// deployment's network instead, since its own loopback is not the host's.
