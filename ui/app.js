@@ -115,6 +115,10 @@ for (const b of document.querySelectorAll("nav button")) {
 
 let appsNext = null;
 let currentApp = null;
+// Each list load and app view has a ticket; an answer for an older ticket is dropped, so a
+// slow reply never overwrites what the user asked for since.
+let appsTicket = 0;
+let viewTicket = 0;
 
 function text(v) {
   return v === null || v === undefined ? "" : String(v);
@@ -127,7 +131,9 @@ function badge(status) {
 async function loadApps(more = false) {
   const list = $("#apps-list");
   const args = more && appsNext ? { next_page_token: appsNext } : {};
+  const ticket = ++appsTicket;
   const res = await tool("list_apps", args);
+  if (ticket !== appsTicket) return;
   if (!more) list.replaceChildren();
   if (res.success === false) {
     list.append(el("li", { class: "error" }, res.error));
@@ -163,8 +169,10 @@ async function openApp(appId) {
   currentApp = appId;
   markCurrent();
   const pane = $("#app-detail");
+  const ticket = ++viewTicket;
   pane.replaceChildren(el("p", { class: "muted" }, "Loading…"));
   const [app, status] = await Promise.all([tool("get_app", { app_id: appId }), tool("get_app_status", { app_id: appId })]);
+  if (ticket !== viewTicket) return;
   if (app.success === false) {
     pane.replaceChildren(el("p", { class: "error" }, app.error));
     return;

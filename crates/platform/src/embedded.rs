@@ -92,7 +92,10 @@ impl Embedded {
         let token = std::fs::read_to_string(data_dir.join(BOOTSTRAP_TOKEN_FILE))?
             .trim()
             .to_owned();
-        crate::bootstrap::write_secret_file(&data_dir.join(URL_FILE), &url)?;
+        crate::bootstrap::write_secret_file(
+            &data_dir.join(URL_FILE),
+            &format!("{url} {}", std::process::id()),
+        )?;
         tracing::info!(%url, data_dir = %data_dir.display(), "embedded platform started");
         Ok(Self {
             url,
@@ -121,11 +124,11 @@ impl Embedded {
     /// Stops the server (and its deployed apps) and waits for it.
     pub fn stop(&mut self) {
         if let Some(stop) = self.stop.take() {
-            let _ = std::fs::remove_file(self.data_dir.join(URL_FILE));
             let _ = stop.send(());
         }
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
+            let _ = std::fs::remove_file(self.data_dir.join(URL_FILE));
         }
     }
 }
@@ -163,7 +166,17 @@ impl Lazy {
             if let Some(running) = running_elsewhere(&self.data_dir) {
                 return Ok(running);
             }
-            let started = Embedded::start(&self.data_dir).map_err(|e| {
+            let started = Embedded::start(&self.data_dir);
+            if started.is_err() {
+                // Another program may be starting it right now: give it a moment to say where.
+                for _ in 0..50 {
+                    if let Some(running) = running_elsewhere(&self.data_dir) {
+                        return Ok(running);
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(200));
+                }
+            }
+            let started = started.map_err(|e| {
                 format!(
                     "no platform is configured and the embedded one could not start on {}: {e}. \
                      Start one with `slipway platform serve` and set SLIPWAY_PLATFORM_URL and \
@@ -189,11 +202,18 @@ impl Lazy {
     }
 }
 
-/// `(url, token)` of an embedded platform another program runs on `data_dir`, when its URL
-/// file names an address that accepts connections.
+/// `(url, token)` of an embedded platform another program runs on `data_dir`: its URL file
+/// (`"<url> <pid>"`) names a process that is alive and an address that accepts connections.
+/// A file a crash left behind (dead process) is ignored, so the owner's token is never sent
+/// to whatever listens on that port now.
 fn running_elsewhere(data_dir: &Path) -> Option<(String, String)> {
-    let url = std::fs::read_to_string(data_dir.join(URL_FILE)).ok()?;
-    let url = url.trim().to_owned();
+    let text = std::fs::read_to_string(data_dir.join(URL_FILE)).ok()?;
+    let (url, pid) = text.trim().split_once(' ')?;
+    let pid: u32 = pid.parse().ok()?;
+    if !Path::new(&format!("/proc/{pid}")).exists() {
+        return None;
+    }
+    let url = url.to_owned();
     let addr: std::net::SocketAddr = url.strip_prefix("http://")?.parse().ok()?;
     std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_secs(1)).ok()?;
     let token = std::fs::read_to_string(data_dir.join(BOOTSTRAP_TOKEN_FILE)).ok()?;

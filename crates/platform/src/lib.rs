@@ -63,7 +63,10 @@ async fn open(data_dir: &Path, database_url: Option<&str>) -> Result<Db, Platfor
 /// gateway, and starts the deployer (which brings back the apps that were RUNNING); returns
 /// the state the router needs. [`serve`] uses it, and so do tests that bind their own socket.
 pub async fn prepare(config: &PlatformConfig) -> Result<AppState, PlatformError> {
-    // First, so a container engine that cannot run anything stops the start before any
+    // Before anything else: a second server on the same data directory is refused before it
+    // can touch the running one's builds, files or database.
+    let lock = vault::lock_data_dir(&config.data_dir)?;
+    // Next, so a container engine that cannot run anything stops the start before any
     // state is touched.
     let runtime = select_runtime(config).await?;
     tracing::info!(runtime = runtime.name(), "runtime backend ready");
@@ -81,10 +84,8 @@ pub async fn prepare(config: &PlatformConfig) -> Result<AppState, PlatformError>
     )
     .await?;
     let signer = logs::presign::UrlSigner::load_or_create(&config.data_dir)?;
-    let vault = vault::Vault::open(&vault::key_path(
-        &config.data_dir,
-        config.vault_key_file.as_deref(),
-    ))?;
+    let vault = vault::Vault::open(&config.data_dir, config.vault_key_file.as_deref())?;
+    vault.check_against(&db).await?;
     let gateway = match config.gateway_listen {
         Some(addr) => {
             let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
@@ -109,7 +110,9 @@ pub async fn prepare(config: &PlatformConfig) -> Result<AppState, PlatformError>
     );
     deployer.resume().await?;
     deployer.listen(built_rx);
-    Ok(AppState::new(db, runner, deployer, signer, vault, gateway))
+    Ok(AppState::new(
+        db, runner, deployer, signer, vault, lock, gateway,
+    ))
 }
 
 /// The runtime backend `--runtime` asks for: `auto` and `process` run services as processes;
@@ -216,7 +219,7 @@ pub async fn rotate_vault_key(
     key_file: Option<&Path>,
 ) -> Result<vault::Rotation, PlatformError> {
     let db = open(data_dir, database_url).await?;
-    let result = vault::rotate_key(&db, &vault::key_path(data_dir, key_file)).await;
+    let result = vault::rotate_key(&db, data_dir, &vault::key_path(data_dir, key_file)).await;
     db.close().await;
     result
 }

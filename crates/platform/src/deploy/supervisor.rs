@@ -96,8 +96,9 @@ impl Watcher {
     }
 }
 
-/// What the supervisor runs.
-#[derive(Debug, Clone)]
+/// What the supervisor runs. `Debug` shows the environment's names only: values include app
+/// secrets.
+#[derive(Clone)]
 pub struct Launch {
     /// The prepared image.
     pub image: PreparedImage,
@@ -107,6 +108,20 @@ pub struct Launch {
     pub log: PathBuf,
     /// Service name (for log lines).
     pub service: String,
+}
+
+impl std::fmt::Debug for Launch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Launch")
+            .field("image", &self.image)
+            .field(
+                "env",
+                &self.env.iter().map(|(name, _)| name).collect::<Vec<_>>(),
+            )
+            .field("log", &self.log)
+            .field("service", &self.service)
+            .finish()
+    }
 }
 
 /// Starts supervising `launch` on `tracker`; `parent` cancelled (server shutdown) stops it too.

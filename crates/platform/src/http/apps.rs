@@ -306,6 +306,8 @@ async fn delete(
     Path(app_id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
     let (mut tx, caller) = state.begin_as(&headers, Access::Write).await?;
+    // Serialises with secret writes and role changes of this app.
+    crate::store::access::lock_resource(&mut tx, &parse_app_id(&app_id)?).await?;
     let (app, _) = authorized_app(&mut tx, &caller, &app_id, AppAction::Delete).await?;
     let id = app.id.clone();
     let build_ids = builds::ids_of_app(&mut tx, &id).await?;

@@ -48,6 +48,8 @@ pub struct AppState {
     deployer: Deployer,
     signer: UrlSigner,
     vault: Vault,
+    /// The data directory's lock, released when the last clone of the state goes.
+    _lock: Arc<crate::vault::DataDirLock>,
     gateway: Arc<Mutex<Option<tokio::net::TcpListener>>>,
     gateway_addr: Option<SocketAddr>,
 }
@@ -59,6 +61,7 @@ impl AppState {
         deployer: Deployer,
         signer: UrlSigner,
         vault: Vault,
+        lock: crate::vault::DataDirLock,
         gateway: Option<tokio::net::TcpListener>,
     ) -> Self {
         let gateway_addr = gateway.as_ref().and_then(|l| l.local_addr().ok());
@@ -68,6 +71,7 @@ impl AppState {
             deployer,
             signer,
             vault,
+            _lock: Arc::new(lock),
             gateway: Arc::new(Mutex::new(gateway)),
             gateway_addr,
         }

@@ -216,6 +216,8 @@ async fn namespace(
         },
         Scope::App => {
             let id = app_id.unwrap_or_default();
+            // Serialises with a delete of the app, so no secret outlives its app.
+            crate::store::access::lock_resource(tx, id).await?;
             let (_, role) = apps::get_visible(tx, caller, id)
                 .await?
                 .ok_or_else(|| app_not_found(id))?;
@@ -506,12 +508,17 @@ async fn update(
             .await?
             .ok_or_else(|| missing(&ns, &path))?;
         authorize(&mut tx, &caller, &ns, Op::Change, Some(&row)).await?;
+        // The number first: it locks the row, so the metadata kept below is that of the
+        // version right before this one, even under concurrent updates.
+        let version = secrets::next_version(&mut tx, &row.id)
+            .await?
+            .ok_or_else(|| missing(&ns, &path))?;
         let metadata = match metadata {
             Some(m) => m,
             None => {
-                let previous = secrets::version(&mut tx, &row.id, row.current_version)
+                let previous = secrets::version(&mut tx, &row.id, version - 1)
                     .await?
-                    .ok_or_else(|| ApiError::Internal("latest version missing".into()))?;
+                    .ok_or_else(|| ApiError::Internal("previous version missing".into()))?;
                 state
                     .vault()
                     .open_content(&row.id, previous.version, &previous.sealed)
@@ -519,9 +526,6 @@ async fn update(
                     .metadata
             }
         };
-        let version = secrets::next_version(&mut tx, &row.id)
-            .await?
-            .ok_or_else(|| missing(&ns, &path))?;
         let sealed = state
             .vault()
             .seal(&row.id, version, &Content { data, metadata })
@@ -626,6 +630,7 @@ async fn delete_one(
             .await?
             .ok_or_else(|| missing(&ns, &path))?;
         authorize(&mut tx, &caller, &ns, Op::Change, Some(&row)).await?;
+        secrets::lock(&mut tx, &row.id).await?;
         secrets::delete(&mut tx, &row.id).await?;
         Ok(((), Some(row.current_version)))
     }
@@ -768,9 +773,10 @@ pub struct AuditPage {
     pub next_token: Option<String>,
 }
 
-/// `GET /v1/secrets/audit?next_token=&page_size=`: the account's secret audit trail, newest
-/// first. The account's owner sees every member's entries (and the deployer's); a member
-/// sees their own.
+/// `GET /v1/secrets/audit?next_token=&page_size=`: the secret audit trail, newest first. A
+/// member sees their own entries; the account's owner also sees everyone's entries on shared
+/// secrets and on the secrets of apps it holds a role on (the deployer's included), never
+/// another member's user secrets.
 async fn audit_trail(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -789,9 +795,16 @@ async fn audit_trail(
                 .map_err(|e| ApiError::invalid("next_token", e.to_string()))?,
         ),
     };
-    let everyone = accounts::is_account_owner(&mut tx, &caller.user_id).await?;
-    let user = (!everyone).then_some(caller.user_id.as_str());
-    let mut entries = audit::list(&mut tx, &caller.account_id, user, before, page_size + 1).await?;
+    let owner = accounts::is_account_owner(&mut tx, &caller.user_id).await?;
+    let mut entries = audit::list(
+        &mut tx,
+        &caller.account_id,
+        &caller.user_id,
+        owner,
+        before,
+        page_size + 1,
+    )
+    .await?;
     tx.commit().await?;
     let more = entries.len() > page_size as usize;
     entries.truncate(page_size as usize);

@@ -22,7 +22,7 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Serialize;
 
-use super::apps::authorized_app;
+use super::apps::{authorized_app, parse_app_id};
 use super::error::ApiError;
 use super::{Access, AppState, json_object};
 use crate::auth::Caller;
@@ -205,6 +205,9 @@ async fn begin_change(
     verb: &str,
 ) -> Result<Change, ApiError> {
     let (mut tx, caller) = state.begin_as(headers, Access::Write).await?;
+    // Role changes of one app run one at a time (PostgreSQL row lock; SQLite's write lock is
+    // already exclusive), so two owners removing each other at once cannot leave none.
+    access::lock_resource(&mut tx, &parse_app_id(app_id)?).await?;
     let (app, mine) = authorized_app(&mut tx, &caller, app_id, AppAction::ViewPermissions).await?;
     let req = role_request(&mut tx, &caller, body).await?;
     policy::require(mine, AppAction::ManageRoles)?;

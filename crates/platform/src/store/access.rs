@@ -173,6 +173,16 @@ pub async fn revoke(
     Ok(done.rows_affected() > 0)
 }
 
+/// Takes the resource's row lock until the transaction ends (a no-op update: portable, where
+/// `SELECT … FOR UPDATE` is not).
+pub async fn lock_resource(tx: &mut Tx, resource_id: &str) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE acl_resource SET created_at = created_at WHERE id = $1")
+        .bind(resource_id.to_owned())
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
 /// How many users hold the owner role on a resource.
 pub async fn owner_count(tx: &mut Tx, resource_id: &str) -> Result<i64, sqlx::Error> {
     let row =

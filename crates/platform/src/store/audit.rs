@@ -73,27 +73,32 @@ pub async fn record(tx: &mut Tx, entry: &Entry) -> Result<(), sqlx::Error> {
     Ok(())
 }
 
-/// Up to `limit` entries of an account, newest first, older than `before` (`(at, id)`);
-/// only `user_id`'s own entries unless `user_id` is `None`.
+/// Up to `limit` entries `viewer` may see, newest first, older than `before` (`(at, id)`):
+/// their own entries; and, for the account's owner (`account_owner`), everyone's entries on
+/// shared secrets and on the secrets of apps the owner holds a role on — never another
+/// member's user-scope entries (their paths are private too).
 pub async fn list(
     tx: &mut Tx,
     account_id: &str,
-    user_id: Option<&str>,
+    viewer: &str,
+    account_owner: bool,
     before: Option<(i64, String)>,
     limit: u32,
 ) -> Result<Vec<View>, sqlx::Error> {
     let (at, id) = before.unwrap_or((i64::MAX, String::new()));
     let rows = sqlx::query(
         "SELECT id, user_id, action, scope, app_id, path, version, outcome, at FROM secret_audit \
-         WHERE account_id = $1 AND ($2 = '' OR user_id = $2) \
+         WHERE account_id = $1 AND (user_id = $2 OR ($6 = 1 AND (scope = 'shared' \
+         OR (scope = 'app' AND app_id IN (SELECT resource_id FROM acl_grant WHERE user_id = $2))))) \
          AND (at < $3 OR (at = $3 AND id < $4)) \
          ORDER BY at DESC, id DESC LIMIT $5",
     )
     .bind(account_id.to_owned())
-    .bind(user_id.unwrap_or_default().to_owned())
+    .bind(viewer.to_owned())
     .bind(at)
     .bind(id)
     .bind(i64::from(limit))
+    .bind(i64::from(account_owner))
     .fetch_all(&mut **tx)
     .await?;
     rows.iter()

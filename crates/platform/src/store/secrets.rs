@@ -278,6 +278,24 @@ pub async fn all_sealed(tx: &mut Tx) -> Result<Vec<(String, i64, Sealed)>, sqlx:
         .collect()
 }
 
+/// The master key ids stored versions were sealed with.
+pub async fn key_ids_in_use(tx: &mut Tx) -> Result<Vec<String>, sqlx::Error> {
+    let rows = sqlx::query("SELECT DISTINCT key_id FROM secret_version")
+        .fetch_all(&mut **tx)
+        .await?;
+    rows.iter().map(|r| r.try_get(0)).collect()
+}
+
+/// Takes a secret's row lock until the transaction ends (a no-op update, portable), so a
+/// delete and a concurrent update of one secret run one after the other.
+pub async fn lock(tx: &mut Tx, secret_id: &str) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE secret SET updated_at = updated_at WHERE id = $1")
+        .bind(secret_id.to_owned())
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
 /// Replaces a version's sealed value (key rotation).
 pub async fn reseal(
     tx: &mut Tx,

@@ -104,6 +104,10 @@ impl MasterKeys {
             return Ok(made);
         }
         restrict_mode(path)?;
+        Self::read(path)
+    }
+
+    fn read(path: &Path) -> Result<Self, PlatformError> {
         let text = std::fs::read_to_string(path)?;
         let file: KeyFile = serde_json::from_str(&text)
             .map_err(|_| config_error(path, "is not a Slipway vault key file"))?;
@@ -125,6 +129,33 @@ impl MasterKeys {
             active: file.active,
             keys,
         })
+    }
+
+    /// Loads a key file the operator named: it must exist (a typo must not quietly start a
+    /// fresh key under which nothing stored opens). Its mode is the operator's business (it
+    /// may sit on a read-only mount); a file others can read is warned about.
+    pub fn load_given(path: &Path) -> Result<Self, PlatformError> {
+        if !path.exists() {
+            return Err(config_error(
+                path,
+                "does not exist; give an existing key file, or leave --vault-key-file out to use \
+                 DATA_DIR/vault.key (created on first start)",
+            ));
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let mode = std::fs::metadata(path)?.permissions().mode() & 0o777;
+            if mode & 0o077 != 0 {
+                tracing::warn!(path = %path.display(), mode = format!("{mode:o}"), "the vault key file is readable by other users");
+            }
+        }
+        Self::read(path)
+    }
+
+    /// The key file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     /// Writes the keys to the key file (0600, temporary file + rename).

@@ -7,7 +7,9 @@
 //! [`Vault`] is what the HTTP handlers and the deployer share: sealing and opening a
 //! version's `{"data", "metadata"}` and the environment an app's services receive.
 //! [`rotate_key`] re-seals every version under a fresh master key while the server is
-//! stopped (it holds a lock next to the key file that the rotation needs).
+//! stopped. A running server holds `DATA_DIR/platform.lock` (taken before anything else
+//! at start), so neither a second server nor a rotation can run on the same data underneath
+//! it.
 
 pub mod env;
 pub mod keys;
@@ -35,12 +37,10 @@ pub struct Content {
     pub metadata: Map<String, Value>,
 }
 
-/// The master keys of a running server, and the lock that keeps a rotation from running
-/// underneath it. Cheap to clone.
+/// The master keys of a running server. Cheap to clone.
 #[derive(Clone)]
 pub struct Vault {
     keys: Arc<MasterKeys>,
-    _lock: Arc<Flock<File>>,
 }
 
 impl std::fmt::Debug for Vault {
@@ -54,21 +54,35 @@ pub fn key_path(data_dir: &Path, key_file: Option<&Path>) -> PathBuf {
     key_file.map_or_else(|| data_dir.join(keys::KEY_FILE), Path::to_path_buf)
 }
 
-fn lock(key_path: &Path) -> Result<Flock<File>, PlatformError> {
-    let lock_path = PathBuf::from(format!("{}.lock", key_path.display()));
+/// Name of the lock file a running server holds in its data directory.
+pub const LOCK_FILE: &str = "platform.lock";
+
+/// The data directory's lock: held by a running server (and a key rotation) for its whole
+/// life, so a second one is refused before it touches anything.
+#[derive(Debug)]
+pub struct DataDirLock {
+    _held: Flock<File>,
+}
+
+/// Takes the data directory's lock, or says who holds it.
+pub fn lock_data_dir(data_dir: &Path) -> Result<DataDirLock, PlatformError> {
+    std::fs::create_dir_all(data_dir)?;
+    let lock_path = data_dir.join(LOCK_FILE);
     let file = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
         .open(&lock_path)?;
-    Flock::lock(file, FlockArg::LockExclusiveNonblock).map_err(|(_, errno)| {
-        PlatformError::Config(format!(
-            "the vault key file {} is in use by another platform server or key rotation \
-             (lock {} is held: {errno}); stop it first",
-            key_path.display(),
-            lock_path.display()
-        ))
-    })
+    Flock::lock(file, FlockArg::LockExclusiveNonblock)
+        .map(|held| DataDirLock { _held: held })
+        .map_err(|(_, errno)| {
+            PlatformError::Config(format!(
+                "the data directory {} is in use by another platform server or key rotation \
+                 (lock {} is held: {errno}); stop it first",
+                data_dir.display(),
+                lock_path.display()
+            ))
+        })
 }
 
 fn aad(secret_id: &str, version: i64) -> Vec<u8> {
@@ -76,19 +90,39 @@ fn aad(secret_id: &str, version: i64) -> Vec<u8> {
 }
 
 impl Vault {
-    /// Opens (or creates) the key file and takes its lock for the server's lifetime.
-    pub fn open(key_path: &Path) -> Result<Self, PlatformError> {
-        if let Some(dir) = key_path.parent()
-            && !dir.as_os_str().is_empty()
-        {
-            std::fs::create_dir_all(dir)?;
-        }
-        let lock = lock(key_path)?;
-        let keys = MasterKeys::load_or_create(key_path)?;
+    /// Opens the key file: `key_file` as the operator gave it (it must exist; a typo must not
+    /// quietly start a new key), else `DATA_DIR/vault.key`, created on first start.
+    pub fn open(data_dir: &Path, key_file: Option<&Path>) -> Result<Self, PlatformError> {
+        let keys = match key_file {
+            Some(path) => MasterKeys::load_given(path)?,
+            None => MasterKeys::load_or_create(&key_path(data_dir, None))?,
+        };
         Ok(Self {
             keys: Arc::new(keys),
-            _lock: Arc::new(lock),
         })
+    }
+
+    /// Checks that the key file holds every key the database's secrets were sealed with, so
+    /// a wrong `--vault-key-file` stops the start instead of failing every read later.
+    pub async fn check_against(&self, db: &Db) -> Result<(), PlatformError> {
+        let mut tx = db.begin_read().await?;
+        let used = secrets::key_ids_in_use(&mut tx).await?;
+        tx.commit().await?;
+        let held = self.keys.ids();
+        let missing: Vec<&String> = used.iter().filter(|id| !held.contains(id)).collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        Err(PlatformError::Config(format!(
+            "the vault key file {} lacks the key(s) {} that stored secrets were sealed with; \
+             give the right --vault-key-file",
+            self.keys.path().display(),
+            missing
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )))
     }
 
     /// Seals the content of version `version` of secret `secret_id`.
@@ -139,15 +173,13 @@ pub struct Rotation {
 /// file first, every version is re-sealed in one transaction, and only after that commits are
 /// the old keys dropped from the file. A crash at any point leaves every version openable.
 /// Refuses to run while a server holds the key file.
-pub async fn rotate_key(db: &Db, key_path: &Path) -> Result<Rotation, PlatformError> {
-    let _lock = lock(key_path)?;
-    if !key_path.exists() {
-        return Err(PlatformError::Config(format!(
-            "no vault key file at {}; start the server once to create it",
-            key_path.display()
-        )));
-    }
-    let mut keys = MasterKeys::load_or_create(key_path)?;
+pub async fn rotate_key(
+    db: &Db,
+    data_dir: &Path,
+    key_path: &Path,
+) -> Result<Rotation, PlatformError> {
+    let _lock = lock_data_dir(data_dir)?;
+    let mut keys = MasterKeys::load_given(key_path)?;
     let key_id = keys.add_active_key()?;
     let mut tx = db.begin_write().await?;
     let all = secrets::all_sealed(&mut tx).await?;
@@ -176,12 +208,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_second_holder_of_the_key_file_is_refused() {
+    fn a_second_holder_of_the_data_dir_is_refused() {
         let dir = tempfile::tempdir().unwrap();
-        let path = key_path(dir.path(), None);
-        let vault = Vault::open(&path).unwrap();
-        let err = Vault::open(&path).unwrap_err().to_string();
+        let lock = lock_data_dir(dir.path()).unwrap();
+        let err = lock_data_dir(dir.path()).unwrap_err().to_string();
         assert!(err.contains("in use"), "{err}");
+        drop(lock);
+        assert!(
+            lock_data_dir(dir.path()).is_ok(),
+            "the lock goes with its holder"
+        );
+    }
+
+    #[test]
+    fn a_given_key_file_must_exist_and_seals_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("typo.key");
+        let err = Vault::open(dir.path(), Some(&missing))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("typo.key") && err.contains("does not exist"),
+            "{err}"
+        );
+        assert!(!missing.exists(), "no key is made up for a given path");
+        let vault = Vault::open(dir.path(), None).unwrap();
         let content = Content {
             data: serde_json::from_str(r#"{"k":"v"}"#).unwrap(),
             metadata: Map::new(),
@@ -189,7 +240,7 @@ mod tests {
         let sealed = vault.seal("s", 3, &content).unwrap();
         assert_eq!(vault.open_content("s", 3, &sealed).unwrap(), content);
         assert!(vault.open_content("s", 4, &sealed).is_err());
-        drop(vault);
-        assert!(Vault::open(&path).is_ok(), "the lock goes with the server");
+        let again = Vault::open(dir.path(), Some(&key_path(dir.path(), None))).unwrap();
+        assert_eq!(again.open_content("s", 3, &sealed).unwrap(), content);
     }
 }

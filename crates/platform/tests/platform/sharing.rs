@@ -288,3 +288,89 @@ async fn account_users_lists_members_only() {
         app.finish().await;
     }
 }
+
+#[tokio::test]
+async fn two_owners_removing_each_other_at_once_leave_one() {
+    for backend in backends() {
+        let app = std::sync::Arc::new(spawn_app(backend).await);
+        let owner = app.owner.clone();
+        let other = app.add_user("duel@example.org", "Duelist").await;
+        let (_, users) = app
+            .send(Method::GET, "/v1/account/users", Some(&owner), None)
+            .await;
+        let me = users["users"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|u| u["id"] != other.id.as_str())
+            .unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        for round in 0..5 {
+            let created = app.register(&owner, &format!("duel-{round}")).await;
+            let id = created["id"].as_str().unwrap().to_owned();
+            assert_eq!(
+                grant(&app, &owner, &id, &other.email, "owner").await.0,
+                StatusCode::OK
+            );
+            let first = {
+                let (app, token, id, target) = (
+                    std::sync::Arc::clone(&app),
+                    owner.clone(),
+                    id.clone(),
+                    other.id.clone(),
+                );
+                tokio::spawn(async move { revoke(&app, &token, &id, &target, "owner").await.0 })
+            };
+            let second = {
+                let (app, token, id, target) = (
+                    std::sync::Arc::clone(&app),
+                    other.token.expose().to_owned(),
+                    id.clone(),
+                    me.clone(),
+                );
+                tokio::spawn(async move { revoke(&app, &token, &id, &target, "owner").await.0 })
+            };
+            let mut outcomes = [first.await.unwrap(), second.await.unwrap()];
+            outcomes.sort();
+            // One wins; the other finds itself either the last owner (409) or, having just
+            // lost its role, unable to see the app at all (404).
+            assert_eq!(outcomes[0], StatusCode::OK, "{backend:?}: round {round}");
+            assert!(
+                matches!(outcomes[1], StatusCode::CONFLICT | StatusCode::NOT_FOUND),
+                "{backend:?}: round {round}: {outcomes:?}"
+            );
+            let owners: Vec<(String, String)> = app
+                .send(
+                    Method::GET,
+                    &format!("/v1/apps/{id}/permissions"),
+                    Some(&owner),
+                    None,
+                )
+                .await
+                .1["users"]
+                .as_array()
+                .map(|users| {
+                    users
+                        .iter()
+                        .filter(|u| u["role"] == "owner")
+                        .map(|u| (u["email"].to_string(), u["role"].to_string()))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let owners = if owners.is_empty() {
+                // The bootstrap owner may be the one removed: ask as the other.
+                permissions(&app, other.token.expose(), &id)
+                    .await
+                    .into_iter()
+                    .filter(|(_, role)| role == "owner")
+                    .collect()
+            } else {
+                owners
+            };
+            assert_eq!(owners.len(), 1, "{backend:?}: round {round}: {owners:?}");
+        }
+        std::sync::Arc::try_unwrap(app).ok().unwrap().finish().await;
+    }
+}
