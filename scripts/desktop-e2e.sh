@@ -16,11 +16,20 @@ for attempt in 1 2 3 4 5; do
   export XDG_DATA_HOME="$home/data" XDG_CONFIG_HOME="$home/config" SLIPWAY_CONFIG_DIR="$home/config/slipway"
   log=$(mktemp)
   status=0
+  # Free ports for this run's drivers: a WebDriver left over from something else on the
+  # default 4444 must never answer for this run.
+  read -r port native_port < <(python3 -c 'import socket
+ports = []
+for _ in range(2):
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); ports.append(s); 
+print(*(p.getsockname()[1] for p in ports))')
+  export DRIVER_PORT=$port NATIVE_PORT=$native_port WEBDRIVER_URL="http://127.0.0.1:$port"
   xvfb-run -a dbus-run-session -- bash -c '
     export NO_AT_BRIDGE=1
-    tauri-driver --native-driver /usr/bin/WebKitWebDriver >/tmp/slipway-tauri-driver.log 2>&1 &
+    tauri-driver --port "$DRIVER_PORT" --native-port "$NATIVE_PORT" --native-driver /usr/bin/WebKitWebDriver >/tmp/slipway-tauri-driver.log 2>&1 &
     driver=$!
-    for _ in $(seq 1 50); do curl -s http://127.0.0.1:4444/status >/dev/null && break; sleep 0.2; done
+    trap "kill $driver 2>/dev/null || true" EXIT
+    for _ in $(seq 1 50); do curl -s "$WEBDRIVER_URL/status" >/dev/null && break; sleep 0.2; done
     status=0
     python3 tests/desktop/test_desktop.py || status=$?
     kill $driver 2>/dev/null || true

@@ -304,9 +304,12 @@ function accessBox(app) {
     role.replaceChildren(...grantable.map((r) => el("option", { value: r }, r)));
     grant.disabled = grantable.length === 0;
     const t = el("table", {}, el("tr", {}, el("th", {}, "user"), el("th", {}, "email"), el("th", {}, "role"), el("th", {}, "")));
+    const owners = perms.users.filter((u) => u.role === "owner").length;
     for (const u of perms.users) {
       const revoke = el("button", { type: "button", class: "small" }, "Revoke");
-      revoke.disabled = !grantable.includes(u.role);
+      const lastOwner = u.role === "owner" && owners === 1;
+      revoke.disabled = !grantable.includes(u.role) || lastOwner;
+      if (lastOwner) revoke.title = "An app always keeps at least one owner";
       revoke.addEventListener("click", async () => {
         const res = await tool("revoke_app_role", { app_id: app.app_id, role: u.role, user_id: u.user_id });
         resultLine(box, res, res.message);
