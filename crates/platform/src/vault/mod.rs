@@ -13,8 +13,10 @@
 
 pub mod env;
 pub mod keys;
-pub mod path;
 pub mod payload;
+
+/// The secret-path rule (shared with the toolkit, which checks before any request).
+pub use slipway_devfile::secret_path as path;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};

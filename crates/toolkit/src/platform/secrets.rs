@@ -136,37 +136,11 @@ pub struct ShareSecretArgs {
     pub environment: Option<String>,
 }
 
-/// The spec's path rule plus this platform's stricter one (same as the server's), so the
-/// error comes before any request.
+/// The path rule the platform applies ([`slipway_devfile::secret_path`]), checked here so
+/// the error comes before any request.
 pub fn check_path(field: &str, path: &str) -> Result<(), ToolError> {
-    let bad = |rule: &str| Err(ToolError::InvalidArgument(format!("{field}: {rule}")));
-    if path.is_empty() {
-        return bad("must not be empty");
-    }
-    if path.starts_with('/') {
-        return bad("must not start with '/'");
-    }
-    if path.contains("..") {
-        return bad("must not contain '..'");
-    }
-    if path.chars().count() > 256 {
-        return bad("must be at most 256 characters");
-    }
-    if path.ends_with('/') || path.split('/').any(|s| s.is_empty() || s == ".") {
-        return bad("must not end with '/' or contain an empty or '.' segment");
-    }
-    if let Some(c) = path
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/')))
-    {
-        return bad(&format!(
-            "must contain only letters, digits, '.', '_', '-' and '/' separators; found {c:?}"
-        ));
-    }
-    if path.split('/').any(|s| s.chars().count() > 64) {
-        return bad("each segment between '/' must be at most 64 characters");
-    }
-    Ok(())
+    slipway_devfile::secret_path::check(path)
+        .map_err(|rule| ToolError::InvalidArgument(format!("{field}: {rule}")))
 }
 
 /// A JSON-encoded object (or an object) as an object; the error names the field.
@@ -346,11 +320,8 @@ pub fn delete_secret(client: &Client, args: &DeleteSecretArgs) -> Result<Value, 
 pub fn list_secrets(client: &Client, args: &ListSecretsArgs) -> Result<Value, ToolError> {
     let mut q = scope(args.secret_type, args.app_id.as_deref(), "secret_type")?;
     if let Some(p) = args.prefix.as_deref().filter(|p| !p.is_empty()) {
-        if p.starts_with('/') || p.contains("..") {
-            return Err(ToolError::InvalidArgument(
-                "prefix: must not start with '/' or contain '..'".into(),
-            ));
-        }
+        slipway_devfile::secret_path::check_prefix(p)
+            .map_err(|rule| ToolError::InvalidArgument(format!("prefix: {rule}")))?;
         q.push(("prefix", p.to_owned()));
     }
     if let Some(t) = args.next_token.as_deref().filter(|t| !t.is_empty()) {

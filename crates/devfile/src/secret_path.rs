@@ -1,4 +1,6 @@
-//! Secret paths. The spec's rule is "must not start with `/` and must not contain `..`;
+//! Secret paths: the one copy of the rule, here beside the app-name rule because the
+//! platform's vault, the toolkit's secrets tools (which check before any request) and the
+//! desktop all need it and none may do I/O for it. The spec's rule is "must not start with `/` and must not contain `..`;
 //! may contain `/` separators". Paths also become parts of environment variable names and
 //! are shown in lists, so this vault is stricter, and says so in every error:
 //!
