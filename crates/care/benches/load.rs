@@ -58,19 +58,8 @@ struct Server {
     stop: tokio::sync::oneshot::Sender<()>,
     task: tokio::task::JoinHandle<()>,
     _dir: Option<tempfile::TempDir>,
-    pg_database: Option<String>,
-}
-
-async fn pg_exec(sql: String) {
-    use sqlx::Connection;
-    let url = std::env::var("SLIPWAY_TEST_PG_URL").expect("SLIPWAY_TEST_PG_URL");
-    let mut conn = sqlx::postgres::PgConnection::connect(&url)
-        .await
-        .expect("connect");
-    sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
-        .execute(&mut conn)
-        .await
-        .expect("admin SQL");
+    /// Dropped after the server stops, also when the run panics.
+    pg_database: Option<slipway_server::testing::TestDatabase>,
 }
 
 async fn start(backend: Backend) -> Server {
@@ -89,12 +78,9 @@ async fn start(backend: Backend) -> Server {
             dir = Some(d);
         }
         Backend::Postgres => {
-            let name = format!("care_bench_{}", uuid::Uuid::new_v4().simple());
-            pg_exec(format!("CREATE DATABASE {name}")).await;
-            let url = std::env::var("SLIPWAY_TEST_PG_URL").expect("url");
-            let (head, _) = url.rsplit_once('/').expect("database in URL");
-            config.database_url = Some(format!("{head}/{name}"));
-            pg_database = Some(name);
+            let database = slipway_server::testing::TestDatabase::create("care_bench").await;
+            config.database_url = Some(database.url().to_owned());
+            pg_database = Some(database);
         }
     }
     let state = slipway_care::prepare(&config).await.expect("prepare");
@@ -252,9 +238,7 @@ fn main() {
             assert_eq!(enroll.errors + get.errors, 0, "requests failed");
             let _ = server.stop.send(());
             let _ = server.task.await;
-            if let Some(db) = server.pg_database {
-                pg_exec(format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)")).await;
-            }
+            drop(server.pg_database);
         }
     });
 }

@@ -3,7 +3,6 @@
 
 use std::collections::HashMap;
 
-use sha2::{Digest, Sha256};
 use sqlx::Row;
 
 use crate::db::Tx;
@@ -124,19 +123,14 @@ impl Caller {
     }
 }
 
-/// SHA-256 of a token, hex-encoded: tokens are never stored in clear.
-pub fn hash_token(token: &str) -> String {
-    let digest = Sha256::digest(token.as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
-}
+pub use slipway_server::token::hash_token;
 
-/// A fresh random token for a new user (two v4 UUIDs: 244 random bits).
-pub fn new_token() -> String {
-    format!(
-        "cst_{}{}",
-        uuid::Uuid::new_v4().simple(),
-        uuid::Uuid::new_v4().simple()
-    )
+/// Prefix of every care token, so a leaked one is recognisable in a secret scanner.
+pub const TOKEN_PREFIX: &str = "cst_";
+
+/// A fresh random token for a new user: the prefix and 32 bytes of OS randomness.
+pub fn new_token() -> Result<String, getrandom::Error> {
+    slipway_server::token::Token::generate(TOKEN_PREFIX).map(|t| t.expose().to_owned())
 }
 
 /// Loads the user a token belongs to, with permissions; `None` if the token is unknown.

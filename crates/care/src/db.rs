@@ -1,168 +1,41 @@
-//! Database access shared by both services: the pool, the backend kind, migrations, one
-//! transaction per request, and the generic upsert by external ID.
+//! Database access shared by both services: the pool (from `slipway_server::db`), this
+//! crate's migrations, one transaction per request, and the generic upsert by external ID.
 
-use std::ops::{Deref, DerefMut};
-use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
-
-use sqlx::any::{AnyPoolOptions, AnyRow};
-use sqlx::{Any, AnyConnection, AnyPool, Row};
-use tokio::sync::{Mutex, OwnedMutexGuard};
+use sqlx::any::AnyRow;
+use sqlx::{Any, Row};
 
 use crate::error::CareError;
 
-/// The transaction every request runs in. On SQLite it also holds the process-wide write
-/// lock, so writers queue in order instead of polling SQLite's busy handler (which made the
-/// tail latency hundreds of milliseconds under load).
-pub struct Tx {
-    inner: sqlx::Transaction<'static, Any>,
-    _write_lock: Option<OwnedMutexGuard<()>>,
-}
-
-impl Tx {
-    /// Commits, then releases the write lock.
-    pub async fn commit(self) -> Result<(), sqlx::Error> {
-        let Tx { inner, _write_lock } = self;
-        inner.commit().await
-    }
-}
-
-impl Deref for Tx {
-    type Target = AnyConnection;
-    fn deref(&self) -> &AnyConnection {
-        &self.inner
-    }
-}
-
-impl DerefMut for Tx {
-    fn deref_mut(&mut self) -> &mut AnyConnection {
-        &mut self.inner
-    }
-}
-
-/// Which database the URL names. One SQL text (with `$1` placeholders) serves both; only the
-/// migrations and the way a write transaction starts differ.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
-    /// A SQLite file in WAL mode.
-    Sqlite,
-    /// A PostgreSQL server.
-    Postgres,
-}
-
-impl Backend {
-    /// The backend a database URL names, if any.
-    pub fn from_url(url: &str) -> Option<Self> {
-        if url.starts_with("sqlite:") {
-            Some(Self::Sqlite)
-        } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
-            Some(Self::Postgres)
-        } else {
-            None
-        }
-    }
-}
+pub use slipway_server::db::{Backend, Db, Tx};
 
 static SQLITE_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
 static POSTGRES_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
 
-/// The pool plus what it talks to.
-#[derive(Debug, Clone)]
-pub struct Db {
-    pool: AnyPool,
-    backend: Backend,
-    write_lock: Option<Arc<Mutex<()>>>,
+/// Opens the pool the URL names (the shared write strategy of `slipway_server::db`: every
+/// request writes a history or audit record, so each takes a write transaction, queued
+/// in-process on SQLite) and runs this backend's migrations.
+pub async fn open(url: &str) -> Result<Db, CareError> {
+    let db = Db::connect(
+        url,
+        slipway_server::db::Options {
+            sqlite_foreign_keys: false,
+        },
+    )
+    .await
+    .map_err(|e| match e {
+        slipway_server::db::ConnectError::UnsupportedUrl => CareError::Config(e.to_string()),
+        slipway_server::db::ConnectError::Database(e) => CareError::Database(e),
+    })?;
+    match db.backend() {
+        Backend::Sqlite => db.migrate(&SQLITE_MIGRATOR).await?,
+        Backend::Postgres => db.migrate(&POSTGRES_MIGRATOR).await?,
+    }
+    Ok(db)
 }
 
-impl Db {
-    /// Opens a pool. SQLite files are created if missing and put in WAL mode.
-    pub async fn connect(url: &str) -> Result<Self, CareError> {
-        sqlx::any::install_default_drivers();
-        let backend = Backend::from_url(url).ok_or_else(|| {
-            CareError::Config(
-                "database URL must start with sqlite:, postgres: or postgresql:".into(),
-            )
-        })?;
-        let pool = match backend {
-            Backend::Sqlite => {
-                let url = if url.contains('?') {
-                    url.to_owned()
-                } else {
-                    format!("{url}?mode=rwc")
-                };
-                AnyPoolOptions::new()
-                    .max_connections(8)
-                    .acquire_timeout(Duration::from_secs(30))
-                    .after_connect(|conn, _meta| {
-                        Box::pin(async move {
-                            for pragma in [
-                                "PRAGMA journal_mode = WAL",
-                                "PRAGMA synchronous = NORMAL",
-                                "PRAGMA busy_timeout = 10000",
-                            ] {
-                                sqlx::query(pragma).execute(&mut *conn).await?;
-                            }
-                            Ok(())
-                        })
-                    })
-                    .connect(&url)
-                    .await?
-            }
-            Backend::Postgres => {
-                AnyPoolOptions::new()
-                    .max_connections(16)
-                    .acquire_timeout(Duration::from_secs(30))
-                    .connect(url)
-                    .await?
-            }
-        };
-        let write_lock = (backend == Backend::Sqlite).then(|| Arc::new(Mutex::new(())));
-        Ok(Self {
-            pool,
-            backend,
-            write_lock,
-        })
-    }
-
-    /// Runs the embedded migrations of this backend.
-    pub async fn migrate(&self) -> Result<(), CareError> {
-        match self.backend {
-            Backend::Sqlite => SQLITE_MIGRATOR.run(&self.pool).await?,
-            Backend::Postgres => POSTGRES_MIGRATOR.run(&self.pool).await?,
-        }
-        Ok(())
-    }
-
-    /// Which database this is.
-    pub fn backend(&self) -> Backend {
-        self.backend
-    }
-
-    /// Starts the one transaction of a request. On SQLite it takes the write lock at once
-    /// (`BEGIN IMMEDIATE`): every request writes (history or audit records), and a deferred
-    /// transaction that read first could fail with a stale snapshot under concurrency.
-    pub async fn begin(&self) -> Result<Tx, sqlx::Error> {
-        let write_lock = match &self.write_lock {
-            Some(lock) => Some(lock.clone().lock_owned().await),
-            None => None,
-        };
-        let inner = match self.backend {
-            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
-            Backend::Postgres => self.pool.begin().await?,
-        };
-        Ok(Tx {
-            inner,
-            _write_lock: write_lock,
-        })
-    }
-}
-
-/// Seconds since the Unix epoch, the portable time type of the schema.
+/// Seconds since the Unix epoch, the portable time type of the care schema.
 pub fn now() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
+    slipway_server::clock::now_seconds()
 }
 
 /// A column value of a generic upsert.

@@ -31,7 +31,7 @@ pub const GROUP: &str = "DEMO-GROUP";
 /// Loads the demo set into an empty database; a database that already holds it is left
 /// alone (restarting with `--demo` is fine); any other data is an error.
 pub async fn load(db: &Db) -> Result<(), CareError> {
-    let mut tx = db.begin().await?;
+    let mut tx = db.begin_write().await?;
     if auth::load_caller(&mut tx, ADMIN_TOKEN).await?.is_some() {
         tracing::info!("demo data set already present");
         return Ok(());

@@ -118,8 +118,7 @@ pub async fn prepare(config: &CareConfig) -> Result<AppState, CareError> {
             ))
         })?;
     }
-    let db = db::Db::connect(&url).await?;
-    db.migrate().await?;
+    let db = db::open(&url).await?;
     tracing::info!(backend = ?db.backend(), "database ready");
     if config.demo {
         demo::load(&db).await?;
@@ -139,8 +138,7 @@ pub async fn spawn(
     state: AppState,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), CareError> {
-    axum::serve(listener, app(state))
-        .with_graceful_shutdown(shutdown)
+    slipway_server::serve::serve(listener, app(state), shutdown)
         .await
         .map_err(CareError::Io)
 }
@@ -158,27 +156,5 @@ pub async fn serve(config: CareConfig) -> Result<(), CareError> {
         namespace = %config.namespace,
         "care service listening"
     );
-    spawn(listener, state, shutdown_signal()).await
-}
-
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = term => {},
-    }
-    tracing::info!("shutting down");
+    spawn(listener, state, slipway_server::serve::shutdown_signal()).await
 }

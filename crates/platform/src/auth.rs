@@ -2,9 +2,6 @@
 //! system, shown once; the database keeps only its SHA-256, so a leaked database file does not
 //! leak working tokens. Tokens never reach a log.
 
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use sha2::{Digest, Sha256};
 use sqlx::Row;
 
 use crate::db::{Tx, now_millis};
@@ -12,51 +9,7 @@ use crate::db::{Tx, now_millis};
 /// Prefix of every platform token, so a leaked one is recognisable in a secret scanner.
 pub const TOKEN_PREFIX: &str = "slw_";
 
-/// A bearer token in clear. Its `Debug` output is redacted so it cannot end up in a log by
-/// accident.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Token(String);
-
-impl Token {
-    /// A fresh random token: the prefix and 32 bytes of OS randomness, base64url-encoded.
-    pub fn generate() -> Result<Self, getrandom::Error> {
-        let mut bytes = [0u8; 32];
-        getrandom::fill(&mut bytes)?;
-        Ok(Self(format!(
-            "{TOKEN_PREFIX}{}",
-            URL_SAFE_NO_PAD.encode(bytes)
-        )))
-    }
-
-    /// Wraps a token read from a header or a file.
-    pub fn from_string(raw: String) -> Self {
-        Self(raw)
-    }
-
-    /// The token in clear (to hand to the user once).
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-
-    /// What the database stores: the hex SHA-256 of the token.
-    pub fn hash(&self) -> String {
-        hash_token(&self.0)
-    }
-}
-
-impl std::fmt::Debug for Token {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Token(<redacted>)")
-    }
-}
-
-/// Hex SHA-256 of a token.
-pub fn hash_token(token: &str) -> String {
-    Sha256::digest(token.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
+pub use slipway_server::token::Token;
 
 /// The authenticated user of a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,29 +47,4 @@ pub async fn store_token(tx: &mut Tx, user_id: &str, token: &Token) -> Result<()
         .execute(&mut **tx)
         .await?;
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tokens_are_long_random_and_distinct() {
-        let a = Token::generate().unwrap();
-        let b = Token::generate().unwrap();
-        assert_ne!(a, b);
-        assert!(a.expose().starts_with(TOKEN_PREFIX));
-        // 32 bytes base64url without padding is 43 characters.
-        assert_eq!(a.expose().len(), TOKEN_PREFIX.len() + 43);
-    }
-
-    #[test]
-    fn hash_is_sha256_hex_and_debug_is_redacted() {
-        let t = Token::from_string("abc".into());
-        assert_eq!(
-            t.hash(),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-        );
-        assert_eq!(format!("{t:?}"), "Token(<redacted>)");
-    }
 }

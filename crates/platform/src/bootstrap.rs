@@ -2,13 +2,13 @@
 //! the operator in `DATA_DIR/bootstrap-token` (mode 0600, written atomically). Later starts
 //! reuse the token in that file; they never rotate it.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use sqlx::Row;
 
 use crate::auth::{Token, authenticate, store_token};
 use crate::config::BOOTSTRAP_TOKEN_FILE;
+use crate::data_dir::write_secret_line;
 use crate::db::Db;
 use crate::error::PlatformError;
 use crate::store::accounts::{self, AccountRole};
@@ -80,7 +80,7 @@ pub async fn ensure(db: &Db, data_dir: &Path) -> Result<Bootstrap, PlatformError
                 .execute(&mut *tx)
                 .await?;
         }
-        write_secret_file(&token_file, user.token.expose())?;
+        write_secret_line(&token_file, user.token.expose())?;
         tx.commit().await?;
         tracing::info!(path = %token_file.display(), "created the first account; owner token written");
         return Ok(Bootstrap {
@@ -99,14 +99,14 @@ pub async fn ensure(db: &Db, data_dir: &Path) -> Result<Bootstrap, PlatformError
                     token_file.display()
                 )));
             }
-            restrict_mode(&token_file)?;
+            crate::data_dir::restrict_to_owner(&token_file)?;
             tx.rollback().await?;
             tracing::info!(path = %token_file.display(), "reusing the owner token");
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let token = accounts::new_token()?;
             store_token(&mut tx, &owner, &token).await?;
-            write_secret_file(&token_file, token.expose())?;
+            write_secret_line(&token_file, token.expose())?;
             tx.commit().await?;
             tracing::warn!(path = %token_file.display(), "owner token file was missing; issued a new owner token");
         }
@@ -118,76 +118,7 @@ pub async fn ensure(db: &Db, data_dir: &Path) -> Result<Bootstrap, PlatformError
     })
 }
 
-/// Writes `contents` to `path` readable by the owner only: a temporary file in the same
-/// directory is created with mode 0600, written, synced and renamed over `path`, so a reader
-/// never sees a partial token and the token is never world-readable, not even briefly.
-pub fn write_secret_file(path: &Path, contents: &str) -> Result<(), PlatformError> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp-{}", uuid::Uuid::new_v4().simple()));
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let result = (|| {
-        let mut file = options.open(&tmp)?;
-        file.write_all(contents.as_bytes())?;
-        file.write_all(b"\n")?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        if let Ok(d) = std::fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
-        Ok::<(), std::io::Error>(())
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    Ok(result?)
-}
-
-/// Narrows an existing token file to mode 0600 if someone widened it.
-pub(crate) fn restrict_mode(path: &Path) -> Result<(), PlatformError> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt as _;
-        let mode = std::fs::metadata(path)?.permissions().mode() & 0o777;
-        if mode != 0o600 {
-            tracing::warn!(path = %path.display(), mode = format!("{mode:o}"), "token file was not 0600; narrowing it");
-            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = path;
-    Ok(())
-}
-
 /// The first account's id, creating the account (and the token file) if needed.
 pub async fn default_account(db: &Db, data_dir: &Path) -> Result<String, PlatformError> {
     Ok(ensure(db, data_dir).await?.account_id)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn secret_file_is_0600_and_replaced_whole() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("bootstrap-token");
-        write_secret_file(&path, "first").unwrap();
-        write_secret_file(&path, "second").unwrap();
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "second\n");
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt as _;
-            let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
-            assert_eq!(mode, 0o600);
-        }
-        let leftovers = std::fs::read_dir(dir.path()).unwrap().count();
-        assert_eq!(leftovers, 1, "no temporary file is left behind");
-    }
 }

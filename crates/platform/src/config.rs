@@ -153,32 +153,12 @@ impl std::str::FromStr for BuilderKind {
     }
 }
 
-/// Which database a URL names. One SQL text (with `$1` placeholders) serves both.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
-    /// A SQLite file in WAL mode.
-    Sqlite,
-    /// A PostgreSQL server.
-    Postgres,
-}
-
-impl Backend {
-    /// The backend a database URL names, if any.
-    pub fn from_url(url: &str) -> Option<Self> {
-        if url.starts_with("sqlite:") {
-            Some(Self::Sqlite)
-        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            Some(Self::Postgres)
-        } else {
-            None
-        }
-    }
-}
+use crate::db::Backend;
 
 /// The database URL actually used: the given one, or the SQLite file under `data_dir`.
 pub fn database_url(data_dir: &Path, database_url: Option<&str>) -> Result<String, PlatformError> {
     match database_url {
-        Some(url) if Backend::from_url(url).is_some() => Ok(url.to_owned()),
+        Some(url) if Backend::from_url(url).is_ok() => Ok(url.to_owned()),
         Some(_) => Err(PlatformError::Config(
             "--database-url must start with postgres://, postgresql:// or sqlite:".into(),
         )),
@@ -194,7 +174,7 @@ mod tests {
     fn default_is_a_sqlite_file_in_the_data_dir() {
         let url = database_url(Path::new("/srv/slipway"), None).unwrap();
         assert_eq!(url, "sqlite:///srv/slipway/platform.sqlite3");
-        assert_eq!(Backend::from_url(&url), Some(Backend::Sqlite));
+        assert_eq!(Backend::from_url(&url).unwrap(), Backend::Sqlite);
     }
 
     #[test]
@@ -223,7 +203,7 @@ mod tests {
     fn postgres_urls_are_recognised_and_others_refused() {
         let pg = "postgres://u:p@127.0.0.1/db";
         assert_eq!(database_url(Path::new("."), Some(pg)).unwrap(), pg);
-        assert_eq!(Backend::from_url(pg), Some(Backend::Postgres));
+        assert_eq!(Backend::from_url(pg).unwrap(), Backend::Postgres);
         assert!(database_url(Path::new("."), Some("mysql://x")).is_err());
     }
 }

@@ -92,7 +92,7 @@ impl Embedded {
         let token = std::fs::read_to_string(data_dir.join(BOOTSTRAP_TOKEN_FILE))?
             .trim()
             .to_owned();
-        crate::bootstrap::write_secret_file(
+        crate::data_dir::write_secret_line(
             &data_dir.join(URL_FILE),
             &format!("{url} {}", std::process::id()),
         )?;

@@ -13,6 +13,7 @@ mod auth;
 mod bootstrap;
 pub mod build;
 mod config;
+mod data_dir;
 mod db;
 pub mod deploy;
 pub mod embedded;
@@ -31,9 +32,8 @@ use std::future::Future;
 use std::path::Path;
 
 pub use auth::Token;
-pub use config::{
-    BOOTSTRAP_TOKEN_FILE, Backend, BuilderKind, PlatformConfig, RuntimeKind, SQLITE_FILE,
-};
+pub use config::{BOOTSTRAP_TOKEN_FILE, BuilderKind, PlatformConfig, RuntimeKind, SQLITE_FILE};
+pub use db::Backend;
 pub use error::PlatformError;
 pub use http::{AppState, router};
 pub use pagination::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE};
@@ -53,9 +53,7 @@ async fn open(data_dir: &Path, database_url: Option<&str>) -> Result<Db, Platfor
             data_dir.display()
         ))
     })?;
-    let db = Db::connect(&url).await?;
-    db.migrate().await?;
-    Ok(db)
+    db::open(&url).await
 }
 
 /// Connects, migrates, creates the first account and its token file if needed, starts the
@@ -160,15 +158,18 @@ pub async fn spawn(
     let gateway = state.take_gateway().map(|gateway_listener| {
         let app = gateway::router(state.deployer().clone());
         let stop = stop.clone();
-        tokio::spawn(async move {
-            axum::serve(gateway_listener, app)
-                .with_graceful_shutdown(stop.cancelled_owned())
-                .await
-        })
+        tokio::spawn(slipway_server::serve::serve(
+            gateway_listener,
+            app,
+            stop.cancelled_owned(),
+        ))
     });
-    let served = axum::serve(listener, router(state.clone()))
-        .with_graceful_shutdown(stop.clone().cancelled_owned())
-        .await;
+    let served = slipway_server::serve::serve(
+        listener,
+        router(state.clone()),
+        stop.clone().cancelled_owned(),
+    )
+    .await;
     stop.cancel();
     if let Some(task) = gateway
         && let Ok(Err(e)) = task.await
@@ -186,7 +187,7 @@ pub async fn serve(config: PlatformConfig) -> Result<(), PlatformError> {
     let listener = tokio::net::TcpListener::bind(config.listen).await?;
     let local = listener.local_addr()?;
     tracing::info!(%local, gateway = ?state.gateway_addr(), "platform server listening");
-    spawn(listener, state, shutdown_signal()).await
+    spawn(listener, state, slipway_server::serve::shutdown_signal()).await
 }
 
 /// `slipway platform user add`: adds a member to the first account (creating that account and
@@ -251,26 +252,4 @@ pub async fn add_account(
     db.close().await;
     tracing::info!(user_id = %user.id, "account created");
     Ok(user)
-}
-
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = term => {},
-    }
-    tracing::info!("shutting down");
 }

@@ -899,7 +899,8 @@ async fn create_user(
             "name",
         ));
     }
-    let token = auth::new_token();
+    let token =
+        auth::new_token().map_err(|e| ApiError::Internal(format!("no OS randomness: {e}")))?;
     let id = auth::create_user(&mut tx, &body.name, &token, body.admin, &body.permissions).await?;
     tx.commit().await?;
     // The token is shown once; only its hash is stored.

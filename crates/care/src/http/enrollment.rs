@@ -59,7 +59,7 @@ async fn enroll(
             // The work is rolled back; the audit record of the request is still kept.
             drop(tx);
             let errors = serde_json::to_value(error.items()).unwrap_or_default();
-            let mut tx = state.db().begin().await?;
+            let mut tx = state.db().begin_write().await?;
             let row_id =
                 store::insert_request(&mut tx, &request_id, caller.user_id, &payload).await?;
             store::finish_request(&mut tx, row_id, "error", &errors, None).await?;

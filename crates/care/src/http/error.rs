@@ -115,36 +115,15 @@ impl ApiError {
     }
 }
 
-/// Whether a database error is a unique-constraint violation (a client conflict, not a fault).
-pub fn is_unique_violation(e: &sqlx::Error) -> bool {
-    matches!(e, sqlx::Error::Database(db) if db.is_unique_violation())
-}
+pub use slipway_server::sql_error::is_unique_violation;
 
 /// A description of an internal error that is safe to log: database messages can quote
-/// stored values, so only their code is kept.
+/// stored values (patient data), so only their code is kept.
 fn loggable(e: &ApiError) -> String {
     match e {
-        ApiError::Database(sqlx::Error::Database(db)) => {
-            format!("database error code {}", db.code().unwrap_or_default())
-        }
-        ApiError::Database(other) => format!("database error: {}", sqlx_kind(other)),
+        ApiError::Database(e) => slipway_server::sql_error::loggable(e),
         ApiError::Internal(msg) => msg.clone(),
         other => other.to_string(),
-    }
-}
-
-fn sqlx_kind(e: &sqlx::Error) -> &'static str {
-    match e {
-        sqlx::Error::Configuration(_) => "configuration",
-        sqlx::Error::Io(_) => "io",
-        sqlx::Error::Tls(_) => "tls",
-        sqlx::Error::Protocol(_) => "protocol",
-        sqlx::Error::RowNotFound => "row not found",
-        sqlx::Error::ColumnDecode { .. } | sqlx::Error::Decode(_) => "decode",
-        sqlx::Error::PoolTimedOut => "pool timed out",
-        sqlx::Error::PoolClosed => "pool closed",
-        sqlx::Error::Migrate(_) => "migrate",
-        _ => "other",
     }
 }
 

@@ -139,7 +139,7 @@ async fn run(
     if matches!(outcome, Err(ApiError::Database(_) | ApiError::Internal(_))) {
         // Roll the failed work back, then still leave the history record.
         drop(tx);
-        let mut tx = state.db().begin().await?;
+        let mut tx = state.db().begin_write().await?;
         mi::record_history(
             &mut tx,
             req.id,

@@ -8,14 +8,11 @@ pub mod missing_info;
 pub mod openapi;
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{DefaultBodyLimit, Request};
-use axum::http::{HeaderMap, StatusCode, header};
-use axum::middleware::{self, Next};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
@@ -90,57 +87,25 @@ pub fn router(state: AppState) -> Router {
         .nest(&ns, enrollment::router().merge(missing_info::router()))
         .nest("/admin", admin::router())
         .route("/openapi.json", get(openapi::serve))
-        .route("/health", get(|| async { "ok" }));
+        .route("/health", get(slipway_server::http::health));
     let limit = state.inner.max_body_bytes;
     let app = if state.inner.base_path.is_empty() {
         services
     } else {
         Router::new().nest(&state.inner.base_path, services)
     };
-    app.fallback(not_found)
-        .layer(DefaultBodyLimit::max(limit))
-        .layer(middleware::from_fn(log_requests))
-        .with_state(state)
+    slipway_server::http::finish(app.fallback(not_found), limit).with_state(state)
 }
 
 async fn not_found() -> ApiError {
     ApiError::NotFound(error::ErrorItem::new("NOT_FOUND", "no such route", ""))
 }
 
-/// Logs one line per request with a generated request id, the method, the path, the status
-/// and the time taken. Bodies and query strings are never logged.
-async fn log_requests(req: Request, next: Next) -> Response {
-    let started = Instant::now();
-    let id = uuid::Uuid::new_v4();
-    let method = req.method().clone();
-    let path = req.uri().path().to_owned();
-    let mut response = next.run(req).await;
-    if let Ok(v) = header::HeaderValue::from_str(&id.to_string()) {
-        response.headers_mut().insert("x-request-id", v);
-    }
-    tracing::info!(
-        request_id = %id,
-        %method,
-        %path,
-        status = response.status().as_u16(),
-        elapsed_ms = started.elapsed().as_millis() as u64,
-        "request"
-    );
-    response
-}
-
 /// The bearer token of a request, or 401.
 pub(crate) fn bearer(headers: &HeaderMap) -> Result<String, ApiError> {
-    let value = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .ok_or(ApiError::Unauthorized)?;
-    let (scheme, token) = value.split_once(' ').ok_or(ApiError::Unauthorized)?;
-    let token = token.trim();
-    if !scheme.eq_ignore_ascii_case("bearer") || token.is_empty() {
-        return Err(ApiError::Unauthorized);
-    }
-    Ok(token.to_owned())
+    slipway_server::http::bearer(headers)
+        .map(|t| t.expose().to_owned())
+        .ok_or(ApiError::Unauthorized)
 }
 
 /// Opens the request's transaction and authenticates the caller in it.
@@ -149,7 +114,7 @@ pub(crate) async fn begin_as_caller(
     headers: &HeaderMap,
 ) -> Result<(Tx, Caller), ApiError> {
     let token = bearer(headers)?;
-    let mut tx = state.db().begin().await?;
+    let mut tx = state.db().begin_write().await?;
     let caller = load_caller(&mut tx, &token)
         .await?
         .ok_or(ApiError::Unauthorized)?;
@@ -158,10 +123,9 @@ pub(crate) async fn begin_as_caller(
 
 /// The body bytes, or 413 / 400.
 pub(crate) fn body_bytes(body: Result<Bytes, BytesRejection>) -> Result<Bytes, ApiError> {
-    body.map_err(|r| {
-        if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            ApiError::PayloadTooLarge
-        } else {
+    slipway_server::http::body_bytes(body).map_err(|e| match e {
+        slipway_server::http::BodyError::TooLarge => ApiError::PayloadTooLarge,
+        slipway_server::http::BodyError::Unreadable => {
             ApiError::bad_request("INVALID_BODY", "the request body could not be read", "")
         }
     })

@@ -48,7 +48,11 @@ async fn users_get_random_tokens_and_their_permissions_can_change() {
             .await;
         assert_eq!(status, StatusCode::CREATED, "{user}");
         let token = user["token"].as_str().unwrap().to_owned();
-        assert!(token.len() >= 64);
+        // The prefix and 32 random bytes in base64url (43 characters): 256 bits.
+        assert!(
+            token.starts_with("cst_") && token.len() >= 4 + 43,
+            "{token}"
+        );
         let doc = full_enrollment("USR-1");
         assert_eq!(app.enroll(&token, &doc).await.0, StatusCode::FORBIDDEN);
         let grants: Vec<_> = [

@@ -2,11 +2,10 @@
 //! database (a temporary SQLite file, or a fresh PostgreSQL database) loaded with the demo
 //! set, and returns typed helpers per endpoint.
 
-use std::sync::Once;
-
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use slipway_care::{Backend, CareConfig};
+use slipway_server::testing::TestDatabase;
 
 pub const STAFF: &str = "demo-staff";
 pub const ADMIN: &str = "demo-admin";
@@ -16,27 +15,9 @@ pub const ENDED: &str = "5f0c8b8e-1d2a-4c1e-9a57-0a4a5c1d7e02";
 pub const EXPIRED: &str = "5f0c8b8e-1d2a-4c1e-9a57-0a4a5c1d7e03";
 pub const DEMO_PLAN: &str = "DemoRx:DemoCareProgram:DEMO-PATIENT-1:2026-01-15";
 
-/// The backends every test runs on. Without `SLIPWAY_TEST_PG_URL`, PostgreSQL is skipped
-/// with a loud note — or, under CI, the test fails.
+/// The backends every test runs on (PostgreSQL required under CI, skipped loudly otherwise).
 pub fn backends() -> Vec<Backend> {
-    static NOTE: Once = Once::new();
-    let mut out = vec![Backend::Sqlite];
-    if std::env::var("SLIPWAY_TEST_PG_URL").is_ok_and(|v| !v.is_empty()) {
-        out.push(Backend::Postgres);
-    } else if std::env::var_os("CI").is_some() {
-        panic!(
-            "PostgreSQL is required under CI: set SLIPWAY_TEST_PG_URL \
-             (run `eval \"$(bash scripts/care-pg-setup.sh | tail -n 1)\"`)"
-        );
-    } else {
-        NOTE.call_once(|| {
-            eprintln!(
-                "\n!!!!!!!! SKIPPING the PostgreSQL half of the care tests: SLIPWAY_TEST_PG_URL is not set.\n\
-                 !!!!!!!! Run `eval \"$(bash scripts/care-pg-setup.sh | tail -n 1)\"` to include it.\n"
-            );
-        });
-    }
-    out
+    slipway_server::testing::backends("care")
 }
 
 /// A running server and its database.
@@ -45,35 +26,13 @@ pub struct TestApp {
     pub client: reqwest::Client,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     server: Option<tokio::task::JoinHandle<()>>,
-    pg_database: Option<String>,
+    /// Dropped with the app, also when a test panics.
+    pg_database: Option<TestDatabase>,
     _dir: Option<tempfile::TempDir>,
 }
 
 pub async fn spawn_app(backend: Backend) -> TestApp {
     spawn_app_with(backend, |_| {}).await
-}
-
-fn pg_admin_url() -> String {
-    std::env::var("SLIPWAY_TEST_PG_URL").expect("SLIPWAY_TEST_PG_URL")
-}
-
-fn with_database(url: &str, db: &str) -> String {
-    let (head, _) = url
-        .rsplit_once('/')
-        .expect("a PostgreSQL URL with a database");
-    format!("{head}/{db}")
-}
-
-async fn pg_exec(sql: String) {
-    use sqlx::Connection;
-    let mut conn = sqlx::postgres::PgConnection::connect(&pg_admin_url())
-        .await
-        .expect("connect to PostgreSQL");
-    sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
-        .execute(&mut conn)
-        .await
-        .expect("admin SQL");
-    let _ = conn.close().await;
 }
 
 /// Starts a server; `configure` may change the configuration (base path, namespace, …).
@@ -93,10 +52,9 @@ pub async fn spawn_app_with(backend: Backend, configure: impl FnOnce(&mut CareCo
             dir = Some(d);
         }
         Backend::Postgres => {
-            let name = format!("care_test_{}", uuid::Uuid::new_v4().simple());
-            pg_exec(format!("CREATE DATABASE {name}")).await;
-            config.database_url = Some(with_database(&pg_admin_url(), &name));
-            pg_database = Some(name);
+            let database = TestDatabase::create("care_test").await;
+            config.database_url = Some(database.url().to_owned());
+            pg_database = Some(database);
         }
     }
     configure(&mut config);
@@ -140,9 +98,7 @@ impl TestApp {
         if let Some(h) = self.server.take() {
             let _ = h.await;
         }
-        if let Some(db) = self.pg_database.take() {
-            pg_exec(format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)")).await;
-        }
+        drop(self.pg_database.take());
     }
 
     pub fn url(&self, path: &str) -> String {

@@ -182,25 +182,17 @@ impl ApiError {
 /// stored values, so only their code is kept.
 fn loggable(e: &ApiError) -> String {
     match e {
-        ApiError::Database(sqlx::Error::Database(db)) => {
-            format!("database error code {}", db.code().unwrap_or_default())
-        }
-        ApiError::Database(other) => format!("database error: {}", sqlx_kind(other)),
+        ApiError::Database(e) => slipway_server::sql_error::loggable(e),
         other => other.to_string(),
     }
 }
 
-fn sqlx_kind(e: &sqlx::Error) -> &'static str {
-    match e {
-        sqlx::Error::Configuration(_) => "configuration",
-        sqlx::Error::Io(_) => "io",
-        sqlx::Error::Tls(_) => "tls",
-        sqlx::Error::Protocol(_) => "protocol",
-        sqlx::Error::RowNotFound => "row not found",
-        sqlx::Error::ColumnDecode { .. } | sqlx::Error::Decode(_) => "decode",
-        sqlx::Error::PoolTimedOut => "pool timed out",
-        sqlx::Error::PoolClosed => "pool closed",
-        _ => "other",
+impl From<slipway_server::http::BodyError> for ApiError {
+    fn from(e: slipway_server::http::BodyError) -> Self {
+        match e {
+            slipway_server::http::BodyError::TooLarge => ApiError::PayloadTooLarge,
+            slipway_server::http::BodyError::Unreadable => ApiError::InvalidBody(e.to_string()),
+        }
     }
 }
 

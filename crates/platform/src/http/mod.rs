@@ -15,21 +15,17 @@ pub mod status;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{DefaultBodyLimit, Request};
-use axum::http::{HeaderMap, StatusCode, header};
-use axum::middleware::{self, Next};
-use axum::response::Response;
+use axum::http::HeaderMap;
 use axum::routing::get;
 use serde_json::{Map, Value};
 
 use crate::auth::{Caller, Token, authenticate};
 use crate::build::runner::Runner;
-use crate::config::Backend;
+use crate::db::Backend;
 use crate::db::{Db, Tx};
 use crate::deploy::Deployer;
 use crate::logs::presign::UrlSigner;
@@ -200,63 +196,24 @@ pub fn router(state: AppState) -> Router {
         .merge(secrets::router())
         .merge(sharing::router())
         .route("/openapi.json", get(openapi::serve));
-    Router::new()
+    let app = Router::new()
         .nest("/v1", v1)
-        .route("/health", get(|| async { "ok" }))
+        .route("/health", get(slipway_server::http::health))
         .fallback(|| async { ApiError::NoRoute })
-        .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
-        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-        .layer(middleware::from_fn(log_requests))
-        .with_state(state)
-}
-
-/// One log line per request: a generated request id (also sent as `x-request-id`), method,
-/// path, status and time taken.
-async fn log_requests(req: Request, next: Next) -> Response {
-    let started = Instant::now();
-    let id = uuid::Uuid::new_v4();
-    let method = req.method().clone();
-    let path = req.uri().path().to_owned();
-    let mut response = next.run(req).await;
-    if let Ok(v) = header::HeaderValue::from_str(&id.to_string()) {
-        response.headers_mut().insert("x-request-id", v);
-    }
-    tracing::info!(
-        request_id = %id,
-        %method,
-        %path,
-        status = response.status().as_u16(),
-        elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-        "request"
-    );
-    response
+        .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed });
+    slipway_server::http::finish(app, MAX_BODY_BYTES).with_state(state)
 }
 
 /// The bearer token of a request, or 401.
 fn bearer(headers: &HeaderMap) -> Result<Token, ApiError> {
-    let value = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .ok_or(ApiError::Unauthenticated)?;
-    let (scheme, token) = value.split_once(' ').ok_or(ApiError::Unauthenticated)?;
-    let token = token.trim();
-    if !scheme.eq_ignore_ascii_case("bearer") || token.is_empty() {
-        return Err(ApiError::Unauthenticated);
-    }
-    Ok(Token::from_string(token.to_owned()))
+    slipway_server::http::bearer(headers).ok_or(ApiError::Unauthenticated)
 }
 
 /// The body as a JSON object, or 413 / 400.
 pub(crate) fn json_object(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Map<String, Value>, ApiError> {
-    let bytes = body.map_err(|r| {
-        if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            ApiError::PayloadTooLarge
-        } else {
-            ApiError::InvalidBody("the request body could not be read".into())
-        }
-    })?;
+    let bytes = slipway_server::http::body_bytes(body)?;
     match serde_json::from_slice::<Value>(&bytes) {
         Ok(Value::Object(map)) => Ok(map),
         Ok(_) => Err(ApiError::InvalidBody(

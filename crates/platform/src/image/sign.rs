@@ -15,7 +15,7 @@ use sha2::{Digest as _, Sha256};
 use super::oci::Manifest;
 use super::store::{ImageStore, to_json};
 use super::{Digest, ImageError, hex};
-use crate::bootstrap::{restrict_mode, write_secret_file};
+use crate::data_dir::{restrict_to_owner, write_secret_line};
 
 /// Name of the signing key file inside the data directory.
 pub const SIGNING_KEY_FILE: &str = "signing-key";
@@ -59,7 +59,7 @@ impl PlatformKey {
                 let mut seed = [0u8; 32];
                 getrandom::fill(&mut seed)
                     .map_err(|e| ImageError::Key(format!("no OS randomness: {e}")))?;
-                write_secret_file(&path, &STANDARD.encode(seed)).map_err(|e| {
+                write_secret_line(&path, &STANDARD.encode(seed)).map_err(|e| {
                     ImageError::Key(format!("cannot write {}: {e}", path.display()))
                 })?;
                 tracing::info!(path = %path.display(), "created the image signing key");
@@ -82,7 +82,7 @@ impl PlatformKey {
         let seed: [u8; 32] = bytes.try_into().map_err(|_| {
             ImageError::Key(format!("{} does not hold a 32-byte key", path.display()))
         })?;
-        restrict_mode(&path).map_err(|e| ImageError::Key(e.to_string()))?;
+        restrict_to_owner(&path).map_err(|e| ImageError::Key(e.to_string()))?;
         Ok(Self {
             key: SigningKey::from_bytes(&seed),
         })

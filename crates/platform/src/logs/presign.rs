@@ -11,7 +11,7 @@ use base64::engine::general_purpose::STANDARD;
 use hmac::{Hmac, KeyInit as _, Mac as _};
 use sha2::Sha256;
 
-use crate::bootstrap::{restrict_mode, write_secret_file};
+use crate::data_dir::{restrict_to_owner, write_secret_line};
 use crate::error::PlatformError;
 use crate::image::hex;
 
@@ -42,7 +42,7 @@ impl UrlSigner {
             let mut key = [0u8; 32];
             getrandom::fill(&mut key)
                 .map_err(|e| PlatformError::Config(format!("no OS randomness: {e}")))?;
-            write_secret_file(&path, &STANDARD.encode(key))?;
+            write_secret_line(&path, &STANDARD.encode(key))?;
             return Ok(Self { key });
         }
         let text = std::fs::read_to_string(&path)?;
@@ -52,7 +52,7 @@ impl UrlSigner {
         let key: [u8; 32] = bytes.try_into().map_err(|_| {
             PlatformError::Config(format!("{} does not hold a 32-byte key", path.display()))
         })?;
-        restrict_mode(&path)?;
+        restrict_to_owner(&path)?;
         Ok(Self { key })
     }
 

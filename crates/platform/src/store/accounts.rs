@@ -147,7 +147,7 @@ pub async fn create_user(
 
 /// A fresh token, or an error when the operating system has no randomness to give.
 pub fn new_token() -> Result<Token, PlatformError> {
-    Token::generate()
+    Token::generate(crate::auth::TOKEN_PREFIX)
         .map_err(|e| PlatformError::Io(std::io::Error::other(format!("no OS randomness: {e}"))))
 }
 

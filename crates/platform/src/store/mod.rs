@@ -9,7 +9,4 @@ pub mod builds;
 pub mod deployments;
 pub mod secrets;
 
-/// Whether a database error is a unique-constraint violation (a client conflict, not a fault).
-pub fn is_unique_violation(e: &sqlx::Error) -> bool {
-    matches!(e, sqlx::Error::Database(db) if db.is_unique_violation())
-}
+pub use slipway_server::sql_error::is_unique_violation;

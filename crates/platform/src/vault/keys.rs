@@ -17,7 +17,7 @@ use chacha20poly1305::aead::{Aead, Generate, KeyInit, Payload};
 use chacha20poly1305::{XChaCha20Poly1305, XNonce};
 use serde::{Deserialize, Serialize};
 
-use crate::bootstrap::{restrict_mode, write_secret_file};
+use crate::data_dir::{restrict_to_owner, write_secret_line};
 use crate::error::PlatformError;
 
 /// Name of the default key file inside the data directory.
@@ -103,7 +103,7 @@ impl MasterKeys {
             tracing::info!(path = %path.display(), "vault master key created");
             return Ok(made);
         }
-        restrict_mode(path)?;
+        restrict_to_owner(path)?;
         Self::read(path)
     }
 
@@ -170,7 +170,7 @@ impl MasterKeys {
         };
         let text = serde_json::to_string_pretty(&file)
             .map_err(|e| PlatformError::Config(format!("cannot encode the key file: {e}")))?;
-        write_secret_file(&self.path, &text)
+        Ok(write_secret_line(&self.path, &text)?)
     }
 
     /// The id of the key new values are sealed with.

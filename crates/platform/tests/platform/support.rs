@@ -3,56 +3,15 @@
 //! `TestApp` with typed helpers per endpoint.
 
 use std::path::PathBuf;
-use std::sync::Once;
 
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use slipway_platform::{Backend, BuilderKind, NewUser, PlatformConfig};
+use slipway_server::testing::TestDatabase;
 
-/// The backends every test runs on. Without `SLIPWAY_TEST_PG_URL`, PostgreSQL is skipped
-/// with a loud note — or, under CI, the test fails.
+/// The backends every test runs on (PostgreSQL required under CI, skipped loudly otherwise).
 pub fn backends() -> Vec<Backend> {
-    static NOTE: Once = Once::new();
-    let mut out = vec![Backend::Sqlite];
-    if std::env::var("SLIPWAY_TEST_PG_URL").is_ok_and(|v| !v.is_empty()) {
-        out.push(Backend::Postgres);
-    } else if std::env::var_os("CI").is_some() {
-        panic!(
-            "PostgreSQL is required under CI: set SLIPWAY_TEST_PG_URL \
-             (run `eval \"$(bash scripts/care-pg-setup.sh | tail -n 1)\"`)"
-        );
-    } else {
-        NOTE.call_once(|| {
-            eprintln!(
-                "\n!!!!!!!! SKIPPING the PostgreSQL half of the platform tests: SLIPWAY_TEST_PG_URL is not set.\n\
-                 !!!!!!!! Run `eval \"$(bash scripts/care-pg-setup.sh | tail -n 1)\"` to include it.\n"
-            );
-        });
-    }
-    out
-}
-
-fn pg_admin_url() -> String {
-    std::env::var("SLIPWAY_TEST_PG_URL").expect("SLIPWAY_TEST_PG_URL")
-}
-
-fn with_database(url: &str, db: &str) -> String {
-    let (head, _) = url
-        .rsplit_once('/')
-        .expect("a PostgreSQL URL with a database");
-    format!("{head}/{db}")
-}
-
-async fn pg_exec(sql: String) {
-    use sqlx::Connection;
-    let mut conn = sqlx::postgres::PgConnection::connect(&pg_admin_url())
-        .await
-        .expect("connect to PostgreSQL");
-    sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
-        .execute(&mut conn)
-        .await
-        .expect("admin SQL");
-    let _ = conn.close().await;
+    slipway_server::testing::backends("platform")
 }
 
 /// A status and a JSON body (Null when the body is empty or not JSON).
@@ -69,7 +28,8 @@ pub struct TestApp {
     pub gateway: Option<std::net::SocketAddr>,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     server: Option<tokio::task::JoinHandle<()>>,
-    pg_database: Option<String>,
+    /// Dropped with the app, also when a test panics.
+    pg_database: Option<TestDatabase>,
     dir: tempfile::TempDir,
 }
 
@@ -94,10 +54,9 @@ pub async fn spawn_app_configured(
     configure(&mut config);
     let mut pg_database = None;
     if backend == Backend::Postgres {
-        let name = format!("platform_test_{}", uuid::Uuid::new_v4().simple());
-        pg_exec(format!("CREATE DATABASE {name}")).await;
-        config.database_url = Some(with_database(&pg_admin_url(), &name));
-        pg_database = Some(name);
+        let database = TestDatabase::create("platform_test").await;
+        config.database_url = Some(database.url().to_owned());
+        pg_database = Some(database);
     }
     let mut app = TestApp {
         base: String::new(),
@@ -153,12 +112,10 @@ impl TestApp {
         self.start().await;
     }
 
-    /// Stops the server and drops a PostgreSQL test database.
+    /// Stops the server, then drops a PostgreSQL test database.
     pub async fn finish(mut self) {
         self.stop().await;
-        if let Some(db) = self.pg_database.take() {
-            pg_exec(format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)")).await;
-        }
+        drop(self.pg_database.take());
     }
 
     pub fn data_dir(&self) -> PathBuf {

@@ -1,0 +1,316 @@
+//! The database of a server: one pool over SQLite or PostgreSQL through sqlx's `Any` driver
+//! (one SQL text with `$1` placeholders serves both), and the one way both servers start a
+//! transaction.
+//!
+//! **Write strategy.** SQLite allows one writer at a time. Left to its busy handler,
+//! concurrent writers poll and retry, which made tail latency hundreds of milliseconds under
+//! load; so on SQLite every write transaction first takes an in-process FIFO queue (a fair
+//! `tokio` mutex) and then `BEGIN IMMEDIATE`, which takes SQLite's write lock at once: a
+//! deferred transaction that read first could fail with a stale snapshot when it later tries
+//! to write. The busy timeout stays as the guard against a second process. PostgreSQL has
+//! row locks and needs neither.
+
+use std::ops::{Deref, DerefMut};
+use std::sync::Arc;
+use std::time::Duration;
+
+use sqlx::any::AnyPoolOptions;
+use sqlx::migrate::{MigrateError, Migrator};
+use sqlx::{Any, AnyConnection, AnyPool};
+use tokio::sync::{Mutex, OwnedMutexGuard};
+
+/// How long a write transaction waits for its turn in the SQLite queue before it gives up
+/// with [`sqlx::Error::PoolTimedOut`] (the same as the pool's acquire timeout): a bounded wait
+/// turns a mistake such as a nested write transaction into an error instead of a hang.
+const QUEUE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Which database a URL names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// A SQLite file in WAL mode.
+    Sqlite,
+    /// A PostgreSQL server.
+    Postgres,
+}
+
+impl Backend {
+    /// The backend a database URL names: `sqlite:…`, or `postgres://…` / `postgresql://…`.
+    pub fn from_url(url: &str) -> Result<Self, ConnectError> {
+        if url.starts_with("sqlite:") {
+            Ok(Self::Sqlite)
+        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            Ok(Self::Postgres)
+        } else {
+            Err(ConnectError::UnsupportedUrl)
+        }
+    }
+}
+
+/// Why a pool could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    /// The URL names no supported database.
+    #[error("the database URL must start with sqlite:, postgres:// or postgresql://")]
+    UnsupportedUrl,
+    /// The database refused or could not be reached.
+    #[error("cannot open the database: {0}")]
+    Database(#[from] sqlx::Error),
+}
+
+/// What differs between the two servers' pools.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// `PRAGMA foreign_keys = ON` on SQLite (the platform relies on cascades; the care
+    /// schema predates it and does not).
+    pub sqlite_foreign_keys: bool,
+}
+
+/// The transaction a request (or an administrative call) runs in. A write transaction on
+/// SQLite also holds its place in the writer queue until it commits, rolls back or drops.
+pub struct Tx {
+    inner: sqlx::Transaction<'static, Any>,
+    _turn: Option<OwnedMutexGuard<()>>,
+}
+
+impl std::fmt::Debug for Tx {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tx")
+            .field("queued_writer", &self._turn.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Tx {
+    /// Commits, then gives the writer queue to the next transaction.
+    pub async fn commit(self) -> Result<(), sqlx::Error> {
+        self.inner.commit().await
+    }
+
+    /// Rolls back, then gives the writer queue to the next transaction.
+    pub async fn rollback(self) -> Result<(), sqlx::Error> {
+        self.inner.rollback().await
+    }
+}
+
+impl Deref for Tx {
+    type Target = AnyConnection;
+    fn deref(&self) -> &AnyConnection {
+        &self.inner
+    }
+}
+
+impl DerefMut for Tx {
+    fn deref_mut(&mut self) -> &mut AnyConnection {
+        &mut self.inner
+    }
+}
+
+/// The pool, what it talks to, and (on SQLite) the writer queue.
+#[derive(Debug, Clone)]
+pub struct Db {
+    pool: AnyPool,
+    backend: Backend,
+    writers: Option<Arc<Mutex<()>>>,
+}
+
+impl Db {
+    /// Opens a pool. A SQLite file is created if missing and put in WAL mode with
+    /// `synchronous = NORMAL` (durable across a process crash; the last transactions can be
+    /// lost only to a power failure) and a busy timeout.
+    pub async fn connect(url: &str, options: Options) -> Result<Self, ConnectError> {
+        sqlx::any::install_default_drivers();
+        let backend = Backend::from_url(url)?;
+        let pool = match backend {
+            Backend::Sqlite => {
+                let url = if url.contains('?') {
+                    url.to_owned()
+                } else {
+                    format!("{url}?mode=rwc")
+                };
+                AnyPoolOptions::new()
+                    .max_connections(8)
+                    .acquire_timeout(QUEUE_TIMEOUT)
+                    .after_connect(move |conn, _meta| {
+                        Box::pin(async move {
+                            let mut pragmas = vec![
+                                "PRAGMA journal_mode = WAL",
+                                "PRAGMA synchronous = NORMAL",
+                                "PRAGMA busy_timeout = 10000",
+                            ];
+                            if options.sqlite_foreign_keys {
+                                pragmas.push("PRAGMA foreign_keys = ON");
+                            }
+                            for pragma in pragmas {
+                                sqlx::query(pragma).execute(&mut *conn).await?;
+                            }
+                            Ok(())
+                        })
+                    })
+                    .connect(&url)
+                    .await?
+            }
+            Backend::Postgres => {
+                AnyPoolOptions::new()
+                    .max_connections(16)
+                    .acquire_timeout(QUEUE_TIMEOUT)
+                    .connect(url)
+                    .await?
+            }
+        };
+        let writers = (backend == Backend::Sqlite).then(|| Arc::new(Mutex::new(())));
+        Ok(Self {
+            pool,
+            backend,
+            writers,
+        })
+    }
+
+    /// Runs the migrations of `migrator` that have not run yet.
+    pub async fn migrate(&self, migrator: &Migrator) -> Result<(), MigrateError> {
+        migrator.run(&self.pool).await
+    }
+
+    /// Which database this is.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// The pool, for what a transaction does not fit (benchmarks, `VACUUM`).
+    pub fn pool(&self) -> &AnyPool {
+        &self.pool
+    }
+
+    /// Starts a transaction that only reads (never queued: WAL readers do not block).
+    pub async fn begin_read(&self) -> Result<Tx, sqlx::Error> {
+        Ok(Tx {
+            inner: self.pool.begin().await?,
+            _turn: None,
+        })
+    }
+
+    /// Starts a transaction that will write: on SQLite it waits for its turn in the writer
+    /// queue, then `BEGIN IMMEDIATE`.
+    pub async fn begin_write(&self) -> Result<Tx, sqlx::Error> {
+        let turn = match &self.writers {
+            Some(queue) => Some(
+                tokio::time::timeout(QUEUE_TIMEOUT, queue.clone().lock_owned())
+                    .await
+                    .map_err(|_| sqlx::Error::PoolTimedOut)?,
+            ),
+            None => None,
+        };
+        let inner = match self.backend {
+            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
+            Backend::Postgres => self.pool.begin().await?,
+        };
+        Ok(Tx { inner, _turn: turn })
+    }
+
+    /// Closes every connection (SQLite checkpoints its WAL on the last close).
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sqlx::Row;
+
+    #[test]
+    fn urls_name_their_backend_and_others_are_refused() {
+        assert_eq!(Backend::from_url("sqlite://x.db").unwrap(), Backend::Sqlite);
+        assert_eq!(
+            Backend::from_url("sqlite::memory:").unwrap(),
+            Backend::Sqlite
+        );
+        for pg in ["postgres://u@h/db", "postgresql://u@h/db"] {
+            assert_eq!(Backend::from_url(pg).unwrap(), Backend::Postgres);
+        }
+        for bad in ["mysql://x", "postgres:db", "", "SQLITE:x"] {
+            assert!(
+                matches!(Backend::from_url(bad), Err(ConnectError::UnsupportedUrl)),
+                "{bad}"
+            );
+        }
+    }
+
+    async fn sqlite(dir: &tempfile::TempDir) -> Db {
+        let url = format!("sqlite://{}", dir.path().join("t.sqlite3").display());
+        let db = Db::connect(
+            &url,
+            Options {
+                sqlite_foreign_keys: true,
+            },
+        )
+        .await
+        .unwrap();
+        let mut tx = db.begin_write().await.unwrap();
+        sqlx::query("CREATE TABLE counter (n BIGINT NOT NULL)")
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+        sqlx::query("INSERT INTO counter (n) VALUES (0)")
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+        db
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn concurrent_sqlite_writers_queue_and_none_is_lost() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = sqlite(&dir).await;
+        let mut tasks = Vec::new();
+        for _ in 0..32 {
+            let db = db.clone();
+            tasks.push(tokio::spawn(async move {
+                let mut tx = db.begin_write().await?;
+                let n: i64 = sqlx::query("SELECT n FROM counter")
+                    .fetch_one(&mut *tx)
+                    .await?
+                    .try_get(0)?;
+                tokio::task::yield_now().await;
+                sqlx::query("UPDATE counter SET n = $1")
+                    .bind(n + 1)
+                    .execute(&mut *tx)
+                    .await?;
+                tx.commit().await
+            }));
+        }
+        for t in tasks {
+            t.await.unwrap().unwrap();
+        }
+        let mut tx = db.begin_read().await.unwrap();
+        let n: i64 = sqlx::query("SELECT n FROM counter")
+            .fetch_one(&mut *tx)
+            .await
+            .unwrap()
+            .try_get(0)
+            .unwrap();
+        assert_eq!(n, 32, "every read-modify-write ran alone");
+    }
+
+    #[tokio::test]
+    async fn a_dropped_write_transaction_rolls_back_and_frees_the_queue() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = sqlite(&dir).await;
+        {
+            let mut tx = db.begin_write().await.unwrap();
+            sqlx::query("UPDATE counter SET n = 7")
+                .execute(&mut *tx)
+                .await
+                .unwrap();
+        }
+        let mut tx = db.begin_write().await.unwrap();
+        let n: i64 = sqlx::query("SELECT n FROM counter")
+            .fetch_one(&mut *tx)
+            .await
+            .unwrap()
+            .try_get(0)
+            .unwrap();
+        assert_eq!(n, 0);
+        tx.rollback().await.unwrap();
+    }
+}

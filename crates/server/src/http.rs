@@ -1,0 +1,111 @@
+//! HTTP plumbing both servers put around their routes: one log line per request, the bearer
+//! token of a request, the body limit and the `/health` answer. Each service keeps its own
+//! error type and maps [`BodyError`] and a missing token into it.
+
+use std::time::Instant;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{DefaultBodyLimit, Request};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::Response;
+
+use crate::token::Token;
+
+/// Wraps a service's routes in what every request gets: bodies over `body_limit` bytes are
+/// refused (handlers see a [`BodyError::TooLarge`]) and each request is logged by
+/// [`log_requests`]. Call it before `with_state`.
+pub fn finish<S: Clone + Send + Sync + 'static>(router: Router<S>, body_limit: usize) -> Router<S> {
+    router
+        .layer(DefaultBodyLimit::max(body_limit))
+        .layer(middleware::from_fn(log_requests))
+}
+
+/// The answer of `GET …/health`.
+pub async fn health() -> &'static str {
+    "ok"
+}
+
+/// Logs one line per request: a generated request id (also sent back as `x-request-id`),
+/// the method, the path, the status and the time taken. Never headers, bodies or query
+/// strings, so neither tokens nor patient data nor secrets can reach a log this way.
+pub async fn log_requests(req: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let id = uuid::Uuid::new_v4();
+    let method = req.method().clone();
+    let path = req.uri().path().to_owned();
+    let mut response = next.run(req).await;
+    if let Ok(v) = HeaderValue::from_str(&id.to_string()) {
+        response.headers_mut().insert("x-request-id", v);
+    }
+    tracing::info!(
+        request_id = %id,
+        %method,
+        %path,
+        status = response.status().as_u16(),
+        elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        "request"
+    );
+    response
+}
+
+/// The token of an `Authorization: Bearer <token>` header (scheme case-insensitive), or
+/// `None` when there is none or it is empty.
+pub fn bearer(headers: &HeaderMap) -> Option<Token> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty())
+        .then(|| Token::from_string(token.to_owned()))
+}
+
+/// Why a request body could not be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum BodyError {
+    /// Over the body limit (answer 413).
+    #[error("the request body is too large")]
+    TooLarge,
+    /// Cut off or otherwise unreadable (answer 400).
+    #[error("the request body could not be read")]
+    Unreadable,
+}
+
+/// The body bytes of a `Result<Bytes, BytesRejection>` extractor.
+pub fn body_bytes(body: Result<Bytes, BytesRejection>) -> Result<Bytes, BodyError> {
+    body.map_err(|r| {
+        if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            BodyError::TooLarge
+        } else {
+            BodyError::Unreadable
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(value: &str) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert(header::AUTHORIZATION, HeaderValue::from_str(value).unwrap());
+        h
+    }
+
+    #[test]
+    fn bearer_tokens_are_read_and_malformed_headers_refused() {
+        assert_eq!(
+            bearer(&headers("Bearer abc")).map(|t| t.expose().to_owned()),
+            Some("abc".into())
+        );
+        assert_eq!(
+            bearer(&headers("bearer  abc ")).map(|t| t.expose().to_owned()),
+            Some("abc".into())
+        );
+        for bad in ["Basic abc", "Bearer", "Bearer   ", "abc"] {
+            assert!(bearer(&headers(bad)).is_none(), "{bad}");
+        }
+        assert!(bearer(&HeaderMap::new()).is_none());
+    }
+}

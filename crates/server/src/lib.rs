@@ -1,0 +1,24 @@
+//! What both Slipway servers (the platform and the care service) need from a server and
+//! must not each write again: the database connection and its one write strategy
+//! ([`db`]), the clock ([`clock`]), which SQL errors mean what and what of them may be logged
+//! ([`sql_error`]), request logging, bearer tokens and body limits ([`http`]), serving until a
+//! signal ([`serve`]), the one atomic file write ([`file`]) and token generation and hashing
+//! ([`token`]). With the `testing` feature, [`testing`] gives tests their databases.
+//!
+//! Not here: each service's error enum and wire format (care answers an array of
+//! `{errorCode, message, fields}`, the platform `{"error": {code, message, field}}`), its
+//! migrations and its routes. This crate knows nothing of either service.
+
+pub mod clock;
+#[cfg(feature = "db")]
+pub mod db;
+pub mod file;
+#[cfg(feature = "http")]
+pub mod http;
+#[cfg(feature = "http")]
+pub mod serve;
+#[cfg(feature = "db")]
+pub mod sql_error;
+#[cfg(feature = "testing")]
+pub mod testing;
+pub mod token;
