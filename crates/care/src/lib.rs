@@ -13,6 +13,7 @@ mod error;
 mod fields;
 mod http;
 mod missing_info;
+mod violation;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

@@ -11,10 +11,11 @@ use axum::routing::post;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::error::{ApiError, ErrorItem};
+use super::error::ApiError;
 use super::{AppState, begin_as_caller, body_bytes, json};
 use crate::enrollment::store::{self, RecordChange};
 use crate::enrollment::validate::{self, Rejection, codes};
+use crate::violation::Violation;
 
 /// Routes of the enrollment service (nested under `{base}/{ns}`).
 pub fn router() -> Router<AppState> {
@@ -80,7 +81,7 @@ async fn process(
 ) -> Result<Response, ApiError> {
     let row_id = store::insert_request(tx, request_id, caller.user_id, payload).await?;
     let outcome = match serde_json::from_slice::<Value>(body) {
-        Err(e) => Err(Rejection::Invalid(vec![ErrorItem::new(
+        Err(e) => Err(Rejection::Invalid(vec![Violation::new(
             codes::INVALID_JSON,
             format!(
                 "the request body is not valid JSON (line {}, column {})",
@@ -123,10 +124,11 @@ async fn process(
             Ok(json(StatusCode::OK, &body))
         }
         Err(rejection) => {
-            let (label, error) = match rejection {
-                Rejection::Invalid(items) => ("rejected", ApiError::BadRequest(items)),
-                Rejection::Forbidden(items) => ("forbidden", ApiError::Forbidden(items)),
+            let label = match rejection {
+                Rejection::Invalid(_) => "rejected",
+                Rejection::Forbidden(_) => "forbidden",
             };
+            let error = ApiError::from(rejection);
             let errors = serde_json::to_value(error.items()).unwrap_or_default();
             store::finish_request(tx, row_id, label, &errors, None).await?;
             tracing::info!(

@@ -6,6 +6,9 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
+use crate::enrollment::validate::Rejection;
+use crate::violation::Violation;
+
 /// One entry of an error body.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -31,6 +34,20 @@ impl ErrorItem {
             },
         }
     }
+}
+
+impl From<Violation> for ErrorItem {
+    fn from(v: Violation) -> Self {
+        Self {
+            error_code: v.code,
+            message: v.message,
+            fields: v.fields,
+        }
+    }
+}
+
+fn items(violations: Vec<Violation>) -> Vec<ErrorItem> {
+    violations.into_iter().map(ErrorItem::from).collect()
 }
 
 /// Every way a request can fail.
@@ -120,6 +137,16 @@ pub fn is_unique_violation(e: &sqlx::Error) -> bool {
     matches!(e, sqlx::Error::Database(db) if db.is_unique_violation())
 }
 
+/// An enrollment's rule violations are 400, its missing permissions 403.
+impl From<Rejection> for ApiError {
+    fn from(r: Rejection) -> Self {
+        match r {
+            Rejection::Invalid(v) => ApiError::BadRequest(items(v)),
+            Rejection::Forbidden(v) => ApiError::Forbidden(items(v)),
+        }
+    }
+}
+
 /// A description of an internal error that is safe to log: database messages can quote
 /// stored values, so only their code is kept.
 fn loggable(e: &ApiError) -> String {
@@ -204,5 +231,22 @@ mod tests {
             assert_eq!(status.as_u16(), code);
             assert!(body.is_array());
         }
+    }
+
+    #[tokio::test]
+    async fn domain_violations_keep_the_wire_format() {
+        let v = Violation {
+            code: "STRING_TOO_LONG",
+            message: "too long".into(),
+            fields: vec!["a.b".into(), "a.c".into()],
+        };
+        let (status, body) = body_of(Rejection::Invalid(vec![v.clone()]).into()).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert_eq!(
+            body,
+            serde_json::json!([{"errorCode": "STRING_TOO_LONG", "message": "too long", "fields": ["a.b", "a.c"]}])
+        );
+        let (status, _) = body_of(Rejection::Forbidden(vec![v]).into()).await;
+        assert_eq!(status, StatusCode::FORBIDDEN);
     }
 }
