@@ -13,8 +13,9 @@ use serde_json::Value;
 
 use super::error::ApiError;
 use super::{AppState, begin_as_caller, body_bytes, json};
-use crate::enrollment::store::{self, RecordChange};
 use crate::enrollment::validate::{self, Rejection, codes};
+use crate::store::enrollment::{self as store, RecordChange};
+use crate::store::erx;
 use crate::violation::Violation;
 
 /// Routes of the enrollment service (nested under `{base}/{ns}`).
@@ -62,8 +63,8 @@ async fn enroll(
             let errors = serde_json::to_value(error.items()).unwrap_or_default();
             let mut tx = state.db().begin().await?;
             let row_id =
-                store::insert_request(&mut tx, &request_id, caller.user_id, &payload).await?;
-            store::finish_request(&mut tx, row_id, "error", &errors, None).await?;
+                erx::insert_request(&mut tx, &request_id, caller.user_id, &payload).await?;
+            erx::finish_request(&mut tx, row_id, "error", &errors, None).await?;
             tx.commit().await?;
             Err(error)
         }
@@ -79,7 +80,7 @@ async fn process(
     payload: &str,
     body: &[u8],
 ) -> Result<Response, ApiError> {
-    let row_id = store::insert_request(tx, request_id, caller.user_id, payload).await?;
+    let row_id = erx::insert_request(tx, request_id, caller.user_id, payload).await?;
     let outcome = match serde_json::from_slice::<Value>(body) {
         Err(e) => Err(Rejection::Invalid(vec![Violation::new(
             codes::INVALID_JSON,
@@ -108,8 +109,7 @@ async fn process(
         Ok(enrollment) => {
             let records = store::store(tx, &enrollment).await?;
             let plan = enrollment.care_plan_external_id();
-            store::finish_request(tx, row_id, "success", &Value::Array(vec![]), Some(&plan))
-                .await?;
+            erx::finish_request(tx, row_id, "success", &Value::Array(vec![]), Some(&plan)).await?;
             let created = records
                 .iter()
                 .filter(|r| r.result == crate::db::Change::Created)
@@ -130,7 +130,7 @@ async fn process(
             };
             let error = ApiError::from(rejection);
             let errors = serde_json::to_value(error.items()).unwrap_or_default();
-            store::finish_request(tx, row_id, label, &errors, None).await?;
+            erx::finish_request(tx, row_id, label, &errors, None).await?;
             tracing::info!(
                 errors = error.items().len(),
                 status = error.status().as_u16(),

@@ -1,12 +1,18 @@
 //! The one HTTP error type of the care service and its JSON body: an array of
 //! `{"errorCode", "message", "fields"}`. Internal errors are logged without details that
 //! could carry patient data and are never sent to the client.
+//!
+//! Domain code reports [`Violation`]s, [`RequestError`]s and [`Rejection`]s and the store
+//! [`StoreError`]s; the `From` conversions below are the one place they become statuses and
+//! wire entries.
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
 use crate::enrollment::validate::Rejection;
+use crate::missing_info::RequestError;
+use crate::store::StoreError;
 use crate::violation::Violation;
 
 /// One entry of an error body.
@@ -132,9 +138,23 @@ impl ApiError {
     }
 }
 
-/// Whether a database error is a unique-constraint violation (a client conflict, not a fault).
-pub fn is_unique_violation(e: &sqlx::Error) -> bool {
-    matches!(e, sqlx::Error::Database(db) if db.is_unique_violation())
+/// A lone broken rule of a request body or path: 400.
+impl From<Violation> for ApiError {
+    fn from(v: Violation) -> Self {
+        ApiError::BadRequest(vec![v.into()])
+    }
+}
+
+/// Store faults are 500. A [`StoreError::Duplicate`] that reaches here is one the handler did
+/// not expect, so a fault too; handlers that expect one map it to their own 409.
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Database(e) => ApiError::Database(e),
+            StoreError::Corrupt(what) => ApiError::Internal(what.to_owned()),
+            other @ StoreError::Duplicate { .. } => ApiError::Internal(other.to_string()),
+        }
+    }
 }
 
 /// An enrollment's rule violations are 400, its missing permissions 403.
@@ -143,6 +163,19 @@ impl From<Rejection> for ApiError {
         match r {
             Rejection::Invalid(v) => ApiError::BadRequest(items(v)),
             Rejection::Forbidden(v) => ApiError::Forbidden(items(v)),
+        }
+    }
+}
+
+/// Refusals of a missing-information call: 409, 404, 403, 412.
+impl From<RequestError> for ApiError {
+    fn from(e: RequestError) -> Self {
+        match e {
+            RequestError::NotActive(v) => ApiError::Conflict(v.into()),
+            RequestError::Missing(v) => ApiError::NotFound(v.into()),
+            RequestError::Forbidden(v) => ApiError::Forbidden(items(v)),
+            RequestError::Unfulfilled(v) => ApiError::PreconditionFailed(items(v)),
+            RequestError::Store(e) => e.into(),
         }
     }
 }

@@ -1,0 +1,56 @@
+//! The store layer: every SQL statement of the care services, one module per kind of record.
+//! Functions take the request's transaction and typed domain values, and return typed rows
+//! or a [`StoreError`]; they apply no business rule and know nothing of HTTP.
+//!
+//! Two exceptions stay where they are: `db.rs` (pool, transactions, the generic upsert by
+//! external ID) and the caller/token queries of `auth.rs` (`load_caller`, `create_user`,
+//! grants), which move with the token plumbing; [`users`] re-exports the latter.
+//! The enrollment's persistence (formerly `enrollment/store.rs`) lives here too, as
+//! [`enrollment`] and [`erx`], so that all SQL is under `store/`.
+
+pub mod data_requests;
+pub mod enrollment;
+pub mod erx;
+pub mod groups;
+pub mod objects;
+pub mod records;
+pub mod reference;
+pub mod stats;
+pub mod users;
+
+/// Why a store function failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database failed (a fault, not a client error).
+    #[error("database error")]
+    Database(#[from] sqlx::Error),
+    /// A unique key given in the input is already taken; `index` is the position of the
+    /// offending item in the input list.
+    #[error("duplicate key at input index {index}")]
+    Duplicate {
+        /// Position of the item in the input list.
+        index: usize,
+    },
+    /// Stored data cannot be read back as a domain value (a fault).
+    #[error("{0}")]
+    Corrupt(&'static str),
+}
+
+/// Results of the store layer.
+pub type Result<T> = std::result::Result<T, StoreError>;
+
+/// Whether a database error is a unique-constraint violation (a client conflict, not a
+/// fault). The one place that inspects database errors for it.
+pub fn is_unique_violation(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::Database(db) if db.is_unique_violation())
+}
+
+/// Serialises a list of strings as the JSON text the schema stores (`[]` if it cannot).
+fn json_list(items: &[String]) -> String {
+    serde_json::to_string(items).unwrap_or_else(|_| "[]".into())
+}
+
+/// A picklist as stored: `NULL` when empty, else a JSON array.
+fn picklist_text(values: &[String]) -> Option<String> {
+    (!values.is_empty()).then(|| serde_json::to_string(values).unwrap_or_default())
+}
