@@ -54,3 +54,67 @@ fn json_list(items: &[String]) -> String {
 fn picklist_text(values: &[String]) -> Option<String> {
     (!values.is_empty()).then(|| serde_json::to_string(values).unwrap_or_default())
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).expect("read src dir") {
+            let path = entry.expect("dir entry").path();
+            if path.is_dir() {
+                rust_files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+
+    /// Architecture invariant: SQL lives in the store layer (and `db.rs`/`auth.rs`), never in
+    /// the HTTP layer; and only the HTTP layer knows HTTP (no other module imports it).
+    #[test]
+    fn http_holds_no_sql_and_nothing_else_imports_http() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let http = src.join("http");
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        assert!(
+            files.iter().any(|f| f.starts_with(&http)),
+            "no http files found"
+        );
+        // Spelled in pieces so that this file does not match its own needles.
+        let import = concat!("crate::", "http");
+        let sql = [
+            concat!("sqlx::", "query"),
+            concat!("sqlx::", "raw_sql"),
+            concat!("AssertSql", "Safe"),
+            concat!("SELECT", " "),
+            concat!("INSERT", " "),
+            concat!("UPDATE", " "),
+            concat!("DELETE", " FROM"),
+        ];
+        let mut problems = Vec::new();
+        for file in &files {
+            let text = std::fs::read_to_string(file).expect("read source file");
+            let name = file
+                .strip_prefix(&src)
+                .unwrap_or(file)
+                .display()
+                .to_string();
+            if file.starts_with(&http) {
+                for needle in sql {
+                    if text.contains(needle) {
+                        problems.push(format!("{name} contains SQL ({needle:?})"));
+                    }
+                }
+            } else if text.contains(import) {
+                problems.push(format!("{name} imports the HTTP layer ({import})"));
+            }
+        }
+        assert!(
+            problems.is_empty(),
+            "layering broken:\n{}",
+            problems.join("\n")
+        );
+    }
+}
