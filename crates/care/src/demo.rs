@@ -5,9 +5,12 @@ use serde_json::json;
 
 use crate::auth::{self, Caller, Flags, Grant, objects};
 use crate::db::Db;
-use crate::enrollment::{store, validate};
+use crate::enrollment::validate;
 use crate::error::CareError;
-use crate::http::admin::{self, DataRequestBody, GroupBody, GroupFieldBody};
+use crate::fields::{FieldDef, FieldType};
+use crate::missing_info::{DataRequestInput, Group, GroupField};
+use crate::store;
+use crate::store::reference::{Named, Product};
 
 /// eRX vendor API name.
 pub const VENDOR: &str = "DemoRx";
@@ -36,71 +39,44 @@ pub async fn load(db: &Db) -> Result<(), CareError> {
         tracing::info!("demo data set already present");
         return Ok(());
     }
-    let users: i64 = sqlx::Row::try_get(
-        &sqlx::query("SELECT COUNT(*) FROM app_user")
-            .fetch_one(&mut *tx)
-            .await?,
-        0,
-    )?;
-    let vendors: i64 = sqlx::Row::try_get(
-        &sqlx::query("SELECT COUNT(*) FROM vendor")
-            .fetch_one(&mut *tx)
-            .await?,
-        0,
-    )?;
+    let users = store::users::count(&mut tx).await?;
+    let vendors = store::reference::count_named(&mut tx, Named::Vendor).await?;
     if users > 0 || vendors > 0 {
         return Err(CareError::DemoNeedsEmptyDatabase);
     }
-    let ts = crate::db::now();
-    for (sql, a, b) in [
-        (
-            "INSERT INTO vendor (api_name, name, created_at) VALUES ($1, $2, $3)",
-            VENDOR,
-            "Demo eRx vendor",
-        ),
-        (
-            "INSERT INTO program (api_name, name, created_at) VALUES ($1, $2, $3)",
-            PROGRAM,
-            "Demo Care Program",
-        ),
-        (
-            "INSERT INTO data_use_purpose (external_id, name, created_at) VALUES ($1, $2, $3)",
-            "DUP-TREATMENT",
-            "Treatment",
-        ),
-        (
-            "INSERT INTO data_use_purpose (external_id, name, created_at) VALUES ($1, $2, $3)",
-            "DUP-MARKETING",
-            "Marketing",
-        ),
+    for (kind, key, name) in [
+        (Named::Vendor, VENDOR, "Demo eRx vendor"),
+        (Named::Program, PROGRAM, "Demo Care Program"),
+        (Named::DataUsePurpose, "DUP-TREATMENT", "Treatment"),
+        (Named::DataUsePurpose, "DUP-MARKETING", "Marketing"),
     ] {
-        sqlx::query(sql)
-            .bind(a)
-            .bind(b)
-            .bind(ts)
-            .execute(&mut *tx)
-            .await?;
+        store::reference::put_named(&mut tx, kind, key, name).await?;
     }
     for (code, name) in [
         ("PROD-1001", "Demozumab 10 mg"),
         ("PROD-1002", "Demozumab 20 mg"),
     ] {
-        sqlx::query("INSERT INTO product (product_code, name, program_api_name, created_at) VALUES ($1, $2, $3, $4)")
-            .bind(code)
-            .bind(name)
-            .bind(PROGRAM)
-            .bind(ts)
-            .execute(&mut *tx)
-            .await?;
+        let product = Product {
+            code: code.into(),
+            name: name.into(),
+            program_api_name: PROGRAM.into(),
+        };
+        store::reference::put_product(&mut tx, &product).await?;
     }
-    admin::demo_object_config(
+    let def = |ty, length| FieldDef {
+        ty,
+        length,
+        scale: None,
+        picklist: vec![],
+    };
+    store::objects::put(
         &mut tx,
         "AdverseEvent",
         true,
-        &["Serious", "NonSerious"],
+        &["Serious".into(), "NonSerious".into()],
         &[
-            ("description", "STRING", Some(255), None),
-            ("onsetDate", "DATE", None, None),
+            ("description".into(), def(FieldType::String, Some(255))),
+            ("onsetDate".into(), def(FieldType::Date, None)),
         ],
     )
     .await?;
@@ -145,7 +121,7 @@ pub async fn load(db: &Db) -> Result<(), CareError> {
         "consents": [{ "id": "DEMO-CONSENT-1", "name": "DUP-TREATMENT consent", "effectiveDate": "2026-01-15" }],
         "prescriptions": [{ "id": "DEMO-RX-1", "drugNdc": "PROD-1001", "quantity": "30", "numberOfRefills": 2 }]
     });
-    let catalog = store::load_catalog(&mut tx, VENDOR, PROGRAM).await?;
+    let catalog = store::enrollment::load_catalog(&mut tx, VENDOR, PROGRAM).await?;
     let settings = validate::Settings {
         contact_types: crate::DEFAULT_CONTACT_TYPES
             .iter()
@@ -158,32 +134,58 @@ pub async fn load(db: &Db) -> Result<(), CareError> {
     };
     let enrollment = validate::validate(&doc, &catalog, &settings, &Caller::system())
         .map_err(|_| CareError::Config("the built-in demo enrollment is invalid".into()))?;
-    store::store(&mut tx, &enrollment).await?;
+    store::enrollment::store(&mut tx, &enrollment).await?;
     let plan = enrollment.care_plan_external_id();
 
+    let group = group();
+    store::groups::put(&mut tx, GROUP, &group)
+        .await
+        .map_err(|_| CareError::Config("could not store the demo group".into()))?;
+    for (uuid, status, expiration) in [
+        (ACTIVE_REQUEST, "Active", "2099-12-31"),
+        (ENDED_REQUEST, "Ended", "2099-12-31"),
+        (EXPIRED_REQUEST, "Active", "2020-01-01"),
+    ] {
+        let input = DataRequestInput {
+            care_plan_external_id: plan.clone(),
+            group_external_id: GROUP.into(),
+            status: status.into(),
+            expiration_date: expiration.into(),
+        };
+        store::data_requests::put(&mut tx, uuid, &input).await?;
+    }
+    tx.commit().await?;
+    tracing::info!("demo data set loaded");
+    Ok(())
+}
+
+/// The demo missing-information group (UUID prefix `5f0c8b8e-1d2a-4c1e-9a57-0a4a5c1d7f0`).
+fn group() -> Group {
     let field = |n: u8,
-                 ty: &str,
+                 ty: FieldType,
                  length,
                  scale,
                  label: &str,
                  object: &str,
                  target: &str,
-                 picklist: &[&str]| GroupFieldBody {
+                 picklist: &[&str]| GroupField {
         uuid: format!("5f0c8b8e-1d2a-4c1e-9a57-0a4a5c1d7f0{n}"),
-        ty: ty.into(),
-        length,
-        scale,
+        def: FieldDef {
+            ty,
+            length,
+            scale,
+            picklist: picklist.iter().map(|s| (*s).to_owned()).collect(),
+        },
         label: label.into(),
         target_object: object.into(),
         target_field: target.into(),
-        picklist_values: picklist.iter().map(|s| (*s).to_owned()).collect(),
     };
-    let group = GroupBody {
+    Group {
         name: "Demo intake".into(),
         fields: vec![
             field(
                 1,
-                "DATE",
+                FieldType::Date,
                 None,
                 None,
                 "Date of birth",
@@ -193,7 +195,7 @@ pub async fn load(db: &Db) -> Result<(), CareError> {
             ),
             field(
                 2,
-                "DOUBLE",
+                FieldType::Double,
                 Some(3),
                 Some(1),
                 "Weight (kg)",
@@ -203,7 +205,7 @@ pub async fn load(db: &Db) -> Result<(), CareError> {
             ),
             field(
                 3,
-                "PICKLIST",
+                FieldType::Picklist,
                 None,
                 None,
                 "Preferred contact time",
@@ -213,7 +215,7 @@ pub async fn load(db: &Db) -> Result<(), CareError> {
             ),
             field(
                 4,
-                "BOOLEAN",
+                FieldType::Boolean,
                 None,
                 None,
                 "Consent to text messages",
@@ -222,26 +224,36 @@ pub async fn load(db: &Db) -> Result<(), CareError> {
                 &[],
             ),
         ],
-    };
-    admin::validate_group(&group)
-        .map_err(|_| CareError::Config("the built-in demo group is invalid".into()))?;
-    admin::put_group_tx(&mut tx, GROUP, &group)
-        .await
-        .map_err(|_| CareError::Config("could not store the demo group".into()))?;
-    for (uuid, status, expiration) in [
-        (ACTIVE_REQUEST, "Active", "2099-12-31"),
-        (ENDED_REQUEST, "Ended", "2099-12-31"),
-        (EXPIRED_REQUEST, "Active", "2020-01-01"),
-    ] {
-        let body = DataRequestBody {
-            care_plan_external_id: plan.clone(),
-            group_id: GROUP.into(),
-            status: status.into(),
-            expiration_date: expiration.into(),
-        };
-        admin::put_data_request_tx(&mut tx, uuid, &body).await?;
     }
-    tx.commit().await?;
-    tracing::info!("demo data set loaded");
-    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reference::{field_def, group_field};
+
+    /// The demo group obeys the rules the admin API applies to a group body.
+    #[test]
+    fn demo_group_passes_the_admin_rules() {
+        for (i, f) in group().fields.into_iter().enumerate() {
+            let path = format!("fields[{i}]");
+            let def = field_def(
+                f.def.ty.as_str(),
+                f.def.length,
+                f.def.scale,
+                f.def.picklist.clone(),
+                &path,
+            );
+            let checked = group_field(
+                f.uuid.clone(),
+                def,
+                f.label.clone(),
+                f.target_object.clone(),
+                f.target_field.clone(),
+                &path,
+            )
+            .unwrap();
+            assert_eq!(checked.def, f.def);
+        }
+    }
 }

@@ -19,3 +19,12 @@ pub enum CareError {
     #[error("i/o error: {0}")]
     Io(#[from] std::io::Error),
 }
+
+impl From<crate::store::StoreError> for CareError {
+    fn from(e: crate::store::StoreError) -> Self {
+        match e {
+            crate::store::StoreError::Database(e) => CareError::Database(e),
+            other => CareError::Config(format!("the data could not be stored: {other}")),
+        }
+    }
+}

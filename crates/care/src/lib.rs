@@ -13,6 +13,9 @@ mod error;
 mod fields;
 mod http;
 mod missing_info;
+mod reference;
+mod store;
+mod violation;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

@@ -1,14 +1,18 @@
-//! Missing-information requests: data requests, their group's field definitions, the
-//! records they fill, and the request-history trail.
+//! Missing-information requests (domain): data requests, their group's field definitions,
+//! the rules a call must pass (active, records present, access, submitted values) and how
+//! values reach their target records. SQL is in `store::{data_requests, groups, records}`;
+//! refusals are [`RequestError`]s, which the HTTP layer maps to status codes.
+
+use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 use serde_json::Value;
-use sqlx::Row;
 
-use crate::auth::objects;
-use crate::db::{Tx, json_strings, now};
-use crate::fields::{FieldDef, FieldType};
-use crate::http::error::{ApiError, ErrorItem};
+use crate::auth::{Access, Caller, objects};
+use crate::db::Tx;
+use crate::fields::{self, FieldDef};
+use crate::store::{self, StoreError};
+use crate::violation::Violation;
 
 /// Status of a data request that accepts GET and POST (with an unexpired date).
 pub const ACTIVE: &str = "Active";
@@ -32,6 +36,43 @@ pub struct DataRequest {
     pub status: String,
     /// `yyyy-mm-dd`; the request is expired after that day (UTC).
     pub expiration_date: String,
+}
+
+/// What a data request is created or replaced with.
+#[derive(Debug, Clone)]
+pub struct DataRequestInput {
+    /// External ID of its care plan.
+    pub care_plan_external_id: String,
+    /// External ID of its missing-information group.
+    pub group_external_id: String,
+    /// Status (see [`STATUSES`]).
+    pub status: String,
+    /// `yyyy-mm-dd`.
+    pub expiration_date: String,
+}
+
+/// One entry of a data request's history: never values, only the submitted field UUIDs.
+#[derive(Debug, Clone)]
+pub struct HistoryEntry {
+    /// Unix time in seconds.
+    pub at: i64,
+    /// Row id of the caller.
+    pub user_id: Option<i64>,
+    /// `GET` or `POST`.
+    pub method: String,
+    /// The status code answered.
+    pub status_code: i64,
+    /// UUIDs of the submitted fields.
+    pub submitted_fields: Vec<String>,
+}
+
+/// A missing-information group: a name and its requested fields, in order.
+#[derive(Debug, Clone)]
+pub struct Group {
+    /// Display name.
+    pub name: String,
+    /// Requested fields, in order.
+    pub fields: Vec<GroupField>,
 }
 
 /// One requested field: its definition and the record field it fills.
@@ -62,6 +103,32 @@ pub struct Resolved {
     pub fields: Vec<GroupField>,
 }
 
+/// Why a call on an existing data request is refused.
+#[derive(Debug, thiserror::Error)]
+pub enum RequestError {
+    /// The request is not active or has expired (409).
+    #[error("data request not active")]
+    NotActive(Violation),
+    /// A record the request needs is missing (404).
+    #[error("record of the data request missing")]
+    Missing(Violation),
+    /// The caller lacks read (GET) or edit (POST) access (403).
+    #[error("insufficient access")]
+    Forbidden(Vec<Violation>),
+    /// The submitted values do not fulfil the requested fields (412).
+    #[error("values do not fulfil the request")]
+    Unfulfilled(Vec<Violation>),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<sqlx::Error> for RequestError {
+    fn from(e: sqlx::Error) -> Self {
+        RequestError::Store(e.into())
+    }
+}
+
 /// One field of the GET body (the spec's shape).
 #[derive(Debug, Serialize)]
 pub struct FieldView {
@@ -83,32 +150,10 @@ pub struct RequestView {
     drug_program: String,
 }
 
-/// Finds a data request by UUID.
-pub async fn find(tx: &mut Tx, uuid: &str) -> Result<Option<DataRequest>, sqlx::Error> {
-    let row = sqlx::query(
-        "SELECT id, external_id, care_plan_external_id, group_external_id, status, expiration_date \
-         FROM data_request WHERE external_id = $1",
-    )
-    .bind(uuid.to_owned())
-    .fetch_optional(&mut **tx)
-    .await?;
-    row.map(|r| {
-        Ok(DataRequest {
-            id: r.try_get(0)?,
-            uuid: r.try_get(1)?,
-            care_plan_external_id: r.try_get(2)?,
-            group_external_id: r.try_get(3)?,
-            status: r.try_get(4)?,
-            expiration_date: r.try_get(5)?,
-        })
-    })
-    .transpose()
-}
-
-/// 409 unless the request is active and not past its expiration date.
-pub fn check_active(req: &DataRequest) -> Result<(), ApiError> {
+/// Refused unless the request is active and not past its expiration date.
+pub fn check_active(req: &DataRequest) -> Result<(), RequestError> {
     if req.status != ACTIVE {
-        return Err(ApiError::Conflict(ErrorItem::new(
+        return Err(RequestError::NotActive(Violation::new(
             "REQUEST_NOT_ACTIVE",
             format!(
                 "the data request is no longer active (status {})",
@@ -117,8 +162,8 @@ pub fn check_active(req: &DataRequest) -> Result<(), ApiError> {
             "",
         )));
     }
-    if req.expiration_date < crate::fields::today() {
-        return Err(ApiError::Conflict(ErrorItem::new(
+    if req.expiration_date < fields::today() {
+        return Err(RequestError::NotActive(Violation::new(
             "REQUEST_EXPIRED",
             format!("the data request expired on {}", req.expiration_date),
             "",
@@ -127,72 +172,36 @@ pub fn check_active(req: &DataRequest) -> Result<(), ApiError> {
     Ok(())
 }
 
-fn missing(code: &'static str, what: &str) -> ApiError {
-    ApiError::NotFound(ErrorItem::new(
+fn missing(code: &'static str, what: &str) -> RequestError {
+    RequestError::Missing(Violation::new(
         code,
         format!("the {what} of this data request is missing"),
         "",
     ))
 }
 
-/// Finds the care plan, program, group with its fields, and patient account; 404 naming the
-/// first one missing.
-pub async fn resolve(tx: &mut Tx, req: &DataRequest) -> Result<Resolved, ApiError> {
-    let plan = sqlx::query(
-        "SELECT id, program_api_name, patient_account_id FROM care_plan WHERE external_id = $1",
-    )
-    .bind(req.care_plan_external_id.clone())
-    .fetch_optional(&mut **tx)
-    .await?
-    .ok_or_else(|| missing("CARE_PLAN_NOT_FOUND", "care plan"))?;
-    let care_plan_id: i64 = plan.try_get(0)?;
-    let program: String = plan.try_get(1)?;
-    let patient_account_id: i64 = plan.try_get(2)?;
-    let program_name: String = sqlx::query("SELECT name FROM program WHERE api_name = $1")
-        .bind(program)
-        .fetch_optional(&mut **tx)
+/// Finds the care plan, program, group with its fields, and patient account; refused naming
+/// the first one missing.
+pub async fn resolve(tx: &mut Tx, req: &DataRequest) -> Result<Resolved, RequestError> {
+    let plan = store::records::care_plan(tx, &req.care_plan_external_id)
         .await?
-        .ok_or_else(|| missing("CARE_PROGRAM_NOT_FOUND", "care program"))?
-        .try_get(0)?;
-    sqlx::query("SELECT id FROM mi_group WHERE external_id = $1")
-        .bind(req.group_external_id.clone())
-        .fetch_optional(&mut **tx)
+        .ok_or_else(|| missing("CARE_PLAN_NOT_FOUND", "care plan"))?;
+    let program_name = store::reference::program_name(tx, &plan.program_api_name)
         .await?
-        .ok_or_else(|| missing("GROUP_NOT_FOUND", "missing-information group metadata"))?;
-    sqlx::query("SELECT id FROM account WHERE id = $1")
-        .bind(patient_account_id)
-        .fetch_optional(&mut **tx)
-        .await?
-        .ok_or_else(|| missing("PATIENT_ACCOUNT_NOT_FOUND", "patient account"))?;
-    let rows = sqlx::query(
-        "SELECT external_id, field_type, length, scale, label, target_object, target_field, picklist \
-         FROM mi_group_field WHERE group_external_id = $1 ORDER BY position, external_id",
-    )
-    .bind(req.group_external_id.clone())
-    .fetch_all(&mut **tx)
-    .await?;
-    let mut fields = Vec::with_capacity(rows.len());
-    for r in rows {
-        let ty: String = r.try_get(1)?;
-        let ty = FieldType::parse(&ty)
-            .ok_or_else(|| ApiError::Internal("unknown field type in group metadata".into()))?;
-        let picklist: Option<String> = r.try_get(7)?;
-        fields.push(GroupField {
-            uuid: r.try_get(0)?,
-            def: FieldDef {
-                ty,
-                length: r.try_get(2)?,
-                scale: r.try_get(3)?,
-                picklist: picklist.as_deref().map(json_strings).unwrap_or_default(),
-            },
-            label: r.try_get(4)?,
-            target_object: r.try_get(5)?,
-            target_field: r.try_get(6)?,
-        });
+        .ok_or_else(|| missing("CARE_PROGRAM_NOT_FOUND", "care program"))?;
+    if !store::groups::exists(tx, &req.group_external_id).await? {
+        return Err(missing(
+            "GROUP_NOT_FOUND",
+            "missing-information group metadata",
+        ));
     }
+    if !store::records::account_exists(tx, plan.patient_account_id).await? {
+        return Err(missing("PATIENT_ACCOUNT_NOT_FOUND", "patient account"));
+    }
+    let fields = store::groups::fields(tx, &req.group_external_id).await?;
     Ok(Resolved {
-        care_plan_id,
-        patient_account_id,
+        care_plan_id: plan.id,
+        patient_account_id: plan.patient_account_id,
         program_name,
         fields,
     })
@@ -218,92 +227,152 @@ pub fn view(req: &DataRequest, r: &Resolved) -> RequestView {
     }
 }
 
-/// Account fields stored in columns; any other field name is a configured field value.
-fn account_column(field: &str) -> Option<&'static str> {
-    Some(match field {
-        "firstName" => "first_name",
-        "middleName" => "middle_name",
-        "lastName" => "last_name",
-        "gender" => "gender",
-        "dateOfBirth" => "birthdate",
-        _ => return None,
-    })
+/// Refused listing every object and field the caller may not read (GET) or edit (POST).
+pub fn check_access(caller: &Caller, r: &Resolved, access: Access) -> Result<(), RequestError> {
+    let verb = if access == Access::Read {
+        "read"
+    } else {
+        "edit"
+    };
+    let mut denied = Vec::new();
+    let mut seen = HashSet::new();
+    for object in [objects::DATA_REQUEST, objects::CARE_PLAN, objects::ACCOUNT] {
+        if !caller.can(object, access) && seen.insert(object.to_owned()) {
+            denied.push(Violation::new(
+                "INSUFFICIENT_ACCESS",
+                format!("no {verb} access to {object}"),
+                "",
+            ));
+        }
+    }
+    for f in &r.fields {
+        if seen.contains(&f.target_object) {
+            continue;
+        }
+        if !caller.can(&f.target_object, access) {
+            seen.insert(f.target_object.clone());
+            denied.push(Violation::new(
+                "INSUFFICIENT_ACCESS",
+                format!("no {verb} access to {}", f.target_object),
+                "",
+            ));
+        } else if !caller.can_field(&f.target_object, &f.target_field, access) {
+            denied.push(Violation {
+                code: "INSUFFICIENT_ACCESS",
+                message: format!(
+                    "no {verb} access to the field '{}' of {}",
+                    f.target_field, f.target_object
+                ),
+                fields: vec![f.uuid.clone()],
+            });
+        }
+    }
+    if denied.is_empty() {
+        Ok(())
+    } else {
+        Err(RequestError::Forbidden(denied))
+    }
 }
 
-/// Writes the checked values onto their target records.
+/// One well-formed entry of a POST body.
+#[derive(Debug, Clone)]
+pub struct Submitted {
+    /// The field UUID it names.
+    pub uuid: String,
+    /// The value, as text.
+    pub value: String,
+    /// Its position in the body (for error paths).
+    pub index: usize,
+}
+
+/// Refused unless the entries are exactly the requested fields, each with a valid value;
+/// otherwise the checked values with their fields.
+pub fn check_values<'r>(
+    r: &'r Resolved,
+    entries: &[Submitted],
+) -> Result<Vec<(&'r GroupField, Value)>, RequestError> {
+    let by_uuid: HashMap<&str, &GroupField> =
+        r.fields.iter().map(|f| (f.uuid.as_str(), f)).collect();
+    let mut errors = Vec::new();
+    let mut seen = HashSet::new();
+    let mut values = Vec::new();
+    for e in entries {
+        let path = format!("[{}].value", e.index);
+        let Some(field) = by_uuid.get(e.uuid.as_str()) else {
+            errors.push(Violation::new(
+                "UNKNOWN_FIELD",
+                "this field is not requested by the data request",
+                &format!("[{}].uuid", e.index),
+            ));
+            continue;
+        };
+        if !seen.insert(e.uuid.as_str()) {
+            errors.push(Violation::new(
+                "DUPLICATE_FIELD",
+                "this field is submitted twice",
+                &format!("[{}].uuid", e.index),
+            ));
+            continue;
+        }
+        if e.value.trim().is_empty() {
+            errors.push(Violation::new(
+                "VALUE_REQUIRED",
+                format!("'{}' needs a value", field.label),
+                &path,
+            ));
+            continue;
+        }
+        match fields::check_text(&field.def, &e.value) {
+            Ok(v) => values.push((*field, v)),
+            Err(reason) => errors.push(Violation::new(
+                "INVALID_VALUE",
+                format!("'{}' ({}): {reason}", field.label, field.def.ty.as_str()),
+                &path,
+            )),
+        }
+    }
+    for f in &r.fields {
+        if !seen.contains(f.uuid.as_str()) {
+            errors.push(Violation::new(
+                "FIELD_MISSING",
+                format!("'{}' is requested but not submitted", f.label),
+                &f.uuid,
+            ));
+        }
+    }
+    if errors.is_empty() {
+        Ok(values)
+    } else {
+        Err(RequestError::Unfulfilled(errors))
+    }
+}
+
+/// Writes the checked values onto their target records: patient columns for the account
+/// fields that are columns, configured field values otherwise.
 pub async fn apply(
     tx: &mut Tx,
     r: &Resolved,
     values: &[(&GroupField, Value)],
-) -> Result<(), sqlx::Error> {
+) -> Result<(), StoreError> {
     for (field, value) in values {
         let (object, record_id) = if field.target_object == objects::CARE_PLAN {
             (objects::CARE_PLAN, r.care_plan_id)
         } else {
             (objects::ACCOUNT, r.patient_account_id)
         };
-        match (object, account_column(&field.target_field)) {
-            (o, Some(column)) if o == objects::ACCOUNT => {
+        match store::records::AccountColumn::for_field(&field.target_field) {
+            Some(column) if object == objects::ACCOUNT => {
                 let text = match value {
                     Value::String(s) => s.clone(),
                     other => other.to_string(),
                 };
-                let sql =
-                    format!("UPDATE account SET {column} = $1, updated_at = $2 WHERE id = $3");
-                sqlx::query(sqlx::AssertSqlSafe(sql))
-                    .bind(text)
-                    .bind(now())
-                    .bind(record_id)
-                    .execute(&mut **tx)
-                    .await?;
+                store::records::set_account_column(tx, record_id, column, &text).await?;
             }
             _ => {
-                crate::enrollment::store::set_record_field(
-                    tx,
-                    object,
-                    record_id,
-                    &field.target_field,
-                    value,
-                )
-                .await?;
+                store::records::set_record_field(tx, object, record_id, &field.target_field, value)
+                    .await?;
             }
         }
     }
-    Ok(())
-}
-
-/// Ends a request after a successful POST.
-pub async fn complete(tx: &mut Tx, req: &DataRequest) -> Result<(), sqlx::Error> {
-    sqlx::query("UPDATE data_request SET status = $1, updated_at = $2 WHERE id = $3")
-        .bind(COMPLETED)
-        .bind(now())
-        .bind(req.id)
-        .execute(&mut **tx)
-        .await?;
-    Ok(())
-}
-
-/// Adds a request-history record: time, caller, method, status code, submitted field UUIDs
-/// (never values).
-pub async fn record_history(
-    tx: &mut Tx,
-    data_request_id: i64,
-    user_id: Option<i64>,
-    method: &str,
-    status: u16,
-    submitted: &[String],
-) -> Result<(), sqlx::Error> {
-    sqlx::query(
-        "INSERT INTO data_request_history (data_request_id, at, user_id, method, status_code, submitted_fields) \
-         VALUES ($1, $2, $3, $4, $5, $6)",
-    )
-    .bind(data_request_id)
-    .bind(now())
-    .bind(user_id)
-    .bind(method.to_owned())
-    .bind(i64::from(status))
-    .bind(serde_json::to_string(submitted).unwrap_or_else(|_| "[]".into()))
-    .execute(&mut **tx)
-    .await?;
     Ok(())
 }

@@ -1,5 +1,5 @@
-//! The enrollment service's domain: the typed request, its validation, and its storage.
+//! The enrollment service's domain: the typed request and its validation. Its storage is
+//! `store::enrollment` (catalog, upserts) and `store::erx` (the audit record).
 
 pub mod model;
-pub mod store;
 pub mod validate;

@@ -12,7 +12,7 @@ use super::model::{
 };
 use crate::auth::{Access, Caller, objects};
 use crate::fields::{self, FieldDef};
-use crate::http::error::ErrorItem;
+use crate::violation::Violation;
 
 /// The configurable value lists.
 #[derive(Debug, Clone)]
@@ -53,9 +53,9 @@ pub struct Catalog {
 #[derive(Debug)]
 pub enum Rejection {
     /// Rule violations (400).
-    Invalid(Vec<ErrorItem>),
+    Invalid(Vec<Violation>),
     /// Missing permissions (403).
-    Forbidden(Vec<ErrorItem>),
+    Forbidden(Vec<Violation>),
 }
 
 /// Error codes of enrollment validation.
@@ -256,8 +256,8 @@ struct Validator<'a> {
     catalog: &'a Catalog,
     settings: &'a Settings,
     caller: &'a Caller,
-    errors: Vec<ErrorItem>,
-    denied: Vec<ErrorItem>,
+    errors: Vec<Violation>,
+    denied: Vec<Violation>,
     denied_objects: HashSet<&'static str>,
     seen_ids: HashSet<String>,
 }
@@ -276,7 +276,7 @@ fn str_of(map: &Map<String, Value>, key: &str) -> Option<String> {
 
 impl Validator<'_> {
     fn err(&mut self, code: &'static str, message: impl Into<String>, path: &str) {
-        self.errors.push(ErrorItem::new(code, message, path));
+        self.errors.push(Violation::new(code, message, path));
     }
 
     /// Checks one key's value; returns whether it is present and valid.
@@ -478,7 +478,7 @@ impl Validator<'_> {
             self.caller.can(object, Access::Create) && self.caller.can(object, Access::Edit);
         if !object_ok {
             if self.denied_objects.insert(object) {
-                self.denied.push(ErrorItem::new(
+                self.denied.push(Violation::new(
                     codes::INSUFFICIENT_ACCESS,
                     format!("no create and edit access to {object}"),
                     path,
@@ -490,7 +490,7 @@ impl Validator<'_> {
             && !(self.caller.can_field(object, field, Access::Create)
                 && self.caller.can_field(object, field, Access::Edit))
         {
-            self.denied.push(ErrorItem::new(
+            self.denied.push(Violation::new(
                 codes::INSUFFICIENT_ACCESS,
                 format!("no create and edit access to {object}.{field}"),
                 path,
@@ -792,8 +792,8 @@ impl Validator<'_> {
             let parts = first.as_deref().map_or(0, |s| s.chars().count())
                 + last.as_deref().map_or(0, |s| s.chars().count());
             if parts > CARDHOLDER_MAX - 1 {
-                self.errors.push(ErrorItem {
-                    error_code: codes::STRING_TOO_LONG,
+                self.errors.push(Violation {
+                    code: codes::STRING_TOO_LONG,
                     message: format!(
                         "the cardholder name (first + ' ' + last) holds at most {CARDHOLDER_MAX} characters, so the two parts at most {} together",
                         CARDHOLDER_MAX - 1
@@ -926,7 +926,7 @@ pub fn validate(
     caller: &Caller,
 ) -> Result<Enrollment, Rejection> {
     let Some(map) = body.as_object() else {
-        return Err(Rejection::Invalid(vec![ErrorItem::new(
+        return Err(Rejection::Invalid(vec![Violation::new(
             codes::INVALID_JSON,
             "the request body must be a JSON object",
             "",

@@ -11,10 +11,12 @@ use axum::routing::post;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::error::{ApiError, ErrorItem};
+use super::error::ApiError;
 use super::{AppState, begin_as_caller, body_bytes, json};
-use crate::enrollment::store::{self, RecordChange};
 use crate::enrollment::validate::{self, Rejection, codes};
+use crate::store::enrollment::{self as store, RecordChange};
+use crate::store::erx;
+use crate::violation::Violation;
 
 /// Routes of the enrollment service (nested under `{base}/{ns}`).
 pub fn router() -> Router<AppState> {
@@ -61,8 +63,8 @@ async fn enroll(
             let errors = serde_json::to_value(error.items()).unwrap_or_default();
             let mut tx = state.db().begin_write().await?;
             let row_id =
-                store::insert_request(&mut tx, &request_id, caller.user_id, &payload).await?;
-            store::finish_request(&mut tx, row_id, "error", &errors, None).await?;
+                erx::insert_request(&mut tx, &request_id, caller.user_id, &payload).await?;
+            erx::finish_request(&mut tx, row_id, "error", &errors, None).await?;
             tx.commit().await?;
             Err(error)
         }
@@ -78,9 +80,9 @@ async fn process(
     payload: &str,
     body: &[u8],
 ) -> Result<Response, ApiError> {
-    let row_id = store::insert_request(tx, request_id, caller.user_id, payload).await?;
+    let row_id = erx::insert_request(tx, request_id, caller.user_id, payload).await?;
     let outcome = match serde_json::from_slice::<Value>(body) {
-        Err(e) => Err(Rejection::Invalid(vec![ErrorItem::new(
+        Err(e) => Err(Rejection::Invalid(vec![Violation::new(
             codes::INVALID_JSON,
             format!(
                 "the request body is not valid JSON (line {}, column {})",
@@ -107,8 +109,7 @@ async fn process(
         Ok(enrollment) => {
             let records = store::store(tx, &enrollment).await?;
             let plan = enrollment.care_plan_external_id();
-            store::finish_request(tx, row_id, "success", &Value::Array(vec![]), Some(&plan))
-                .await?;
+            erx::finish_request(tx, row_id, "success", &Value::Array(vec![]), Some(&plan)).await?;
             let created = records
                 .iter()
                 .filter(|r| r.result == crate::db::Change::Created)
@@ -123,12 +124,13 @@ async fn process(
             Ok(json(StatusCode::OK, &body))
         }
         Err(rejection) => {
-            let (label, error) = match rejection {
-                Rejection::Invalid(items) => ("rejected", ApiError::BadRequest(items)),
-                Rejection::Forbidden(items) => ("forbidden", ApiError::Forbidden(items)),
+            let label = match rejection {
+                Rejection::Invalid(_) => "rejected",
+                Rejection::Forbidden(_) => "forbidden",
             };
+            let error = ApiError::from(rejection);
             let errors = serde_json::to_value(error.items()).unwrap_or_default();
-            store::finish_request(tx, row_id, label, &errors, None).await?;
+            erx::finish_request(tx, row_id, label, &errors, None).await?;
             tracing::info!(
                 errors = error.items().len(),
                 status = error.status().as_u16(),

@@ -1,10 +1,19 @@
 //! The one HTTP error type of the care service and its JSON body: an array of
 //! `{"errorCode", "message", "fields"}`. Internal errors are logged without details that
 //! could carry patient data and are never sent to the client.
+//!
+//! Domain code reports [`Violation`]s, [`RequestError`]s and [`Rejection`]s and the store
+//! [`StoreError`]s; the `From` conversions below are the one place they become statuses and
+//! wire entries.
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
+
+use crate::enrollment::validate::Rejection;
+use crate::missing_info::RequestError;
+use crate::store::StoreError;
+use crate::violation::Violation;
 
 /// One entry of an error body.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -31,6 +40,20 @@ impl ErrorItem {
             },
         }
     }
+}
+
+impl From<Violation> for ErrorItem {
+    fn from(v: Violation) -> Self {
+        Self {
+            error_code: v.code,
+            message: v.message,
+            fields: v.fields,
+        }
+    }
+}
+
+fn items(violations: Vec<Violation>) -> Vec<ErrorItem> {
+    violations.into_iter().map(ErrorItem::from).collect()
 }
 
 /// Every way a request can fail.
@@ -115,7 +138,47 @@ impl ApiError {
     }
 }
 
-pub use slipway_server::sql_error::is_unique_violation;
+/// A lone broken rule of a request body or path: 400.
+impl From<Violation> for ApiError {
+    fn from(v: Violation) -> Self {
+        ApiError::BadRequest(vec![v.into()])
+    }
+}
+
+/// Store faults are 500. A [`StoreError::Duplicate`] that reaches here is one the handler did
+/// not expect, so a fault too; handlers that expect one map it to their own 409.
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Database(e) => ApiError::Database(e),
+            StoreError::Corrupt(what) => ApiError::Internal(what.to_owned()),
+            other @ StoreError::Duplicate { .. } => ApiError::Internal(other.to_string()),
+        }
+    }
+}
+
+/// An enrollment's rule violations are 400, its missing permissions 403.
+impl From<Rejection> for ApiError {
+    fn from(r: Rejection) -> Self {
+        match r {
+            Rejection::Invalid(v) => ApiError::BadRequest(items(v)),
+            Rejection::Forbidden(v) => ApiError::Forbidden(items(v)),
+        }
+    }
+}
+
+/// Refusals of a missing-information call: 409, 404, 403, 412.
+impl From<RequestError> for ApiError {
+    fn from(e: RequestError) -> Self {
+        match e {
+            RequestError::NotActive(v) => ApiError::Conflict(v.into()),
+            RequestError::Missing(v) => ApiError::NotFound(v.into()),
+            RequestError::Forbidden(v) => ApiError::Forbidden(items(v)),
+            RequestError::Unfulfilled(v) => ApiError::PreconditionFailed(items(v)),
+            RequestError::Store(e) => e.into(),
+        }
+    }
+}
 
 /// A description of an internal error that is safe to log: database messages can quote
 /// stored values (patient data), so only their code is kept.
@@ -183,5 +246,22 @@ mod tests {
             assert_eq!(status.as_u16(), code);
             assert!(body.is_array());
         }
+    }
+
+    #[tokio::test]
+    async fn domain_violations_keep_the_wire_format() {
+        let v = Violation {
+            code: "STRING_TOO_LONG",
+            message: "too long".into(),
+            fields: vec!["a.b".into(), "a.c".into()],
+        };
+        let (status, body) = body_of(Rejection::Invalid(vec![v.clone()]).into()).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert_eq!(
+            body,
+            serde_json::json!([{"errorCode": "STRING_TOO_LONG", "message": "too long", "fields": ["a.b", "a.c"]}])
+        );
+        let (status, _) = body_of(Rejection::Forbidden(vec![v]).into()).await;
+        assert_eq!(status, StatusCode::FORBIDDEN);
     }
 }

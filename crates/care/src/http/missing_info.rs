@@ -2,8 +2,6 @@
 //! data request, or submit their values; every call on an existing request leaves a
 //! request-history record, whatever its status code.
 
-use std::collections::{HashMap, HashSet};
-
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
@@ -16,9 +14,9 @@ use serde_json::Value;
 
 use super::error::{ApiError, ErrorItem};
 use super::{AppState, begin_as_caller, body_bytes, json};
-use crate::auth::{Access, Caller, objects};
-use crate::fields;
-use crate::missing_info::{self as mi, DataRequest, Resolved};
+use crate::auth::{Access, Caller};
+use crate::missing_info::{self as mi, DataRequest, Submitted};
+use crate::store::data_requests;
 
 /// Routes of the missing-information service (nested under `{base}/{ns}`).
 pub fn router() -> Router<AppState> {
@@ -115,7 +113,7 @@ async fn run(
 ) -> Result<Response, ApiError> {
     let (mut tx, caller) = begin_as_caller(state, headers).await?;
     let uuid = parse_uuid(raw_uuid)?;
-    let Some(req) = mi::find(&mut tx, &uuid).await? else {
+    let Some(req) = data_requests::find(&mut tx, &uuid).await? else {
         return Err(ApiError::NotFound(ErrorItem::new(
             "REQUEST_NOT_FOUND",
             "no data request has this UUID",
@@ -140,7 +138,7 @@ async fn run(
         // Roll the failed work back, then still leave the history record.
         drop(tx);
         let mut tx = state.db().begin_write().await?;
-        mi::record_history(
+        data_requests::record_history(
             &mut tx,
             req.id,
             Some(caller.user_id),
@@ -152,7 +150,7 @@ async fn run(
         tx.commit().await?;
         return outcome;
     }
-    mi::record_history(
+    data_requests::record_history(
         &mut tx,
         req.id,
         Some(caller.user_id),
@@ -189,14 +187,14 @@ async fn evaluate(
 ) -> Result<Response, ApiError> {
     mi::check_active(req)?;
     let resolved = mi::resolve(tx, req).await?;
-    check_access(caller, &resolved, method.access())?;
+    mi::check_access(caller, &resolved, method.access())?;
     if method == Method::Get {
         return Ok(json(StatusCode::OK, &mi::view(req, &resolved)));
     }
     let entries = parse_post_body(body.unwrap_or_default(), submitted)?;
-    let values = check_values(&resolved, &entries)?;
+    let values = mi::check_values(&resolved, &entries)?;
     mi::apply(tx, &resolved, &values).await?;
-    mi::complete(tx, req).await?;
+    data_requests::complete(tx, req).await?;
     let body = PostResponse {
         uuid: req.uuid.clone(),
         status: mi::COMPLETED,
@@ -205,62 +203,9 @@ async fn evaluate(
     Ok(json(StatusCode::OK, &body))
 }
 
-/// 403 listing every object and field the caller may not read (GET) or edit (POST).
-fn check_access(caller: &Caller, r: &Resolved, access: Access) -> Result<(), ApiError> {
-    let verb = if access == Access::Read {
-        "read"
-    } else {
-        "edit"
-    };
-    let mut denied = Vec::new();
-    let mut seen = HashSet::new();
-    for object in [objects::DATA_REQUEST, objects::CARE_PLAN, objects::ACCOUNT] {
-        if !caller.can(object, access) && seen.insert(object.to_owned()) {
-            denied.push(ErrorItem::new(
-                "INSUFFICIENT_ACCESS",
-                format!("no {verb} access to {object}"),
-                "",
-            ));
-        }
-    }
-    for f in &r.fields {
-        if seen.contains(&f.target_object) {
-            continue;
-        }
-        if !caller.can(&f.target_object, access) {
-            seen.insert(f.target_object.clone());
-            denied.push(ErrorItem::new(
-                "INSUFFICIENT_ACCESS",
-                format!("no {verb} access to {}", f.target_object),
-                "",
-            ));
-        } else if !caller.can_field(&f.target_object, &f.target_field, access) {
-            denied.push(ErrorItem {
-                error_code: "INSUFFICIENT_ACCESS",
-                message: format!(
-                    "no {verb} access to the field '{}' of {}",
-                    f.target_field, f.target_object
-                ),
-                fields: vec![f.uuid.clone()],
-            });
-        }
-    }
-    if denied.is_empty() {
-        Ok(())
-    } else {
-        Err(ApiError::Forbidden(denied))
-    }
-}
-
-struct Entry {
-    uuid: String,
-    value: String,
-    index: usize,
-}
-
 /// 400 unless the body is a JSON array of objects, each with a string `uuid` and a string
 /// `value`. UUIDs of well-formed entries are noted for the history record.
-fn parse_post_body(body: &[u8], submitted: &mut Vec<String>) -> Result<Vec<Entry>, ApiError> {
+fn parse_post_body(body: &[u8], submitted: &mut Vec<String>) -> Result<Vec<Submitted>, ApiError> {
     let invalid = |msg: String, path: String| ErrorItem::new("INVALID_BODY", msg, &path);
     let doc: Value = serde_json::from_slice(body).map_err(|e| {
         ApiError::BadRequest(vec![invalid(
@@ -306,7 +251,7 @@ fn parse_post_body(body: &[u8], submitted: &mut Vec<String>) -> Result<Vec<Entry
             submitted.push(u.to_owned());
         }
         if let (Some(uuid), Some(value)) = (uuid, value) {
-            entries.push(Entry {
+            entries.push(Submitted {
                 uuid: uuid.to_owned(),
                 value: value.to_owned(),
                 index,
@@ -317,66 +262,5 @@ fn parse_post_body(body: &[u8], submitted: &mut Vec<String>) -> Result<Vec<Entry
         Ok(entries)
     } else {
         Err(ApiError::BadRequest(errors))
-    }
-}
-
-/// 412 unless the entries are exactly the requested fields, each with a valid value.
-fn check_values<'r>(
-    r: &'r Resolved,
-    entries: &[Entry],
-) -> Result<Vec<(&'r mi::GroupField, Value)>, ApiError> {
-    let by_uuid: HashMap<&str, &mi::GroupField> =
-        r.fields.iter().map(|f| (f.uuid.as_str(), f)).collect();
-    let mut errors = Vec::new();
-    let mut seen = HashSet::new();
-    let mut values = Vec::new();
-    for e in entries {
-        let path = format!("[{}].value", e.index);
-        let Some(field) = by_uuid.get(e.uuid.as_str()) else {
-            errors.push(ErrorItem::new(
-                "UNKNOWN_FIELD",
-                "this field is not requested by the data request",
-                &format!("[{}].uuid", e.index),
-            ));
-            continue;
-        };
-        if !seen.insert(e.uuid.as_str()) {
-            errors.push(ErrorItem::new(
-                "DUPLICATE_FIELD",
-                "this field is submitted twice",
-                &format!("[{}].uuid", e.index),
-            ));
-            continue;
-        }
-        if e.value.trim().is_empty() {
-            errors.push(ErrorItem::new(
-                "VALUE_REQUIRED",
-                format!("'{}' needs a value", field.label),
-                &path,
-            ));
-            continue;
-        }
-        match fields::check_text(&field.def, &e.value) {
-            Ok(v) => values.push((*field, v)),
-            Err(reason) => errors.push(ErrorItem::new(
-                "INVALID_VALUE",
-                format!("'{}' ({}): {reason}", field.label, field.def.ty.as_str()),
-                &path,
-            )),
-        }
-    }
-    for f in &r.fields {
-        if !seen.contains(f.uuid.as_str()) {
-            errors.push(ErrorItem::new(
-                "FIELD_MISSING",
-                format!("'{}' is requested but not submitted", f.label),
-                &f.uuid,
-            ));
-        }
-    }
-    if errors.is_empty() {
-        Ok(values)
-    } else {
-        Err(ApiError::PreconditionFailed(errors))
     }
 }

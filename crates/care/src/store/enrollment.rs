@@ -1,5 +1,6 @@
-//! Enrollment persistence: reading the reference catalog, the eRX request (audit) record,
-//! and upserting every record of a valid enrollment by its external ID.
+//! Enrollment persistence: reading the reference catalog a request is checked against, and
+//! upserting every record of a valid enrollment by its external ID. (The eRX request record
+//! is in [`super::erx`]; configured field values in [`super::records`].)
 
 use std::collections::HashMap;
 
@@ -7,18 +8,15 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use sqlx::Row;
 
-use super::model::{Enrollment, PartyKind, scoped_id};
-use super::validate::{Catalog, ObjectConfig};
+use super::records::set_record_field;
+use super::{Result, objects as object_config};
 use crate::auth::objects;
-use crate::db::{Change, Tx, Val, json_strings, upsert};
-use crate::fields::{FieldDef, FieldType};
+use crate::db::{Change, Tx, Val, upsert};
+use crate::enrollment::model::{Enrollment, PartyKind, scoped_id};
+use crate::enrollment::validate::Catalog;
 
 /// Reads the reference data a request of `vendor` and `program` is checked against.
-pub async fn load_catalog(
-    tx: &mut Tx,
-    vendor: &str,
-    program: &str,
-) -> Result<Catalog, sqlx::Error> {
+pub async fn load_catalog(tx: &mut Tx, vendor: &str, program: &str) -> Result<Catalog> {
     let vendor_exists = sqlx::query("SELECT id FROM vendor WHERE api_name = $1")
         .bind(vendor.to_owned())
         .fetch_optional(&mut **tx)
@@ -34,7 +32,7 @@ pub async fn load_catalog(
         .await?
         .iter()
         .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
-        .collect::<Result<Vec<_>, sqlx::Error>>()?;
+        .collect::<std::result::Result<Vec<_>, sqlx::Error>>()?;
     let products = sqlx::query(
         "SELECT id, product_code FROM product WHERE program_api_name = $1 ORDER BY product_code",
     )
@@ -43,97 +41,14 @@ pub async fn load_catalog(
     .await?
     .iter()
     .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
-    .collect::<Result<Vec<_>, sqlx::Error>>()?;
+    .collect::<std::result::Result<Vec<_>, sqlx::Error>>()?;
     Ok(Catalog {
         vendor_exists,
         program_exists,
         purposes,
         products,
-        objects: load_object_configs(tx).await?,
+        objects: object_config::load_all(tx).await?,
     })
-}
-
-/// Reads the whole eRX object configuration.
-pub async fn load_object_configs(
-    tx: &mut Tx,
-) -> Result<HashMap<String, ObjectConfig>, sqlx::Error> {
-    let mut objects = HashMap::new();
-    for r in sqlx::query("SELECT object_name, is_additional, record_types FROM object_config")
-        .fetch_all(&mut **tx)
-        .await?
-    {
-        let name: String = r.try_get(0)?;
-        let additional: i64 = r.try_get(1)?;
-        let record_types: String = r.try_get(2)?;
-        objects.insert(
-            name,
-            ObjectConfig {
-                additional: additional != 0,
-                record_types: json_strings(&record_types),
-                fields: HashMap::new(),
-            },
-        );
-    }
-    for r in sqlx::query(
-        "SELECT object_name, field_name, field_type, length, scale, picklist FROM object_config_field",
-    )
-    .fetch_all(&mut **tx)
-    .await?
-    {
-        let object: String = r.try_get(0)?;
-        let field: String = r.try_get(1)?;
-        let ty: String = r.try_get(2)?;
-        let Some(ty) = FieldType::parse(&ty) else { continue };
-        let picklist: Option<String> = r.try_get(5)?;
-        let def = FieldDef {
-            ty,
-            length: r.try_get(3)?,
-            scale: r.try_get(4)?,
-            picklist: picklist.as_deref().map(json_strings).unwrap_or_default(),
-        };
-        objects.entry(object).or_default().fields.insert(field, def);
-    }
-    Ok(objects)
-}
-
-/// Creates the eRX request record at the start of the request's transaction.
-pub async fn insert_request(
-    tx: &mut Tx,
-    external_id: &str,
-    user_id: i64,
-    payload: &str,
-) -> Result<i64, sqlx::Error> {
-    let row = sqlx::query(
-        "INSERT INTO erx_request (external_id, user_id, received_at, payload, outcome) \
-         VALUES ($1, $2, $3, $4, 'processing') RETURNING id",
-    )
-    .bind(external_id.to_owned())
-    .bind(user_id)
-    .bind(crate::db::now())
-    .bind(payload.to_owned())
-    .fetch_one(&mut **tx)
-    .await?;
-    row.try_get(0)
-}
-
-/// Records the outcome (`success`, `rejected`, `forbidden`) and errors of an eRX request.
-pub async fn finish_request(
-    tx: &mut Tx,
-    id: i64,
-    outcome: &str,
-    errors: &Value,
-    care_plan_external_id: Option<&str>,
-) -> Result<(), sqlx::Error> {
-    sqlx::query(
-        "UPDATE erx_request SET outcome = $2, errors = $3, care_plan_external_id = $4 WHERE id = $1",
-    )
-    .bind(id)
-    .bind(outcome.to_owned())
-    .bind(errors.to_string())
-    .bind(care_plan_external_id.map(str::to_owned))
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
 }
 
 /// What happened to one record, as the 200 body reports it.
@@ -163,7 +78,7 @@ async fn upsert_extra(
     object: &'static str,
     record_id: i64,
     extra: &Map<String, Value>,
-) -> Result<Change, sqlx::Error> {
+) -> Result<Change> {
     let mut change = Change::Unchanged;
     for (name, value) in extra {
         change = change.and(set_record_field(tx, object, record_id, name, value).await?);
@@ -171,37 +86,8 @@ async fn upsert_extra(
     Ok(change)
 }
 
-/// Writes one configured field value of a record (also used by missing-information POSTs).
-pub async fn set_record_field(
-    tx: &mut Tx,
-    object: &'static str,
-    record_id: i64,
-    name: &str,
-    value: &Value,
-) -> Result<Change, sqlx::Error> {
-    let ext = format!("{object}:{record_id}:{name}");
-    let (_, c) = upsert(
-        tx,
-        "record_field",
-        &ext,
-        &[
-            ("object_name", object.into()),
-            ("record_id", record_id.into()),
-            ("field_name", name.into()),
-            ("value_json", value.to_string().into()),
-        ],
-    )
-    .await?;
-    // A new field on an existing record is an update of that record, not a new record.
-    Ok(if c == Change::Created {
-        Change::Updated
-    } else {
-        c
-    })
-}
-
 /// Upserts every record of a valid enrollment; returns what happened to each.
-pub async fn store(tx: &mut Tx, e: &Enrollment) -> Result<Vec<RecordChange>, sqlx::Error> {
+pub async fn store(tx: &mut Tx, e: &Enrollment) -> Result<Vec<RecordChange>> {
     let vendor = e.vendor.as_str();
     let mut changes = Vec::new();
     let mut account_ids: HashMap<&'static str, i64> = HashMap::new();

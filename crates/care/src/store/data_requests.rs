@@ -1,0 +1,119 @@
+//! Data requests of missing-information requests and their history trail
+//! (`data_request`, `data_request_history`).
+
+use sqlx::Row;
+
+use super::{Result, json_list};
+use crate::db::{Tx, json_strings, now};
+use crate::missing_info::{COMPLETED, DataRequest, DataRequestInput, HistoryEntry};
+
+/// Finds a data request by UUID.
+pub async fn find(tx: &mut Tx, uuid: &str) -> Result<Option<DataRequest>> {
+    let row = sqlx::query(
+        "SELECT id, external_id, care_plan_external_id, group_external_id, status, expiration_date \
+         FROM data_request WHERE external_id = $1",
+    )
+    .bind(uuid.to_owned())
+    .fetch_optional(&mut **tx)
+    .await?;
+    Ok(row
+        .map(|r| -> std::result::Result<_, sqlx::Error> {
+            Ok(DataRequest {
+                id: r.try_get(0)?,
+                uuid: r.try_get(1)?,
+                care_plan_external_id: r.try_get(2)?,
+                group_external_id: r.try_get(3)?,
+                status: r.try_get(4)?,
+                expiration_date: r.try_get(5)?,
+            })
+        })
+        .transpose()?)
+}
+
+/// Creates or replaces a data request.
+pub async fn put(tx: &mut Tx, uuid: &str, input: &DataRequestInput) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO data_request (external_id, care_plan_external_id, group_external_id, status, expiration_date, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $6) ON CONFLICT (external_id) DO UPDATE SET \
+         care_plan_external_id = excluded.care_plan_external_id, group_external_id = excluded.group_external_id, \
+         status = excluded.status, expiration_date = excluded.expiration_date, updated_at = excluded.updated_at",
+    )
+    .bind(uuid.to_owned())
+    .bind(input.care_plan_external_id.clone())
+    .bind(input.group_external_id.clone())
+    .bind(input.status.clone())
+    .bind(input.expiration_date.clone())
+    .bind(now())
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Deletes the data request with this external ID (as given, not normalised); whether there
+/// was one. Its history is kept.
+pub async fn delete(tx: &mut Tx, external_id: &str) -> Result<bool> {
+    let done = sqlx::query("DELETE FROM data_request WHERE external_id = $1")
+        .bind(external_id.to_owned())
+        .execute(&mut **tx)
+        .await?;
+    Ok(done.rows_affected() > 0)
+}
+
+/// Marks a request `Completed` after a successful POST.
+pub async fn complete(tx: &mut Tx, req: &DataRequest) -> Result<()> {
+    sqlx::query("UPDATE data_request SET status = $1, updated_at = $2 WHERE id = $3")
+        .bind(COMPLETED)
+        .bind(now())
+        .bind(req.id)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// Adds a history record: time, caller, method, status code, submitted field UUIDs (never
+/// values).
+pub async fn record_history(
+    tx: &mut Tx,
+    data_request_id: i64,
+    user_id: Option<i64>,
+    method: &str,
+    status: u16,
+    submitted: &[String],
+) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO data_request_history (data_request_id, at, user_id, method, status_code, submitted_fields) \
+         VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(data_request_id)
+    .bind(now())
+    .bind(user_id)
+    .bind(method.to_owned())
+    .bind(i64::from(status))
+    .bind(json_list(submitted))
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// The history of a data request, oldest first.
+pub async fn history(tx: &mut Tx, data_request_id: i64) -> Result<Vec<HistoryEntry>> {
+    let rows = sqlx::query(
+        "SELECT at, user_id, method, status_code, submitted_fields FROM data_request_history \
+         WHERE data_request_id = $1 ORDER BY id",
+    )
+    .bind(data_request_id)
+    .fetch_all(&mut **tx)
+    .await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for r in rows {
+        let submitted: String = r.try_get(4)?;
+        out.push(HistoryEntry {
+            at: r.try_get(0)?,
+            user_id: r.try_get(1)?,
+            method: r.try_get(2)?,
+            status_code: r.try_get(3)?,
+            submitted_fields: json_strings(&submitted),
+        });
+    }
+    Ok(out)
+}

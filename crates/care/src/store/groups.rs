@@ -1,0 +1,112 @@
+//! Missing-information groups and their requested fields (`mi_group`, `mi_group_field`).
+
+use sqlx::Row;
+
+use super::{Result, StoreError, is_unique_violation, picklist_text};
+use crate::db::{Tx, json_strings, now};
+use crate::fields::{FieldDef, FieldType};
+use crate::missing_info::{Group, GroupField};
+
+/// Whether a group with this external ID exists.
+pub async fn exists(tx: &mut Tx, id: &str) -> Result<bool> {
+    Ok(name(tx, id).await?.is_some())
+}
+
+/// The name of the group with this external ID.
+pub async fn name(tx: &mut Tx, id: &str) -> Result<Option<String>> {
+    let row = sqlx::query("SELECT name FROM mi_group WHERE external_id = $1")
+        .bind(id.to_owned())
+        .fetch_optional(&mut **tx)
+        .await?;
+    Ok(row.map(|r| r.try_get(0)).transpose()?)
+}
+
+/// The requested fields of a group, in order.
+pub async fn fields(tx: &mut Tx, id: &str) -> Result<Vec<GroupField>> {
+    let rows = sqlx::query(
+        "SELECT external_id, field_type, length, scale, label, target_object, target_field, picklist \
+         FROM mi_group_field WHERE group_external_id = $1 ORDER BY position, external_id",
+    )
+    .bind(id.to_owned())
+    .fetch_all(&mut **tx)
+    .await?;
+    let mut fields = Vec::with_capacity(rows.len());
+    for r in rows {
+        let ty: String = r.try_get(1)?;
+        let ty = FieldType::parse(&ty)
+            .ok_or(StoreError::Corrupt("unknown field type in group metadata"))?;
+        let picklist: Option<String> = r.try_get(7)?;
+        fields.push(GroupField {
+            uuid: r.try_get(0)?,
+            def: FieldDef {
+                ty,
+                length: r.try_get(2)?,
+                scale: r.try_get(3)?,
+                picklist: picklist.as_deref().map(json_strings).unwrap_or_default(),
+            },
+            label: r.try_get(4)?,
+            target_object: r.try_get(5)?,
+            target_field: r.try_get(6)?,
+        });
+    }
+    Ok(fields)
+}
+
+/// Creates or replaces a group and its fields (UUIDs are stored in lower case). A field
+/// UUID already used (by this or another group) is [`StoreError::Duplicate`] with the
+/// field's index.
+pub async fn put(tx: &mut Tx, id: &str, group: &Group) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO mi_group (external_id, name, created_at) VALUES ($1, $2, $3) \
+         ON CONFLICT (external_id) DO UPDATE SET name = excluded.name",
+    )
+    .bind(id.to_owned())
+    .bind(group.name.clone())
+    .bind(now())
+    .execute(&mut **tx)
+    .await?;
+    sqlx::query("DELETE FROM mi_group_field WHERE group_external_id = $1")
+        .bind(id.to_owned())
+        .execute(&mut **tx)
+        .await?;
+    for (i, f) in group.fields.iter().enumerate() {
+        let r = sqlx::query(
+            "INSERT INTO mi_group_field (external_id, group_external_id, position, field_type, length, scale, label, \
+             target_object, target_field, picklist) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+        )
+        .bind(f.uuid.to_lowercase())
+        .bind(id.to_owned())
+        .bind(i64::try_from(i).unwrap_or(i64::MAX))
+        .bind(f.def.ty.as_str())
+        .bind(f.def.length)
+        .bind(f.def.scale)
+        .bind(f.label.clone())
+        .bind(f.target_object.clone())
+        .bind(f.target_field.clone())
+        .bind(picklist_text(&f.def.picklist))
+        .execute(&mut **tx)
+        .await;
+        match r {
+            Err(e) if is_unique_violation(&e) => return Err(StoreError::Duplicate { index: i }),
+            Err(e) => return Err(e.into()),
+            Ok(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// Deletes a group and its fields; whether there was one.
+pub async fn delete(tx: &mut Tx, id: &str) -> Result<bool> {
+    let done = sqlx::query("DELETE FROM mi_group WHERE external_id = $1")
+        .bind(id.to_owned())
+        .execute(&mut **tx)
+        .await?;
+    if done.rows_affected() == 0 {
+        return Ok(false);
+    }
+    sqlx::query("DELETE FROM mi_group_field WHERE group_external_id = $1")
+        .bind(id.to_owned())
+        .execute(&mut **tx)
+        .await?;
+    Ok(true)
+}

@@ -1,0 +1,116 @@
+//! The store layer: every SQL statement of the care services, one module per kind of record.
+//! Functions take the request's transaction and typed domain values, and return typed rows
+//! or a [`StoreError`]; they apply no business rule and know nothing of HTTP.
+//!
+//! Two exceptions stay where they are: `db.rs` (pool, transactions, the generic upsert by
+//! external ID) and the caller/token queries of `auth.rs` (`load_caller`, `create_user`,
+//! grants), which move with the token plumbing; [`users`] re-exports the latter.
+//! The enrollment's persistence (formerly `enrollment/store.rs`) lives here too, as
+//! [`enrollment`] and [`erx`], so that all SQL is under `store/`.
+
+pub mod data_requests;
+pub mod enrollment;
+pub mod erx;
+pub mod groups;
+pub mod objects;
+pub mod records;
+pub mod reference;
+pub mod stats;
+pub mod users;
+
+/// Why a store function failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database failed (a fault, not a client error).
+    #[error("database error")]
+    Database(#[from] sqlx::Error),
+    /// A unique key given in the input is already taken; `index` is the position of the
+    /// offending item in the input list.
+    #[error("duplicate key at input index {index}")]
+    Duplicate {
+        /// Position of the item in the input list.
+        index: usize,
+    },
+    /// Stored data cannot be read back as a domain value (a fault).
+    #[error("{0}")]
+    Corrupt(&'static str),
+}
+
+/// Results of the store layer.
+pub type Result<T> = std::result::Result<T, StoreError>;
+
+pub use slipway_server::sql_error::is_unique_violation;
+
+/// Serialises a list of strings as the JSON text the schema stores (`[]` if it cannot).
+fn json_list(items: &[String]) -> String {
+    serde_json::to_string(items).unwrap_or_else(|_| "[]".into())
+}
+
+/// A picklist as stored: `NULL` when empty, else a JSON array.
+fn picklist_text(values: &[String]) -> Option<String> {
+    (!values.is_empty()).then(|| serde_json::to_string(values).unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).expect("read src dir") {
+            let path = entry.expect("dir entry").path();
+            if path.is_dir() {
+                rust_files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+
+    /// Architecture invariant: SQL lives in the store layer (and `db.rs`/`auth.rs`), never in
+    /// the HTTP layer; and only the HTTP layer knows HTTP (no other module imports it).
+    #[test]
+    fn http_holds_no_sql_and_nothing_else_imports_http() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let http = src.join("http");
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        assert!(
+            files.iter().any(|f| f.starts_with(&http)),
+            "no http files found"
+        );
+        // Spelled in pieces so that this file does not match its own needles.
+        let import = concat!("crate::", "http");
+        let sql = [
+            concat!("sqlx::", "query"),
+            concat!("sqlx::", "raw_sql"),
+            concat!("AssertSql", "Safe"),
+            concat!("SELECT", " "),
+            concat!("INSERT", " "),
+            concat!("UPDATE", " "),
+            concat!("DELETE", " FROM"),
+        ];
+        let mut problems = Vec::new();
+        for file in &files {
+            let text = std::fs::read_to_string(file).expect("read source file");
+            let name = file
+                .strip_prefix(&src)
+                .unwrap_or(file)
+                .display()
+                .to_string();
+            if file.starts_with(&http) {
+                for needle in sql {
+                    if text.contains(needle) {
+                        problems.push(format!("{name} contains SQL ({needle:?})"));
+                    }
+                }
+            } else if text.contains(import) {
+                problems.push(format!("{name} imports the HTTP layer ({import})"));
+            }
+        }
+        assert!(
+            problems.is_empty(),
+            "layering broken:\n{}",
+            problems.join("\n")
+        );
+    }
+}
