@@ -286,14 +286,26 @@ fn with_client(endpoint: Option<&Endpoint>, args: &Value) -> Result<Client, Tool
 
 /// Parses the arguments first (so argument errors never wait for the network), then runs
 /// `tool` with a client for the call's environment.
-fn platform_tool<T: DeserializeOwned>(
+fn platform_tool<T: DeserializeOwned + schemars::JsonSchema>(
     endpoint: Option<&Endpoint>,
     args: Value,
     tool: fn(&Client, &T) -> Result<Value, ToolError>,
 ) -> Result<Value, ToolError> {
     let client = with_client(endpoint, &args);
     let parsed: T = parse(args)?;
-    tool(&client?, &parsed)
+    tool(&client?, &parsed).map_err(only_own_field::<T>)
+}
+
+/// Keeps an error's `field` only when it is one of the tool's arguments: the platform names
+/// its own request fields, which are usually, not always, the tool's.
+fn only_own_field<T: schemars::JsonSchema>(mut e: ToolError) -> ToolError {
+    if let ToolError::InvalidArgument { field, .. } | ToolError::Conflict { field, .. } = &mut e
+        && let Some(name) = field.as_deref()
+        && schema::<T>()["properties"].get(name).is_none()
+    {
+        *field = None;
+    }
+    e
 }
 
 /// Parses then runs a tool that needs no platform.
@@ -305,9 +317,27 @@ fn local<T: DeserializeOwned, R: Serialize>(
     serde_json::to_value(result).map_err(|e| ToolError::Internal(e.to_string()))
 }
 
+/// Deserialises a tool's arguments; the error names the argument when serde's error is about
+/// one (a wrong type or value, a missing or unknown argument).
 fn parse<T: DeserializeOwned>(args: Value) -> Result<T, ToolError> {
-    serde_json::from_value(args)
-        .map_err(|e| ToolError::InvalidArgument(format!("invalid arguments: {e}")))
+    serde_path_to_error::deserialize(args).map_err(|e| {
+        let field = match e.path().iter().next() {
+            Some(serde_path_to_error::Segment::Map { key }) => Some(key.clone()),
+            _ => quoted_argument(&e.inner().to_string()),
+        };
+        ToolError::InvalidArgument {
+            message: format!("invalid arguments: {}", e.inner()),
+            field,
+        }
+    })
+}
+
+/// The argument serde's "missing field `x`" / "unknown field `x`, expected …" names.
+fn quoted_argument(message: &str) -> Option<String> {
+    let rest = message
+        .strip_prefix("missing field `")
+        .or_else(|| message.strip_prefix("unknown field `"))?;
+    rest.split_once('`').map(|(name, _)| name.to_owned())
 }
 
 /// How a JSON value's type reads in an error message ("a string", "an array", …).
@@ -374,5 +404,147 @@ mod tests {
             call("no_such_tool", json!({})),
             Err(CallError::UnknownTool(..))
         ));
+    }
+
+    /// Calls that fail before any request: a platform nobody listens on.
+    fn fail(tool: &str, args: Value) -> Value {
+        let nowhere = Endpoint::new("http://127.0.0.1:9", "t");
+        let out = call_with(Some(&nowhere), tool, args.clone()).unwrap();
+        assert_eq!(out["success"], false, "{tool} {args}: {out}");
+        assert!(
+            !out["error"].as_str().unwrap().contains("did not answer"),
+            "{out}"
+        );
+        out
+    }
+
+    #[test]
+    fn argument_failures_name_the_field() {
+        let uuid = "0b6f3f38-4f8e-4c57-9f0e-3a1f1d9a2b7c";
+        let cases = [
+            // serde: a wrong type, a wrong enum value, a missing and an unknown argument.
+            (
+                "scaffold_app",
+                json!({"app_name": 3, "app_type": "python-api", "output_directory": "/tmp"}),
+                "app_name",
+            ),
+            (
+                "create_secret",
+                json!({"secret_type": "team", "secret_path": "a", "data": "{}"}),
+                "secret_type",
+            ),
+            (
+                "grant_app_role",
+                json!({"app_id": uuid, "role": "admin", "user_id": "a@b.c"}),
+                "role",
+            ),
+            ("get_app", json!({}), "app_id"),
+            (
+                "get_app",
+                json!({"app_id": uuid, "colour": "red"}),
+                "colour",
+            ),
+            ("list_apps", json!({"page_size": "ten"}), "page_size"),
+            (
+                "scaffold_app",
+                json!({"app_name": "x", "app_type": "python-api", "output_directory": "/tmp", "permissions": ["a", 1]}),
+                "permissions",
+            ),
+            // The tools' own checks.
+            (
+                "scaffold_app",
+                json!({"app_name": "Bad_Name", "app_type": "python-api", "output_directory": "/tmp"}),
+                "app_name",
+            ),
+            (
+                "scaffold_app",
+                json!({"app_name": "ok", "app_type": "cobol", "output_directory": "/tmp"}),
+                "app_type",
+            ),
+            (
+                "scaffold_app",
+                json!({"app_name": "ok", "app_type": "python-api", "output_directory": "/tmp", "permissions": ["a", " "]}),
+                "permissions",
+            ),
+            (
+                "generate_devfile",
+                json!({"app_name": "ok", "display_name": "Ok", "description": "", "port": 0}),
+                "port",
+            ),
+            (
+                "generate_devfile",
+                json!({"app_name": "ok", "display_name": "Ok", "description": "", "build_context": "../x"}),
+                "build_context",
+            ),
+            (
+                "register_app",
+                json!({"name": "-bad", "display_name": "Bad"}),
+                "name",
+            ),
+            ("get_app_status", json!({"app_id": "not-a-uuid"}), "app_id"),
+            ("cancel_build", json!({"build_id": "7"}), "build_id"),
+            (
+                "create_secret",
+                json!({"secret_type": "user", "secret_path": "a/../b", "data": "{}"}),
+                "secret_path",
+            ),
+            (
+                "create_secret",
+                json!({"secret_type": "app", "secret_path": "a", "data": "{}"}),
+                "app_id",
+            ),
+            (
+                "create_secret",
+                json!({"secret_type": "user", "secret_path": "a", "data": "[1]"}),
+                "data",
+            ),
+            (
+                "list_secrets",
+                json!({"secret_type": "user", "prefix": "/x"}),
+                "prefix",
+            ),
+            (
+                "share_secret",
+                json!({"from_secret_type": "user", "from_secret_path": "a", "to_shared_path": "/b"}),
+                "to_shared_path",
+            ),
+            (
+                "revoke_app_role",
+                json!({"app_id": uuid, "role": "viewer", "user_id": " "}),
+                "user_id",
+            ),
+            (
+                "build_app",
+                json!({"project_path": "/nonexistent/slipway"}),
+                "project_path",
+            ),
+        ];
+        for (tool, args, field) in cases {
+            let out = fail(tool, args.clone());
+            assert_eq!(out["field"], field, "{tool} {args}: {out}");
+            assert_eq!(out["retryable"], false, "{out}");
+        }
+    }
+
+    #[test]
+    fn failures_without_one_argument_at_fault_have_no_field() {
+        let out = fail("validate_devfile", json!({}));
+        assert_eq!(
+            out,
+            json!({"success": false, "error": "devfile_content or devfile_path is required", "retryable": false})
+        );
+    }
+
+    #[test]
+    fn a_platform_field_is_kept_only_when_it_is_an_argument_of_the_tool() {
+        let own = ToolError::invalid("project_path", "x");
+        assert_eq!(
+            only_own_field::<p::BuildAppArgs>(own).field(),
+            Some("project_path")
+        );
+        let platform_side = ToolError::invalid("devfile", "x");
+        let kept = only_own_field::<p::BuildAppArgs>(platform_side);
+        assert_eq!(kept.field(), None);
+        assert_eq!(kept.to_string(), "devfile: x");
     }
 }
