@@ -57,6 +57,19 @@ pub enum GenerateError {
     EmptyItem(&'static str),
 }
 
+impl GenerateError {
+    /// The parameter the error is about.
+    pub fn field(&self) -> &'static str {
+        match self {
+            GenerateError::AppName(_) => "app_name",
+            GenerateError::Port(_) => "port",
+            GenerateError::Empty(field)
+            | GenerateError::Path(field, _)
+            | GenerateError::EmptyItem(field) => field,
+        }
+    }
+}
+
 /// Default port of `generate_devfile` (the spec's).
 pub const DEFAULT_PORT: u16 = 8002;
 
@@ -276,5 +289,22 @@ mod tests {
                 .to_string()
                 .starts_with("dockerfile_path:")
         );
+    }
+
+    #[test]
+    fn every_error_names_the_parameter_its_message_starts_with() {
+        let errors = [
+            GenerateError::AppName(AppName::parse("Bad").unwrap_err()),
+            GenerateError::Empty("display_name"),
+            GenerateError::Port(0),
+            GenerateError::Path("build_context", "..".into()),
+            GenerateError::EmptyItem("fabrics"),
+        ];
+        for e in errors {
+            assert!(
+                e.to_string().starts_with(&format!("{}: ", e.field())),
+                "{e}"
+            );
+        }
     }
 }

@@ -47,12 +47,10 @@ impl SlipwayServer {
         slipway_toolkit::TOOLS
             .iter()
             .map(|t| {
-                let schema = slipway_toolkit::input_schema(t.name)
-                    .and_then(|v| match v {
-                        Value::Object(map) => Some(map),
-                        _ => None,
-                    })
-                    .unwrap_or_default();
+                let schema = match t.input_schema() {
+                    Value::Object(map) => map,
+                    _ => Default::default(),
+                };
                 Tool::new(t.name, t.description, Arc::new(schema))
             })
             .collect()

@@ -37,13 +37,13 @@ impl ProjectFiles for DirFiles {
 pub fn validate_devfile(args: &ValidateDevfileArgs) -> Result<Value, ToolError> {
     let report = match (&args.devfile_content, &args.devfile_path) {
         (Some(_), Some(_)) => {
-            return Err(ToolError::InvalidArgument(
-                "provide devfile_content or devfile_path, not both".into(),
+            return Err(ToolError::invalid_args(
+                "provide devfile_content or devfile_path, not both",
             ));
         }
         (None, None) => {
-            return Err(ToolError::InvalidArgument(
-                "devfile_content or devfile_path is required".into(),
+            return Err(ToolError::invalid_args(
+                "devfile_content or devfile_path is required",
             ));
         }
         (Some(content), None) => validate(content, None),
@@ -86,13 +86,11 @@ pub struct GenerateDevfileResult {
 /// existing file is never replaced: generating over a devfile someone edited would lose work.
 pub fn generate_devfile(params: &GenerateParams) -> Result<GenerateDevfileResult, ToolError> {
     let content = slipway_devfile::generate_devfile(params)
-        .map_err(|e| ToolError::InvalidArgument(e.to_string()))?;
+        .map_err(|e| ToolError::invalid_args(e.to_string()).with_field(e.field()))?;
     let output_path = match &params.output_path {
         None => None,
         Some(p) if p.trim().is_empty() => {
-            return Err(ToolError::InvalidArgument(
-                "output_path: must not be empty".into(),
-            ));
+            return Err(ToolError::invalid("output_path", "must not be empty"));
         }
         Some(p) => {
             let mut path = PathBuf::from(p);
@@ -100,10 +98,11 @@ pub fn generate_devfile(params: &GenerateParams) -> Result<GenerateDevfileResult
                 path = path.join("devfile.yaml");
             }
             if path.exists() {
-                return Err(ToolError::Conflict(format!(
+                return Err(ToolError::conflict(format!(
                     "output_path: {} exists already; nothing was written. Remove it or choose another path",
                     path.display()
-                )));
+                ))
+                .with_field("output_path"));
             }
             atomic_write(&path, content.as_bytes())
                 .map_err(|e| ToolError::io("write", &path, &e))?;

@@ -1,161 +1,246 @@
-//! The tool table: every tool this build offers, with its description and argument schema,
-//! and the dispatcher that runs a tool by name on JSON arguments.
+//! The tool table: every tool this build offers, listed once with its description, its
+//! argument schema and its runner, and the dispatcher that runs a tool by name on JSON
+//! arguments.
 
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use crate::error::ToolError;
 use crate::platform::{self as p, Client, Endpoint};
 
-/// What a transport needs to offer a tool.
+/// One tool: what a transport needs to offer it, and how to run it.
 #[derive(Debug, Clone, Copy)]
 pub struct ToolInfo {
     /// The spec's tool name.
     pub name: &'static str,
     /// What it does and when to use it, for people and models.
     pub description: &'static str,
+    /// Whether it talks to a platform (`false`: templates, scaffolding and devfiles, which
+    /// work offline).
+    pub needs_platform: bool,
+    /// The JSON Schema of its arguments.
+    schema: fn() -> Value,
+    /// Runs it on arguments already known to be a JSON object.
+    run: fn(Option<&Endpoint>, Value) -> Result<Value, ToolError>,
 }
 
-/// The tools of this build.
+impl ToolInfo {
+    /// The tool called `name`, if this build has one.
+    pub fn find(name: &str) -> Option<ToolInfo> {
+        TOOLS.into_iter().find(|t| t.name == name)
+    }
+
+    /// The JSON Schema of the tool's arguments, generated from the same types the tool
+    /// parses, so what a client is told and what the tool accepts cannot drift apart.
+    pub fn input_schema(&self) -> Value {
+        (self.schema)()
+    }
+}
+
+/// The tools of this build, in the spec's order: the one list every transport offers and
+/// [`call`] dispatches on.
 pub const TOOLS: [ToolInfo; 26] = [
     ToolInfo {
         name: "get_available_templates",
         description: "List the app templates (name, description, language, default_port). Always call this first.",
+        needs_platform: false,
+        schema: no_arguments,
+        run: |_, _| {
+            Ok(json!({
+                "success": true,
+                "templates": crate::templates::get_available_templates(),
+            }))
+        },
     },
     ToolInfo {
         name: "scaffold_app",
         description: "Create a new project <output_directory>/<app_name> from a template: source, Dockerfile, devfile.yaml, README.md. Never overwrites existing files unless overwrite is true.",
+        needs_platform: false,
+        schema: schema::<crate::scaffold::ScaffoldArgs>,
+        run: |_, args| local(args, crate::scaffold::scaffold_app),
     },
     ToolInfo {
         name: "validate_devfile",
         description: "Check a devfile.yaml (devfile_content or devfile_path): YAML syntax, required fields, components, endpoints, platform fields, app name, dependsOn, managedInfra, port mismatches. Returns {valid, errors, warnings}.",
+        needs_platform: false,
+        schema: schema::<crate::devfile_tools::ValidateDevfileArgs>,
+        run: |_, args| local(args, crate::devfile_tools::validate_devfile),
     },
     ToolInfo {
         name: "generate_devfile",
         description: "Generate a single-service devfile.yaml; with output_path, write it (never over an existing file).",
+        needs_platform: false,
+        schema: schema::<slipway_devfile::GenerateParams>,
+        run: |_, args| local(args, crate::devfile_tools::generate_devfile),
     },
     ToolInfo {
         name: "register_app",
         description: "Reserve an app name on the platform, create its service principal and access control; with project_path, write the .app file holding app_id. Required before build_app when the app uses secrets.",
+        needs_platform: true,
+        schema: schema::<p::RegisterAppArgs>,
+        run: |endpoint, args| platform_tool(endpoint, args, p::register_app),
     },
     ToolInfo {
         name: "list_apps",
         description: "List apps (name, status, url, timestamps), page_size (default 20) at a time; pass next_page_token for the next page.",
+        needs_platform: true,
+        schema: schema::<p::ListAppsArgs>,
+        run: |endpoint, args| platform_tool(endpoint, args, p::list_apps),
     },
     ToolInfo {
         name: "get_app",
         description: "An app's name, description, status, URL, devfile, enabled state and timestamps.",
+        needs_platform: true,
+        schema: schema::<p::AppIdArgs>,
+        run: |endpoint, args| platform_tool(endpoint, args, p::get_app),
     },
     ToolInfo {
         name: "get_app_status",
         description: "An app's status (RUNNING, FAILED, deploying, suspended, registered) and app_url. Poll only when the user asks, every 10-15 s, until RUNNING or FAILED; on FAILED call get_app_logs.",
+        needs_platform: true,
+        schema: schema::<p::AppIdArgs>,
+        run: |endpoint, args| platform_tool(endpoint, args, p::get_app_status),
     },
     ToolInfo {
         name: "get_app_logs",
         description: "Build and runtime log entries with presigned URLs; latest_only (default true), service_name to filter.",
+        needs_platform: true,
+        schema: schema::<p::GetLogsArgs>,
+        run: |endpoint, args| platform_tool(endpoint, args, p::get_app_logs),
     },
     ToolInfo {
         name: "enable_app",
         description: "Resume a suspended app; then poll get_app_status until RUNNING.",
+        needs_platform: true,
+        schema: schema::<p::AppIdArgs>,
+        run: |endpoint, args| platform_tool(endpoint, args, p::enable_app),
     },
     ToolInfo {
         name: "disable_app",
         description: "Suspend a running app without deleting it.",
+        needs_platform: true,
+        schema: schema::<p::AppIdArgs>,
+        run: |endpoint, args| platform_tool(endpoint, args, p::disable_app),
     },
     ToolInfo {
         name: "delete_app",
         description: "Delete an app permanently; the caller must then delete the project's .app file.",
+        needs_platform: true,
+        schema: schema::<p::AppIdArgs>,
+        run: |endpoint, args| platform_tool(endpoint, args, p::delete_app),
     },
     ToolInfo {
         name: "build_app",
         description: "Build and deploy the app in project_path (needs devfile.yaml and its Dockerfiles; the devfile is validated first and nothing is uploaded when it is invalid). Uses .app when present, else creates the app from the devfile. remote (default) builds on the platform; local builds here with BUILDER_HOST and uploads the image. Writes imageUri into devfile.yaml. Afterwards print app_id and every service URL, then ask before polling get_app_status.",
+        needs_platform: true,
+        schema: schema::<p::BuildAppArgs>,
+        run: |endpoint, args| platform_tool(endpoint, args, p::build_app),
     },
     ToolInfo {
         name: "get_build_scan_report",
         description: "The vulnerability scan of a build's image (build_id from build_app): SBOM and advisories found; error when the platform has no advisory database.",
+        needs_platform: true,
+        schema: schema::<p::CancelBuildArgs>,
+        run: |endpoint, args| platform_tool(endpoint, args, p::get_build_scan_report),
     },
     ToolInfo {
         name: "cancel_build",
         description: "Cancel a queued or in-progress image build job; a running deployment is not stopped.",
+        needs_platform: true,
+        schema: schema::<p::CancelBuildArgs>,
+        run: |endpoint, args| platform_tool(endpoint, args, p::cancel_build),
     },
     ToolInfo {
         name: "create_secret",
         description: "Store a new secret (version 1) at secret_path in scope secret_type: user (private to you), app (needs app_id; register_app first), shared (readable by every account member). data is a JSON-encoded object of key-value pairs; metadata optional. App secrets become environment variables of the app's services at deploy time. Fails if the path exists (use update_secret).",
+        needs_platform: true,
+        schema: schema::<p::WriteSecretArgs>,
+        run: |endpoint, args| platform_tool(endpoint, args, p::create_secret),
     },
     ToolInfo {
         name: "get_secret",
         description: "Read a secret's data and metadata (the latest version, or version), with its version numbers and timestamps. App secrets need the editor or owner role.",
+        needs_platform: true,
+        schema: schema::<p::GetSecretArgs>,
+        run: |endpoint, args| platform_tool(endpoint, args, p::get_secret),
     },
     ToolInfo {
         name: "list_secrets",
         description: "List secret paths in a scope (no values), filtered by prefix; pass next_token for the next page. App viewers may list app secret paths.",
+        needs_platform: true,
+        schema: schema::<p::ListSecretsArgs>,
+        run: |endpoint, args| platform_tool(endpoint, args, p::list_secrets),
     },
     ToolInfo {
         name: "update_secret",
         description: "Replace a secret's data (and metadata when given) as a new version; earlier versions are kept and stay readable with get_secret version.",
+        needs_platform: true,
+        schema: schema::<p::WriteSecretArgs>,
+        run: |endpoint, args| platform_tool(endpoint, args, p::update_secret),
     },
     ToolInfo {
         name: "delete_secret",
         description: "Delete a secret and every version permanently. Confirm with the user first.",
+        needs_platform: true,
+        schema: schema::<p::DeleteSecretArgs>,
+        run: |endpoint, args| platform_tool(endpoint, args, p::delete_secret),
     },
     ToolInfo {
         name: "share_secret",
         description: "Copy a user, app or shared secret into the shared namespace at to_shared_path (copy_metadata default true). The original is unchanged; an existing destination is an error, never overwritten.",
+        needs_platform: true,
+        schema: schema::<p::ShareSecretArgs>,
+        run: |endpoint, args| platform_tool(endpoint, args, p::share_secret),
     },
     ToolInfo {
         name: "list_grantable_roles",
         description: "The roles you may grant on an app: an owner grants owner, editor, viewer; an editor editor and viewer; a viewer none. Use only when the user asks about access.",
+        needs_platform: true,
+        schema: schema::<p::AppIdArgs>,
+        run: |endpoint, args| platform_tool(endpoint, args, p::list_grantable_roles),
     },
     ToolInfo {
         name: "list_app_permissions",
         description: "Who has access to an app: users with user_id, email, name, role. Use only when the user asks about access.",
+        needs_platform: true,
+        schema: schema::<p::AppIdArgs>,
+        run: |endpoint, args| platform_tool(endpoint, args, p::list_app_permissions),
     },
     ToolInfo {
         name: "grant_app_role",
         description: "Give an account member (user_id: UUID or e-mail) the role owner, editor or viewer on an app, replacing their earlier role. Only roles you may grant (list_grantable_roles). Use only when the user asks.",
+        needs_platform: true,
+        schema: schema::<p::RoleArgs>,
+        run: |endpoint, args| platform_tool(endpoint, args, p::grant_app_role),
     },
     ToolInfo {
         name: "revoke_app_role",
         description: "Take a role away from a user (UUID or e-mail) on an app. The app's last owner can never be removed. Use only when the user asks.",
+        needs_platform: true,
+        schema: schema::<p::RoleArgs>,
+        run: |endpoint, args| platform_tool(endpoint, args, p::revoke_app_role),
     },
     ToolInfo {
         name: "list_account_users",
         description: "Members of your account (id, email, name): who can be given a role on an app.",
+        needs_platform: true,
+        schema: schema::<p::AccountArgs>,
+        run: |endpoint, args| platform_tool(endpoint, args, p::list_account_users),
     },
 ];
 
-/// The JSON Schema of a tool's arguments, generated from the same types the tool parses, so
-/// what a client is told and what the tool accepts cannot drift apart.
+/// The JSON Schema of tool `name`'s arguments (see [`ToolInfo::input_schema`]).
 pub fn input_schema(name: &str) -> Option<Value> {
-    use schemars::schema_for;
-    let schema = match name {
-        "get_available_templates" => {
-            return Some(
-                json!({"type": "object", "properties": {}, "additionalProperties": false}),
-            );
-        }
-        "scaffold_app" => schema_for!(crate::scaffold::ScaffoldArgs),
-        "validate_devfile" => schema_for!(crate::devfile_tools::ValidateDevfileArgs),
-        "generate_devfile" => schema_for!(slipway_devfile::GenerateParams),
-        "register_app" => schema_for!(p::RegisterAppArgs),
-        "list_apps" => schema_for!(p::ListAppsArgs),
-        "get_app" | "get_app_status" | "enable_app" | "disable_app" | "delete_app" => {
-            schema_for!(p::AppIdArgs)
-        }
-        "get_app_logs" => schema_for!(p::GetLogsArgs),
-        "build_app" => schema_for!(p::BuildAppArgs),
-        "get_build_scan_report" | "cancel_build" => schema_for!(p::CancelBuildArgs),
-        "create_secret" | "update_secret" => schema_for!(p::WriteSecretArgs),
-        "get_secret" => schema_for!(p::GetSecretArgs),
-        "list_secrets" => schema_for!(p::ListSecretsArgs),
-        "delete_secret" => schema_for!(p::DeleteSecretArgs),
-        "share_secret" => schema_for!(p::ShareSecretArgs),
-        "list_grantable_roles" | "list_app_permissions" => schema_for!(p::AppIdArgs),
-        "grant_app_role" | "revoke_app_role" => schema_for!(p::RoleArgs),
-        "list_account_users" => schema_for!(p::AccountArgs),
-        _ => return None,
-    };
-    serde_json::to_value(schema).ok()
+    ToolInfo::find(name).map(|t| t.input_schema())
+}
+
+fn schema<T: schemars::JsonSchema>() -> Value {
+    serde_json::to_value(schemars::schema_for!(T)).unwrap_or_else(|_| no_arguments())
+}
+
+fn no_arguments() -> Value {
+    json!({"type": "object", "properties": {}, "additionalProperties": false})
 }
 
 /// Why a call could not even be attempted (a usage error, exit code 2 in the CLI).
@@ -183,46 +268,11 @@ pub fn call_with(endpoint: Option<&Endpoint>, name: &str, args: Value) -> Result
         Value::Null => json!({}),
         other => return Err(CallError::NotAnObject(kind(&other))),
     };
-    let result = match name {
-        "get_available_templates" => Ok(json!({
-            "success": true,
-            "templates": crate::templates::get_available_templates(),
-        })),
-        "scaffold_app" => parse(args)
-            .and_then(|a| crate::scaffold::scaffold_app(&a))
-            .and_then(to_value),
-        "validate_devfile" => parse(args).and_then(|a| crate::devfile_tools::validate_devfile(&a)),
-        "generate_devfile" => parse(args)
-            .and_then(|a| crate::devfile_tools::generate_devfile(&a))
-            .and_then(to_value),
-        "register_app" => platform_tool(endpoint, args, p::register_app),
-        "list_apps" => platform_tool(endpoint, args, p::list_apps),
-        "get_app" => platform_tool(endpoint, args, p::get_app),
-        "get_app_status" => platform_tool(endpoint, args, p::get_app_status),
-        "get_app_logs" => platform_tool(endpoint, args, p::get_app_logs),
-        "enable_app" => platform_tool(endpoint, args, p::enable_app),
-        "disable_app" => platform_tool(endpoint, args, p::disable_app),
-        "delete_app" => platform_tool(endpoint, args, p::delete_app),
-        "cancel_build" => platform_tool(endpoint, args, p::cancel_build),
-        "build_app" => platform_tool(endpoint, args, p::build_app),
-        "get_build_scan_report" => platform_tool(endpoint, args, p::get_build_scan_report),
-        "create_secret" => platform_tool(endpoint, args, p::create_secret),
-        "get_secret" => platform_tool(endpoint, args, p::get_secret),
-        "list_secrets" => platform_tool(endpoint, args, p::list_secrets),
-        "update_secret" => platform_tool(endpoint, args, p::update_secret),
-        "delete_secret" => platform_tool(endpoint, args, p::delete_secret),
-        "share_secret" => platform_tool(endpoint, args, p::share_secret),
-        "list_grantable_roles" => platform_tool(endpoint, args, p::list_grantable_roles),
-        "list_app_permissions" => platform_tool(endpoint, args, p::list_app_permissions),
-        "grant_app_role" => platform_tool(endpoint, args, p::grant_app_role),
-        "revoke_app_role" => platform_tool(endpoint, args, p::revoke_app_role),
-        "list_account_users" => platform_tool(endpoint, args, p::list_account_users),
-        _ => {
-            let names: Vec<&str> = TOOLS.iter().map(|t| t.name).collect();
-            return Err(CallError::UnknownTool(name.to_owned(), names.join(", ")));
-        }
+    let Some(tool) = ToolInfo::find(name) else {
+        let names: Vec<&str> = TOOLS.iter().map(|t| t.name).collect();
+        return Err(CallError::UnknownTool(name.to_owned(), names.join(", ")));
     };
-    Ok(result.unwrap_or_else(|e| e.to_json()))
+    Ok((tool.run)(endpoint, args).unwrap_or_else(|e| e.to_json()))
 }
 
 /// A client for the call's `environment` (explicit endpoint first, else the process environment).
@@ -236,23 +286,58 @@ fn with_client(endpoint: Option<&Endpoint>, args: &Value) -> Result<Client, Tool
 
 /// Parses the arguments first (so argument errors never wait for the network), then runs
 /// `tool` with a client for the call's environment.
-fn platform_tool<T: DeserializeOwned>(
+fn platform_tool<T: DeserializeOwned + schemars::JsonSchema>(
     endpoint: Option<&Endpoint>,
     args: Value,
     tool: fn(&Client, &T) -> Result<Value, ToolError>,
 ) -> Result<Value, ToolError> {
     let client = with_client(endpoint, &args);
     let parsed: T = parse(args)?;
-    tool(&client?, &parsed)
+    tool(&client?, &parsed).map_err(only_own_field::<T>)
 }
 
+/// Keeps an error's `field` only when it is one of the tool's arguments: the platform names
+/// its own request fields, which are usually, not always, the tool's.
+fn only_own_field<T: schemars::JsonSchema>(mut e: ToolError) -> ToolError {
+    if let ToolError::InvalidArgument { field, .. } | ToolError::Conflict { field, .. } = &mut e
+        && let Some(name) = field.as_deref()
+        && schema::<T>()["properties"].get(name).is_none()
+    {
+        *field = None;
+    }
+    e
+}
+
+/// Parses then runs a tool that needs no platform.
+fn local<T: DeserializeOwned, R: Serialize>(
+    args: Value,
+    tool: fn(&T) -> Result<R, ToolError>,
+) -> Result<Value, ToolError> {
+    let result = tool(&parse(args)?)?;
+    serde_json::to_value(result).map_err(|e| ToolError::Internal(e.to_string()))
+}
+
+/// Deserialises a tool's arguments; the error names the argument when serde's error is about
+/// one (a wrong type or value, a missing or unknown argument).
 fn parse<T: DeserializeOwned>(args: Value) -> Result<T, ToolError> {
-    serde_json::from_value(args)
-        .map_err(|e| ToolError::InvalidArgument(format!("invalid arguments: {e}")))
+    serde_path_to_error::deserialize(args).map_err(|e| {
+        let field = match e.path().iter().next() {
+            Some(serde_path_to_error::Segment::Map { key }) => Some(key.clone()),
+            _ => quoted_argument(&e.inner().to_string()),
+        };
+        ToolError::InvalidArgument {
+            message: format!("invalid arguments: {}", e.inner()),
+            field,
+        }
+    })
 }
 
-fn to_value<T: serde::Serialize>(v: T) -> Result<Value, ToolError> {
-    serde_json::to_value(v).map_err(|e| ToolError::Internal(e.to_string()))
+/// The argument serde's "missing field `x`" / "unknown field `x`, expected …" names.
+fn quoted_argument(message: &str) -> Option<String> {
+    let rest = message
+        .strip_prefix("missing field `")
+        .or_else(|| message.strip_prefix("unknown field `"))?;
+    rest.split_once('`').map(|(name, _)| name.to_owned())
 }
 
 /// How a JSON value's type reads in an error message ("a string", "an array", …).
@@ -293,5 +378,173 @@ mod tests {
             ]
         );
         assert_eq!(build["required"], json!(["project_path"]));
+    }
+
+    #[test]
+    fn the_table_lists_each_tool_once_and_only_offline_tools_need_no_platform() {
+        let mut names: Vec<&str> = TOOLS.iter().map(|t| t.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), TOOLS.len());
+        let offline: Vec<&str> = TOOLS
+            .iter()
+            .filter(|t| !t.needs_platform)
+            .map(|t| t.name)
+            .collect();
+        assert_eq!(
+            offline,
+            [
+                "get_available_templates",
+                "scaffold_app",
+                "validate_devfile",
+                "generate_devfile"
+            ]
+        );
+        assert!(matches!(
+            call("no_such_tool", json!({})),
+            Err(CallError::UnknownTool(..))
+        ));
+    }
+
+    /// Calls that fail before any request: a platform nobody listens on.
+    fn fail(tool: &str, args: Value) -> Value {
+        let nowhere = Endpoint::new("http://127.0.0.1:9", "t");
+        let out = call_with(Some(&nowhere), tool, args.clone()).unwrap();
+        assert_eq!(out["success"], false, "{tool} {args}: {out}");
+        assert!(
+            !out["error"].as_str().unwrap().contains("did not answer"),
+            "{out}"
+        );
+        out
+    }
+
+    #[test]
+    fn argument_failures_name_the_field() {
+        let uuid = "0b6f3f38-4f8e-4c57-9f0e-3a1f1d9a2b7c";
+        let cases = [
+            // serde: a wrong type, a wrong enum value, a missing and an unknown argument.
+            (
+                "scaffold_app",
+                json!({"app_name": 3, "app_type": "python-api", "output_directory": "/tmp"}),
+                "app_name",
+            ),
+            (
+                "create_secret",
+                json!({"secret_type": "team", "secret_path": "a", "data": "{}"}),
+                "secret_type",
+            ),
+            (
+                "grant_app_role",
+                json!({"app_id": uuid, "role": "admin", "user_id": "a@b.c"}),
+                "role",
+            ),
+            ("get_app", json!({}), "app_id"),
+            (
+                "get_app",
+                json!({"app_id": uuid, "colour": "red"}),
+                "colour",
+            ),
+            ("list_apps", json!({"page_size": "ten"}), "page_size"),
+            (
+                "scaffold_app",
+                json!({"app_name": "x", "app_type": "python-api", "output_directory": "/tmp", "permissions": ["a", 1]}),
+                "permissions",
+            ),
+            // The tools' own checks.
+            (
+                "scaffold_app",
+                json!({"app_name": "Bad_Name", "app_type": "python-api", "output_directory": "/tmp"}),
+                "app_name",
+            ),
+            (
+                "scaffold_app",
+                json!({"app_name": "ok", "app_type": "cobol", "output_directory": "/tmp"}),
+                "app_type",
+            ),
+            (
+                "scaffold_app",
+                json!({"app_name": "ok", "app_type": "python-api", "output_directory": "/tmp", "permissions": ["a", " "]}),
+                "permissions",
+            ),
+            (
+                "generate_devfile",
+                json!({"app_name": "ok", "display_name": "Ok", "description": "", "port": 0}),
+                "port",
+            ),
+            (
+                "generate_devfile",
+                json!({"app_name": "ok", "display_name": "Ok", "description": "", "build_context": "../x"}),
+                "build_context",
+            ),
+            (
+                "register_app",
+                json!({"name": "-bad", "display_name": "Bad"}),
+                "name",
+            ),
+            ("get_app_status", json!({"app_id": "not-a-uuid"}), "app_id"),
+            ("cancel_build", json!({"build_id": "7"}), "build_id"),
+            (
+                "create_secret",
+                json!({"secret_type": "user", "secret_path": "a/../b", "data": "{}"}),
+                "secret_path",
+            ),
+            (
+                "create_secret",
+                json!({"secret_type": "app", "secret_path": "a", "data": "{}"}),
+                "app_id",
+            ),
+            (
+                "create_secret",
+                json!({"secret_type": "user", "secret_path": "a", "data": "[1]"}),
+                "data",
+            ),
+            (
+                "list_secrets",
+                json!({"secret_type": "user", "prefix": "/x"}),
+                "prefix",
+            ),
+            (
+                "share_secret",
+                json!({"from_secret_type": "user", "from_secret_path": "a", "to_shared_path": "/b"}),
+                "to_shared_path",
+            ),
+            (
+                "revoke_app_role",
+                json!({"app_id": uuid, "role": "viewer", "user_id": " "}),
+                "user_id",
+            ),
+            (
+                "build_app",
+                json!({"project_path": "/nonexistent/slipway"}),
+                "project_path",
+            ),
+        ];
+        for (tool, args, field) in cases {
+            let out = fail(tool, args.clone());
+            assert_eq!(out["field"], field, "{tool} {args}: {out}");
+            assert_eq!(out["retryable"], false, "{out}");
+        }
+    }
+
+    #[test]
+    fn failures_without_one_argument_at_fault_have_no_field() {
+        let out = fail("validate_devfile", json!({}));
+        assert_eq!(
+            out,
+            json!({"success": false, "error": "devfile_content or devfile_path is required", "retryable": false})
+        );
+    }
+
+    #[test]
+    fn a_platform_field_is_kept_only_when_it_is_an_argument_of_the_tool() {
+        let own = ToolError::invalid("project_path", "x");
+        assert_eq!(
+            only_own_field::<p::BuildAppArgs>(own).field(),
+            Some("project_path")
+        );
+        let platform_side = ToolError::invalid("devfile", "x");
+        let kept = only_own_field::<p::BuildAppArgs>(platform_side);
+        assert_eq!(kept.field(), None);
+        assert_eq!(kept.to_string(), "devfile: x");
     }
 }

@@ -8,18 +8,10 @@ use serde_json::Value;
 
 use crate::error::ToolError;
 use crate::platform::Endpoint;
-use crate::registry::{CallError, call, call_with};
+use crate::registry::{CallError, ToolInfo, call, call_with};
 
 /// Supplies a platform when none is configured.
 pub type Fallback = Box<dyn Fn() -> Result<Endpoint, ToolError> + Send + Sync>;
-
-/// The tools that work without a platform.
-pub const LOCAL_TOOLS: [&str; 4] = [
-    "get_available_templates",
-    "scaffold_app",
-    "validate_devfile",
-    "generate_devfile",
-];
 
 /// Runs tools, with an optional fallback platform.
 pub struct Runner {
@@ -52,7 +44,7 @@ impl Runner {
         let Some(fallback) = &self.fallback else {
             return call(name, args);
         };
-        if LOCAL_TOOLS.contains(&name) {
+        if ToolInfo::find(name).is_none_or(|t| !t.needs_platform) {
             return call(name, args);
         }
         let environment = args.get("environment").and_then(Value::as_str);

@@ -63,36 +63,39 @@ const OVERLAY_DIR: &str = "_overlays/durable/python";
 
 /// Scaffolds a project. See the module docs for the guarantees.
 pub fn scaffold_app(args: &ScaffoldArgs) -> Result<ScaffoldResult, ToolError> {
-    let name = AppName::parse(&args.app_name)
-        .map_err(|e| ToolError::InvalidArgument(format!("app_name: {e}")))?;
+    let name = AppName::parse(&args.app_name).map_err(|e| ToolError::invalid("app_name", e))?;
     let template = templates::find(&args.app_type).ok_or_else(|| {
         let names: Vec<&str> = templates::catalog()
             .iter()
             .map(|t| t.name.as_str())
             .collect();
-        ToolError::InvalidArgument(format!(
-            "app_type: unknown template {:?}; use one of {}",
-            args.app_type,
-            names.join(", ")
-        ))
+        ToolError::invalid(
+            "app_type",
+            format!(
+                "unknown template {:?}; use one of {}",
+                args.app_type,
+                names.join(", ")
+            ),
+        )
     })?;
     let port = match args.port {
         None => template.default_port,
         Some(p) => u16::try_from(p).ok().filter(|p| *p > 0).ok_or_else(|| {
-            ToolError::InvalidArgument(format!("port: must be between 1 and 65535, got {p}"))
+            ToolError::invalid("port", format!("must be between 1 and 65535, got {p}"))
         })?,
     };
     let display_name = match &args.display_name {
         Some(d) if d.trim().is_empty() => {
-            return Err(ToolError::InvalidArgument(
-                "display_name: must not be empty".into(),
-            ));
+            return Err(ToolError::invalid("display_name", "must not be empty"));
         }
         Some(d) if d.chars().count() > 100 => {
-            return Err(ToolError::InvalidArgument(format!(
-                "display_name: is {} characters long; at most 100 are allowed",
-                d.chars().count()
-            )));
+            return Err(ToolError::invalid(
+                "display_name",
+                format!(
+                    "is {} characters long; at most 100 are allowed",
+                    d.chars().count()
+                ),
+            ));
         }
         Some(d) => d.clone(),
         None => title_case(name.as_str()),
@@ -104,9 +107,7 @@ pub fn scaffold_app(args: &ScaffoldArgs) -> Result<ScaffoldResult, ToolError> {
     let fabrics = list_arg("fabrics", args.fabrics.as_deref())?;
     let permissions = list_arg("permissions", args.permissions.as_deref())?;
     if args.output_directory.trim().is_empty() {
-        return Err(ToolError::InvalidArgument(
-            "output_directory: must not be empty".into(),
-        ));
+        return Err(ToolError::invalid("output_directory", "must not be empty"));
     }
     let durable = args.durable.unwrap_or(false) || template.name == "durable-agent";
     let vars = Vars {
@@ -163,9 +164,10 @@ struct Vars<'a> {
 fn list_arg(field: &str, items: Option<&[String]>) -> Result<String, ToolError> {
     let items = items.unwrap_or_default();
     if let Some(i) = items.iter().position(|s| s.trim().is_empty()) {
-        return Err(ToolError::InvalidArgument(format!(
-            "{field}[{i}]: must be a non-empty string"
-        )));
+        return Err(
+            ToolError::invalid_args(format!("{field}[{i}]: must be a non-empty string"))
+                .with_field(field),
+        );
     }
     Ok(serde_json::to_string(items).unwrap_or_else(|_| "[]".into()))
 }
@@ -243,11 +245,14 @@ fn apply_durable(
 ) -> Result<(), ToolError> {
     let target = template.scaffold.durable.as_ref().ok_or_else(|| {
         let hosts: Vec<&str> = templates::catalog().iter().filter(|t| t.scaffold.durable.is_some()).map(|t| t.name.as_str()).collect();
-        ToolError::InvalidArgument(format!(
-            "durable: the durable-workflow overlay needs a Python ASGI service to host the Restate endpoint, and {} has none; use one of {}",
-            template.name,
-            hosts.join(", ")
-        ))
+        ToolError::invalid(
+            "durable",
+            format!(
+                "the durable-workflow overlay needs a Python ASGI service to host the Restate endpoint, and {} has none; use one of {}",
+                template.name,
+                hosts.join(", ")
+            ),
+        )
     })?;
     let prefix = if target.dir == "." {
         String::new()
@@ -342,10 +347,11 @@ fn write_project(
 ) -> Result<(), ToolError> {
     if project.exists() {
         if !project.is_dir() {
-            return Err(ToolError::Conflict(format!(
+            return Err(ToolError::conflict(format!(
                 "{} exists and is not a directory",
                 project.display()
-            )));
+            ))
+            .with_field("app_name"));
         }
         if !overwrite {
             let existing: Vec<&str> = files
@@ -354,7 +360,7 @@ fn write_project(
                 .map(String::as_str)
                 .collect();
             if !existing.is_empty() {
-                return Err(ToolError::Conflict(format!(
+                return Err(ToolError::conflict(format!(
                     "{} already has {} of the template's files ({}); nothing was written. Pass overwrite: true to replace them, or choose another app_name or output_directory",
                     project.display(),
                     existing.len(),
@@ -364,7 +370,8 @@ fn write_project(
                         .copied()
                         .collect::<Vec<_>>()
                         .join(", ")
-                )));
+                ))
+                .with_field("app_name"));
             }
         }
         for (rel, bytes) in files {

@@ -98,7 +98,7 @@ fn cases() -> Vec<Case> {
         case("dependsOn not self", "dependsOn: [api]", "dependsOn: [web]", "cannot depend on itself"),
         case("dependsOn no cycle", "      secrets: [db/credentials]\n", "      secrets: [db/credentials]\n      dependsOn: [web]\n", "dependsOn forms a cycle: api -> web -> api"),
         case("dependsOn is a list", "dependsOn: [api]", "dependsOn: api", "must be a list of strings"),
-        case("secret path rule", "secrets: [db/credentials]", "secrets: [/db/credentials]", "secret path \"/db/credentials\" must not start with \"/\""),
+        case("secret path rule", "secrets: [db/credentials]", "secrets: [/db/credentials]", "components[1].attributes.secrets[0] (line 32): \"/db/credentials\" is not a valid secret path: must not start with '/'"),
         case("healthPath rule", "healthPath: /health", "healthPath: health", "\"health\" must be an HTTP path starting with \"/\""),
         case("exec component is a container", "  - name: web\n    attributes:\n      dependsOn: [api]\n    container:\n      image: web\n      endpoints:\n        - name: http\n          targetPort: 8000\n          exposure: public\n          protocol: http\n          path: /\n", "", "commands[1].exec.component (line 60): \"web\" is not a container component"),
         case("command id required", "  - id: run-web\n", "  - attributes: {}\n", "commands[1].id (line 69): id is required"),
@@ -183,4 +183,42 @@ fn misplaced_platform_fields_warn() {
         "{:?}",
         report.warnings()
     );
+}
+
+/// The validator applies the vault's secret-path rule itself (`slipway_devfile::secret_path`),
+/// so a devfile that validates never fails at deploy on a secret path.
+#[test]
+fn secret_paths_follow_the_vaults_rule() {
+    let long = "s".repeat(slipway_devfile::secret_path::SEGMENT_MAX + 1);
+    let list = format!(
+        "      secrets:\n        - db/credentials\n        - a/../b\n        - /abs\n        - team/{long}\n        - a b\n        - team-1/db/primary.v2/pass_word\n"
+    );
+    let text = mutate("      secrets: [db/credentials]\n", &list);
+    let report = validate(&text, None);
+    let errors = report.errors();
+    let expected = [
+        "components[1].attributes.secrets[1] (line 34): \"a/../b\" is not a valid secret path: must not contain '..'".to_owned(),
+        "components[1].attributes.secrets[2] (line 35): \"/abs\" is not a valid secret path: must not start with '/'".to_owned(),
+        format!(
+            "components[1].attributes.secrets[3] (line 36): \"team/{long}\" is not a valid secret path: each segment between '/' must be at most 64 characters"
+        ),
+        "components[1].attributes.secrets[4] (line 37): \"a b\" is not a valid secret path: must contain only".to_owned(),
+    ];
+    for e in &expected {
+        assert!(
+            errors.iter().any(|got| got.starts_with(e.as_str())),
+            "{e}\nin {errors:?}"
+        );
+    }
+    assert_eq!(errors.len(), expected.len(), "{errors:?}");
+    // Every path the vault accepts passes, nested ones included.
+    for good in ["db", "team-1/db/primary.v2/pass_word", &"a".repeat(64)] {
+        assert_eq!(slipway_devfile::secret_path::check(good), Ok(()), "{good}");
+        let text = mutate(
+            "secrets: [db/credentials]",
+            &format!("secrets: [db/credentials, {good}]"),
+        );
+        let report = validate(&text, None);
+        assert!(report.valid(), "{good}: {:?}", report.errors());
+    }
 }

@@ -38,3 +38,27 @@ fn schema_rejects_basic_mistakes() {
     }
     let _ = yaml::parse("a: 1");
 }
+
+#[test]
+fn schema_applies_the_secret_path_rule() {
+    let v = schema();
+    let long = "s".repeat(65);
+    for bad in [
+        "a/../b",
+        "/abs",
+        &format!("team/{long}"),
+        "a b",
+        "a//b",
+        "./a",
+        "a/",
+    ] {
+        assert!(slipway_devfile::secret_path::check(bad).is_err(), "{bad}");
+        let text = super::mutate("secrets: [db/credentials]", &format!("secrets: [{bad:?}]"));
+        assert!(!v.is_valid(&to_json(&text)), "schema accepted {bad:?}");
+    }
+    for good in ["db", "team-1/db/primary.v2/pass_word", ".hidden/x"] {
+        assert_eq!(slipway_devfile::secret_path::check(good), Ok(()), "{good}");
+        let text = super::mutate("secrets: [db/credentials]", &format!("secrets: [{good:?}]"));
+        assert!(v.is_valid(&to_json(&text)), "schema refused {good:?}");
+    }
+}

@@ -111,9 +111,10 @@ pub(crate) fn uuid_arg(field: &str, value: &str) -> Result<String, ToolError> {
     if ok {
         Ok(v.to_ascii_lowercase())
     } else {
-        Err(ToolError::InvalidArgument(format!(
-            "{field}: {value:?} is not a UUID"
-        )))
+        Err(ToolError::invalid(
+            field,
+            format!("{value:?} is not a UUID"),
+        ))
     }
 }
 
@@ -142,14 +143,14 @@ fn app_view(mut app: Value) -> Value {
 /// `register_app`: reserves the name, creates the service principal and the access-control
 /// resource (the platform does all three in one transaction), and writes `.app` atomically.
 pub fn register_app(client: &Client, args: &RegisterAppArgs) -> Result<Value, ToolError> {
-    slipway_devfile::AppName::parse(&args.name)
-        .map_err(|e| ToolError::InvalidArgument(format!("name: {e}")))?;
+    slipway_devfile::AppName::parse(&args.name).map_err(|e| ToolError::invalid("name", e))?;
     if let Some(dir) = &args.project_path
         && !Path::new(dir).is_dir()
     {
-        return Err(ToolError::InvalidArgument(format!(
-            "project_path: {dir} is not a directory"
-        )));
+        return Err(ToolError::invalid(
+            "project_path",
+            format!("{dir} is not a directory"),
+        ));
     }
     let body = json!({"name": args.name, "display_name": args.display_name, "description": args.description});
     let app = client.json(Method::POST, "/v1/apps", Some(&body))?.body;

@@ -65,29 +65,34 @@ pub fn build_app_with_progress(
 ) -> Result<Value, ToolError> {
     let root = PathBuf::from(&args.project_path);
     if !root.is_dir() {
-        return Err(ToolError::InvalidArgument(format!(
-            "project_path: {} is not a directory",
-            root.display()
-        )));
+        return Err(ToolError::invalid(
+            "project_path",
+            format!("{} is not a directory", root.display()),
+        ));
     }
     let arch = args.architecture.clone().unwrap_or_else(|| "amd64".into());
     if !["amd64", "arm64"].contains(&arch.as_str()) {
-        return Err(ToolError::InvalidArgument(format!(
-            "architecture: {arch:?} must be amd64 or arm64"
-        )));
+        return Err(ToolError::invalid(
+            "architecture",
+            format!("{arch:?} must be amd64 or arm64"),
+        ));
     }
     let mode = args.build_mode.clone().unwrap_or_else(|| "remote".into());
     if !["remote", "local"].contains(&mode.as_str()) {
-        return Err(ToolError::InvalidArgument(format!(
-            "build_mode: {mode:?} must be remote or local"
-        )));
+        return Err(ToolError::invalid(
+            "build_mode",
+            format!("{mode:?} must be remote or local"),
+        ));
     }
     let devfile_path = root.join("devfile.yaml");
     let text = std::fs::read_to_string(&devfile_path).map_err(|_| {
-        ToolError::InvalidArgument(format!(
-            "project_path: {} has no devfile.yaml (scaffold_app or generate_devfile make one)",
-            root.display()
-        ))
+        ToolError::invalid(
+            "project_path",
+            format!(
+                "{} has no devfile.yaml (scaffold_app or generate_devfile make one)",
+                root.display()
+            ),
+        )
     })?;
     let report = validate(&text, Some(&Files(root.clone())));
     if !report.valid() {
@@ -105,10 +110,13 @@ pub fn build_app_with_progress(
     let selected: Vec<String> = match &args.service_name {
         Some(name) if !services.iter().any(|s| &s.name == name) => {
             let names: Vec<&str> = services.iter().map(|s| s.name.as_str()).collect();
-            return Err(ToolError::InvalidArgument(format!(
-                "service_name: {name:?} is not a service of devfile.yaml; services: {}",
-                names.join(", ")
-            )));
+            return Err(ToolError::invalid(
+                "service_name",
+                format!(
+                    "{name:?} is not a service of devfile.yaml; services: {}",
+                    names.join(", ")
+                ),
+            ));
         }
         Some(name) => vec![name.clone()],
         None => services.iter().map(|s| s.name.clone()).collect(),
@@ -116,11 +124,14 @@ pub fn build_app_with_progress(
     for s in services.iter().filter(|s| selected.contains(&s.name)) {
         let dockerfile = s.dockerfile.clone().unwrap_or_else(|| "Dockerfile".into());
         if !root.join(&dockerfile).is_file() {
-            return Err(ToolError::InvalidArgument(format!(
-                "project_path: service {:?} needs {dockerfile}, which does not exist in {}",
-                s.name,
-                root.display()
-            )));
+            return Err(ToolError::invalid(
+                "project_path",
+                format!(
+                    "service {:?} needs {dockerfile}, which does not exist in {}",
+                    s.name,
+                    root.display()
+                ),
+            ));
         }
     }
     let local = if mode == "local" {
@@ -346,7 +357,7 @@ fn read_app_file(root: &Path) -> Result<Option<AppFile>, ToolError> {
     let path = root.join(APP_FILE);
     match std::fs::read_to_string(&path) {
         Ok(text) => serde_json::from_str(&text).map(Some).map_err(|e| {
-            ToolError::InvalidArgument(format!(
+            ToolError::invalid_args(format!(
                 "{} is not a Slipway .app file ({e}); delete it or run register_app again",
                 path.display()
             ))

@@ -123,12 +123,18 @@ impl Client {
             .and_then(Value::as_str)
             .map(str::to_owned)
             .unwrap_or_else(|| format!("HTTP {status}"));
+        // The platform names the body field or query parameter of a 400 or 409; its names are
+        // the tools' argument names.
+        let field = body
+            .pointer("/error/field")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
         Err(match status.as_u16() {
-            400 | 413 | 415 => ToolError::InvalidArgument(message),
+            400 | 413 | 415 => ToolError::InvalidArgument { message, field },
             401 => ToolError::NotConfigured(format!("the platform refused the token: {message}")),
             403 => ToolError::PermissionDenied(message),
             404 => ToolError::NotFound(message),
-            409 => ToolError::Conflict(message),
+            409 => ToolError::Conflict { message, field },
             502..=504 => ToolError::Unavailable(format!("{message} (after {attempts} attempts)")),
             _ => ToolError::Internal(format!("platform answered {status}: {message}")),
         })

@@ -63,7 +63,7 @@ fn read_config() -> Result<Config, ToolError> {
     let path = config_path();
     match std::fs::read_to_string(&path) {
         Ok(text) => serde_json::from_str(&text)
-            .map_err(|e| ToolError::InvalidArgument(format!("{}: {e}", path.display()))),
+            .map_err(|e| ToolError::invalid_args(format!("{}: {e}", path.display()))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
         Err(e) => Err(ToolError::io("read", &path, &e)),
     }
@@ -78,9 +78,10 @@ fn check_environment(environment: &str) -> Result<(), ToolError> {
     if ok {
         Ok(())
     } else {
-        Err(ToolError::InvalidArgument(format!(
-            "environment: {environment:?} must be 1-63 letters, digits, '-' or '_'"
-        )))
+        Err(ToolError::invalid(
+            "environment",
+            format!("{environment:?} must be 1-63 letters, digits, '-' or '_'"),
+        ))
     }
 }
 
@@ -88,14 +89,13 @@ fn check_environment(environment: &str) -> Result<(), ToolError> {
 pub fn login(environment: &str, url: &str, token: &str) -> Result<TokenStore, ToolError> {
     check_environment(environment)?;
     if !(url.starts_with("http://") || url.starts_with("https://")) {
-        return Err(ToolError::InvalidArgument(format!(
-            "url: {url:?} must start with http:// or https://"
-        )));
+        return Err(ToolError::invalid(
+            "url",
+            format!("{url:?} must start with http:// or https://"),
+        ));
     }
     if token.trim().is_empty() {
-        return Err(ToolError::InvalidArgument(
-            "token: must not be empty".into(),
-        ));
+        return Err(ToolError::invalid("token", "must not be empty"));
     }
     let store = store_token(environment, token.trim())?;
     let mut config = read_config()?;

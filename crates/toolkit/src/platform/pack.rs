@@ -58,11 +58,11 @@ fn dockerignore(root: &Path) -> Result<Gitignore, ToolError> {
     if path.is_file()
         && let Some(e) = builder.add(&path)
     {
-        return Err(ToolError::InvalidArgument(format!(".dockerignore: {e}")));
+        return Err(ToolError::invalid_args(format!(".dockerignore: {e}")));
     }
     builder
         .build()
-        .map_err(|e| ToolError::InvalidArgument(format!(".dockerignore: {e}")))
+        .map_err(|e| ToolError::invalid_args(format!(".dockerignore: {e}")))
 }
 
 fn add_dir(

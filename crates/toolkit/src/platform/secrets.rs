@@ -139,26 +139,31 @@ pub struct ShareSecretArgs {
 /// The path rule the platform applies ([`slipway_devfile::secret_path`]), checked here so
 /// the error comes before any request.
 pub fn check_path(field: &str, path: &str) -> Result<(), ToolError> {
-    slipway_devfile::secret_path::check(path)
-        .map_err(|rule| ToolError::InvalidArgument(format!("{field}: {rule}")))
+    slipway_devfile::secret_path::check(path).map_err(|rule| ToolError::invalid(field, rule))
 }
 
 /// A JSON-encoded object (or an object) as an object; the error names the field.
 fn pairs(field: &str, value: &Value) -> Result<Map<String, Value>, ToolError> {
     let parsed = match value {
         Value::String(text) => serde_json::from_str::<Value>(text).map_err(|e| {
-            ToolError::InvalidArgument(format!(
-                "{field}: must be a JSON-encoded object such as {{\"password\": \"…\"}}; it is not valid JSON: {e}"
-            ))
+            ToolError::invalid(
+                field,
+                format!(
+                    "must be a JSON-encoded object such as {{\"password\": \"…\"}}; it is not valid JSON: {e}"
+                ),
+            )
         })?,
         other => other.clone(),
     };
     match parsed {
         Value::Object(map) => Ok(map),
-        other => Err(ToolError::InvalidArgument(format!(
-            "{field}: must be a JSON object of key-value pairs such as {{\"password\": \"…\"}}, not {}",
-            crate::registry::kind(&other)
-        ))),
+        other => Err(ToolError::invalid(
+            field,
+            format!(
+                "must be a JSON object of key-value pairs such as {{\"password\": \"…\"}}, not {}",
+                crate::registry::kind(&other)
+            ),
+        )),
     }
 }
 
@@ -172,14 +177,16 @@ fn scope(
     match (kind, app_id) {
         (SecretType::App, Some(id)) => out.push(("app_id", uuid_arg("app_id", id)?)),
         (SecretType::App, None) => {
-            return Err(ToolError::InvalidArgument(format!(
-                "app_id: is required when {field} is app"
-            )));
+            return Err(ToolError::invalid(
+                "app_id",
+                format!("is required when {field} is app"),
+            ));
         }
         (_, Some(_)) => {
-            return Err(ToolError::InvalidArgument(format!(
-                "app_id: is only used when {field} is app"
-            )));
+            return Err(ToolError::invalid(
+                "app_id",
+                format!("is only used when {field} is app"),
+            ));
         }
         (_, None) => {}
     }
@@ -281,8 +288,9 @@ pub fn get_secret(client: &Client, args: &GetSecretArgs) -> Result<Value, ToolEr
     q.push(("secret_path", args.secret_path.clone()));
     if let Some(v) = args.version {
         if v < 1 {
-            return Err(ToolError::InvalidArgument(
-                "version: must be a whole number from 1".into(),
+            return Err(ToolError::invalid(
+                "version",
+                "must be a whole number from 1",
             ));
         }
         q.push(("version", v.to_string()));
@@ -321,7 +329,7 @@ pub fn list_secrets(client: &Client, args: &ListSecretsArgs) -> Result<Value, To
     let mut q = scope(args.secret_type, args.app_id.as_deref(), "secret_type")?;
     if let Some(p) = args.prefix.as_deref().filter(|p| !p.is_empty()) {
         slipway_devfile::secret_path::check_prefix(p)
-            .map_err(|rule| ToolError::InvalidArgument(format!("prefix: {rule}")))?;
+            .map_err(|rule| ToolError::invalid("prefix", rule))?;
         q.push(("prefix", p.to_owned()));
     }
     if let Some(t) = args.next_token.as_deref().filter(|t| !t.is_empty()) {

@@ -84,8 +84,9 @@ fn role_change(client: &Client, args: &RoleArgs, path: &str) -> Result<Value, To
     let id = uuid_arg("app_id", &args.app_id)?;
     let user = args.user_id.trim();
     if user.is_empty() {
-        return Err(ToolError::InvalidArgument(
-            "user_id: must be a user UUID or the e-mail of an account member".into(),
+        return Err(ToolError::invalid(
+            "user_id",
+            "must be a user UUID or the e-mail of an account member",
         ));
     }
     let body = json!({"user_id": user, "role": args.role.as_str()});

@@ -38,6 +38,8 @@ fn register_list_get_status_delete() {
         again["error"].as_str().unwrap().contains("orders"),
         "{again}"
     );
+    // The platform's 409 names its body field, which is this tool's argument.
+    assert_eq!(again["field"], "name", "{again}");
 
     let bad = call(
         &p,
@@ -48,6 +50,7 @@ fn register_list_get_status_delete() {
         bad["error"].as_str().unwrap().starts_with("name: "),
         "{bad}"
     );
+    assert_eq!(bad["field"], "name", "{bad}");
 
     for n in ["b-app", "c-app"] {
         assert_eq!(
@@ -121,6 +124,7 @@ fn argument_errors_name_the_field_and_send_nothing() {
     let p = Platform::start();
     let out = call(&p, "get_app", json!({"app_id": "not-a-uuid"}));
     assert_eq!(out["error"], "app_id: \"not-a-uuid\" is not a UUID");
+    assert_eq!(out["field"], "app_id");
     let out = call(
         &p,
         "cancel_build",
@@ -132,6 +136,8 @@ fn argument_errors_name_the_field_and_send_nothing() {
         out["error"].as_str().unwrap().contains("page_size"),
         "{out}"
     );
+    // Checked by the platform (a 400 naming the query parameter), passed on as `field`.
+    assert_eq!(out["field"], "page_size", "{out}");
     let out = call(
         &p,
         "get_app",
@@ -144,6 +150,7 @@ fn argument_errors_name_the_field_and_send_nothing() {
             .contains("unknown field `colour`"),
         "{out}"
     );
+    assert_eq!(out["field"], "colour", "{out}");
 }
 
 #[test]

@@ -140,6 +140,7 @@ fn bad_secret_arguments_name_the_field_and_send_nothing() {
         assert_eq!(out["success"], false, "{args}");
         let error = out["error"].as_str().unwrap();
         assert!(error.starts_with(&format!("{field}: ")), "{args}: {error}");
+        assert_eq!(out["field"], field, "{args}");
         assert!(!error.contains("did not answer"), "{error}");
     }
     let out = call(
