@@ -13,7 +13,8 @@ use std::path::Path;
 pub enum Mode {
     /// The owner only (0600): tokens, keys.
     Secret,
-    /// As the process's umask allows (0666 & !umask): ordinary files.
+    /// Ordinary files: a replaced file keeps its permissions, a new one gets what the
+    /// process's umask allows (0666 & !umask).
     Ordinary,
 }
 
@@ -42,6 +43,11 @@ pub fn write(path: &Path, contents: &[u8], mode: Mode) -> std::io::Result<()> {
     let _ = mode;
     let (tmp, mut file) = create_temp(dir, &name, &options)?;
     let result = (|| {
+        if mode == Mode::Ordinary
+            && let Ok(existing) = std::fs::metadata(path)
+        {
+            file.set_permissions(existing.permissions())?;
+        }
         file.write_all(contents)?;
         file.sync_all()?;
         drop(file);
@@ -132,6 +138,17 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, ["a.txt"]);
+    }
+
+    #[test]
+    fn a_replaced_ordinary_file_keeps_its_permissions() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.sh");
+        write(&path, b"#!/bin/sh\n", Mode::Ordinary).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        write(&path, b"#!/bin/sh\ntrue\n", Mode::Ordinary).unwrap();
+        assert_eq!(mode_of(&path), 0o755);
     }
 
     #[test]

@@ -126,20 +126,8 @@ fn store_token(environment: &str, token: &str) -> Result<TokenStore, ToolError> 
     let dir = path.parent().unwrap_or(&path);
     std::fs::create_dir_all(dir).map_err(|e| ToolError::io("create", dir, &e))?;
     let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".token-")
-        .tempfile_in(dir)
-        .map_err(|e| ToolError::io("create a file in", dir, &e))?;
-    tmp.as_file()
-        .set_permissions(std::fs::Permissions::from_mode(0o600))
-        .map_err(|e| ToolError::io("protect", tmp.path(), &e))?;
-    std::io::Write::write_all(&mut tmp, token.as_bytes())
+    crate::fsutil::atomic_write_secret(&path, token.as_bytes())
         .map_err(|e| ToolError::io("write", &path, &e))?;
-    tmp.as_file()
-        .sync_all()
-        .map_err(|e| ToolError::io("write", &path, &e))?;
-    tmp.persist(&path)
-        .map_err(|e| ToolError::io("write", &path, &e.error))?;
     Ok(TokenStore::File(path))
 }
 
