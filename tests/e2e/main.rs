@@ -1,6 +1,7 @@
 //! Cross-crate tests: what the toolkit scaffolds, the devfile engine and the published JSON
 //! Schema both accept, and builds can stamp an imageUri into it without disturbing it.
 
+mod crate_graph;
 mod process;
 
 use serde_json::json;

@@ -8,8 +8,8 @@ use std::path::Path;
 use std::process::Command;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use slipway_platform::image::oci::pack_layer;
-use slipway_platform::image::store::ImageStore;
+use slipway_image::oci::pack_layer;
+use slipway_image::store::ImageStore;
 
 const DEVFILE: &str = "schemaVersion: 2.2.0\nmetadata:\n  name: bench\n  displayName: Bench\ncomponents:\n  - name: api-image\n    image:\n      imageName: api\n      dockerfile:\n        uri: Dockerfile\n        buildContext: .\n  - name: api\n    container:\n      image: api\n      endpoints:\n        - name: http\n          targetPort: 8000\ncommands:\n  - id: build\n    exec:\n      component: api\n      commandLine: exit 1\n      group: { kind: build, isDefault: true }\n  - id: run\n    exec:\n      component: api\n      commandLine: exit 1\n      group: { kind: run, isDefault: true }\n";
 

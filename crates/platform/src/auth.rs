@@ -5,20 +5,12 @@
 use sqlx::Row;
 
 use crate::db::{Tx, now_millis};
+use crate::model::Caller;
 
 /// Prefix of every platform token, so a leaked one is recognisable in a secret scanner.
 pub const TOKEN_PREFIX: &str = "slw_";
 
 pub use slipway_server::token::Token;
-
-/// The authenticated user of a request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Caller {
-    /// The user's UUID.
-    pub user_id: String,
-    /// The account the user belongs to; nothing of another account is ever visible.
-    pub account_id: String,
-}
 
 /// The user a token belongs to, or `None` when the token is unknown.
 pub async fn authenticate(tx: &mut Tx, token: &Token) -> Result<Option<Caller>, sqlx::Error> {

@@ -11,7 +11,8 @@ use crate::config::BOOTSTRAP_TOKEN_FILE;
 use crate::data_dir::write_secret_line;
 use crate::db::Db;
 use crate::error::PlatformError;
-use crate::store::accounts::{self, AccountRole};
+use crate::model::AccountRole;
+use crate::store::accounts;
 
 /// `platform_setting` key holding the owner user created on first start.
 const BOOTSTRAP_USER_KEY: &str = "bootstrap_user_id";

@@ -11,7 +11,6 @@
 
 mod auth;
 mod bootstrap;
-pub mod build;
 mod config;
 mod data_dir;
 mod db;
@@ -20,11 +19,11 @@ pub mod embedded;
 mod error;
 pub mod gateway;
 pub mod http;
-pub mod image;
+pub mod jobs;
 pub mod logs;
+pub mod model;
 mod pagination;
 pub mod policy;
-pub mod scan;
 mod store;
 pub mod vault;
 
@@ -36,13 +35,14 @@ pub use config::{BOOTSTRAP_TOKEN_FILE, BuilderKind, PlatformConfig, RuntimeKind,
 pub use db::Backend;
 pub use error::PlatformError;
 pub use http::{AppState, router};
+pub use model::AppStatus;
 pub use pagination::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE};
 pub use store::accounts::NewUser;
-pub use store::apps::AppStatus;
 
-use build::runner::Runner;
 use db::Db;
-use store::accounts::{self, AccountRole};
+use jobs::Runner;
+use model::AccountRole;
+use store::accounts;
 
 /// Opens the database named by `data_dir` / `database_url` and runs the migrations.
 async fn open(data_dir: &Path, database_url: Option<&str>) -> Result<Db, PlatformError> {
@@ -118,16 +118,16 @@ pub async fn prepare(config: &PlatformConfig) -> Result<AppState, PlatformError>
 /// was tried when it cannot (before any deployment is resumed).
 async fn select_runtime(
     config: &PlatformConfig,
-) -> Result<std::sync::Arc<dyn deploy::runtime::Runtime>, PlatformError> {
+) -> Result<std::sync::Arc<dyn slipway_runtime::runtime::Runtime>, PlatformError> {
     match config.runtime {
         RuntimeKind::Auto | RuntimeKind::Process => Ok(std::sync::Arc::new(
-            deploy::process::ProcessRuntime::new(&config.data_dir),
+            slipway_runtime::process::ProcessRuntime::new(&config.data_dir),
         )),
         RuntimeKind::Container => {
             let data_dir = config.data_dir.clone();
             let engine = config.container_engine.clone();
             let opened = tokio::task::spawn_blocking(move || {
-                deploy::container::ContainerRuntime::open(&data_dir, engine.as_deref())
+                slipway_runtime::container::ContainerRuntime::open(&data_dir, engine.as_deref())
             })
             .await
             .map_err(|e| PlatformError::Config(format!("the container probe panicked: {e}")))?;

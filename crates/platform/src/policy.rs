@@ -4,7 +4,7 @@
 //! and `docs/platform.md` print [`MATRIX`]; a test keeps them equal.
 
 use crate::http::error::ApiError;
-use crate::store::access::Role;
+use crate::model::Role;
 
 /// Something a caller can do to an app.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,13 +10,6 @@
 //! One task per deployment; deployments of one app are serialised by a per-app lock, and a
 //! newer request (a new build, disable, delete, shutdown) cancels a pending one first.
 
-pub mod container;
-pub mod engine;
-pub mod health;
-pub mod process;
-pub mod runtime;
-pub mod supervisor;
-
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -27,10 +20,13 @@ use slipway_devfile::{Devfile, ServiceSpec};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use slipway_runtime::{health, process, runtime, supervisor};
+
 use crate::db::Db;
-use crate::store::apps::{self, AppStatus};
-use crate::store::builds::{self, BuildStatus};
-use crate::store::deployments::{self, DeploymentRecord, NewService, service_status, status};
+use crate::model::{AppStatus, BuildStatus, DeploymentStatus, ServiceStatus};
+use crate::store::apps;
+use crate::store::builds;
+use crate::store::deployments::{self, DeploymentRecord, NewService};
 use crate::vault::Vault;
 use runtime::{ImageRequest, Runtime};
 use supervisor::{Launch, Supervised};
@@ -295,8 +291,14 @@ impl Deployer {
     pub async fn suspend(&self, app_id: &str) -> Result<(), sqlx::Error> {
         self.stop_app(app_id).await;
         let mut tx = self.inner.db.begin_write().await?;
-        deployments::retire_others(&mut tx, app_id, None, status::STOPPED, Some("disabled"))
-            .await?;
+        deployments::retire_others(
+            &mut tx,
+            app_id,
+            None,
+            DeploymentStatus::Stopped,
+            Some("disabled"),
+        )
+        .await?;
         tx.commit().await
     }
 
@@ -530,12 +532,13 @@ async fn deploy(
                 .map(|port| gateway_url(port, &plan.app_name, None));
             let recorded = async {
                 let mut tx = inner.db.begin_write().await?;
-                deployments::finish(&mut tx, &deployment_id, status::RUNNING, None).await?;
+                deployments::finish(&mut tx, &deployment_id, DeploymentStatus::Running, None)
+                    .await?;
                 deployments::retire_others(
                     &mut tx,
                     app_id,
                     Some(&deployment_id),
-                    status::SUPERSEDED,
+                    DeploymentStatus::Superseded,
                     None,
                 )
                 .await?;
@@ -598,14 +601,19 @@ async fn deploy(
                         deployments::finish(
                             &mut tx,
                             &deployment_id,
-                            status::STOPPED,
+                            DeploymentStatus::Stopped,
                             Some("cancelled by a newer deployment, a disable or a delete"),
                         )
                         .await?;
                     }
                     Failure::Failed(reason) => {
-                        deployments::finish(&mut tx, &deployment_id, status::FAILED, Some(reason))
-                            .await?;
+                        deployments::finish(
+                            &mut tx,
+                            &deployment_id,
+                            DeploymentStatus::Failed,
+                            Some(reason),
+                        )
+                        .await?;
                         if has_live {
                             apps::set_status(&mut tx, app_id, AppStatus::Running, None).await?;
                         } else {
@@ -613,7 +621,7 @@ async fn deploy(
                                 &mut tx,
                                 app_id,
                                 None,
-                                status::STOPPED,
+                                DeploymentStatus::Stopped,
                                 Some("a newer deployment failed while nothing was serving"),
                             )
                             .await?;
@@ -699,9 +707,15 @@ async fn crash_looped(
     );
     let recorded = async {
         let mut tx = inner.db.begin_write().await?;
-        deployments::set_service_status(&mut tx, deployment_id, service, service_status::FAILED)
+        deployments::set_service_status(&mut tx, deployment_id, service, ServiceStatus::Failed)
             .await?;
-        deployments::finish(&mut tx, deployment_id, status::FAILED, Some(&reason)).await?;
+        deployments::finish(
+            &mut tx,
+            deployment_id,
+            DeploymentStatus::Failed,
+            Some(&reason),
+        )
+        .await?;
         apps::set_status(&mut tx, app_id, AppStatus::Failed, None).await?;
         tx.commit().await
     }
@@ -738,7 +752,7 @@ async fn start_services(
         let prepared = match prepared {
             Ok(p) => p,
             Err(e) => {
-                mark_service(inner, deployment_id, &spec.name, service_status::FAILED).await;
+                mark_service(inner, deployment_id, &spec.name, ServiceStatus::Failed).await;
                 return Err(Failure::Failed(format!(
                     "service {} was refused: {e}",
                     spec.name
@@ -806,10 +820,10 @@ async fn start_services(
         let result = wait_healthy(inner, spec, port, &state, &log, token).await;
         match &result {
             Ok(()) => {
-                mark_service(inner, deployment_id, &spec.name, service_status::HEALTHY).await;
+                mark_service(inner, deployment_id, &spec.name, ServiceStatus::Healthy).await;
             }
             Err(Failure::Failed(_)) => {
-                mark_service(inner, deployment_id, &spec.name, service_status::FAILED).await;
+                mark_service(inner, deployment_id, &spec.name, ServiceStatus::Failed).await;
             }
             Err(Failure::Cancelled) => {}
         }
@@ -819,7 +833,12 @@ async fn start_services(
     Ok(())
 }
 
-async fn mark_service(inner: &Inner, deployment_id: &str, service: &str, new_status: &str) {
+async fn mark_service(
+    inner: &Inner,
+    deployment_id: &str,
+    service: &str,
+    new_status: ServiceStatus,
+) {
     let done = async {
         let mut tx = inner.db.begin_write().await?;
         deployments::set_service_status(&mut tx, deployment_id, service, new_status).await?;

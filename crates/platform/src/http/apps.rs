@@ -15,10 +15,10 @@ use slipway_devfile::AppName;
 use super::error::ApiError;
 use super::{Access, AppState, json_object};
 use crate::db::rfc3339;
+use crate::model::{AppStatus, Role};
 use crate::pagination::{Cursor, parse_page_size};
 use crate::policy::{self, AppAction};
-use crate::store::access::Role;
-use crate::store::apps::{self, AppRecord, AppStatus, NewApp};
+use crate::store::apps::{self, AppRecord, NewApp};
 use crate::store::is_unique_violation;
 use crate::store::{builds, deployments};
 
@@ -187,7 +187,7 @@ pub(crate) fn app_not_found(id: &str) -> ApiError {
 /// endpoint goes through here, so the role matrix is enforced in one place.
 pub(crate) async fn authorized_app(
     tx: &mut crate::db::Tx,
-    caller: &crate::auth::Caller,
+    caller: &crate::model::Caller,
     raw_id: &str,
     action: AppAction,
 ) -> Result<(AppRecord, Role), ApiError> {

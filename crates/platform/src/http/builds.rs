@@ -20,13 +20,14 @@ use tokio::io::{AsyncReadExt as _, AsyncSeekExt as _, AsyncWriteExt as _};
 use super::apps::authorized_app;
 use super::error::ApiError;
 use super::{Access, AppState};
-use crate::build::context::{self, ContextError, Encoding};
 use crate::db::rfc3339;
-use crate::image::sign::{ALGORITHM, SIGNED_PREFIX};
+use crate::model::BuildStatus;
+use crate::model::Role;
 use crate::policy::{self, AppAction};
-use crate::store::access::Role;
 use crate::store::apps;
-use crate::store::builds::{self, BuildRecord, BuildStatus, NewBuild};
+use crate::store::builds::{self, BuildRecord, NewBuild};
+use slipway_image::sign::{ALGORITHM, SIGNED_PREFIX};
+use slipway_runtime::build::context::{self, ContextError, Encoding};
 
 /// Largest accepted build-context upload (512 MiB, compressed).
 pub const MAX_UPLOAD_BYTES: u64 = 512 << 20;
@@ -250,7 +251,7 @@ pub(super) async fn editable_app(
 /// true when the app was registered here.
 async fn resolve_target(
     tx: &mut crate::db::Tx,
-    caller: &crate::auth::Caller,
+    caller: &crate::model::Caller,
     target: &Target,
     devfile: &Devfile,
 ) -> Result<(String, bool), ApiError> {
@@ -457,7 +458,7 @@ async fn accept_upload(
 /// The build `raw_id` with the caller's role on its app, or 404.
 pub(super) async fn visible_build(
     tx: &mut crate::db::Tx,
-    caller: &crate::auth::Caller,
+    caller: &crate::model::Caller,
     raw_id: &str,
 ) -> Result<(BuildRecord, Role), ApiError> {
     let id = parse_build_id(raw_id)?;

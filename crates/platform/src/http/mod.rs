@@ -23,12 +23,13 @@ use axum::http::HeaderMap;
 use axum::routing::get;
 use serde_json::{Map, Value};
 
-use crate::auth::{Caller, Token, authenticate};
-use crate::build::runner::Runner;
+use crate::auth::{Token, authenticate};
 use crate::db::Backend;
 use crate::db::{Db, Tx};
 use crate::deploy::Deployer;
+use crate::jobs::Runner;
 use crate::logs::presign::UrlSigner;
+use crate::model::Caller;
 use crate::vault::Vault;
 use error::ApiError;
 

@@ -19,10 +19,10 @@ use super::apps::authorized_app;
 use super::builds::{BuildView, editable_app, internal, query_map, receive};
 use super::error::ApiError;
 use super::{Access, AppState};
-use crate::build::{BuildError, buildah, image_uri};
-use crate::image::{ImageError, import};
 use crate::policy::AppAction;
 use crate::store::builds::{self, NewBuild, Outcome};
+use slipway_image::{ImageError, import};
+use slipway_runtime::build::{BuildError, buildah, image_uri};
 
 /// The builder name prebuilt uploads are recorded under.
 pub const PREBUILT: &str = "prebuilt";

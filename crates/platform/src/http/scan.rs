@@ -12,8 +12,8 @@ use axum::{Json, Router};
 use super::builds::{query_map, visible_build};
 use super::error::ApiError;
 use super::{Access, AppState};
-use crate::scan::ScanResult;
-use crate::store::builds::BuildStatus;
+use crate::model::BuildStatus;
+use slipway_image::scan::ScanResult;
 
 /// The routes of this module, relative to `/v1`.
 pub fn router() -> Router<AppState> {
@@ -47,7 +47,7 @@ async fn get_scan(
         }
     };
     let runner = state.runner();
-    if !refresh && let Some(stored) = crate::scan::stored(&runner.data_dir(), &build.id) {
+    if !refresh && let Some(stored) = slipway_image::scan::stored(&runner.data_dir(), &build.id) {
         return Ok(Json(stored));
     }
     Ok(Json(runner.scan(&build.id, &digest).await))

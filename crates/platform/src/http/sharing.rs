@@ -25,10 +25,11 @@ use serde::Serialize;
 use super::apps::{authorized_app, parse_app_id};
 use super::error::ApiError;
 use super::{Access, AppState, json_object};
-use crate::auth::Caller;
 use crate::db::Tx;
+use crate::model::Caller;
+use crate::model::Role;
 use crate::policy::{self, AppAction};
-use crate::store::access::{self, Permission, Role};
+use crate::store::access::{self, Permission};
 use crate::store::accounts::{self, Member};
 
 /// The routes of this module, relative to `/v1`.

@@ -12,9 +12,10 @@ use super::error::ApiError;
 use super::{Access, AppState};
 use crate::db::{Tx, rfc3339};
 use crate::deploy::gateway_url;
+use crate::model::{AppStatus, DeploymentStatus, ServiceStatus};
 use crate::policy::AppAction;
-use crate::store::apps::{self, AppRecord, AppStatus};
-use crate::store::deployments::{self, status};
+use crate::store::apps::{self, AppRecord};
+use crate::store::deployments;
 
 /// The routes of this module, relative to `/v1`.
 pub fn router() -> Router<AppState> {
@@ -50,7 +51,7 @@ pub struct ServiceView {
     /// The service name.
     pub name: String,
     /// `pending`, `starting`, `healthy`, `failed` or `stopped`.
-    pub status: String,
+    pub status: ServiceStatus,
     /// `http://<service>.<app>.localhost:<gateway port>`.
     pub url: Option<String>,
     /// The build whose image it runs.
@@ -65,12 +66,14 @@ async fn view(state: &AppState, tx: &mut Tx, app: &AppRecord) -> Result<StatusVi
     let all = deployments::of_app_newest_first(tx, &app.id).await?;
     let latest = all.first();
     let shown = if app.status == AppStatus::Running {
-        all.iter().find(|d| d.status == status::RUNNING).or(latest)
+        all.iter()
+            .find(|d| d.status == DeploymentStatus::Running)
+            .or(latest)
     } else {
         latest
     };
     let reason = latest
-        .filter(|d| d.status == status::FAILED)
+        .filter(|d| d.status == DeploymentStatus::Failed)
         .and_then(|d| d.reason.clone());
     let port = state.deployer().gateway_port();
     let mut services = Vec::new();

@@ -13,7 +13,7 @@ use sha2::Sha256;
 
 use crate::data_dir::{restrict_to_owner, write_secret_line};
 use crate::error::PlatformError;
-use crate::image::hex;
+use slipway_image::hex;
 
 /// Name of the key file inside the data directory.
 pub const KEY_FILE: &str = "log-url-key";

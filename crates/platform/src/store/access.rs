@@ -5,38 +5,7 @@
 use sqlx::Row;
 
 use crate::db::{Tx, now_millis};
-
-/// A role on a resource, weakest first so `Ord` ranks them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Role {
-    /// May read the app.
-    Viewer,
-    /// May read and change the app.
-    Editor,
-    /// May do everything, including deleting the app and granting roles.
-    Owner,
-}
-
-impl Role {
-    /// The stored and displayed name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Viewer => "viewer",
-            Role::Editor => "editor",
-            Role::Owner => "owner",
-        }
-    }
-
-    /// The role a stored name stands for.
-    pub fn parse(raw: &str) -> Option<Self> {
-        match raw {
-            "viewer" => Some(Role::Viewer),
-            "editor" => Some(Role::Editor),
-            "owner" => Some(Role::Owner),
-            _ => None,
-        }
-    }
-}
+use crate::model::Role;
 
 /// Creates the access-control resource `id` of `kind` in `account_id`.
 pub async fn create_resource(

@@ -7,6 +7,7 @@ use serde::Serialize;
 use crate::auth::{Token, store_token};
 use crate::db::{Tx, now_millis};
 use crate::error::PlatformError;
+use crate::model::AccountRole;
 
 /// Longest accepted e-mail address (RFC 5321's path limit).
 pub const EMAIL_MAX: usize = 254;
@@ -30,24 +31,6 @@ pub struct NewUser {
 
 fn expose_token<S: serde::Serializer>(token: &Token, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(token.expose())
-}
-
-/// Role of a user inside its account.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AccountRole {
-    /// The user the account was created with.
-    Owner,
-    /// Any user added later.
-    Member,
-}
-
-impl AccountRole {
-    fn as_str(self) -> &'static str {
-        match self {
-            AccountRole::Owner => "owner",
-            AccountRole::Member => "member",
-        }
-    }
 }
 
 /// Checks an e-mail address: one `@` with text on both sides, no whitespace, at most 254

@@ -2,62 +2,16 @@
 //! one transaction), reads limited to what the caller may see, keyset-paginated lists and
 //! permanent deletion.
 
-use serde::Serialize;
 use slipway_devfile::AppName;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::access::{self, Role};
-use crate::auth::Caller;
+use super::access;
 use crate::db::{Tx, now_millis};
+use crate::model::AppStatus;
+use crate::model::Caller;
+use crate::model::Role;
 use crate::pagination::Cursor;
-
-/// Lifecycle state of an app. The spec names `deploying`, `RUNNING`, `FAILED` and
-/// `suspended` (with its spelling); `registered` is the state of an app that has a name,
-/// principal and access control but has never been built.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum AppStatus {
-    /// Registered, never built or deployed.
-    #[serde(rename = "registered")]
-    Registered,
-    /// A deployment is starting.
-    #[serde(rename = "deploying")]
-    Deploying,
-    /// Every service answers its health check.
-    #[serde(rename = "RUNNING")]
-    Running,
-    /// A service exits repeatedly or never became healthy.
-    #[serde(rename = "FAILED")]
-    Failed,
-    /// Disabled: processes stopped, app kept.
-    #[serde(rename = "suspended")]
-    Suspended,
-}
-
-impl AppStatus {
-    /// The stored (and displayed) spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AppStatus::Registered => "registered",
-            AppStatus::Deploying => "deploying",
-            AppStatus::Running => "RUNNING",
-            AppStatus::Failed => "FAILED",
-            AppStatus::Suspended => "suspended",
-        }
-    }
-
-    fn parse(raw: &str) -> Option<Self> {
-        [
-            AppStatus::Registered,
-            AppStatus::Deploying,
-            AppStatus::Running,
-            AppStatus::Failed,
-            AppStatus::Suspended,
-        ]
-        .into_iter()
-        .find(|s| s.as_str() == raw)
-    }
-}
 
 /// One app as stored.
 #[derive(Debug, Clone)]

@@ -2,61 +2,11 @@
 //! succeeded | failed | cancelled. Every transition is a conditional `UPDATE` on the status it
 //! leaves, so a cancel and a finishing job can race without one overwriting the other.
 
-use serde::Serialize;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use crate::db::{Tx, now_millis};
-
-/// Where a build job is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BuildStatus {
-    /// Waiting for a free build slot.
-    Queued,
-    /// Running.
-    InProgress,
-    /// Finished with an image.
-    Succeeded,
-    /// Finished without an image; `error` says why.
-    Failed,
-    /// Stopped by a cancel request.
-    Cancelled,
-}
-
-impl BuildStatus {
-    /// The stored (and displayed) spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            BuildStatus::Queued => "queued",
-            BuildStatus::InProgress => "in_progress",
-            BuildStatus::Succeeded => "succeeded",
-            BuildStatus::Failed => "failed",
-            BuildStatus::Cancelled => "cancelled",
-        }
-    }
-
-    /// The status a stored spelling stands for.
-    pub fn parse(raw: &str) -> Option<Self> {
-        [
-            BuildStatus::Queued,
-            BuildStatus::InProgress,
-            BuildStatus::Succeeded,
-            BuildStatus::Failed,
-            BuildStatus::Cancelled,
-        ]
-        .into_iter()
-        .find(|s| s.as_str() == raw)
-    }
-
-    /// True once the job can no longer change.
-    pub fn is_finished(self) -> bool {
-        matches!(
-            self,
-            BuildStatus::Succeeded | BuildStatus::Failed | BuildStatus::Cancelled
-        )
-    }
-}
+use crate::model::BuildStatus;
 
 /// One build job as stored.
 #[derive(Debug, Clone)]

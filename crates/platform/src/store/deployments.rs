@@ -7,34 +7,7 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use crate::db::{Tx, now_millis};
-
-/// Status of a deployment row.
-pub mod status {
-    /// Starting its services.
-    pub const DEPLOYING: &str = "deploying";
-    /// Every service healthy; serving.
-    pub const RUNNING: &str = "RUNNING";
-    /// Never became healthy; `reason` says why.
-    pub const FAILED: &str = "FAILED";
-    /// Stopped by a disable or a delete.
-    pub const STOPPED: &str = "stopped";
-    /// Replaced by a newer healthy deployment.
-    pub const SUPERSEDED: &str = "superseded";
-}
-
-/// Status of a deployment's service row.
-pub mod service_status {
-    /// Not started yet (waiting for its dependencies).
-    pub const PENDING: &str = "pending";
-    /// Started, not yet healthy.
-    pub const STARTING: &str = "starting";
-    /// Answered its health check.
-    pub const HEALTHY: &str = "healthy";
-    /// Exited repeatedly or never became healthy.
-    pub const FAILED: &str = "failed";
-    /// Stopped.
-    pub const STOPPED: &str = "stopped";
-}
+use crate::model::{DeploymentStatus, ServiceStatus};
 
 /// One deployment as stored.
 #[derive(Debug, Clone)]
@@ -43,8 +16,8 @@ pub struct DeploymentRecord {
     pub id: String,
     /// Its app.
     pub app_id: String,
-    /// See [`status`].
-    pub status: String,
+    /// Where it is.
+    pub status: DeploymentStatus,
     /// Why it failed or stopped.
     pub reason: Option<String>,
     /// The devfile it runs.
@@ -62,8 +35,8 @@ pub struct ServiceRecord {
     pub build_id: String,
     /// `sha256:…` of that image's manifest.
     pub manifest_digest: String,
-    /// See [`service_status`].
-    pub status: String,
+    /// Where it is.
+    pub status: ServiceStatus,
     /// Epoch milliseconds of its first start.
     pub started_at: Option<i64>,
     /// Epoch milliseconds of its first healthy answer.
@@ -83,11 +56,16 @@ pub struct NewService {
 
 const COLUMNS: &str = "id, app_id, status, reason, devfile, created_at";
 
+/// A stored status spelling as its enum; an unknown one is a decode error.
+fn decode<T>(raw: String, parse: fn(&str) -> Option<T>) -> Result<T, sqlx::Error> {
+    parse(&raw).ok_or_else(|| sqlx::Error::Decode(format!("unknown status {raw:?}").into()))
+}
+
 fn record(row: &AnyRow) -> Result<DeploymentRecord, sqlx::Error> {
     Ok(DeploymentRecord {
         id: row.try_get(0)?,
         app_id: row.try_get(1)?,
-        status: row.try_get(2)?,
+        status: decode(row.try_get(2)?, DeploymentStatus::parse)?,
         reason: row.try_get(3)?,
         devfile: row.try_get(4)?,
         created_at: row.try_get(5)?,
@@ -109,7 +87,7 @@ pub async fn create(
     )
     .bind(id.clone())
     .bind(app_id.to_owned())
-    .bind(status::DEPLOYING)
+    .bind(DeploymentStatus::Deploying.as_str())
     .bind(devfile.to_owned())
     .bind(now)
     .execute(&mut **tx)
@@ -123,7 +101,7 @@ pub async fn create(
         .bind(s.service.clone())
         .bind(s.build_id.clone())
         .bind(s.manifest_digest.clone())
-        .bind(service_status::PENDING)
+        .bind(ServiceStatus::Pending.as_str())
         .execute(&mut **tx)
         .await?;
     }
@@ -160,7 +138,7 @@ pub async fn services(tx: &mut Tx, id: &str) -> Result<Vec<ServiceRecord>, sqlx:
                 service: r.try_get(0)?,
                 build_id: r.try_get(1)?,
                 manifest_digest: r.try_get(2)?,
-                status: r.try_get(3)?,
+                status: decode(r.try_get(3)?, ServiceStatus::parse)?,
                 started_at: r.try_get(4)?,
                 healthy_at: r.try_get(5)?,
             })
@@ -179,7 +157,7 @@ pub async fn service_started(
         "UPDATE deployment_service SET status = $1, port = $2, \
          started_at = COALESCE(started_at, $3) WHERE deployment_id = $4 AND service = $5",
     )
-    .bind(service_status::STARTING)
+    .bind(ServiceStatus::Starting.as_str())
     .bind(port.map(i64::from))
     .bind(now_millis())
     .bind(id.to_owned())
@@ -194,14 +172,14 @@ pub async fn set_service_status(
     tx: &mut Tx,
     id: &str,
     service: &str,
-    new_status: &str,
+    new_status: ServiceStatus,
 ) -> Result<(), sqlx::Error> {
-    let healthy_at = (new_status == service_status::HEALTHY).then(now_millis);
+    let healthy_at = (new_status == ServiceStatus::Healthy).then(now_millis);
     sqlx::query(
         "UPDATE deployment_service SET status = $1, healthy_at = COALESCE(healthy_at, $2) \
          WHERE deployment_id = $3 AND service = $4",
     )
-    .bind(new_status.to_owned())
+    .bind(new_status.as_str())
     .bind(healthy_at)
     .bind(id.to_owned())
     .bind(service.to_owned())
@@ -215,29 +193,33 @@ pub async fn set_service_status(
 pub async fn finish(
     tx: &mut Tx,
     id: &str,
-    new_status: &str,
+    new_status: DeploymentStatus,
     reason: Option<&str>,
 ) -> Result<(), sqlx::Error> {
     let now = now_millis();
-    let finished = matches!(new_status, status::RUNNING | status::FAILED).then_some(now);
+    let finished = matches!(
+        new_status,
+        DeploymentStatus::Running | DeploymentStatus::Failed
+    )
+    .then_some(now);
     sqlx::query(
         "UPDATE deployment SET status = $1, reason = COALESCE($2, reason), \
          finished_at = COALESCE(finished_at, $3), updated_at = $4 WHERE id = $5",
     )
-    .bind(new_status.to_owned())
+    .bind(new_status.as_str())
     .bind(reason.map(str::to_owned))
     .bind(finished)
     .bind(now)
     .bind(id.to_owned())
     .execute(&mut **tx)
     .await?;
-    if new_status != status::RUNNING {
+    if new_status != DeploymentStatus::Running {
         sqlx::query(
             "UPDATE deployment_service SET status = $1 WHERE deployment_id = $2 AND status <> $3",
         )
-        .bind(service_status::STOPPED)
+        .bind(ServiceStatus::Stopped.as_str())
         .bind(id.to_owned())
-        .bind(service_status::FAILED)
+        .bind(ServiceStatus::Failed.as_str())
         .execute(&mut **tx)
         .await?;
     }
@@ -250,13 +232,13 @@ pub async fn retire_others(
     tx: &mut Tx,
     app_id: &str,
     keep: Option<&str>,
-    new_status: &str,
+    new_status: DeploymentStatus,
     reason: Option<&str>,
 ) -> Result<(), sqlx::Error> {
     let rows = sqlx::query("SELECT id FROM deployment WHERE app_id = $1 AND status IN ($2, $3)")
         .bind(app_id.to_owned())
-        .bind(status::RUNNING)
-        .bind(status::DEPLOYING)
+        .bind(DeploymentStatus::Running.as_str())
+        .bind(DeploymentStatus::Deploying.as_str())
         .fetch_all(&mut **tx)
         .await?;
     for row in rows {
@@ -272,13 +254,13 @@ pub async fn retire_others(
 /// returns the ids of the apps concerned.
 pub async fn fail_unfinished(tx: &mut Tx, reason: &str) -> Result<Vec<String>, sqlx::Error> {
     let rows = sqlx::query("SELECT id, app_id FROM deployment WHERE status = $1")
-        .bind(status::DEPLOYING)
+        .bind(DeploymentStatus::Deploying.as_str())
         .fetch_all(&mut **tx)
         .await?;
     let mut apps = Vec::new();
     for row in rows {
         let id: String = row.try_get(0)?;
-        finish(tx, &id, status::FAILED, Some(reason)).await?;
+        finish(tx, &id, DeploymentStatus::Failed, Some(reason)).await?;
         apps.push(row.try_get(1)?);
     }
     Ok(apps)
@@ -290,7 +272,7 @@ pub async fn running_of_enabled_apps(tx: &mut Tx) -> Result<Vec<DeploymentRecord
                FROM deployment d JOIN app a ON a.id = d.app_id \
                WHERE d.status = $1 AND a.enabled = 1 ORDER BY d.created_at, d.id";
     let rows = sqlx::query(sql)
-        .bind(status::RUNNING)
+        .bind(DeploymentStatus::Running.as_str())
         .fetch_all(&mut **tx)
         .await?;
     rows.iter().map(record).collect()

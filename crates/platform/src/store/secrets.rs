@@ -5,7 +5,7 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use crate::db::{Tx, now_millis};
-use crate::vault::keys::Sealed;
+use crate::model::Sealed;
 
 /// Most versions kept per secret; the oldest beyond this are dropped on update.
 pub const MAX_VERSIONS: i64 = 100;

@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::data_dir::{restrict_to_owner, write_secret_line};
 use crate::error::PlatformError;
+use crate::model::Sealed;
 
 /// Name of the default key file inside the data directory.
 pub const KEY_FILE: &str = "vault.key";
@@ -28,17 +29,6 @@ pub const KEY_FILE: &str = "vault.key";
 struct KeyFile {
     active: String,
     keys: BTreeMap<String, String>,
-}
-
-/// A value sealed under a master key: what a `secret_version` row stores.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Sealed {
-    /// Which master key sealed it.
-    pub key_id: String,
-    /// The 24-byte nonce, base64.
-    pub nonce: String,
-    /// Ciphertext and tag, base64.
-    pub ciphertext: String,
 }
 
 /// The master keys in memory. `Debug` is redacted.

@@ -27,8 +27,9 @@ use serde_json::{Map, Value};
 
 use crate::db::Db;
 use crate::error::PlatformError;
+use crate::model::Sealed;
 use crate::store::secrets;
-use keys::{MasterKeys, SealError, Sealed};
+use keys::{MasterKeys, SealError};
 
 /// The sealed content of a version.
 #[derive(Debug, Clone, PartialEq)]

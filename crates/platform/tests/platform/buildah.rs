@@ -2,8 +2,8 @@
 //! file becomes a signed image in the platform store. Without buildah the test is skipped with
 //! a note — except under CI, where it fails.
 
+use slipway_image::{Digest, ImageStore, verify_image};
 use slipway_platform::BuilderKind;
-use slipway_platform::image::{Digest, ImageStore, verify_image};
 
 use crate::support::{backends, python_devfile, spawn_app_with};
 

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
-use slipway_platform::image::{Digest, ImageStore, verify_image};
+use slipway_image::{Digest, ImageStore, verify_image};
 
 use crate::support::{
     TestApp, assert_error, backends, python_devfile, python_project, spawn_app, tar_gz, tar_of,
@@ -430,7 +430,7 @@ async fn a_restart_marks_an_interrupted_build_failed() {
         );
         assert!(build["log"].as_str().unwrap().contains("server restarted"));
         // The signing key survived the restart: same public key as the file holds.
-        let key = slipway_platform::image::PlatformKey::load(&app.data_dir()).unwrap();
+        let key = slipway_image::PlatformKey::load(&app.data_dir()).unwrap();
         let (_, served) = app.send(Method::GET, "/v1/signing-key", None, None).await;
         assert_eq!(served["public_key"], key.public_key_base64().as_str());
         app.finish().await;

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
-use slipway_platform::image::{Digest, ImageStore};
+use slipway_image::{Digest, ImageStore};
 use slipway_platform::logs::presign::UrlSigner;
 
 use crate::support::{TestApp, backends, spawn_app};

@@ -10,8 +10,8 @@ use std::path::Path;
 
 use reqwest::StatusCode;
 use serde_json::Value;
-use slipway_platform::image::oci::{RunConfig, pack_layer, write_image};
-use slipway_platform::image::{Digest, ImageStore, verify_image};
+use slipway_image::oci::{RunConfig, pack_layer, write_image};
+use slipway_image::{Digest, ImageStore, verify_image};
 
 use crate::deploy::{SERVER, wait_status};
 use crate::support::{TestApp, assert_error, backends, python_devfile, python_project, spawn_app};

@@ -8,8 +8,8 @@ use std::io::Read as _;
 
 use serde::{Deserialize, Serialize};
 
-use crate::image::oci::Manifest;
-use crate::image::{Digest, ImageError, ImageStore};
+use crate::oci::Manifest;
+use crate::{Digest, ImageError, ImageStore};
 
 /// Largest metadata file read (a bigger one is skipped, not trusted).
 const MAX_METADATA_BYTES: u64 = 4 << 20;

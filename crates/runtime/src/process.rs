@@ -15,14 +15,14 @@ use std::path::{Component, Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
+use nix::sys::signal::Signal;
 
-use super::runtime::{
+use crate::pgroup::{self, Group};
+use crate::runtime::{
     BoxFuture, Exit, ImageRequest, Instance, PreparedImage, Runtime, RuntimeError,
 };
-use crate::image::oci::LAYER_GZIP_MEDIA_TYPE;
-use crate::image::{Digest, ImageStore, verify_image};
+use slipway_image::oci::LAYER_GZIP_MEDIA_TYPE;
+use slipway_image::{Digest, ImageStore, verify_image};
 
 /// How long a stopped process group has between SIGTERM and SIGKILL.
 pub const STOP_GRACE: Duration = Duration::from_secs(5);
@@ -160,30 +160,23 @@ impl Runtime for ProcessRuntime {
         command
             .stdin(Stdio::null())
             .stdout(Stdio::from(out))
-            .stderr(Stdio::from(err))
-            .process_group(0)
-            .kill_on_drop(true);
-        let child = command.spawn().map_err(|error| RuntimeError::Start {
+            .stderr(Stdio::from(err));
+        let group = Group::spawn(&mut command).map_err(|error| RuntimeError::Start {
             what: image.command.join(" "),
             error,
         })?;
-        let group = child
-            .id()
-            .and_then(|id| i32::try_from(id).ok())
-            .map(Pid::from_raw);
-        let marker = group.and_then(|pgid| mark_group(&image.root, pgid));
-        Ok(Box::new(ProcessInstance {
-            child,
-            group,
-            marker,
-        }))
+        let marker = group.pgid().and_then(|pgid| {
+            let marker = image.root.with_extension(MARKER_EXTENSION);
+            pgroup::write_marker(&marker, pgid).map(|()| marker)
+        });
+        Ok(Box::new(ProcessInstance { group, marker }))
     }
 
     fn reap_orphans(&self) -> usize {
         let mut reaped = 0;
         for marker in group_markers(&self.data_dir.join(RUN_DIR)) {
-            if let Some(pgid) = live_group(&marker) {
-                let _ = killpg(pgid, Signal::SIGKILL);
+            if let Some(pgid) = pgroup::live_group(&marker) {
+                pgroup::kill_group(pgid);
                 reaped += 1;
             }
             let _ = std::fs::remove_file(&marker);
@@ -204,18 +197,11 @@ impl Runtime for ProcessRuntime {
 /// One process group, and the marker file that lets a later run stop it if this server dies
 /// without doing so.
 struct ProcessInstance {
-    child: tokio::process::Child,
-    group: Option<Pid>,
+    group: Group,
     marker: Option<PathBuf>,
 }
 
 impl ProcessInstance {
-    fn signal_group(&self, signal: Signal) {
-        if let Some(pgid) = self.group {
-            let _ = killpg(pgid, signal);
-        }
-    }
-
     /// The group is gone: its marker goes too.
     fn forget(&mut self) {
         if let Some(marker) = self.marker.take() {
@@ -224,36 +210,9 @@ impl ProcessInstance {
     }
 }
 
-/// Marker files are `<run dir of the service>.pgid` holding `"<pgid> <start time>"`; the
-/// start time (from `/proc/<pid>/stat`) tells a live group from a later, unrelated process
-/// that reuses the number.
+/// Marker files are `<run dir of the service>.pgid` ([`pgroup::write_marker`]): the start time
+/// they hold tells a live group from a later, unrelated process that reuses the number.
 const MARKER_EXTENSION: &str = "pgid";
-
-/// When process `pid` started, in clock ticks since boot (`/proc/<pid>/stat` field 22).
-fn start_time(pid: i32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name (field 2) may hold spaces and parentheses: fields are counted after
-    // its closing parenthesis, which is field 3.
-    let after = &stat[stat.rfind(')')? + 1..];
-    after.split_whitespace().nth(19)?.parse().ok()
-}
-
-/// Writes the marker of a group that started from `root`.
-fn mark_group(root: &Path, pgid: Pid) -> Option<PathBuf> {
-    let started = start_time(pgid.as_raw())?;
-    let marker = root.with_extension(MARKER_EXTENSION);
-    std::fs::write(&marker, format!("{} {started}\n", pgid.as_raw())).ok()?;
-    Some(marker)
-}
-
-/// The group a marker names, if that very group still runs.
-fn live_group(marker: &Path) -> Option<Pid> {
-    let text = std::fs::read_to_string(marker).ok()?;
-    let mut parts = text.split_whitespace();
-    let pgid: i32 = parts.next()?.parse().ok()?;
-    let started: u64 = parts.next()?.parse().ok()?;
-    (pgid > 1 && start_time(pgid) == Some(started)).then(|| Pid::from_raw(pgid))
-}
 
 /// Every marker under the runtime's run directory (`run/<app>/<service>/<deployment>.pgid`).
 fn group_markers(run: &Path) -> Vec<PathBuf> {
@@ -277,18 +236,18 @@ fn group_markers(run: &Path) -> Vec<PathBuf> {
 
 impl Instance for ProcessInstance {
     fn pid(&self) -> Option<u32> {
-        self.child.id()
+        self.group.pid()
     }
 
     fn is_alive(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(None))
+        matches!(self.group.child().try_wait(), Ok(None))
     }
 
     fn wait(&mut self) -> BoxFuture<'_, Exit> {
         Box::pin(async move {
-            let status = self.child.wait().await;
+            let status = self.group.child().wait().await;
             // Whatever the service left running in the background goes with it.
-            self.signal_group(Signal::SIGKILL);
+            self.group.kill();
             self.forget();
             match status {
                 Ok(s) => exit_of(s),
@@ -302,17 +261,17 @@ impl Instance for ProcessInstance {
 
     fn stop(&mut self) -> BoxFuture<'_, ()> {
         Box::pin(async move {
-            if matches!(self.child.try_wait(), Ok(None)) {
-                self.signal_group(Signal::SIGTERM);
-                if tokio::time::timeout(STOP_GRACE, self.child.wait())
+            if matches!(self.group.child().try_wait(), Ok(None)) {
+                self.group.signal(Signal::SIGTERM);
+                if tokio::time::timeout(STOP_GRACE, self.group.child().wait())
                     .await
                     .is_err()
                 {
-                    tracing::warn!(pid = ?self.child.id(), "service ignored SIGTERM; killing");
+                    tracing::warn!(pid = ?self.group.pid(), "service ignored SIGTERM; killing");
                 }
             }
-            self.signal_group(Signal::SIGKILL);
-            let _ = self.child.wait().await;
+            self.group.kill();
+            let _ = self.group.child().wait().await;
             self.forget();
         })
     }
@@ -463,8 +422,9 @@ mod tests {
                 .unwrap()
         };
         let mut orphan = spawn();
-        let pgid = Pid::from_raw(i32::try_from(orphan.id()).unwrap());
-        let marker = mark_group(&root, pgid).expect("marker written");
+        let pgid = nix::unistd::Pid::from_raw(i32::try_from(orphan.id()).unwrap());
+        let marker = root.with_extension(MARKER_EXTENSION);
+        pgroup::write_marker(&marker, pgid).expect("marker written");
         assert_eq!(marker, root.with_extension("pgid"));
 
         // A marker whose start time does not match names a process that merely reuses the

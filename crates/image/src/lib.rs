@@ -5,6 +5,7 @@
 pub mod docker_archive;
 pub mod import;
 pub mod oci;
+pub mod scan;
 pub mod sign;
 pub mod store;
 

@@ -18,12 +18,12 @@ use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use super::engine::{Engine, IMAGE_PREFIX, write_archive};
-use super::process::{RUN_DIR, STOP_GRACE};
-use super::runtime::{
+use crate::engine::{Engine, IMAGE_PREFIX, write_archive};
+use crate::process::{RUN_DIR, STOP_GRACE};
+use crate::runtime::{
     BoxFuture, ContainerImage, Exit, ImageRequest, Instance, PreparedImage, Runtime, RuntimeError,
 };
-use crate::image::{ImageStore, verify_image};
+use slipway_image::{ImageStore, verify_image};
 
 /// The container backend.
 #[derive(Debug)]

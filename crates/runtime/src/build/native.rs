@@ -11,8 +11,8 @@ use std::path::{Component, Path, PathBuf};
 use super::{
     BuildError, BuiltImage, Job, Output, image_uri, prepare_sources, project_dir, run_logged,
 };
-use crate::image::Digest;
-use crate::image::oci::{APP_ROOT, RunConfig, SOURCE_DATE_EPOCH, pack_layer, write_image};
+use slipway_image::Digest;
+use slipway_image::oci::{APP_ROOT, RunConfig, SOURCE_DATE_EPOCH, pack_layer, write_image};
 
 /// `PATH` inside images, before the app's own `bin` directories.
 pub const IMAGE_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";

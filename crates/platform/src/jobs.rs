@@ -13,13 +13,14 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use super::context::Encoding;
-use super::{BuildError, BuildLog, Job, Output, buildah, native};
 use crate::config::BuilderKind;
 use crate::db::Db;
 use crate::error::PlatformError;
-use crate::image::{ImageStore, PlatformKey};
-use crate::store::builds::{self, BuildRecord, BuildStatus, Outcome};
+use crate::model::BuildStatus;
+use crate::store::builds::{self, BuildRecord, Outcome};
+use slipway_image::{ImageStore, PlatformKey};
+use slipway_runtime::build::context::Encoding;
+use slipway_runtime::build::{BuildError, BuildLog, Job, Output, buildah, native};
 
 /// Builds that run at once; more wait in `queued`.
 pub const MAX_CONCURRENT_BUILDS: usize = 2;
@@ -143,7 +144,7 @@ impl Runner {
 
     /// Scans the image of succeeded build `build_id` and stores the report (see
     /// [`crate::scan`]); returns it.
-    pub async fn scan(&self, build_id: &str, digest: &str) -> crate::scan::ScanResult {
+    pub async fn scan(&self, build_id: &str, digest: &str) -> slipway_image::scan::ScanResult {
         scan_now(&self.inner, build_id, digest).await
     }
 
@@ -261,7 +262,7 @@ async fn run_job(
                 () = token.cancelled() => return finish_cancelled(inner, &log, context),
             };
             let result = match inner.builder {
-                BuilderKind::Buildah => super::buildah::build(&job, &inner.output).await,
+                BuilderKind::Buildah => buildah::build(&job, &inner.output).await,
                 _ => native::build(&job, &inner.output).await,
             };
             let _ = tokio::fs::remove_dir_all(&job.work).await;
@@ -319,17 +320,24 @@ async fn run_job(
 }
 
 /// Scans on a blocking thread and stores the report.
-async fn scan_now(inner: &Inner, build_id: &str, digest: &str) -> crate::scan::ScanResult {
+async fn scan_now(inner: &Inner, build_id: &str, digest: &str) -> slipway_image::scan::ScanResult {
     let data_dir = inner.data_dir.clone();
     let store = inner.output.store.clone();
     let db = inner.advisory_db.clone();
     let (id, digest) = (build_id.to_owned(), digest.to_owned());
     let fallback = id.clone();
     tokio::task::spawn_blocking(move || {
-        crate::scan::scan_and_store(&data_dir, &store, &id, &digest, db.as_deref())
+        slipway_image::scan::scan_and_store(
+            &data_dir,
+            &store,
+            &id,
+            &digest,
+            db.as_deref(),
+            &crate::db::rfc3339(crate::db::now_millis()),
+        )
     })
     .await
-    .unwrap_or_else(|e| crate::scan::ScanResult {
+    .unwrap_or_else(|e| slipway_image::scan::ScanResult {
         build_id: fallback,
         sbom: None,
         report: None,

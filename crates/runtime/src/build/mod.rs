@@ -7,20 +7,18 @@
 pub mod buildah;
 pub mod context;
 pub mod native;
-pub mod runner;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
 use slipway_devfile::ServiceSpec;
 use tokio_util::sync::CancellationToken;
 
-use crate::image::{Digest, ImageError, ImageStore, PlatformKey};
+use crate::pgroup::Group;
 use context::{ContextError, Encoding};
+use slipway_image::{Digest, ImageError, ImageStore, PlatformKey};
 
 /// Longest a single build command may run before it is killed and the build fails.
 pub const BUILD_TIMEOUT: Duration = Duration::from_secs(30 * 60);
@@ -161,35 +159,24 @@ pub async fn run_logged(
     command
         .stdin(Stdio::null())
         .stdout(Stdio::from(out))
-        .stderr(Stdio::from(err))
-        .process_group(0)
-        .kill_on_drop(true);
-    let mut child = command.spawn().map_err(|e| BuildError::Command {
+        .stderr(Stdio::from(err));
+    let mut group = Group::spawn(&mut command).map_err(|e| BuildError::Command {
         what: what.to_owned(),
         status: format!("could not start: {e}"),
     })?;
-    let group = child
-        .id()
-        .and_then(|id| i32::try_from(id).ok())
-        .map(Pid::from_raw);
-    let kill_group = || {
-        if let Some(pgid) = group {
-            let _ = killpg(pgid, Signal::SIGKILL);
-        }
-    };
     let status: ExitStatus = tokio::select! {
-        status = child.wait() => {
-            kill_group();
+        status = group.child().wait() => {
+            group.kill();
             status?
         }
         () = job.cancel.cancelled() => {
-            kill_group();
-            let _ = child.wait().await;
+            group.kill();
+            let _ = group.child().wait().await;
             return Err(BuildError::Cancelled);
         }
         () = tokio::time::sleep(BUILD_TIMEOUT) => {
-            kill_group();
-            let _ = child.wait().await;
+            group.kill();
+            let _ = group.child().wait().await;
             return Err(BuildError::TimedOut(what.to_owned()));
         }
     };

@@ -15,12 +15,12 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::json;
 
-use crate::image::oci::{
+use slipway_image::oci::{
     CONFIG_MEDIA_TYPE, Descriptor, INDEX_MEDIA_TYPE, Index, MANIFEST_MEDIA_TYPE, Manifest,
     REF_NAME_ANNOTATION, oci_architecture,
 };
-use crate::image::store::to_json;
-use crate::image::{Digest, ImageError, ImageStore};
+use slipway_image::store::to_json;
+use slipway_image::{Digest, ImageError, ImageStore};
 
 /// The command the probe runs: absent from the probe image on purpose.
 pub const PROBE_COMMAND: &str = "/slipway-probe-missing";
@@ -191,7 +191,7 @@ fn probe_image(dir: &Path, reference: &str, archive: &Path) -> Result<(), ImageE
         media_type: MANIFEST_MEDIA_TYPE.into(),
         config: descriptor(CONFIG_MEDIA_TYPE, &config_digest, config.len()),
         layers: vec![descriptor(
-            crate::image::docker_archive::LAYER_TAR_MEDIA_TYPE,
+            slipway_image::docker_archive::LAYER_TAR_MEDIA_TYPE,
             &layer_digest,
             layer.len(),
         )],

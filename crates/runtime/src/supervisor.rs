@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use super::runtime::{Exit, PreparedImage, Runtime};
-use crate::db::now_millis;
+use crate::runtime::{Exit, PreparedImage, Runtime};
+use slipway_server::clock::now_millis;
 
 /// First restart delay; doubled after every exit, up to [`MAX_BACKOFF`].
 pub const FIRST_BACKOFF: Duration = Duration::from_millis(250);

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::image::{Digest, ImageError, ImageStore};
+use crate::{Digest, ImageError, ImageStore};
 
 /// The `error` of a scan made without an advisory database.
 pub const NO_ADVISORY_DB: &str =
@@ -62,11 +62,14 @@ pub fn report_path(data_dir: &Path, build_id: &str) -> PathBuf {
 }
 
 /// Scans image `digest` of `build_id`; never fails: a problem becomes the result's `error`.
+/// `scanned_at` (RFC 3339) is the caller's clock reading, so a scan is a pure function of
+/// its inputs.
 pub fn scan(
     store: &ImageStore,
     build_id: &str,
     digest: &str,
     advisory_db: Option<&Path>,
+    scanned_at: &str,
 ) -> ScanResult {
     let failed = |error: String, sbom: Option<sbom::Sbom>| ScanResult {
         build_id: build_id.to_owned(),
@@ -96,7 +99,7 @@ pub fn scan(
                 path: dir.display().to_string(),
                 advisories: db.len(),
             },
-            scanned_at: crate::db::rfc3339(crate::db::now_millis()),
+            scanned_at: scanned_at.to_owned(),
         }),
         error: None,
     }
@@ -109,16 +112,14 @@ pub fn scan_and_store(
     build_id: &str,
     digest: &str,
     advisory_db: Option<&Path>,
+    scanned_at: &str,
 ) -> ScanResult {
-    let result = scan(store, build_id, digest, advisory_db);
+    let result = scan(store, build_id, digest, advisory_db, scanned_at);
     let path = report_path(data_dir, build_id);
     let written = serde_json::to_vec(&result)
         .map_err(std::io::Error::other)
         .and_then(|bytes| {
-            if let Some(dir) = path.parent() {
-                std::fs::create_dir_all(dir)?;
-            }
-            std::fs::write(&path, bytes)
+            slipway_server::file::write(&path, &bytes, slipway_server::file::Mode::Ordinary)
         });
     if let Err(e) = written {
         tracing::error!(build_id, error = %e, "cannot store a scan report");

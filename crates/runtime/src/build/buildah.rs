@@ -9,8 +9,8 @@ use std::process::Stdio;
 use super::{
     BuildError, BuiltImage, Job, Output, image_uri, prepare_sources, project_dir, run_logged,
 };
-use crate::image::oci::{Descriptor, Index, Manifest, REF_NAME_ANNOTATION};
-use crate::image::{Digest, ImageError};
+use slipway_image::oci::{Descriptor, Index, Manifest, REF_NAME_ANNOTATION};
+use slipway_image::{Digest, ImageError};
 
 /// Whether `buildah` is on `PATH` and runs (`buildah --version` succeeds).
 pub fn available() -> bool {
@@ -141,8 +141,8 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::image::oci::{RunConfig, pack_layer, write_image};
-    use crate::image::{ImageStore, PlatformKey, verify_image};
+    use slipway_image::oci::{RunConfig, pack_layer, write_image};
+    use slipway_image::{ImageStore, PlatformKey, verify_image};
 
     #[test]
     fn an_exported_oci_layout_is_imported_checked_and_signed() {

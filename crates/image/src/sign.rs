@@ -15,7 +15,7 @@ use sha2::{Digest as _, Sha256};
 use super::oci::Manifest;
 use super::store::{ImageStore, to_json};
 use super::{Digest, ImageError, hex};
-use crate::data_dir::{restrict_to_owner, write_secret_line};
+use slipway_server::file::{Mode, restrict_to_owner};
 
 /// Name of the signing key file inside the data directory.
 pub const SIGNING_KEY_FILE: &str = "signing-key";
@@ -59,9 +59,12 @@ impl PlatformKey {
                 let mut seed = [0u8; 32];
                 getrandom::fill(&mut seed)
                     .map_err(|e| ImageError::Key(format!("no OS randomness: {e}")))?;
-                write_secret_line(&path, &STANDARD.encode(seed)).map_err(|e| {
-                    ImageError::Key(format!("cannot write {}: {e}", path.display()))
-                })?;
+                slipway_server::file::write(
+                    &path,
+                    format!("{}\n", STANDARD.encode(seed)).as_bytes(),
+                    Mode::Secret,
+                )
+                .map_err(|e| ImageError::Key(format!("cannot write {}: {e}", path.display())))?;
                 tracing::info!(path = %path.display(), "created the image signing key");
                 Ok(Self {
                     key: SigningKey::from_bytes(&seed),

@@ -21,7 +21,7 @@ use super::oci::{
 };
 use super::store::to_json;
 use super::{Digest, ImageError, digest_file};
-use crate::image::import::MAX_ENTRIES;
+use crate::import::MAX_ENTRIES;
 
 /// Media type of an uncompressed layer, what `docker save` writes.
 pub const LAYER_TAR_MEDIA_TYPE: &str = "application/vnd.oci.image.layer.v1.tar";

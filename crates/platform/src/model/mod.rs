@@ -1,0 +1,20 @@
+//! The platform's domain values: what the other layers store, decide on and answer with.
+//! Plain data with no I/O, so every layer may use it (`model` is the bottom of the layer
+//! order `model < db < store < {vault, policy} < {deploy, jobs} < http`).
+
+mod access;
+mod status;
+
+pub use access::{AccountRole, Caller, Role};
+pub use status::{AppStatus, BuildStatus, DeploymentStatus, ServiceStatus};
+
+/// A value sealed under a master key: what a `secret_version` row stores.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sealed {
+    /// Which master key sealed it.
+    pub key_id: String,
+    /// The 24-byte nonce, base64.
+    pub nonce: String,
+    /// Ciphertext and tag, base64.
+    pub ciphertext: String,
+}

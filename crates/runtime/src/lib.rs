@@ -1,0 +1,22 @@
+//! How Slipway turns a service into an image and an image into something running.
+//!
+//! - [`build`]: the two builders. `native` runs the devfile's build command and packs the
+//!   result as an OCI image; `buildah` builds the service's Dockerfile. Both take a plain
+//!   [`build::Job`] and write into an [`slipway_image::ImageStore`]; neither knows about
+//!   databases, accounts or HTTP.
+//! - [`runtime::Runtime`]: the backend trait, with [`process`] (process groups on this host)
+//!   and [`container`] (podman or docker through [`engine`]). [`supervisor`] watches one
+//!   running instance and [`health`] probes it.
+//! - [`pgroup`]: the one place that spawns a command as a process group and kills the group.
+//!
+//! **Invariant:** nothing runs from an image whose signature does not verify
+//! ([`slipway_image::verify_image`] is called in every runtime's `prepare`).
+
+pub mod build;
+pub mod container;
+pub mod engine;
+pub mod health;
+pub mod pgroup;
+pub mod process;
+pub mod runtime;
+pub mod supervisor;
