@@ -121,10 +121,11 @@ pub struct AppPage {
     pub next_page_token: Option<String>,
 }
 
-const REGISTER_FIELDS: &[&str] = &["name", "display_name", "description"];
+/// The fields of `POST /v1/apps` (the OpenAPI document lists exactly these).
+pub(crate) const REGISTER_FIELDS: &[&str] = &["name", "display_name", "description"];
 
 /// Reads and checks the body of `POST /v1/apps`.
-fn parse_register(body: &Map<String, Value>) -> Result<NewApp, ApiError> {
+pub(crate) fn parse_register(body: &Map<String, Value>) -> Result<NewApp, ApiError> {
     if let Some(unknown) = body.keys().find(|k| !REGISTER_FIELDS.contains(&k.as_str())) {
         return Err(ApiError::invalid(
             unknown,

@@ -53,23 +53,24 @@ pub fn router() -> Router<AppState> {
 
 /// A secret's scope.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Scope {
+pub(crate) enum Scope {
     User,
     App,
     Shared,
 }
 
 impl Scope {
+    /// Every scope (the OpenAPI document's `secret_type` values).
+    pub(crate) const ALL: [Scope; 3] = [Scope::User, Scope::App, Scope::Shared];
+
     fn parse(field: &str, raw: &str) -> Result<Self, ApiError> {
-        match raw {
-            "user" => Ok(Scope::User),
-            "app" => Ok(Scope::App),
-            "shared" => Ok(Scope::Shared),
-            _ => Err(ApiError::invalid(field, "must be one of user, app, shared")),
-        }
+        Self::ALL
+            .into_iter()
+            .find(|s| s.as_str() == raw)
+            .ok_or_else(|| ApiError::invalid(field, "must be one of user, app, shared"))
     }
 
-    fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Scope::User => "user",
             Scope::App => "app",
@@ -410,7 +411,8 @@ fn seal_error(e: vault::keys::SealError) -> ApiError {
     ApiError::Internal(e.to_string())
 }
 
-const CREATE_FIELDS: &[&str] = &["secret_type", "app_id", "secret_path", "data", "metadata"];
+pub(crate) const CREATE_FIELDS: &[&str] =
+    &["secret_type", "app_id", "secret_path", "data", "metadata"];
 
 /// `POST /v1/secrets`: creates version 1 at a free path → 201.
 async fn create(
@@ -541,7 +543,7 @@ async fn update(
     finish(&state, tx, pending, outcome).await.map(Json)
 }
 
-const TARGET_FIELDS: &[&str] = &["secret_type", "app_id", "secret_path", "version"];
+pub(crate) const TARGET_FIELDS: &[&str] = &["secret_type", "app_id", "secret_path", "version"];
 
 /// `GET /v1/secrets/entry?secret_type=&app_id=&secret_path=&version=`: the latest version,
 /// or `version`.
@@ -639,7 +641,8 @@ async fn delete_one(
     Ok(StatusCode::NO_CONTENT)
 }
 
-const LIST_FIELDS: &[&str] = &["secret_type", "app_id", "prefix", "next_token", "page_size"];
+pub(crate) const LIST_FIELDS: &[&str] =
+    &["secret_type", "app_id", "prefix", "next_token", "page_size"];
 
 fn decode_token(raw: &str) -> Result<String, ApiError> {
     let invalid = || ApiError::invalid("next_token", "is not a token returned by list_secrets");
@@ -701,7 +704,7 @@ async fn list(
     finish(&state, tx, pending, outcome).await.map(Json)
 }
 
-const SHARE_FIELDS: &[&str] = &[
+pub(crate) const SHARE_FIELDS: &[&str] = &[
     "from_secret_type",
     "from_secret_path",
     "app_id",
@@ -773,6 +776,9 @@ pub struct AuditPage {
     pub next_token: Option<String>,
 }
 
+/// The query parameters of `GET /v1/secrets/audit`.
+pub(crate) const AUDIT_FIELDS: &[&str] = &["next_token", "page_size"];
+
 /// `GET /v1/secrets/audit?next_token=&page_size=`: the secret audit trail, newest first. A
 /// member sees their own entries; the account's owner also sees everyone's entries on shared
 /// secrets and on the secrets of apps it holds a role on (the deployer's included), never
@@ -783,7 +789,7 @@ async fn audit_trail(
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Result<Json<AuditPage>, ApiError> {
     let (mut tx, caller) = state.begin_as(&headers, Access::Read).await?;
-    let fields = Fields::from_query(query, &["next_token", "page_size"])?;
+    let fields = Fields::from_query(query, AUDIT_FIELDS)?;
     let page_size = parse_page_size(fields.string("page_size")?.as_deref())
         .map_err(|e| ApiError::invalid("page_size", e.to_string()))?;
     let before = match fields.string("next_token")? {
