@@ -45,7 +45,7 @@ mod tests {
 
     use crate::http::{apps, secrets};
     use crate::pagination::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE};
-    use crate::store::access::Role;
+    use crate::model::Role;
     use crate::vault::path as secret_path;
     use crate::vault::payload::{
         self, DATA_MAX_BYTES, KEY_MAX, MAX_KEYS, METADATA_MAX_BYTES, Part,
