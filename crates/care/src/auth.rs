@@ -3,10 +3,6 @@
 
 use std::collections::HashMap;
 
-use sqlx::Row;
-
-use crate::db::Tx;
-
 /// Object names permissions are granted on.
 pub mod objects {
     /// Care plans (one per patient, program, vendor and enrollment date).
@@ -96,6 +92,22 @@ pub struct Caller {
 
 impl Caller {
     /// The service itself (demo loading): every access, no user row.
+    /// A user with these object- and field-level permissions (the store builds callers).
+    pub fn new(
+        user_id: i64,
+        admin: bool,
+        objects: HashMap<String, Flags>,
+        fields: HashMap<(String, String), Flags>,
+    ) -> Self {
+        Self {
+            user_id,
+            admin,
+            objects,
+            fields,
+        }
+    }
+
+    /// The service itself (demo loading): every access, no user row.
     pub fn system() -> Self {
         Self {
             user_id: 0,
@@ -133,48 +145,6 @@ pub fn new_token() -> Result<String, getrandom::Error> {
     slipway_server::token::Token::generate(TOKEN_PREFIX).map(|t| t.expose().to_owned())
 }
 
-/// Loads the user a token belongs to, with permissions; `None` if the token is unknown.
-pub async fn load_caller(tx: &mut Tx, token: &str) -> Result<Option<Caller>, sqlx::Error> {
-    let Some(row) = sqlx::query("SELECT id, is_admin FROM app_user WHERE token_hash = $1")
-        .bind(hash_token(token))
-        .fetch_optional(&mut **tx)
-        .await?
-    else {
-        return Ok(None);
-    };
-    let user_id: i64 = row.try_get(0)?;
-    let admin: i64 = row.try_get(1)?;
-    let rows = sqlx::query(
-        "SELECT object_name, field_name, can_read, can_create, can_edit \
-         FROM user_permission WHERE user_id = $1",
-    )
-    .bind(user_id)
-    .fetch_all(&mut **tx)
-    .await?;
-    let mut objects = HashMap::new();
-    let mut fields = HashMap::new();
-    for r in rows {
-        let object: String = r.try_get(0)?;
-        let field: String = r.try_get(1)?;
-        let flags = Flags {
-            read: r.try_get::<i64, _>(2)? != 0,
-            create: r.try_get::<i64, _>(3)? != 0,
-            edit: r.try_get::<i64, _>(4)? != 0,
-        };
-        if field.is_empty() {
-            objects.insert(object, flags);
-        } else {
-            fields.insert((object, field), flags);
-        }
-    }
-    Ok(Some(Caller {
-        user_id,
-        admin: admin != 0,
-        objects,
-        fields,
-    }))
-}
-
 /// One permission entry as the admin API reads and writes it.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -187,83 +157,4 @@ pub struct Grant {
     /// The accesses.
     #[serde(flatten)]
     pub flags: Flags,
-}
-
-/// Creates a user and its permissions; returns the user's external id.
-pub async fn create_user(
-    tx: &mut Tx,
-    name: &str,
-    token: &str,
-    admin: bool,
-    grants: &[Grant],
-) -> Result<String, sqlx::Error> {
-    let external_id = uuid::Uuid::new_v4().to_string();
-    let row = sqlx::query(
-        "INSERT INTO app_user (external_id, name, token_hash, is_admin, created_at) \
-         VALUES ($1, $2, $3, $4, $5) RETURNING id",
-    )
-    .bind(external_id.clone())
-    .bind(name.to_owned())
-    .bind(hash_token(token))
-    .bind(i64::from(admin))
-    .bind(crate::db::now())
-    .fetch_one(&mut **tx)
-    .await?;
-    let user_id: i64 = row.try_get(0)?;
-    replace_grants(tx, user_id, grants).await?;
-    Ok(external_id)
-}
-
-/// Replaces every permission entry of a user.
-pub async fn replace_grants(
-    tx: &mut Tx,
-    user_id: i64,
-    grants: &[Grant],
-) -> Result<(), sqlx::Error> {
-    sqlx::query("DELETE FROM user_permission WHERE user_id = $1")
-        .bind(user_id)
-        .execute(&mut **tx)
-        .await?;
-    for g in grants {
-        sqlx::query(
-            "INSERT INTO user_permission (user_id, object_name, field_name, can_read, can_create, can_edit) \
-             VALUES ($1, $2, $3, $4, $5, $6) \
-             ON CONFLICT (user_id, object_name, field_name) DO UPDATE SET \
-             can_read = excluded.can_read, can_create = excluded.can_create, can_edit = excluded.can_edit",
-        )
-        .bind(user_id)
-        .bind(g.object.clone())
-        .bind(g.field.clone().unwrap_or_default())
-        .bind(i64::from(g.flags.read))
-        .bind(i64::from(g.flags.create))
-        .bind(i64::from(g.flags.edit))
-        .execute(&mut **tx)
-        .await?;
-    }
-    Ok(())
-}
-
-/// Reads the permission entries of a user.
-pub async fn list_grants(tx: &mut Tx, user_id: i64) -> Result<Vec<Grant>, sqlx::Error> {
-    let rows = sqlx::query(
-        "SELECT object_name, field_name, can_read, can_create, can_edit FROM user_permission \
-         WHERE user_id = $1 ORDER BY object_name, field_name",
-    )
-    .bind(user_id)
-    .fetch_all(&mut **tx)
-    .await?;
-    rows.iter()
-        .map(|r| {
-            let field: String = r.try_get(1)?;
-            Ok(Grant {
-                object: r.try_get(0)?,
-                field: (!field.is_empty()).then_some(field),
-                flags: Flags {
-                    read: r.try_get::<i64, _>(2)? != 0,
-                    create: r.try_get::<i64, _>(3)? != 0,
-                    edit: r.try_get::<i64, _>(4)? != 0,
-                },
-            })
-        })
-        .collect()
 }

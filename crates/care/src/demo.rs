@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use crate::auth::{self, Caller, Flags, Grant, objects};
+use crate::auth::{Caller, Flags, Grant, objects};
 use crate::db::Db;
 use crate::enrollment::validate;
 use crate::error::CareError;
@@ -35,7 +35,10 @@ pub const GROUP: &str = "DEMO-GROUP";
 /// alone (restarting with `--demo` is fine); any other data is an error.
 pub async fn load(db: &Db) -> Result<(), CareError> {
     let mut tx = db.begin_write().await?;
-    if auth::load_caller(&mut tx, ADMIN_TOKEN).await?.is_some() {
+    if crate::store::users::load_caller(&mut tx, ADMIN_TOKEN)
+        .await?
+        .is_some()
+    {
         tracing::info!("demo data set already present");
         return Ok(());
     }
@@ -95,9 +98,9 @@ pub async fn load(db: &Db) -> Result<(), CareError> {
         field: Some("dateOfBirth".into()),
         flags: Flags::default(),
     });
-    auth::create_user(&mut tx, "Demo admin", ADMIN_TOKEN, true, &[]).await?;
-    auth::create_user(&mut tx, "Demo care staff", STAFF_TOKEN, false, &full).await?;
-    auth::create_user(
+    crate::store::users::create_user(&mut tx, "Demo admin", ADMIN_TOKEN, true, &[]).await?;
+    crate::store::users::create_user(&mut tx, "Demo care staff", STAFF_TOKEN, false, &full).await?;
+    crate::store::users::create_user(
         &mut tx,
         "Demo restricted user",
         RESTRICTED_TOKEN,

@@ -15,6 +15,9 @@ use std::path::Path;
 use sha2::{Digest as _, Sha256};
 
 pub use sign::{PlatformKey, verify_image};
+
+/// The directory of per-build files (`builds/<build_id>/log`, `…/scan.json`) in a data directory.
+pub const BUILDS_DIR: &str = "builds";
 pub use store::ImageStore;
 
 /// A content digest, always `sha256:` followed by 64 lowercase hex digits. Parsing checks the

@@ -4,15 +4,15 @@
 
 use std::path::{Path, PathBuf};
 
-use sqlx::Row;
-
-use crate::auth::{Token, authenticate, store_token};
-use crate::config::BOOTSTRAP_TOKEN_FILE;
+use crate::data_dir::BOOTSTRAP_TOKEN_FILE;
 use crate::data_dir::write_secret_line;
 use crate::db::Db;
 use crate::error::PlatformError;
 use crate::model::AccountRole;
+use crate::model::Token;
 use crate::store::accounts;
+use crate::store::settings;
+use crate::store::tokens::{authenticate, store_token};
 
 /// `platform_setting` key holding the owner user created on first start.
 const BOOTSTRAP_USER_KEY: &str = "bootstrap_user_id";
@@ -45,16 +45,10 @@ pub async fn ensure(db: &Db, data_dir: &Path) -> Result<Bootstrap, PlatformError
     std::fs::create_dir_all(data_dir)?;
     let token_file = data_dir.join(BOOTSTRAP_TOKEN_FILE);
     let mut tx = db.begin_write().await?;
-    let settings = sqlx::query("SELECT key, value FROM platform_setting WHERE key IN ($1, $2)")
-        .bind(BOOTSTRAP_USER_KEY)
-        .bind(DEFAULT_ACCOUNT_KEY)
-        .fetch_all(&mut *tx)
-        .await?;
+    let found = settings::get_many(&mut tx, &[BOOTSTRAP_USER_KEY, DEFAULT_ACCOUNT_KEY]).await?;
     let mut owner = None;
     let mut account = None;
-    for row in settings {
-        let key: String = row.try_get(0)?;
-        let value: String = row.try_get(1)?;
+    for (key, value) in found {
         if key == BOOTSTRAP_USER_KEY {
             owner = Some(value);
         } else {
@@ -75,11 +69,7 @@ pub async fn ensure(db: &Db, data_dir: &Path) -> Result<Bootstrap, PlatformError
             (BOOTSTRAP_USER_KEY, &user.id),
             (DEFAULT_ACCOUNT_KEY, &account_id),
         ] {
-            sqlx::query("INSERT INTO platform_setting (key, value) VALUES ($1, $2)")
-                .bind(key)
-                .bind(value.clone())
-                .execute(&mut *tx)
-                .await?;
+            settings::insert(&mut tx, key, value).await?;
         }
         write_secret_line(&token_file, user.token.expose())?;
         tx.commit().await?;

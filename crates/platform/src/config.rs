@@ -7,11 +7,9 @@ use std::time::Duration;
 
 use crate::error::PlatformError;
 
-/// Name of the default SQLite file inside the data directory.
-pub const SQLITE_FILE: &str = "platform.sqlite3";
-
-/// Name of the file, inside the data directory, holding the first owner's bearer token.
-pub const BOOTSTRAP_TOKEN_FILE: &str = "bootstrap-token";
+/// How long a starting service has to answer its health check unless `--health-timeout`
+/// says otherwise.
+pub const DEFAULT_HEALTH_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Everything the platform server needs to start.
 #[derive(Debug, Clone)]
@@ -54,7 +52,7 @@ impl PlatformConfig {
             database_url: None,
             builder: BuilderKind::Auto,
             gateway_listen: Some(SocketAddr::from(([127, 0, 0, 1], 0))),
-            health_timeout: crate::deploy::DEFAULT_HEALTH_TIMEOUT,
+            health_timeout: DEFAULT_HEALTH_TIMEOUT,
             advisory_db: None,
             vault_key_file: None,
             runtime: RuntimeKind::Auto,
@@ -162,7 +160,10 @@ pub fn database_url(data_dir: &Path, database_url: Option<&str>) -> Result<Strin
         Some(_) => Err(PlatformError::Config(
             "--database-url must start with postgres://, postgresql:// or sqlite:".into(),
         )),
-        None => Ok(format!("sqlite://{}", data_dir.join(SQLITE_FILE).display())),
+        None => Ok(format!(
+            "sqlite://{}",
+            data_dir.join(crate::data_dir::SQLITE_FILE).display()
+        )),
     }
 }
 

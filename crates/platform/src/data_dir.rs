@@ -1,6 +1,86 @@
-//! The data directory (`--data-dir`): the files the platform keeps there.
+//! The data directory (`--data-dir`): every file and directory the platform keeps there is
+//! named here (the image and runtime crates name theirs, re-exported here so this is the one
+//! list), and the lock a running server holds on it.
+//!
+//! ```text
+//! DATA_DIR/
+//!   platform.sqlite3      the default database          (SQLITE_FILE)
+//!   platform.lock         held while a server runs       (LOCK_FILE)
+//!   bootstrap-token       the first owner's token, 0600  (BOOTSTRAP_TOKEN_FILE)
+//!   vault.key             the vault's master keys, 0600  (VAULT_KEY_FILE)
+//!   log-url-key           signs presigned log URLs, 0600 (LOG_URL_KEY_FILE)
+//!   signing-key           signs images, 0600             (SIGNING_KEY_FILE)
+//!   embedded-url          an embedded server's URL       (EMBEDDED_URL_FILE)
+//!   images/               the content-addressed store    (IMAGES_DIR)
+//!   contexts/             uploaded build contexts        (CONTEXTS_DIR)
+//!   builds/<id>/          a build's log and scan report  (BUILDS_DIR)
+//!   work/<app>/<service>  a build's scratch directory    (WORK_DIR)
+//!   cache/                shared download caches         (CACHE_DIR)
+//!   run/<app>/…           unpacked images of deployments (RUN_DIR)
+//!   deployments/<id>/     deployment service logs        (DEPLOYMENTS_DIR)
+//! ```
 
+use std::fs::File;
 use std::path::Path;
+
+use nix::fcntl::{Flock, FlockArg};
+
+use crate::error::PlatformError;
+
+pub use slipway_image::BUILDS_DIR;
+pub use slipway_image::sign::SIGNING_KEY_FILE;
+pub use slipway_image::store::IMAGES_DIR;
+pub use slipway_runtime::process::RUN_DIR;
+
+/// The default SQLite file.
+pub const SQLITE_FILE: &str = "platform.sqlite3";
+/// The first owner's bearer token.
+pub const BOOTSTRAP_TOKEN_FILE: &str = "bootstrap-token";
+/// The vault's master keys (unless `--vault-key-file` names another file).
+pub const VAULT_KEY_FILE: &str = "vault.key";
+/// The key of presigned log URLs.
+pub const LOG_URL_KEY_FILE: &str = "log-url-key";
+/// Where an embedded server writes its URL (and pid) for a second program to use.
+pub const EMBEDDED_URL_FILE: &str = "embedded-url";
+/// Uploaded build contexts.
+pub const CONTEXTS_DIR: &str = "contexts";
+/// Builds' scratch directories.
+pub const WORK_DIR: &str = "work";
+/// Download caches shared by builds.
+pub const CACHE_DIR: &str = "cache";
+/// Deployments' service logs.
+pub const DEPLOYMENTS_DIR: &str = "deployments";
+
+/// Name of the lock file a running server holds in its data directory.
+pub const LOCK_FILE: &str = "platform.lock";
+
+/// The data directory's lock: held by a running server (and a key rotation) for its whole
+/// life, so a second one is refused before it touches anything.
+#[derive(Debug)]
+pub struct DataDirLock {
+    _held: Flock<File>,
+}
+
+/// Takes the data directory's lock, or says who holds it.
+pub fn lock(data_dir: &Path) -> Result<DataDirLock, PlatformError> {
+    std::fs::create_dir_all(data_dir)?;
+    let lock_path = data_dir.join(LOCK_FILE);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)?;
+    Flock::lock(file, FlockArg::LockExclusiveNonblock)
+        .map(|held| DataDirLock { _held: held })
+        .map_err(|(_, errno)| {
+            PlatformError::Config(format!(
+                "the data directory {} is in use by another platform server or key rotation \
+                 (lock {} is held: {errno}); stop it first",
+                data_dir.display(),
+                lock_path.display()
+            ))
+        })
+}
 
 /// Writes one line to a file only its owner may read, atomically (see
 /// [`slipway_server::file`]): the token and key files of the data directory.

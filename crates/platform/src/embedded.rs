@@ -13,11 +13,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::thread::JoinHandle;
 
-use crate::config::{BOOTSTRAP_TOKEN_FILE, PlatformConfig};
+use crate::config::PlatformConfig;
+use crate::data_dir::{BOOTSTRAP_TOKEN_FILE, EMBEDDED_URL_FILE as URL_FILE};
 use crate::error::PlatformError;
-
-/// The file, in the data directory, naming the URL of the embedded platform running there.
-pub const URL_FILE: &str = "embedded-url";
 
 /// Where an embedded platform keeps its data: `$XDG_DATA_HOME/slipway/embedded-platform`
 /// (else `~/.local/share/slipway/embedded-platform`). Separate from `slipway platform

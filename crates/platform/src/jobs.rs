@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use slipway_devfile::Devfile;
-use sqlx::Row;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -28,8 +27,7 @@ pub const MAX_CONCURRENT_BUILDS: usize = 2;
 /// The `error` of jobs found unfinished at start-up.
 pub const RESTART_REASON: &str = "server restarted during the build";
 
-/// Directory of uploaded contexts inside the data directory.
-pub const CONTEXTS_DIR: &str = "contexts";
+pub use crate::data_dir::CONTEXTS_DIR;
 
 /// Runs build jobs. Cheap to clone.
 #[derive(Debug, Clone)]
@@ -372,12 +370,9 @@ async fn load(inner: &Inner, build_id: &str) -> Result<Option<(BuildRecord, Stri
     let Some(record) = builds::get(&mut tx, build_id).await? else {
         return Ok(None);
     };
-    let name = sqlx::query("SELECT name FROM app WHERE id = $1")
-        .bind(record.app_id.clone())
-        .fetch_optional(&mut *tx)
+    let name = crate::store::apps::get(&mut tx, &record.app_id)
         .await?
-        .map(|r| r.try_get::<String, _>(0))
-        .transpose()?;
+        .map(|app| app.name);
     tx.commit().await?;
     Ok(name.map(|n| (record, n)))
 }
@@ -417,7 +412,7 @@ fn job_of(
         build_id: record.id.clone(),
         work: inner
             .data_dir
-            .join("work")
+            .join(crate::data_dir::WORK_DIR)
             .join(&record.app_id)
             .join(&record.service),
         context: inner.data_dir.join(CONTEXTS_DIR).join(format!(
@@ -428,7 +423,7 @@ fn job_of(
         app_name,
         service,
         encoding,
-        cache: inner.data_dir.join("cache"),
+        cache: inner.data_dir.join(crate::data_dir::CACHE_DIR),
         log,
         cancel,
     })

@@ -9,10 +9,10 @@
 //! [`prepare`] + [`router`] / [`spawn`] for tests that bind their own socket; [`add_user`]
 //! and [`add_account`] for `slipway platform user add` and friends.
 
-mod auth;
+pub mod apps;
 mod bootstrap;
 mod config;
-mod data_dir;
+pub mod data_dir;
 mod db;
 pub mod deploy;
 pub mod embedded;
@@ -20,6 +20,7 @@ mod error;
 pub mod gateway;
 pub mod http;
 pub mod jobs;
+mod layers;
 pub mod logs;
 pub mod model;
 mod pagination;
@@ -30,12 +31,13 @@ pub mod vault;
 use std::future::Future;
 use std::path::Path;
 
-pub use auth::Token;
-pub use config::{BOOTSTRAP_TOKEN_FILE, BuilderKind, PlatformConfig, RuntimeKind, SQLITE_FILE};
+pub use config::{BuilderKind, PlatformConfig, RuntimeKind};
+pub use data_dir::{BOOTSTRAP_TOKEN_FILE, SQLITE_FILE};
 pub use db::Backend;
 pub use error::PlatformError;
 pub use http::{AppState, router};
 pub use model::AppStatus;
+pub use model::Token;
 pub use pagination::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE};
 pub use store::accounts::NewUser;
 
@@ -63,7 +65,7 @@ async fn open(data_dir: &Path, database_url: Option<&str>) -> Result<Db, Platfor
 pub async fn prepare(config: &PlatformConfig) -> Result<AppState, PlatformError> {
     // Before anything else: a second server on the same data directory is refused before it
     // can touch the running one's builds, files or database.
-    let lock = vault::lock_data_dir(&config.data_dir)?;
+    let lock = data_dir::lock(&config.data_dir)?;
     // Next, so a container engine that cannot run anything stops the start before any
     // state is touched.
     let runtime = select_runtime(config).await?;

@@ -3,7 +3,6 @@
 //! role, or of another account, never gets this far (the app is a 404 to them). The README
 //! and `docs/platform.md` print [`MATRIX`]; a test keeps them equal.
 
-use crate::http::error::ApiError;
 use crate::model::Role;
 
 /// Something a caller can do to an app.
@@ -89,22 +88,46 @@ pub fn permits(role: Role, action: AppAction) -> bool {
     role >= minimum_role(action)
 }
 
-/// `Ok` when `role` may do `action`, else a 403 that says which role is needed.
-pub fn require(role: Role, action: AppAction) -> Result<(), ApiError> {
+/// A refusal: the caller's role does not allow the action. The HTTP layer answers it 403
+/// (`From<Denied> for ApiError` in `http::error`); this module knows nothing of HTTP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Denied {
+    /// What was asked.
+    pub action: AppAction,
+    /// The weakest role that may do it.
+    pub needed: Role,
+    /// The caller's role.
+    pub role: Role,
+}
+
+impl std::fmt::Display for Denied {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let roles = if self.needed == Role::Owner {
+            "the owner role"
+        } else {
+            "the editor or owner role"
+        };
+        write!(
+            f,
+            "{} needs {roles} on the app; you are {}",
+            self.action.describe(),
+            self.role.as_str()
+        )
+    }
+}
+
+impl std::error::Error for Denied {}
+
+/// `Ok` when `role` may do `action`, else the refusal that says which role is needed.
+pub fn require(role: Role, action: AppAction) -> Result<(), Denied> {
     if permits(role, action) {
         return Ok(());
     }
-    let needed = minimum_role(action);
-    let roles = if needed == Role::Owner {
-        "the owner role"
-    } else {
-        "the editor or owner role"
-    };
-    Err(ApiError::PermissionDenied(format!(
-        "{} needs {roles} on the app; you are {}",
-        action.describe(),
-        role.as_str()
-    )))
+    Err(Denied {
+        action,
+        needed: minimum_role(action),
+        role,
+    })
 }
 
 /// The roles `role` may grant (and revoke): an owner every role, an editor editor and

@@ -28,7 +28,7 @@ pub const PROBE_COMMAND: &str = "/slipway-probe-missing";
 /// was created and started, so the engine can run containers.
 pub const COMMAND_NOT_FOUND: i32 = 127;
 /// The tag prefix of images the platform loads.
-pub const IMAGE_PREFIX: &str = "slipway.local";
+pub use crate::build::IMAGE_HOST as IMAGE_PREFIX;
 
 /// A container engine's CLI.
 #[derive(Debug, Clone)]

@@ -17,9 +17,10 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
 use crate::CareConfig;
-use crate::auth::{Caller, load_caller};
+use crate::auth::Caller;
 use crate::db::{Db, Tx};
 use crate::enrollment::validate::Settings;
+use crate::store::users::load_caller;
 use error::ApiError;
 
 /// What every handler shares: the database, the configurable value lists and the rendered

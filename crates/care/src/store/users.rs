@@ -1,15 +1,17 @@
-//! Users of the care services (`app_user`, `user_permission`) as the admin API manages them.
-//!
-//! Creating a user and reading or replacing its permission entries hash tokens or share the
-//! caller's queries, so their SQL stays in `auth.rs` (being moved with the token plumbing);
-//! they are re-exported here so that callers find every user operation in one place.
+//! Users of the care services (`app_user`, `user_permission`): the caller a token names (with
+//! its permissions), and the users the admin API manages. Tokens are stored only as hashes.
 
 use sqlx::Row;
 
 use super::Result;
 use crate::db::Tx;
 
-pub use crate::auth::{create_user as create, list_grants, replace_grants};
+use std::collections::HashMap;
+
+use crate::auth::{Caller, Flags, Grant, hash_token};
+
+/// Creating a user under the admin API's name for it.
+pub use create_user as create;
 
 /// A user as listed (never its token).
 #[derive(Debug, Clone)]
@@ -70,4 +72,126 @@ pub async fn count(tx: &mut Tx) -> Result<i64> {
         .fetch_one(&mut **tx)
         .await?
         .try_get(0)?)
+}
+
+/// Loads the user a token belongs to, with permissions; `None` if the token is unknown.
+pub async fn load_caller(
+    tx: &mut Tx,
+    token: &str,
+) -> std::result::Result<Option<Caller>, sqlx::Error> {
+    let Some(row) = sqlx::query("SELECT id, is_admin FROM app_user WHERE token_hash = $1")
+        .bind(hash_token(token))
+        .fetch_optional(&mut **tx)
+        .await?
+    else {
+        return Ok(None);
+    };
+    let user_id: i64 = row.try_get(0)?;
+    let admin: i64 = row.try_get(1)?;
+    let rows = sqlx::query(
+        "SELECT object_name, field_name, can_read, can_create, can_edit \
+         FROM user_permission WHERE user_id = $1",
+    )
+    .bind(user_id)
+    .fetch_all(&mut **tx)
+    .await?;
+    let mut objects = HashMap::new();
+    let mut fields = HashMap::new();
+    for r in rows {
+        let object: String = r.try_get(0)?;
+        let field: String = r.try_get(1)?;
+        let flags = Flags {
+            read: r.try_get::<i64, _>(2)? != 0,
+            create: r.try_get::<i64, _>(3)? != 0,
+            edit: r.try_get::<i64, _>(4)? != 0,
+        };
+        if field.is_empty() {
+            objects.insert(object, flags);
+        } else {
+            fields.insert((object, field), flags);
+        }
+    }
+    Ok(Some(Caller::new(user_id, admin != 0, objects, fields)))
+}
+
+/// Creates a user and its permissions; returns the user's external id.
+pub async fn create_user(
+    tx: &mut Tx,
+    name: &str,
+    token: &str,
+    admin: bool,
+    grants: &[Grant],
+) -> std::result::Result<String, sqlx::Error> {
+    let external_id = uuid::Uuid::new_v4().to_string();
+    let row = sqlx::query(
+        "INSERT INTO app_user (external_id, name, token_hash, is_admin, created_at) \
+         VALUES ($1, $2, $3, $4, $5) RETURNING id",
+    )
+    .bind(external_id.clone())
+    .bind(name.to_owned())
+    .bind(hash_token(token))
+    .bind(i64::from(admin))
+    .bind(crate::db::now())
+    .fetch_one(&mut **tx)
+    .await?;
+    let user_id: i64 = row.try_get(0)?;
+    replace_grants(tx, user_id, grants).await?;
+    Ok(external_id)
+}
+
+/// Replaces every permission entry of a user.
+pub async fn replace_grants(
+    tx: &mut Tx,
+    user_id: i64,
+    grants: &[Grant],
+) -> std::result::Result<(), sqlx::Error> {
+    sqlx::query("DELETE FROM user_permission WHERE user_id = $1")
+        .bind(user_id)
+        .execute(&mut **tx)
+        .await?;
+    for g in grants {
+        sqlx::query(
+            "INSERT INTO user_permission (user_id, object_name, field_name, can_read, can_create, can_edit) \
+             VALUES ($1, $2, $3, $4, $5, $6) \
+             ON CONFLICT (user_id, object_name, field_name) DO UPDATE SET \
+             can_read = excluded.can_read, can_create = excluded.can_create, can_edit = excluded.can_edit",
+        )
+        .bind(user_id)
+        .bind(g.object.clone())
+        .bind(g.field.clone().unwrap_or_default())
+        .bind(i64::from(g.flags.read))
+        .bind(i64::from(g.flags.create))
+        .bind(i64::from(g.flags.edit))
+        .execute(&mut **tx)
+        .await?;
+    }
+    Ok(())
+}
+
+/// Reads the permission entries of a user.
+pub async fn list_grants(
+    tx: &mut Tx,
+    user_id: i64,
+) -> std::result::Result<Vec<Grant>, sqlx::Error> {
+    let rows = sqlx::query(
+        "SELECT object_name, field_name, can_read, can_create, can_edit FROM user_permission \
+         WHERE user_id = $1 ORDER BY object_name, field_name",
+    )
+    .bind(user_id)
+    .fetch_all(&mut **tx)
+    .await?;
+    rows.iter()
+        .map(|r| {
+            let field: String = r.try_get(1)?;
+            Ok(Grant {
+                object: r.try_get(0)?,
+                field: (!field.is_empty()).then_some(field),
+                flags: Flags {
+                    read: r.try_get::<i64, _>(2)? != 0,
+                    create: r.try_get::<i64, _>(3)? != 0,
+                    edit: r.try_get::<i64, _>(4)? != 0,
+                },
+            })
+        })
+        .collect()
 }

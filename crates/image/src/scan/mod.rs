@@ -58,7 +58,10 @@ pub struct AdvisoryDbInfo {
 
 /// Where the stored scan of `build_id` lives.
 pub fn report_path(data_dir: &Path, build_id: &str) -> PathBuf {
-    data_dir.join("builds").join(build_id).join("scan.json")
+    data_dir
+        .join(crate::BUILDS_DIR)
+        .join(build_id)
+        .join("scan.json")
 }
 
 /// Scans image `digest` of `build_id`; never fails: a problem becomes the result's `error`.

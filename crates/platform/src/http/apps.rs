@@ -10,7 +10,6 @@ use axum::routing::get;
 use axum::{Json, Router};
 use serde::Serialize;
 use serde_json::{Map, Value};
-use slipway_devfile::AppName;
 
 use super::error::ApiError;
 use super::{Access, AppState, json_object};
@@ -19,13 +18,9 @@ use crate::model::{AppStatus, Role};
 use crate::pagination::{Cursor, parse_page_size};
 use crate::policy::{self, AppAction};
 use crate::store::apps::{self, AppRecord, NewApp};
-use crate::store::is_unique_violation;
 use crate::store::{builds, deployments};
 
-/// Longest accepted display name (the devfile's `metadata.displayName` limit too).
-pub const DISPLAY_NAME_MAX: usize = 100;
-/// Longest accepted description.
-pub const DESCRIPTION_MAX: usize = 4000;
+pub use crate::apps::{DESCRIPTION_MAX, DISPLAY_NAME_MAX};
 
 /// The routes of this module, relative to `/v1`.
 pub fn router() -> Router<AppState> {
@@ -132,43 +127,16 @@ pub(crate) fn parse_register(body: &Map<String, Value>) -> Result<NewApp, ApiErr
             "unknown field; allowed fields are name, display_name, description",
         ));
     }
-    let name = match body.get("name") {
-        None | Some(Value::Null) => return Err(ApiError::invalid("name", "is required")),
-        Some(Value::String(s)) => {
-            AppName::parse(s).map_err(|e| ApiError::invalid("name", e.to_string()))?
-        }
-        Some(_) => return Err(ApiError::invalid("name", "must be a string")),
+    let text = |field: &str| match body.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.as_str())),
+        Some(_) => Err(ApiError::invalid(field, "must be a string")),
     };
-    let display_name = match body.get("display_name") {
-        None | Some(Value::Null) => return Err(ApiError::invalid("display_name", "is required")),
-        Some(Value::String(s)) => s.trim().to_owned(),
-        Some(_) => return Err(ApiError::invalid("display_name", "must be a string")),
-    };
-    if display_name.is_empty() {
-        return Err(ApiError::invalid("display_name", "must not be blank"));
-    }
-    if display_name.chars().count() > DISPLAY_NAME_MAX {
-        return Err(ApiError::invalid(
-            "display_name",
-            format!("must be at most {DISPLAY_NAME_MAX} characters"),
-        ));
-    }
-    let description = match body.get("description") {
-        None | Some(Value::Null) => String::new(),
-        Some(Value::String(s)) => s.trim().to_owned(),
-        Some(_) => return Err(ApiError::invalid("description", "must be a string")),
-    };
-    if description.chars().count() > DESCRIPTION_MAX {
-        return Err(ApiError::invalid(
-            "description",
-            format!("must be at most {DESCRIPTION_MAX} characters"),
-        ));
-    }
-    Ok(NewApp {
-        name,
-        display_name,
-        description,
-    })
+    let name = text("name")?.ok_or_else(|| ApiError::invalid("name", "is required"))?;
+    let display_name =
+        text("display_name")?.ok_or_else(|| ApiError::invalid("display_name", "is required"))?;
+    let description = text("description")?;
+    Ok(crate::apps::check(name, display_name, description)?)
 }
 
 /// The app id of a path, normalised; 400 when it is not a UUID.
@@ -208,21 +176,8 @@ async fn register(
 ) -> Result<Response, ApiError> {
     let (mut tx, caller) = state.begin_as(&headers, Access::Write).await?;
     let new = parse_register(&json_object(body)?)?;
-    let app = match apps::register(&mut tx, &caller, &new).await {
-        Err(e) if is_unique_violation(&e) => {
-            return Err(ApiError::AlreadyExists {
-                field: "name".into(),
-                message: format!(
-                    "the app name {:?} is already taken; app names are unique across the \
-                     platform, choose another",
-                    new.name.as_str()
-                ),
-            });
-        }
-        other => other?,
-    };
+    let app = crate::apps::register_app(&mut tx, &caller, &new).await?;
     tx.commit().await?;
-    tracing::info!(app_id = %app.id, app_name = %app.name, "app registered");
     let location = format!("/v1/apps/{}", app.id);
     Ok((
         StatusCode::CREATED,

@@ -20,6 +20,7 @@ use tokio::io::{AsyncReadExt as _, AsyncSeekExt as _, AsyncWriteExt as _};
 use super::apps::authorized_app;
 use super::error::ApiError;
 use super::{Access, AppState};
+use crate::apps::RegisterError;
 use crate::db::rfc3339;
 use crate::model::BuildStatus;
 use crate::model::Role;
@@ -263,52 +264,44 @@ async fn resolve_target(
             Ok((id.clone(), false))
         }
         Target::FromDevfile => {
+            // The devfile's metadata goes through the same registration as `POST /v1/apps`;
+            // a broken rule names the devfile key.
             let meta = &devfile.metadata;
-            let name = slipway_devfile::AppName::parse(&meta.name)
-                .map_err(|e| ApiError::invalid("devfile", format!("metadata.name: {e}")))?;
-            let shown = name.as_str().to_owned();
-            let taken = move || ApiError::AlreadyExists {
-                field: "name".into(),
-                message: format!(
-                    "the app name {shown:?} (the devfile's metadata.name) is already taken; \
-                     app names are unique across the platform, choose another"
-                ),
+            let display = if meta.display_name.trim().is_empty() {
+                meta.name.as_str()
+            } else {
+                meta.display_name.as_str()
             };
-            if let Some(id) = apps::id_by_name(tx, name.as_str()).await? {
+            let in_devfile = |e: RegisterError| match e {
+                RegisterError::Invalid { field, message } => {
+                    let key = match field {
+                        "display_name" => "displayName",
+                        other => other,
+                    };
+                    ApiError::invalid("devfile", format!("metadata.{key}: {message}"))
+                }
+                RegisterError::Taken(name) => ApiError::AlreadyExists {
+                    field: "name".into(),
+                    message: format!(
+                        "the app name {name:?} (the devfile's metadata.name) is already taken; \
+                         app names are unique across the platform, choose another"
+                    ),
+                },
+                RegisterError::Database(e) => ApiError::Database(e),
+            };
+            let new = crate::apps::check(&meta.name, display, meta.description.as_deref())
+                .map_err(in_devfile)?;
+            if let Some(id) = apps::id_by_name(tx, new.name.as_str()).await? {
                 let (_, role) = apps::get_visible(tx, caller, &id)
                     .await?
-                    .ok_or_else(taken.clone())?;
+                    .ok_or_else(|| in_devfile(RegisterError::Taken(meta.name.clone())))?;
                 policy::require(role, AppAction::Build)?;
                 return Ok((id, false));
             }
-            let display = meta.display_name.trim();
-            let new = apps::NewApp {
-                display_name: if display.is_empty() {
-                    name.as_str().to_owned()
-                } else {
-                    display
-                        .chars()
-                        .take(super::apps::DISPLAY_NAME_MAX)
-                        .collect()
-                },
-                description: meta
-                    .description
-                    .as_deref()
-                    .unwrap_or("")
-                    .trim()
-                    .chars()
-                    .take(super::apps::DESCRIPTION_MAX)
-                    .collect(),
-                name,
-            };
-            match apps::register(tx, caller, &new).await {
-                Err(e) if crate::store::is_unique_violation(&e) => Err(taken()),
-                Err(e) => Err(e.into()),
-                Ok(app) => {
-                    tracing::info!(app_id = %app.id, app_name = %app.name, "app registered by its first build");
-                    Ok((app.id, true))
-                }
-            }
+            let app = crate::apps::register_app(tx, caller, &new)
+                .await
+                .map_err(in_devfile)?;
+            Ok((app.id, true))
         }
     }
 }

@@ -187,6 +187,38 @@ fn loggable(e: &ApiError) -> String {
     }
 }
 
+impl From<crate::apps::RegisterError> for ApiError {
+    fn from(e: crate::apps::RegisterError) -> Self {
+        use crate::apps::RegisterError;
+        match e {
+            RegisterError::Invalid { field, message } => ApiError::invalid(field, message),
+            RegisterError::Taken(_) => ApiError::AlreadyExists {
+                field: "name".into(),
+                message: e.to_string(),
+            },
+            RegisterError::Database(e) => ApiError::Database(e),
+        }
+    }
+}
+
+impl From<crate::vault::access::AccessError> for ApiError {
+    fn from(e: crate::vault::access::AccessError) -> Self {
+        use crate::vault::access::AccessError;
+        match e {
+            AccessError::NoApp(_) | AccessError::NoSecret(_) => ApiError::NotFound(e.to_string()),
+            AccessError::Denied(d) => d.into(),
+            AccessError::NotCreator => ApiError::PermissionDenied(e.to_string()),
+            AccessError::Database(e) => ApiError::Database(e),
+        }
+    }
+}
+
+impl From<crate::policy::Denied> for ApiError {
+    fn from(d: crate::policy::Denied) -> Self {
+        ApiError::PermissionDenied(d.to_string())
+    }
+}
+
 impl From<slipway_server::http::BodyError> for ApiError {
     fn from(e: slipway_server::http::BodyError) -> Self {
         match e {

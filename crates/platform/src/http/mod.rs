@@ -5,6 +5,7 @@
 pub mod apps;
 pub mod builds;
 pub mod error;
+pub mod extract;
 pub mod logs;
 pub mod openapi;
 pub mod prebuilt;
@@ -23,13 +24,14 @@ use axum::http::HeaderMap;
 use axum::routing::get;
 use serde_json::{Map, Value};
 
-use crate::auth::{Token, authenticate};
 use crate::db::Backend;
 use crate::db::{Db, Tx};
 use crate::deploy::Deployer;
 use crate::jobs::Runner;
 use crate::logs::presign::UrlSigner;
 use crate::model::Caller;
+use crate::model::Token;
+use crate::store::tokens::authenticate;
 use crate::vault::Vault;
 use error::ApiError;
 
@@ -46,7 +48,7 @@ pub struct AppState {
     signer: UrlSigner,
     vault: Vault,
     /// The data directory's lock, released when the last clone of the state goes.
-    _lock: Arc<crate::vault::DataDirLock>,
+    _lock: Arc<crate::data_dir::DataDirLock>,
     gateway: Arc<Mutex<Option<tokio::net::TcpListener>>>,
     gateway_addr: Option<SocketAddr>,
 }
@@ -58,7 +60,7 @@ impl AppState {
         deployer: Deployer,
         signer: UrlSigner,
         vault: Vault,
-        lock: crate::vault::DataDirLock,
+        lock: crate::data_dir::DataDirLock,
         gateway: Option<tokio::net::TcpListener>,
     ) -> Self {
         let gateway_addr = gateway.as_ref().and_then(|l| l.local_addr().ok());

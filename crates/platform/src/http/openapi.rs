@@ -44,8 +44,8 @@ mod tests {
     }
 
     use crate::http::{apps, secrets};
-    use crate::pagination::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE};
     use crate::model::Role;
+    use crate::pagination::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE};
     use crate::vault::path as secret_path;
     use crate::vault::payload::{
         self, DATA_MAX_BYTES, KEY_MAX, MAX_KEYS, METADATA_MAX_BYTES, Part,
@@ -160,12 +160,14 @@ mod tests {
     }
 
     fn all_scopes() -> Vec<String> {
-        for s in secrets::Scope::ALL {
+        for s in crate::vault::access::Scope::ALL {
             match s {
-                secrets::Scope::User | secrets::Scope::App | secrets::Scope::Shared => {}
+                crate::vault::access::Scope::User
+                | crate::vault::access::Scope::App
+                | crate::vault::access::Scope::Shared => {}
             }
         }
-        secrets::Scope::ALL
+        crate::vault::access::Scope::ALL
             .iter()
             .map(|s| s.as_str().to_owned())
             .collect()

@@ -3,13 +3,8 @@
 //! else before the path rules see it (and request logs, which record the URL path only,
 //! never see them).
 //!
-//! Who may do what, checked on every call:
-//! - `user` secrets: only the user they belong to (they live in that user's namespace; to
-//!   anyone else they do not exist);
-//! - `app` secrets: owners and editors of the app read and write them; viewers may only list
-//!   their paths and version numbers; anyone else gets the app's 404;
-//! - `shared` secrets: every account member lists, reads and creates them; changing or
-//!   deleting one needs the member who created it or the account's owner.
+//! Who may do what is decided in `vault::access` on every call; the audit entry is built in
+//! `vault::audit`; request fields are read by `http::extract`.
 //!
 //! Every call that names a well-formed target is recorded in the audit trail with its
 //! outcome; requests refused as malformed (400) reach no secret and are not.
@@ -26,17 +21,17 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::apps::{app_not_found, parse_app_id};
 use super::error::ApiError;
+use super::extract::Fields;
 use super::{Access, AppState, json_object};
 use crate::db::{Tx, rfc3339};
 use crate::model::Caller;
-use crate::model::Role;
 use crate::pagination::parse_page_size;
-use crate::policy::{self, AppAction};
 use crate::store::secrets::{self, SecretRow};
-use crate::store::{accounts, apps, audit, is_unique_violation};
-use crate::vault::payload::{self, Part};
+use crate::store::{accounts, audit, is_unique_violation};
+use crate::vault::access::{Namespace, Op, Scope, authorize, missing, namespace};
+use crate::vault::audit::Pending;
+use crate::vault::payload::Part;
 use crate::vault::{self, Content};
 
 /// The routes of this module, relative to `/v1`.
@@ -49,238 +44,6 @@ pub fn router() -> Router<AppState> {
         )
         .route("/secrets/share", post(share))
         .route("/secrets/audit", get(audit_trail))
-}
-
-/// A secret's scope.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Scope {
-    User,
-    App,
-    Shared,
-}
-
-impl Scope {
-    /// Every scope (the OpenAPI document's `secret_type` values).
-    pub(crate) const ALL: [Scope; 3] = [Scope::User, Scope::App, Scope::Shared];
-
-    fn parse(field: &str, raw: &str) -> Result<Self, ApiError> {
-        Self::ALL
-            .into_iter()
-            .find(|s| s.as_str() == raw)
-            .ok_or_else(|| ApiError::invalid(field, "must be one of user, app, shared"))
-    }
-
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Scope::User => "user",
-            Scope::App => "app",
-            Scope::Shared => "shared",
-        }
-    }
-}
-
-/// The request's fields, from a JSON body or a query string, with unknown ones refused.
-struct Fields {
-    map: Map<String, Value>,
-}
-
-impl Fields {
-    fn from_body(map: Map<String, Value>, allowed: &[&str]) -> Result<Self, ApiError> {
-        if let Some(unknown) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
-            return Err(ApiError::invalid(
-                unknown,
-                format!("unknown field; allowed fields are {}", allowed.join(", ")),
-            ));
-        }
-        Ok(Self { map })
-    }
-
-    fn from_query(
-        query: Result<Query<Vec<(String, String)>>, QueryRejection>,
-        allowed: &[&str],
-    ) -> Result<Self, ApiError> {
-        let Query(pairs) = query
-            .map_err(|_| ApiError::InvalidBody("the query string could not be read".into()))?;
-        let mut map = Map::new();
-        for (key, value) in pairs {
-            if !allowed.contains(&key.as_str()) {
-                return Err(ApiError::invalid(
-                    &key,
-                    format!(
-                        "unknown query parameter; allowed are {}",
-                        allowed.join(", ")
-                    ),
-                ));
-            }
-            if map.insert(key.clone(), Value::String(value)).is_some() {
-                return Err(ApiError::invalid(&key, "must be given at most once"));
-            }
-        }
-        Ok(Self { map })
-    }
-
-    fn string(&self, name: &str) -> Result<Option<String>, ApiError> {
-        match self.map.get(name) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(_) => Err(ApiError::invalid(name, "must be a string")),
-        }
-    }
-
-    fn required(&self, name: &str) -> Result<String, ApiError> {
-        self.string(name)?
-            .ok_or_else(|| ApiError::invalid(name, "is required"))
-    }
-
-    fn path(&self, name: &str) -> Result<String, ApiError> {
-        let raw = self.required(name)?;
-        vault::path::check(&raw).map_err(|rule| ApiError::invalid(name, rule))?;
-        Ok(raw)
-    }
-
-    fn scope(&self, name: &str) -> Result<Scope, ApiError> {
-        Scope::parse(name, &self.required(name)?)
-    }
-
-    /// `app_id`: required with scope `app`, refused with the others.
-    fn app_id(&self, scope: Scope, scope_field: &str) -> Result<Option<String>, ApiError> {
-        match (scope, self.string("app_id")?) {
-            (Scope::App, None) => Err(ApiError::invalid(
-                "app_id",
-                format!("is required when {scope_field} is app"),
-            )),
-            (Scope::App, Some(raw)) => parse_app_id(&raw).map(Some),
-            (_, None) => Ok(None),
-            (_, Some(_)) => Err(ApiError::invalid(
-                "app_id",
-                format!("is only used when {scope_field} is app"),
-            )),
-        }
-    }
-
-    fn object(&self, name: &str, part: Part) -> Result<Option<Map<String, Value>>, ApiError> {
-        match self.map.get(name) {
-            None | Some(Value::Null) if part == Part::Metadata => Ok(None),
-            None | Some(Value::Null) => Err(ApiError::invalid(name, "is required")),
-            Some(v) => payload::check(part, v)
-                .map(Some)
-                .map_err(|rule| ApiError::invalid(name, rule)),
-        }
-    }
-
-    fn boolean(&self, name: &str, default: bool) -> Result<bool, ApiError> {
-        match self.map.get(name) {
-            None | Some(Value::Null) => Ok(default),
-            Some(Value::Bool(b)) => Ok(*b),
-            Some(_) => Err(ApiError::invalid(name, "must be true or false")),
-        }
-    }
-}
-
-/// Whose namespace a request acts in.
-#[derive(Debug, Clone)]
-struct Namespace {
-    scope: Scope,
-    owner_id: String,
-    app_id: Option<String>,
-    /// The caller's role on the app (scope `app`).
-    role: Option<Role>,
-}
-
-/// What a request does to a secret, for the permission check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Op {
-    List,
-    Read,
-    Create,
-    Change,
-}
-
-async fn namespace(
-    tx: &mut Tx,
-    caller: &Caller,
-    scope: Scope,
-    app_id: Option<&str>,
-) -> Result<Namespace, ApiError> {
-    Ok(match scope {
-        Scope::User => Namespace {
-            scope,
-            owner_id: caller.user_id.clone(),
-            app_id: None,
-            role: None,
-        },
-        Scope::Shared => Namespace {
-            scope,
-            owner_id: caller.account_id.clone(),
-            app_id: None,
-            role: None,
-        },
-        Scope::App => {
-            let id = app_id.unwrap_or_default();
-            // Serialises with a delete of the app, so no secret outlives its app.
-            crate::store::access::lock_resource(tx, id).await?;
-            let (_, role) = apps::get_visible(tx, caller, id)
-                .await?
-                .ok_or_else(|| app_not_found(id))?;
-            Namespace {
-                scope,
-                owner_id: id.to_owned(),
-                app_id: Some(id.to_owned()),
-                role: Some(role),
-            }
-        }
-    })
-}
-
-/// Checks the caller may do `op` in `ns` (on `secret` when it exists).
-async fn authorize(
-    tx: &mut Tx,
-    caller: &Caller,
-    ns: &Namespace,
-    op: Op,
-    secret: Option<&SecretRow>,
-) -> Result<(), ApiError> {
-    match ns.scope {
-        Scope::User => Ok(()),
-        Scope::App => {
-            let action = match op {
-                Op::List => AppAction::ListSecrets,
-                Op::Read => AppAction::ReadSecrets,
-                Op::Create | Op::Change => AppAction::WriteSecrets,
-            };
-            policy::require(ns.role.unwrap_or(Role::Viewer), action)
-        }
-        Scope::Shared => {
-            // Reading and creating are open to every member; a change is checked once the
-            // secret is found.
-            let Some(secret) = secret.filter(|_| op == Op::Change) else {
-                return Ok(());
-            };
-            if secret.created_by == caller.user_id
-                || accounts::is_account_owner(tx, &caller.user_id).await?
-            {
-                Ok(())
-            } else {
-                Err(ApiError::PermissionDenied(
-                    "changing or deleting a shared secret needs the member who created it or \
-                     the account's owner"
-                        .into(),
-                ))
-            }
-        }
-    }
-}
-
-fn missing(ns: &Namespace, path: &str) -> ApiError {
-    let place = match ns.scope {
-        Scope::User => "your user secrets".to_owned(),
-        Scope::Shared => "the account's shared secrets".to_owned(),
-        Scope::App => format!(
-            "the secrets of app {}",
-            ns.app_id.as_deref().unwrap_or_default()
-        ),
-    };
-    ApiError::NotFound(format!("no secret at path {path:?} in {place}"))
 }
 
 /// A secret without its value, as create, update and list return it.
@@ -347,61 +110,23 @@ pub struct SecretPage {
     pub next_token: Option<String>,
 }
 
-/// An audit entry under construction: filled in as the request is understood.
-struct Pending {
-    entry: audit::Entry,
-}
-
-impl Pending {
-    fn new(caller: &Caller, action: &'static str, scope: Scope) -> Self {
-        Self {
-            entry: audit::Entry {
-                account_id: caller.account_id.clone(),
-                user_id: caller.user_id.clone(),
-                action,
-                scope: scope.as_str().to_owned(),
-                app_id: None,
-                path: None,
-                version: None,
-                outcome: "success".into(),
-            },
-        }
-    }
-
-    fn at(mut self, app_id: Option<&String>, path: Option<&str>) -> Self {
-        self.entry.app_id = app_id.cloned();
-        self.entry.path = path.map(str::to_owned);
-        self
-    }
-}
-
 /// Ends an audited request: on success records the entry in the request's transaction and
 /// commits; on failure rolls back and records the failure on its own.
 async fn finish<T>(
     state: &AppState,
     mut tx: Tx,
-    mut pending: Pending,
+    pending: Pending,
     outcome: Result<(T, Option<i64>), ApiError>,
 ) -> Result<T, ApiError> {
     match outcome {
         Ok((value, version)) => {
-            pending.entry.version = version;
-            audit::record(&mut tx, &pending.entry).await?;
+            vault::audit::record_success(&mut tx, pending, version).await?;
             tx.commit().await?;
             Ok(value)
         }
         Err(e) => {
             drop(tx);
-            pending.entry.outcome = e.body().error.code.to_owned();
-            let recorded = async {
-                let mut tx = state.db().begin_write().await?;
-                audit::record(&mut tx, &pending.entry).await?;
-                tx.commit().await
-            }
-            .await;
-            if let Err(err) = recorded {
-                tracing::error!(error = %err, "cannot record a failed secret operation in the audit trail");
-            }
+            vault::audit::record_failure(state.db(), pending, e.body().error.code).await;
             Err(e)
         }
     }

@@ -15,8 +15,7 @@ use crate::data_dir::{restrict_to_owner, write_secret_line};
 use crate::error::PlatformError;
 use slipway_image::hex;
 
-/// Name of the key file inside the data directory.
-pub const KEY_FILE: &str = "log-url-key";
+use crate::data_dir::LOG_URL_KEY_FILE as KEY_FILE;
 /// How long a presigned URL is good for.
 pub const URL_TTL: Duration = Duration::from_secs(15 * 60);
 /// Prefix of the signed message, so this key signs nothing else by accident.

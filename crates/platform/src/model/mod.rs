@@ -8,6 +8,12 @@ mod status;
 pub use access::{AccountRole, Caller, Role};
 pub use status::{AppStatus, BuildStatus, DeploymentStatus, ServiceStatus};
 
+/// A bearer token in clear (its `Debug` is redacted; the database keeps only its hash).
+pub use slipway_server::token::Token;
+
+/// Prefix of every platform token, so a leaked one is recognisable in a secret scanner.
+pub const TOKEN_PREFIX: &str = "slw_";
+
 /// A value sealed under a master key: what a `secret_version` row stores.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sealed {

@@ -4,10 +4,11 @@
 
 use serde::Serialize;
 
-use crate::auth::{Token, store_token};
+use super::tokens::store_token;
 use crate::db::{Tx, now_millis};
 use crate::error::PlatformError;
 use crate::model::AccountRole;
+use crate::model::{TOKEN_PREFIX, Token};
 
 /// Longest accepted e-mail address (RFC 5321's path limit).
 pub const EMAIL_MAX: usize = 254;
@@ -130,7 +131,7 @@ pub async fn create_user(
 
 /// A fresh token, or an error when the operating system has no randomness to give.
 pub fn new_token() -> Result<Token, PlatformError> {
-    Token::generate(crate::auth::TOKEN_PREFIX)
+    Token::generate(TOKEN_PREFIX)
         .map_err(|e| PlatformError::Io(std::io::Error::other(format!("no OS randomness: {e}"))))
 }
 

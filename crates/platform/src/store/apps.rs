@@ -227,6 +227,15 @@ pub async fn get(tx: &mut Tx, id: &str) -> Result<Option<AppRecord>, sqlx::Error
     row.as_ref().map(record).transpose()
 }
 
+/// The account app `id` belongs to, whoever asks (the deployer, acting for the platform).
+pub async fn account_of(tx: &mut Tx, id: &str) -> Result<Option<String>, sqlx::Error> {
+    let row = sqlx::query("SELECT account_id FROM app WHERE id = $1")
+        .bind(id.to_owned())
+        .fetch_optional(&mut **tx)
+        .await?;
+    row.map(|r| r.try_get::<String, _>(0)).transpose()
+}
+
 /// The id of the app called `name`, whoever owns it (the legacy build flow tells "yours"
 /// from "taken" with it, after checking visibility).
 pub async fn id_by_name(tx: &mut Tx, name: &str) -> Result<Option<String>, sqlx::Error> {

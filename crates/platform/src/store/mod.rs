@@ -8,5 +8,7 @@ pub mod audit;
 pub mod builds;
 pub mod deployments;
 pub mod secrets;
+pub mod settings;
+pub mod tokens;
 
 pub use slipway_server::sql_error::is_unique_violation;

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use super::Vault;
 use super::payload::env_text;
 use crate::db::Db;
-use crate::store::{audit, secrets};
+use crate::store::{apps, audit, secrets};
 
 /// The audit trail's `user_id` for deploy-time reads.
 pub const DEPLOYER: &str = "platform-deployer";
@@ -55,9 +55,7 @@ pub async fn for_service(
 ) -> Result<Vec<(String, String)>, String> {
     let failure = |e: sqlx::Error| format!("cannot read the app's secrets: {e}");
     let mut tx = db.begin_write().await.map_err(failure)?;
-    let account_id: String = sqlx::query_scalar("SELECT account_id FROM app WHERE id = $1")
-        .bind(app_id.to_owned())
-        .fetch_optional(&mut *tx)
+    let account_id = apps::account_of(&mut tx, app_id)
         .await
         .map_err(failure)?
         .ok_or_else(|| "the app was deleted".to_owned())?;

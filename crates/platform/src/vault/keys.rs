@@ -21,9 +21,6 @@ use crate::data_dir::{restrict_to_owner, write_secret_line};
 use crate::error::PlatformError;
 use crate::model::Sealed;
 
-/// Name of the default key file inside the data directory.
-pub const KEY_FILE: &str = "vault.key";
-
 /// The key file's JSON: `{"active": id, "keys": {id: base64 key}}`.
 #[derive(Serialize, Deserialize)]
 struct KeyFile {
@@ -244,6 +241,7 @@ impl MasterKeys {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::data_dir::VAULT_KEY_FILE as KEY_FILE;
 
     #[test]
     fn sealed_values_open_only_in_their_place_and_survive_a_reload() {

@@ -11,6 +11,8 @@
 //! at start), so neither a second server nor a rotation can run on the same data underneath
 //! it.
 
+pub mod access;
+pub mod audit;
 pub mod env;
 pub mod keys;
 pub mod payload;
@@ -18,11 +20,9 @@ pub mod payload;
 /// The secret-path rule (shared with the toolkit, which checks before any request).
 pub use slipway_devfile::secret_path as path;
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use nix::fcntl::{Flock, FlockArg};
 use serde_json::{Map, Value};
 
 use crate::db::Db;
@@ -54,38 +54,10 @@ impl std::fmt::Debug for Vault {
 
 /// Where the key file is: `key_file` when the operator gave one, else `DATA_DIR/vault.key`.
 pub fn key_path(data_dir: &Path, key_file: Option<&Path>) -> PathBuf {
-    key_file.map_or_else(|| data_dir.join(keys::KEY_FILE), Path::to_path_buf)
-}
-
-/// Name of the lock file a running server holds in its data directory.
-pub const LOCK_FILE: &str = "platform.lock";
-
-/// The data directory's lock: held by a running server (and a key rotation) for its whole
-/// life, so a second one is refused before it touches anything.
-#[derive(Debug)]
-pub struct DataDirLock {
-    _held: Flock<File>,
-}
-
-/// Takes the data directory's lock, or says who holds it.
-pub fn lock_data_dir(data_dir: &Path) -> Result<DataDirLock, PlatformError> {
-    std::fs::create_dir_all(data_dir)?;
-    let lock_path = data_dir.join(LOCK_FILE);
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)?;
-    Flock::lock(file, FlockArg::LockExclusiveNonblock)
-        .map(|held| DataDirLock { _held: held })
-        .map_err(|(_, errno)| {
-            PlatformError::Config(format!(
-                "the data directory {} is in use by another platform server or key rotation \
-                 (lock {} is held: {errno}); stop it first",
-                data_dir.display(),
-                lock_path.display()
-            ))
-        })
+    key_file.map_or_else(
+        || data_dir.join(crate::data_dir::VAULT_KEY_FILE),
+        Path::to_path_buf,
+    )
 }
 
 fn aad(secret_id: &str, version: i64) -> Vec<u8> {
@@ -181,7 +153,7 @@ pub async fn rotate_key(
     data_dir: &Path,
     key_path: &Path,
 ) -> Result<Rotation, PlatformError> {
-    let _lock = lock_data_dir(data_dir)?;
+    let _lock = crate::data_dir::lock(data_dir)?;
     let mut keys = MasterKeys::load_given(key_path)?;
     let key_id = keys.add_active_key()?;
     let mut tx = db.begin_write().await?;
@@ -213,12 +185,12 @@ mod tests {
     #[test]
     fn a_second_holder_of_the_data_dir_is_refused() {
         let dir = tempfile::tempdir().unwrap();
-        let lock = lock_data_dir(dir.path()).unwrap();
-        let err = lock_data_dir(dir.path()).unwrap_err().to_string();
+        let lock = crate::data_dir::lock(dir.path()).unwrap();
+        let err = crate::data_dir::lock(dir.path()).unwrap_err().to_string();
         assert!(err.contains("in use"), "{err}");
         drop(lock);
         assert!(
-            lock_data_dir(dir.path()).is_ok(),
+            crate::data_dir::lock(dir.path()).is_ok(),
             "the lock goes with its holder"
         );
     }

@@ -116,7 +116,10 @@ impl BuildLog {
     /// The log of `build_id` under `data_dir`.
     pub fn new(data_dir: &Path, build_id: &str) -> Self {
         Self {
-            path: data_dir.join("builds").join(build_id).join("log"),
+            path: data_dir
+                .join(slipway_image::BUILDS_DIR)
+                .join(build_id)
+                .join("log"),
         }
     }
 

@@ -1,16 +1,9 @@
-//! Bearer tokens and the caller they identify. A token is 32 random bytes from the operating
-//! system, shown once; the database keeps only its SHA-256, so a leaked database file does not
-//! leak working tokens. Tokens never reach a log.
+//! Bearer tokens as stored: only their SHA-256 (a leaked database leaks no working token).
 
 use sqlx::Row;
 
 use crate::db::{Tx, now_millis};
-use crate::model::Caller;
-
-/// Prefix of every platform token, so a leaked one is recognisable in a secret scanner.
-pub const TOKEN_PREFIX: &str = "slw_";
-
-pub use slipway_server::token::Token;
+use crate::model::{Caller, Token};
 
 /// The user a token belongs to, or `None` when the token is unknown.
 pub async fn authenticate(tx: &mut Tx, token: &Token) -> Result<Option<Caller>, sqlx::Error> {

@@ -1,0 +1,404 @@
+//! One deployment from plan to RUNNING or FAILED: services started in order, each healthy
+//! before the next, the new deployment swapped in only when all are, and everything it
+//! started stopped again when it fails (the old deployment keeps serving meanwhile).
+
+use super::*;
+
+/// Why starting a deployment's services stopped.
+pub(super) enum Failure {
+    /// Cancelled by a newer request, a disable, a delete or a shutdown.
+    Cancelled,
+    /// A service could not start or never became healthy.
+    Failed(String),
+}
+
+/// One deployment from plan to RUNNING (swapping out the old one) or FAILED (the old one
+/// keeps serving).
+pub(super) async fn deploy(
+    inner: &Arc<Inner>,
+    slot: &Arc<AppSlot>,
+    app_id: &str,
+    source: Source,
+    token: &CancellationToken,
+    ticket: u64,
+) {
+    let _guard = tokio::select! {
+        guard = slot.lock.lock() => guard,
+        () = token.cancelled() => return,
+    };
+    let planned = match &source {
+        Source::LatestBuilds => {
+            async {
+                let mut tx = inner.db.begin_read().await?;
+                let plan = plan_latest(&mut tx, app_id, false).await?;
+                tx.commit().await?;
+                Ok(plan)
+            }
+            .await
+        }
+        Source::Deployment(record) => plan_from(inner, record).await,
+    };
+    let plan = match planned {
+        Ok(Some(plan)) => plan,
+        Ok(None) => return,
+        Err(e) => {
+            tracing::error!(app_id, error = %e, "cannot plan a deployment");
+            return;
+        }
+    };
+    if token.is_cancelled() {
+        return;
+    }
+    let images: Vec<NewService> = plan
+        .order
+        .iter()
+        .filter_map(|s| plan.images.get(&s.name).cloned())
+        .collect();
+    let created = async {
+        let mut tx = inner.db.begin_write().await?;
+        let id = deployments::create(&mut tx, app_id, &plan.devfile, &images).await?;
+        apps::set_status(&mut tx, app_id, AppStatus::Deploying, None).await?;
+        tx.commit().await?;
+        Ok::<String, sqlx::Error>(id)
+    }
+    .await;
+    let deployment_id = match created {
+        Ok(id) => id,
+        Err(e) => {
+            // The app was deleted meanwhile, or the database is unreachable.
+            tracing::warn!(app_id, error = %e, "cannot record a deployment");
+            return;
+        }
+    };
+    tracing::info!(app_id, deployment_id, "deployment started");
+    let mut started = Vec::new();
+    let outcome = start_services(inner, &plan, &deployment_id, token, &mut started).await;
+    match outcome {
+        Ok(()) => {
+            let url = inner
+                .gateway_port
+                .map(|port| gateway_url(port, &plan.app_name, None));
+            let recorded = async {
+                let mut tx = inner.db.begin_write().await?;
+                deployments::finish(&mut tx, &deployment_id, DeploymentStatus::Running, None)
+                    .await?;
+                deployments::retire_others(
+                    &mut tx,
+                    app_id,
+                    Some(&deployment_id),
+                    DeploymentStatus::Superseded,
+                    None,
+                )
+                .await?;
+                apps::set_status(&mut tx, app_id, AppStatus::Running, url.as_deref()).await?;
+                tx.commit().await
+            }
+            .await;
+            if let Err(e) = recorded {
+                tracing::error!(app_id, error = %e, "cannot record a healthy deployment");
+            }
+            let routes = Routes {
+                services: started
+                    .iter()
+                    .filter_map(|s: &(LiveService, Option<u16>)| {
+                        Some((s.0.request.service.clone(), s.1?))
+                    })
+                    .collect(),
+                primary: plan.primary(),
+            };
+            let watchers: Vec<(String, supervisor::Watcher)> = started
+                .iter()
+                .map(|(s, _)| (s.request.service.clone(), s.supervised.watcher()))
+                .collect();
+            let live = Live {
+                deployment_id: deployment_id.clone(),
+                app_name: plan.app_name.clone(),
+                services: started.into_iter().map(|(s, _)| s).collect(),
+            };
+            let old = slot.live.lock().ok().and_then(|mut l| l.replace(live));
+            if let Ok(mut r) = inner.routes.write() {
+                r.insert(plan.app_name.clone(), routes);
+            }
+            if let Some(old) = old {
+                stop_live(inner, old, true).await;
+            }
+            watch_crashes(inner, slot, app_id, &deployment_id, watchers);
+            tracing::info!(app_id, deployment_id, "deployment RUNNING");
+        }
+        Err(failure) => {
+            let live: Vec<LiveService> = started.into_iter().map(|(s, _)| s).collect();
+            stop_live(
+                inner,
+                Live {
+                    deployment_id: deployment_id.clone(),
+                    app_name: plan.app_name.clone(),
+                    services: live,
+                },
+                !inner.shutdown.is_cancelled(),
+            )
+            .await;
+            if inner.shutdown.is_cancelled() {
+                // Left `deploying`: the next start fails it and deploys again.
+                return;
+            }
+            let has_live = slot.live.lock().map(|l| l.is_some()).unwrap_or(false);
+            let recorded = async {
+                let mut tx = inner.db.begin_write().await?;
+                match &failure {
+                    Failure::Cancelled => {
+                        deployments::finish(
+                            &mut tx,
+                            &deployment_id,
+                            DeploymentStatus::Stopped,
+                            Some("cancelled by a newer deployment, a disable or a delete"),
+                        )
+                        .await?;
+                    }
+                    Failure::Failed(reason) => {
+                        deployments::finish(
+                            &mut tx,
+                            &deployment_id,
+                            DeploymentStatus::Failed,
+                            Some(reason),
+                        )
+                        .await?;
+                        if has_live {
+                            apps::set_status(&mut tx, app_id, AppStatus::Running, None).await?;
+                        } else {
+                            deployments::retire_others(
+                                &mut tx,
+                                app_id,
+                                None,
+                                DeploymentStatus::Stopped,
+                                Some("a newer deployment failed while nothing was serving"),
+                            )
+                            .await?;
+                            apps::set_status(&mut tx, app_id, AppStatus::Failed, None).await?;
+                        }
+                    }
+                }
+                tx.commit().await
+            }
+            .await;
+            if let Err(e) = recorded {
+                tracing::error!(app_id, error = %e, "cannot record a deployment's end");
+            }
+            if let Failure::Failed(reason) = &failure {
+                tracing::warn!(app_id, deployment_id, %reason, "deployment FAILED");
+            }
+        }
+    }
+    if let Ok(mut pending) = slot.pending.lock()
+        && pending.as_ref().is_some_and(|(id, _)| *id == ticket)
+    {
+        pending.take();
+    }
+}
+
+/// Prepares and starts every service in order, each healthy before the next; what started
+/// is pushed to `started` (with its port) so the caller can stop it on failure.
+pub(super) async fn start_services(
+    inner: &Arc<Inner>,
+    plan: &Plan,
+    deployment_id: &str,
+    token: &CancellationToken,
+    started: &mut Vec<(LiveService, Option<u16>)>,
+) -> Result<(), Failure> {
+    let mut ports: HashMap<String, u16> = HashMap::new();
+    for spec in &plan.order {
+        let image = &plan.images[&spec.name];
+        let request = ImageRequest {
+            app_id: plan.app_id.clone(),
+            service: spec.name.clone(),
+            deployment_id: deployment_id.to_owned(),
+            digest: image.manifest_digest.clone(),
+        };
+        let runtime = Arc::clone(&inner.runtime);
+        let req = request.clone();
+        let prepared = tokio::task::spawn_blocking(move || runtime.prepare(&req))
+            .await
+            .map_err(|e| Failure::Failed(format!("service {}: {e}", spec.name)))?;
+        let prepared = match prepared {
+            Ok(p) => p,
+            Err(e) => {
+                mark_service(inner, deployment_id, &spec.name, ServiceStatus::Failed).await;
+                return Err(Failure::Failed(format!(
+                    "service {} was refused: {e}",
+                    spec.name
+                )));
+            }
+        };
+        let port = free_port()
+            .map_err(|e| Failure::Failed(format!("no free port for service {}: {e}", spec.name)))?;
+        let mut env = vec![("PORT".to_owned(), port.to_string())];
+        for dep in &spec.depends_on {
+            if let Some(p) = ports.get(dep) {
+                env.push((
+                    dependency_variable(dep),
+                    inner.runtime.dependency_url(dep, *p),
+                ));
+            }
+        }
+        // The app's secrets go first; what the platform sets (PORT, <DEP>_URL) wins.
+        let secret_env = crate::vault::env::for_service(
+            &inner.db,
+            &inner.vault,
+            &plan.app_id,
+            &spec.name,
+            &spec.secrets,
+        )
+        .await
+        .map_err(Failure::Failed)?;
+        let mut with_secrets: Vec<(String, String)> = secret_env
+            .into_iter()
+            .filter(|(name, _)| env.iter().all(|(own, _)| own != name))
+            .collect();
+        with_secrets.extend(env);
+        let env = with_secrets;
+        let log = log_path(&inner.data_dir, deployment_id, &spec.name);
+        let recorded = async {
+            let mut tx = inner.db.begin_write().await?;
+            deployments::service_started(&mut tx, deployment_id, &spec.name, Some(port)).await?;
+            tx.commit().await
+        }
+        .await;
+        if let Err(e) = recorded {
+            tracing::warn!(deployment_id, error = %e, "cannot record a service start");
+        }
+        let supervised = supervisor::spawn(
+            Arc::clone(&inner.runtime),
+            Launch {
+                image: prepared,
+                env,
+                log: log.clone(),
+                service: spec.name.clone(),
+            },
+            // Children of the shutdown token, not of this deployment's: cancelling a
+            // deployment after it went live (a newer build arriving) must not stop it.
+            &inner.shutdown,
+            &inner.tracker,
+        );
+        let state = Arc::clone(&supervised.state);
+        started.push((
+            LiveService {
+                request,
+                supervised,
+            },
+            Some(port),
+        ));
+        let result = wait_healthy(inner, spec, port, &state, &log, token).await;
+        match &result {
+            Ok(()) => {
+                mark_service(inner, deployment_id, &spec.name, ServiceStatus::Healthy).await;
+            }
+            Err(Failure::Failed(_)) => {
+                mark_service(inner, deployment_id, &spec.name, ServiceStatus::Failed).await;
+            }
+            Err(Failure::Cancelled) => {}
+        }
+        result?;
+        ports.insert(spec.name.clone(), port);
+    }
+    Ok(())
+}
+
+pub(super) async fn mark_service(
+    inner: &Inner,
+    deployment_id: &str,
+    service: &str,
+    new_status: ServiceStatus,
+) {
+    let done = async {
+        let mut tx = inner.db.begin_write().await?;
+        deployments::set_service_status(&mut tx, deployment_id, service, new_status).await?;
+        tx.commit().await
+    }
+    .await;
+    if let Err(e) = done {
+        tracing::warn!(deployment_id, service, error = %e, "cannot record a service status");
+    }
+}
+
+/// Waits until `spec` answers its health check (or, without endpoints, stays up for
+/// [`ALIVE_IS_HEALTHY_AFTER`]); fails when it exits [`MAX_START_EXITS`] times or the health
+/// timeout passes.
+pub(super) async fn wait_healthy(
+    inner: &Inner,
+    spec: &ServiceSpec,
+    port: u16,
+    state: &Arc<Mutex<supervisor::ServiceState>>,
+    log: &Path,
+    token: &CancellationToken,
+) -> Result<(), Failure> {
+    let deadline = Instant::now() + inner.health_timeout;
+    loop {
+        let snapshot = state.lock().map(|s| s.clone()).unwrap_or_default();
+        if snapshot.exits.len() >= MAX_START_EXITS {
+            let last = snapshot
+                .exits
+                .last()
+                .map_or_else(String::new, |(_, e)| e.description.clone());
+            return Err(Failure::Failed(format!(
+                "service {} exited {} times while starting (last: {last}); last log lines:\n{}",
+                spec.name,
+                snapshot.exits.len(),
+                tail(log, 10)
+            )));
+        }
+        if let Some(since) = snapshot.running_since {
+            let healthy = if spec.endpoints.is_empty() {
+                since.elapsed() >= ALIVE_IS_HEALTHY_AFTER
+            } else {
+                health::probe(&inner.client, port, &spec.health_path).await
+            };
+            if healthy {
+                return Ok(());
+            }
+        }
+        if Instant::now() >= deadline {
+            return Err(Failure::Failed(format!(
+                "service {} did not answer GET {} with 2xx/3xx within {} s; last log lines:\n{}",
+                spec.name,
+                spec.health_path,
+                inner.health_timeout.as_secs(),
+                tail(log, 10)
+            )));
+        }
+        tokio::select! {
+            () = tokio::time::sleep(POLL) => {}
+            () = token.cancelled() => return Err(Failure::Cancelled),
+        }
+    }
+}
+
+/// The last `lines` lines of a log (at most 4 KiB), for failure reasons.
+pub(super) fn tail(path: &Path, lines: usize) -> String {
+    let text = std::fs::read(path).unwrap_or_default();
+    let start = text.len().saturating_sub(4096);
+    let text = String::from_utf8_lossy(&text[start..]);
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+pub(super) async fn stop_live(inner: &Inner, live: Live, discard: bool) {
+    for service in live.services.iter().rev() {
+        service.supervised.stop().await;
+    }
+    if discard {
+        let runtime = Arc::clone(&inner.runtime);
+        let requests: Vec<ImageRequest> = live.services.iter().map(|s| s.request.clone()).collect();
+        let _ = tokio::task::spawn_blocking(move || {
+            for r in &requests {
+                runtime.discard(r);
+            }
+        })
+        .await;
+    }
+}
+
+/// A port nobody listens on now, for a service's `PORT`.
+pub(super) fn free_port() -> std::io::Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port())
+}

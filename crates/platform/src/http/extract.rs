@@ -1,0 +1,120 @@
+//! Request parsing shared by handlers: a request's fields from a JSON body or a query string
+//! (unknown ones refused, each named in its error), read as strings, secret paths, scopes,
+//! app ids, payload objects and booleans.
+
+use axum::extract::Query;
+use axum::extract::rejection::QueryRejection;
+use serde_json::{Map, Value};
+
+use super::apps::parse_app_id;
+use super::error::ApiError;
+use crate::vault;
+use crate::vault::access::Scope;
+use crate::vault::payload::{self, Part};
+
+/// The request's fields, from a JSON body or a query string, with unknown ones refused.
+pub(crate) struct Fields {
+    map: Map<String, Value>,
+}
+
+impl Fields {
+    pub(crate) fn from_body(map: Map<String, Value>, allowed: &[&str]) -> Result<Self, ApiError> {
+        if let Some(unknown) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
+            return Err(ApiError::invalid(
+                unknown,
+                format!("unknown field; allowed fields are {}", allowed.join(", ")),
+            ));
+        }
+        Ok(Self { map })
+    }
+
+    pub(crate) fn from_query(
+        query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+        allowed: &[&str],
+    ) -> Result<Self, ApiError> {
+        let Query(pairs) = query
+            .map_err(|_| ApiError::InvalidBody("the query string could not be read".into()))?;
+        let mut map = Map::new();
+        for (key, value) in pairs {
+            if !allowed.contains(&key.as_str()) {
+                return Err(ApiError::invalid(
+                    &key,
+                    format!(
+                        "unknown query parameter; allowed are {}",
+                        allowed.join(", ")
+                    ),
+                ));
+            }
+            if map.insert(key.clone(), Value::String(value)).is_some() {
+                return Err(ApiError::invalid(&key, "must be given at most once"));
+            }
+        }
+        Ok(Self { map })
+    }
+
+    pub(crate) fn string(&self, name: &str) -> Result<Option<String>, ApiError> {
+        match self.map.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(ApiError::invalid(name, "must be a string")),
+        }
+    }
+
+    pub(crate) fn required(&self, name: &str) -> Result<String, ApiError> {
+        self.string(name)?
+            .ok_or_else(|| ApiError::invalid(name, "is required"))
+    }
+
+    pub(crate) fn path(&self, name: &str) -> Result<String, ApiError> {
+        let raw = self.required(name)?;
+        vault::path::check(&raw).map_err(|rule| ApiError::invalid(name, rule))?;
+        Ok(raw)
+    }
+
+    pub(crate) fn scope(&self, name: &str) -> Result<Scope, ApiError> {
+        Scope::parse(&self.required(name)?)
+            .ok_or_else(|| ApiError::invalid(name, "must be one of user, app, shared"))
+    }
+
+    /// `app_id`: required with scope `app`, refused with the others.
+    pub(crate) fn app_id(
+        &self,
+        scope: Scope,
+        scope_field: &str,
+    ) -> Result<Option<String>, ApiError> {
+        match (scope, self.string("app_id")?) {
+            (Scope::App, None) => Err(ApiError::invalid(
+                "app_id",
+                format!("is required when {scope_field} is app"),
+            )),
+            (Scope::App, Some(raw)) => parse_app_id(&raw).map(Some),
+            (_, None) => Ok(None),
+            (_, Some(_)) => Err(ApiError::invalid(
+                "app_id",
+                format!("is only used when {scope_field} is app"),
+            )),
+        }
+    }
+
+    pub(crate) fn object(
+        &self,
+        name: &str,
+        part: Part,
+    ) -> Result<Option<Map<String, Value>>, ApiError> {
+        match self.map.get(name) {
+            None | Some(Value::Null) if part == Part::Metadata => Ok(None),
+            None | Some(Value::Null) => Err(ApiError::invalid(name, "is required")),
+            Some(v) => payload::check(part, v)
+                .map(Some)
+                .map_err(|rule| ApiError::invalid(name, rule)),
+        }
+    }
+
+    pub(crate) fn boolean(&self, name: &str, default: bool) -> Result<bool, ApiError> {
+        match self.map.get(name) {
+            None | Some(Value::Null) => Ok(default),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(_) => Err(ApiError::invalid(name, "must be true or false")),
+        }
+    }
+}
