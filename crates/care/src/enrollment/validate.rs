@@ -270,6 +270,30 @@ fn child(path: &str, key: &str) -> String {
     }
 }
 
+/// The configured spelling of `value` in `allowed`, compared regardless of case (an exact
+/// match wins when the list holds several spellings of one value).
+fn canonical(allowed: &[String], value: &str) -> Option<String> {
+    allowed
+        .iter()
+        .find(|a| a.as_str() == value)
+        .or_else(|| {
+            let lower = value.to_lowercase();
+            allowed.iter().find(|a| a.to_lowercase() == lower)
+        })
+        .cloned()
+}
+
+/// Replaces the value of `column` (an allowed-value column) by its canonical spelling.
+fn set_column(columns: &mut [(&'static str, String)], column: &str, value: Option<String>) {
+    if let Some(value) = value {
+        for (c, v) in columns.iter_mut() {
+            if *c == column {
+                *v = value.clone();
+            }
+        }
+    }
+}
+
 fn str_of(map: &Map<String, Value>, key: &str) -> Option<String> {
     map.get(key).and_then(Value::as_str).map(str::to_owned)
 }
@@ -594,9 +618,11 @@ impl Validator<'_> {
         let ok = self.check_keys(map, PARTY_KEYS, &|k| party_applies(kind, k), &what, path);
         self.need(objects::ACCOUNT, None, path);
         self.fields_of_keys(objects::ACCOUNT, map, &ok, path);
+        let mut gender = None;
         if ok.contains("gender") {
             let g = str_of(map, "gender").unwrap_or_default();
-            if !self.settings.genders.contains(&g) {
+            gender = canonical(&self.settings.genders, &g);
+            if gender.is_none() {
                 self.err(
                     codes::INVALID_VALUE,
                     format!(
@@ -622,10 +648,12 @@ impl Validator<'_> {
             }
         }
         let extra = self.extra(map, &ok, kind.key(), objects::ACCOUNT, path);
+        let mut columns = Self::columns(map, &ok, PARTY_KEYS);
+        set_column(&mut columns, "gender", gender);
         Some(Party {
             path: path.to_owned(),
             id,
-            columns: Self::columns(map, &ok, PARTY_KEYS),
+            columns,
             contacts,
             extra,
         })
@@ -649,9 +677,11 @@ impl Validator<'_> {
         );
         self.need(objects::CONTACT_POINT, None, path);
         self.fields_of_keys(objects::CONTACT_POINT, map, &ok, path);
+        let mut contact_type = None;
         if ok.contains("type") {
             let t = str_of(map, "type").unwrap_or_default();
-            if !self.settings.contact_types.contains(&t) {
+            contact_type = canonical(&self.settings.contact_types, &t);
+            if contact_type.is_none() {
                 self.err(
                     codes::INVALID_VALUE,
                     format!(
@@ -676,6 +706,7 @@ impl Validator<'_> {
             self.unique(scoped_id(vendor, kind.name(), &id), &child(path, "id"));
         }
         let mut columns = Self::columns(map, &ok, CONTACT_KEYS);
+        set_column(&mut columns, "contact_type", contact_type);
         let number_key = match kind {
             ContactKind::Phone => Some("phoneNumber"),
             ContactKind::Fax => Some("faxNumber"),
@@ -1007,4 +1038,20 @@ pub fn validate(
         return Err(Rejection::Forbidden(v.denied));
     }
     Ok(e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allowed_values_match_regardless_of_case_in_their_configured_spelling() {
+        let list: Vec<String> = ["home", "Work", "F"].map(String::from).to_vec();
+        assert_eq!(canonical(&list, "HOME").as_deref(), Some("home"));
+        assert_eq!(canonical(&list, "work").as_deref(), Some("Work"));
+        assert_eq!(canonical(&list, "f").as_deref(), Some("F"));
+        assert_eq!(canonical(&list, "pager"), None);
+        let both: Vec<String> = ["x", "X"].map(String::from).to_vec();
+        assert_eq!(canonical(&both, "X").as_deref(), Some("X"));
+    }
 }
