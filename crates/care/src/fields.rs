@@ -136,12 +136,25 @@ pub fn is_email(s: &str) -> bool {
         && domain.split('.').all(|p| !p.is_empty())
 }
 
+/// The most characters of a text type without a configured `length`.
+pub fn default_max_length(ty: FieldType) -> Option<i64> {
+    match ty {
+        FieldType::String => Some(255),
+        FieldType::Textarea => Some(32_768),
+        FieldType::Email => Some(80),
+        FieldType::Phone => Some(40),
+        _ => None,
+    }
+}
+
 fn char_len(s: &str) -> i64 {
     i64::try_from(s.chars().count()).unwrap_or(i64::MAX)
 }
 
-fn check_length(def: &FieldDef, s: &str, default_max: i64) -> Result<(), String> {
-    let max = def.length.unwrap_or(default_max);
+fn check_length(def: &FieldDef, s: &str) -> Result<(), String> {
+    let Some(max) = def.length.or_else(|| default_max_length(def.ty)) else {
+        return Ok(());
+    };
     if char_len(s) > max {
         return Err(format!("longer than {max} characters"));
     }
@@ -189,8 +202,8 @@ pub fn check_text(def: &FieldDef, s: &str) -> Result<Value, String> {
         return Err("contains a NUL character".into());
     }
     match def.ty {
-        FieldType::String => check_length(def, s, 255).map(|()| Value::String(s.to_owned())),
-        FieldType::Textarea => check_length(def, s, 32_768).map(|()| Value::String(s.to_owned())),
+        FieldType::String => check_length(def, s).map(|()| Value::String(s.to_owned())),
+        FieldType::Textarea => check_length(def, s).map(|()| Value::String(s.to_owned())),
         FieldType::Date => {
             if is_date(s) {
                 Ok(Value::String(s.to_owned()))
@@ -216,7 +229,7 @@ pub fn check_text(def: &FieldDef, s: &str) -> Result<Value, String> {
         }
         t if t.is_decimal() => check_number(def, s).map(|()| Value::String(s.to_owned())),
         FieldType::Email => {
-            check_length(def, s, 80)?;
+            check_length(def, s)?;
             if is_email(s) {
                 Ok(Value::String(s.to_owned()))
             } else {
@@ -224,7 +237,7 @@ pub fn check_text(def: &FieldDef, s: &str) -> Result<Value, String> {
             }
         }
         FieldType::Phone => {
-            check_length(def, s, 40)?;
+            check_length(def, s)?;
             let ok = s.chars().any(|c| c.is_ascii_digit())
                 && s.chars()
                     .all(|c| c.is_ascii_digit() || " +-().".contains(c));
