@@ -321,6 +321,24 @@ pub fn bundle(req: &DataRequest, r: &Resolved) -> Bundle {
     }
 }
 
+/// Keys an item of a `QuestionnaireResponse` may have (nested items are not part of this
+/// questionnaire); only `linkId` and `answer` are read.
+const ITEM_KEYS: &[&str] = &["linkId", "answer", "text", "definition", "id", "extension"];
+/// Keys an answer may have besides its one `value[x]`.
+const ANSWER_KEYS: &[&str] = &["id", "extension"];
+/// The `value[x]` keys of an answer.
+const VALUE_KEYS: &[&str] = &[
+    "valueString",
+    "valueDate",
+    "valueDateTime",
+    "valueTime",
+    "valueUri",
+    "valueBoolean",
+    "valueInteger",
+    "valueDecimal",
+    "valueCoding",
+];
+
 /// The answer value keys read from a `QuestionnaireResponse` and how each becomes text.
 fn answer_text(key: &str, v: &Value) -> Option<Result<String, &'static str>> {
     let text = match key {
@@ -386,10 +404,10 @@ pub fn answers(doc: &Value, linked: &mut Vec<String>) -> Result<Vec<Submitted>, 
             continue;
         };
         linked.push(link_id.to_owned());
-        if item.contains_key("item") {
+        if let Some(key) = item.keys().find(|k| !ITEM_KEYS.contains(&k.as_str())) {
             errors.push(bad(
-                "nested items are not part of this questionnaire",
-                &format!("{path}.item"),
+                &format!("'{key}' is not read on an item (nested items are not part of this questionnaire)"),
+                &format!("{path}.{key}"),
             ));
             continue;
         }
@@ -422,10 +440,22 @@ pub fn answers(doc: &Value, linked: &mut Vec<String>) -> Result<Vec<Submitted>, 
 
 fn answer_value(answer: &Value, path: &str) -> Result<String, Violation> {
     let map: Option<&Map<String, Value>> = answer.as_object();
+    if let Some(key) = map
+        .into_iter()
+        .flatten()
+        .map(|(k, _)| k)
+        .find(|k| !ANSWER_KEYS.contains(&k.as_str()) && !VALUE_KEYS.contains(&k.as_str()))
+    {
+        return Err(Violation::new(
+            INVALID_BODY,
+            format!("'{key}' is not an answer type of this questionnaire"),
+            &format!("{path}.{key}"),
+        ));
+    }
     let values: Vec<(&String, &Value)> = map
         .into_iter()
         .flatten()
-        .filter(|(k, _)| k.starts_with("value"))
+        .filter(|(k, _)| VALUE_KEYS.contains(&k.as_str()))
         .collect();
     match values.as_slice() {
         [(key, v)] => match answer_text(key, v) {

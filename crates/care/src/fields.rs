@@ -93,7 +93,7 @@ pub struct FieldDef {
     pub picklist: Vec<String>,
 }
 
-/// Whether `s` is `yyyy-mm-dd` and a real calendar date.
+/// Whether `s` is `yyyy-mm-dd` and a real calendar date of the years 0001–9999.
 pub fn is_date(s: &str) -> bool {
     let b = s.as_bytes();
     if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
@@ -114,6 +114,10 @@ pub fn is_date(s: &str) -> bool {
     let (Ok(year), Ok(day)) = (i32::try_from(y), u8::try_from(d)) else {
         return false;
     };
+    // Years 0001–9999, as `format: date` (RFC 3339 / ISO 8601 as validators read it).
+    if year < 1 {
+        return false;
+    }
     time::Date::from_calendar_date(year, month, day).is_ok()
 }
 
@@ -299,6 +303,8 @@ mod tests {
         assert!(!is_date("2024-1-01"));
         assert!(!is_date("24-01-011"));
         assert!(!is_date("2024-01-0a"));
+        assert!(!is_date("0000-01-01"));
+        assert!(is_date("0001-01-01"));
     }
 
     #[test]

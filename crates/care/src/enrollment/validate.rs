@@ -88,21 +88,80 @@ pub mod codes {
     pub const INSUFFICIENT_ACCESS: &str = "INSUFFICIENT_ACCESS";
 }
 
-#[derive(Clone, Copy)]
-enum Ty {
+/// The type of a key as the validator checks it; the OpenAPI document is generated from
+/// the same tables (see [`keys`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ty {
+    /// A string of at most this many characters (`usize::MAX`: no limit); never with NUL
+    /// characters; not blank when required.
     Str(usize),
+    /// A `yyyy-mm-dd` calendar date.
     Date,
+    /// A boolean.
     Bool,
+    /// A whole number from 0 to [`REFILLS_MAX`].
     Refills,
+    /// An array.
     Array,
+    /// An object.
     Object,
 }
 
-#[derive(Clone, Copy)]
-struct Key {
-    name: &'static str,
-    ty: Ty,
-    required: bool,
+/// One key of an object of the enrollment request.
+#[derive(Debug, Clone, Copy)]
+pub struct Key {
+    /// The key.
+    pub name: &'static str,
+    /// Its type.
+    pub ty: Ty,
+    /// Whether it must be present, not null and not blank.
+    pub required: bool,
+}
+
+/// The largest `numberOfRefills` (5 digits).
+pub const REFILLS_MAX: i64 = 99_999;
+
+/// The objects of an enrollment request, each with its own keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// The request itself.
+    Request,
+    /// A party of this kind.
+    Party(PartyKind),
+    /// A contact of this kind.
+    Contact(ContactKind),
+    /// A consent.
+    Consent,
+    /// An insurance.
+    Insurance,
+    /// A prescription.
+    Prescription,
+    /// An entry of `additionalObjects`.
+    AdditionalObject,
+    /// A record of an additional object.
+    AdditionalRecord,
+}
+
+/// The keys an object accepts, in table order: what the validator checks.
+pub fn keys(shape: Shape) -> Vec<Key> {
+    let table: Vec<Key> = match shape {
+        Shape::Request => TOP_KEYS.to_vec(),
+        Shape::AdditionalObject => ADDITIONAL_OBJECT_KEYS.to_vec(),
+        Shape::AdditionalRecord => ADDITIONAL_RECORD_KEYS.to_vec(),
+        Shape::Party(_) => PARTY_KEYS.iter().map(|(k, _)| *k).collect(),
+        Shape::Contact(_) => CONTACT_KEYS.iter().map(|(k, _)| *k).collect(),
+        Shape::Consent => CONSENT_KEYS.iter().map(|(k, _)| *k).collect(),
+        Shape::Insurance => INSURANCE_KEYS.iter().map(|(k, _)| *k).collect(),
+        Shape::Prescription => PRESCRIPTION_KEYS.iter().map(|(k, _)| *k).collect(),
+    };
+    table
+        .into_iter()
+        .filter(|k| match shape {
+            Shape::Party(kind) => party_applies(kind, k.name),
+            Shape::Contact(kind) => contact_applies(kind, k.name),
+            _ => true,
+        })
+        .collect()
 }
 
 const fn key(name: &'static str, ty: Ty, required: bool) -> Key {
@@ -250,7 +309,7 @@ const ADDITIONAL_RECORD_KEYS: &[Key] = &[
 ];
 
 /// Cardholder name = first + " " + last, at most 50 characters.
-const CARDHOLDER_MAX: usize = 50;
+pub const CARDHOLDER_MAX: usize = 50;
 
 struct Validator<'a> {
     catalog: &'a Catalog,
@@ -270,16 +329,14 @@ fn child(path: &str, key: &str) -> String {
     }
 }
 
-/// The configured spelling of `value` in `allowed`, compared regardless of case (an exact
-/// match wins when the list holds several spellings of one value).
+/// The configured spelling of `value` in `allowed`, compared regardless of the case of
+/// ASCII letters (an exact match wins when the list holds several spellings of one value).
+/// ASCII only, so the OpenAPI document can say it with a pattern (`[Hh][Oo][Mm][Ee]`).
 fn canonical(allowed: &[String], value: &str) -> Option<String> {
     allowed
         .iter()
         .find(|a| a.as_str() == value)
-        .or_else(|| {
-            let lower = value.to_lowercase();
-            allowed.iter().find(|a| a.to_lowercase() == lower)
-        })
+        .or_else(|| allowed.iter().find(|a| a.eq_ignore_ascii_case(value)))
         .cloned()
 }
 
@@ -373,7 +430,7 @@ impl Validator<'_> {
                 false
             }
             Ty::Refills => match value.as_i64() {
-                Some(n) if (0..=99_999).contains(&n) => true,
+                Some(n) if (0..=REFILLS_MAX).contains(&n) => true,
                 Some(_) => {
                     self.err(
                         codes::NUMBER_OUT_OF_RANGE,
