@@ -93,7 +93,7 @@ pub struct FieldDef {
     pub picklist: Vec<String>,
 }
 
-/// Whether `s` is `yyyy-mm-dd` and a real calendar date.
+/// Whether `s` is `yyyy-mm-dd` and a real calendar date of the years 0001–9999.
 pub fn is_date(s: &str) -> bool {
     let b = s.as_bytes();
     if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
@@ -114,6 +114,10 @@ pub fn is_date(s: &str) -> bool {
     let (Ok(year), Ok(day)) = (i32::try_from(y), u8::try_from(d)) else {
         return false;
     };
+    // Years 0001–9999, as `format: date` (RFC 3339 / ISO 8601 as validators read it).
+    if year < 1 {
+        return false;
+    }
     time::Date::from_calendar_date(year, month, day).is_ok()
 }
 
@@ -136,12 +140,25 @@ pub fn is_email(s: &str) -> bool {
         && domain.split('.').all(|p| !p.is_empty())
 }
 
+/// The most characters of a text type without a configured `length`.
+pub fn default_max_length(ty: FieldType) -> Option<i64> {
+    match ty {
+        FieldType::String => Some(255),
+        FieldType::Textarea => Some(32_768),
+        FieldType::Email => Some(80),
+        FieldType::Phone => Some(40),
+        _ => None,
+    }
+}
+
 fn char_len(s: &str) -> i64 {
     i64::try_from(s.chars().count()).unwrap_or(i64::MAX)
 }
 
-fn check_length(def: &FieldDef, s: &str, default_max: i64) -> Result<(), String> {
-    let max = def.length.unwrap_or(default_max);
+fn check_length(def: &FieldDef, s: &str) -> Result<(), String> {
+    let Some(max) = def.length.or_else(|| default_max_length(def.ty)) else {
+        return Ok(());
+    };
     if char_len(s) > max {
         return Err(format!("longer than {max} characters"));
     }
@@ -189,8 +206,8 @@ pub fn check_text(def: &FieldDef, s: &str) -> Result<Value, String> {
         return Err("contains a NUL character".into());
     }
     match def.ty {
-        FieldType::String => check_length(def, s, 255).map(|()| Value::String(s.to_owned())),
-        FieldType::Textarea => check_length(def, s, 32_768).map(|()| Value::String(s.to_owned())),
+        FieldType::String => check_length(def, s).map(|()| Value::String(s.to_owned())),
+        FieldType::Textarea => check_length(def, s).map(|()| Value::String(s.to_owned())),
         FieldType::Date => {
             if is_date(s) {
                 Ok(Value::String(s.to_owned()))
@@ -216,7 +233,7 @@ pub fn check_text(def: &FieldDef, s: &str) -> Result<Value, String> {
         }
         t if t.is_decimal() => check_number(def, s).map(|()| Value::String(s.to_owned())),
         FieldType::Email => {
-            check_length(def, s, 80)?;
+            check_length(def, s)?;
             if is_email(s) {
                 Ok(Value::String(s.to_owned()))
             } else {
@@ -224,7 +241,7 @@ pub fn check_text(def: &FieldDef, s: &str) -> Result<Value, String> {
             }
         }
         FieldType::Phone => {
-            check_length(def, s, 40)?;
+            check_length(def, s)?;
             let ok = s.chars().any(|c| c.is_ascii_digit())
                 && s.chars()
                     .all(|c| c.is_ascii_digit() || " +-().".contains(c));
@@ -286,6 +303,8 @@ mod tests {
         assert!(!is_date("2024-1-01"));
         assert!(!is_date("24-01-011"));
         assert!(!is_date("2024-01-0a"));
+        assert!(!is_date("0000-01-01"));
+        assert!(is_date("0001-01-01"));
     }
 
     #[test]

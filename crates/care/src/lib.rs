@@ -10,6 +10,7 @@ mod db;
 mod demo;
 mod enrollment;
 mod error;
+mod fhir;
 mod fields;
 mod http;
 mod missing_info;

@@ -97,6 +97,8 @@ pub struct Resolved {
     pub care_plan_id: i64,
     /// Row id of the patient account.
     pub patient_account_id: i64,
+    /// External ID of the patient account.
+    pub patient_external_id: String,
     /// Display name of the care program.
     pub program_name: String,
     /// Requested fields, in order.
@@ -138,6 +140,9 @@ pub struct FieldView {
     scale: Option<i64>,
     length: Option<i64>,
     label: String,
+    /// Added to the spec's keys for PICKLIST fields: the allowed values, in order.
+    #[serde(rename = "picklistValues", skip_serializing_if = "Option::is_none")]
+    picklist_values: Option<Vec<String>>,
 }
 
 /// The GET body.
@@ -162,7 +167,7 @@ pub fn check_active(req: &DataRequest) -> Result<(), RequestError> {
             "",
         )));
     }
-    if req.expiration_date < fields::today() {
+    if is_expired(req) {
         return Err(RequestError::NotActive(Violation::new(
             "REQUEST_EXPIRED",
             format!("the data request expired on {}", req.expiration_date),
@@ -170,6 +175,11 @@ pub fn check_active(req: &DataRequest) -> Result<(), RequestError> {
         )));
     }
     Ok(())
+}
+
+/// Whether the request's expiration date is before today (UTC).
+pub fn is_expired(req: &DataRequest) -> bool {
+    req.expiration_date < fields::today()
 }
 
 fn missing(code: &'static str, what: &str) -> RequestError {
@@ -195,13 +205,14 @@ pub async fn resolve(tx: &mut Tx, req: &DataRequest) -> Result<Resolved, Request
             "missing-information group metadata",
         ));
     }
-    if !store::records::account_exists(tx, plan.patient_account_id).await? {
-        return Err(missing("PATIENT_ACCOUNT_NOT_FOUND", "patient account"));
-    }
+    let patient_external_id = store::records::account_external_id(tx, plan.patient_account_id)
+        .await?
+        .ok_or_else(|| missing("PATIENT_ACCOUNT_NOT_FOUND", "patient account"))?;
     let fields = store::groups::fields(tx, &req.group_external_id).await?;
     Ok(Resolved {
         care_plan_id: plan.id,
         patient_account_id: plan.patient_account_id,
+        patient_external_id,
         program_name,
         fields,
     })
@@ -220,6 +231,8 @@ pub fn view(req: &DataRequest, r: &Resolved) -> RequestView {
                 scale: f.def.scale,
                 length: f.def.length,
                 label: f.label.clone(),
+                picklist_values: (f.def.ty == fields::FieldType::Picklist)
+                    .then(|| f.def.picklist.clone()),
             })
             .collect(),
         expiration_date: req.expiration_date.clone(),
@@ -281,8 +294,10 @@ pub struct Submitted {
     pub uuid: String,
     /// The value, as text.
     pub value: String,
-    /// Its position in the body (for error paths).
-    pub index: usize,
+    /// Path of the entry's UUID in the body (for error paths), e.g. `[0].uuid`.
+    pub uuid_path: String,
+    /// Path of the entry's value in the body, e.g. `[0].value`.
+    pub value_path: String,
 }
 
 /// Refused unless the entries are exactly the requested fields, each with a valid value;
@@ -297,12 +312,12 @@ pub fn check_values<'r>(
     let mut seen = HashSet::new();
     let mut values = Vec::new();
     for e in entries {
-        let path = format!("[{}].value", e.index);
+        let path = &e.value_path;
         let Some(field) = by_uuid.get(e.uuid.as_str()) else {
             errors.push(Violation::new(
                 "UNKNOWN_FIELD",
                 "this field is not requested by the data request",
-                &format!("[{}].uuid", e.index),
+                &e.uuid_path,
             ));
             continue;
         };
@@ -310,7 +325,7 @@ pub fn check_values<'r>(
             errors.push(Violation::new(
                 "DUPLICATE_FIELD",
                 "this field is submitted twice",
-                &format!("[{}].uuid", e.index),
+                &e.uuid_path,
             ));
             continue;
         }
@@ -318,7 +333,7 @@ pub fn check_values<'r>(
             errors.push(Violation::new(
                 "VALUE_REQUIRED",
                 format!("'{}' needs a value", field.label),
-                &path,
+                path,
             ));
             continue;
         }
@@ -327,7 +342,7 @@ pub fn check_values<'r>(
             Err(reason) => errors.push(Violation::new(
                 "INVALID_VALUE",
                 format!("'{}' ({}): {reason}", field.label, field.def.ty.as_str()),
-                &path,
+                path,
             )),
         }
     }

@@ -88,21 +88,80 @@ pub mod codes {
     pub const INSUFFICIENT_ACCESS: &str = "INSUFFICIENT_ACCESS";
 }
 
-#[derive(Clone, Copy)]
-enum Ty {
+/// The type of a key as the validator checks it; the OpenAPI document is generated from
+/// the same tables (see [`keys`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ty {
+    /// A string of at most this many characters (`usize::MAX`: no limit); never with NUL
+    /// characters; not blank when required.
     Str(usize),
+    /// A `yyyy-mm-dd` calendar date.
     Date,
+    /// A boolean.
     Bool,
+    /// A whole number from 0 to [`REFILLS_MAX`].
     Refills,
+    /// An array.
     Array,
+    /// An object.
     Object,
 }
 
-#[derive(Clone, Copy)]
-struct Key {
-    name: &'static str,
-    ty: Ty,
-    required: bool,
+/// One key of an object of the enrollment request.
+#[derive(Debug, Clone, Copy)]
+pub struct Key {
+    /// The key.
+    pub name: &'static str,
+    /// Its type.
+    pub ty: Ty,
+    /// Whether it must be present, not null and not blank.
+    pub required: bool,
+}
+
+/// The largest `numberOfRefills` (5 digits).
+pub const REFILLS_MAX: i64 = 99_999;
+
+/// The objects of an enrollment request, each with its own keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// The request itself.
+    Request,
+    /// A party of this kind.
+    Party(PartyKind),
+    /// A contact of this kind.
+    Contact(ContactKind),
+    /// A consent.
+    Consent,
+    /// An insurance.
+    Insurance,
+    /// A prescription.
+    Prescription,
+    /// An entry of `additionalObjects`.
+    AdditionalObject,
+    /// A record of an additional object.
+    AdditionalRecord,
+}
+
+/// The keys an object accepts, in table order: what the validator checks.
+pub fn keys(shape: Shape) -> Vec<Key> {
+    let table: Vec<Key> = match shape {
+        Shape::Request => TOP_KEYS.to_vec(),
+        Shape::AdditionalObject => ADDITIONAL_OBJECT_KEYS.to_vec(),
+        Shape::AdditionalRecord => ADDITIONAL_RECORD_KEYS.to_vec(),
+        Shape::Party(_) => PARTY_KEYS.iter().map(|(k, _)| *k).collect(),
+        Shape::Contact(_) => CONTACT_KEYS.iter().map(|(k, _)| *k).collect(),
+        Shape::Consent => CONSENT_KEYS.iter().map(|(k, _)| *k).collect(),
+        Shape::Insurance => INSURANCE_KEYS.iter().map(|(k, _)| *k).collect(),
+        Shape::Prescription => PRESCRIPTION_KEYS.iter().map(|(k, _)| *k).collect(),
+    };
+    table
+        .into_iter()
+        .filter(|k| match shape {
+            Shape::Party(kind) => party_applies(kind, k.name),
+            Shape::Contact(kind) => contact_applies(kind, k.name),
+            _ => true,
+        })
+        .collect()
 }
 
 const fn key(name: &'static str, ty: Ty, required: bool) -> Key {
@@ -250,7 +309,7 @@ const ADDITIONAL_RECORD_KEYS: &[Key] = &[
 ];
 
 /// Cardholder name = first + " " + last, at most 50 characters.
-const CARDHOLDER_MAX: usize = 50;
+pub const CARDHOLDER_MAX: usize = 50;
 
 struct Validator<'a> {
     catalog: &'a Catalog,
@@ -267,6 +326,28 @@ fn child(path: &str, key: &str) -> String {
         key.to_owned()
     } else {
         format!("{path}.{key}")
+    }
+}
+
+/// The configured spelling of `value` in `allowed`, compared regardless of the case of
+/// ASCII letters (an exact match wins when the list holds several spellings of one value).
+/// ASCII only, so the OpenAPI document can say it with a pattern (`[Hh][Oo][Mm][Ee]`).
+fn canonical(allowed: &[String], value: &str) -> Option<String> {
+    allowed
+        .iter()
+        .find(|a| a.as_str() == value)
+        .or_else(|| allowed.iter().find(|a| a.eq_ignore_ascii_case(value)))
+        .cloned()
+}
+
+/// Replaces the value of `column` (an allowed-value column) by its canonical spelling.
+fn set_column(columns: &mut [(&'static str, String)], column: &str, value: Option<String>) {
+    if let Some(value) = value {
+        for (c, v) in columns.iter_mut() {
+            if *c == column {
+                *v = value.clone();
+            }
+        }
     }
 }
 
@@ -349,7 +430,7 @@ impl Validator<'_> {
                 false
             }
             Ty::Refills => match value.as_i64() {
-                Some(n) if (0..=99_999).contains(&n) => true,
+                Some(n) if (0..=REFILLS_MAX).contains(&n) => true,
                 Some(_) => {
                     self.err(
                         codes::NUMBER_OUT_OF_RANGE,
@@ -594,9 +675,11 @@ impl Validator<'_> {
         let ok = self.check_keys(map, PARTY_KEYS, &|k| party_applies(kind, k), &what, path);
         self.need(objects::ACCOUNT, None, path);
         self.fields_of_keys(objects::ACCOUNT, map, &ok, path);
+        let mut gender = None;
         if ok.contains("gender") {
             let g = str_of(map, "gender").unwrap_or_default();
-            if !self.settings.genders.contains(&g) {
+            gender = canonical(&self.settings.genders, &g);
+            if gender.is_none() {
                 self.err(
                     codes::INVALID_VALUE,
                     format!(
@@ -622,10 +705,12 @@ impl Validator<'_> {
             }
         }
         let extra = self.extra(map, &ok, kind.key(), objects::ACCOUNT, path);
+        let mut columns = Self::columns(map, &ok, PARTY_KEYS);
+        set_column(&mut columns, "gender", gender);
         Some(Party {
             path: path.to_owned(),
             id,
-            columns: Self::columns(map, &ok, PARTY_KEYS),
+            columns,
             contacts,
             extra,
         })
@@ -649,9 +734,11 @@ impl Validator<'_> {
         );
         self.need(objects::CONTACT_POINT, None, path);
         self.fields_of_keys(objects::CONTACT_POINT, map, &ok, path);
+        let mut contact_type = None;
         if ok.contains("type") {
             let t = str_of(map, "type").unwrap_or_default();
-            if !self.settings.contact_types.contains(&t) {
+            contact_type = canonical(&self.settings.contact_types, &t);
+            if contact_type.is_none() {
                 self.err(
                     codes::INVALID_VALUE,
                     format!(
@@ -676,6 +763,7 @@ impl Validator<'_> {
             self.unique(scoped_id(vendor, kind.name(), &id), &child(path, "id"));
         }
         let mut columns = Self::columns(map, &ok, CONTACT_KEYS);
+        set_column(&mut columns, "contact_type", contact_type);
         let number_key = match kind {
             ContactKind::Phone => Some("phoneNumber"),
             ContactKind::Fax => Some("faxNumber"),
@@ -1007,4 +1095,20 @@ pub fn validate(
         return Err(Rejection::Forbidden(v.denied));
     }
     Ok(e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allowed_values_match_regardless_of_case_in_their_configured_spelling() {
+        let list: Vec<String> = ["home", "Work", "F"].map(String::from).to_vec();
+        assert_eq!(canonical(&list, "HOME").as_deref(), Some("home"));
+        assert_eq!(canonical(&list, "work").as_deref(), Some("Work"));
+        assert_eq!(canonical(&list, "f").as_deref(), Some("F"));
+        assert_eq!(canonical(&list, "pager"), None);
+        let both: Vec<String> = ["x", "X"].map(String::from).to_vec();
+        assert_eq!(canonical(&both, "X").as_deref(), Some("X"));
+    }
 }

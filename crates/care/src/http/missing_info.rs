@@ -1,12 +1,14 @@
 //! `GET|POST {base}/{ns}/missingInformationRequest/{uuid}`: read the requested fields of a
-//! data request, or submit their values; every call on an existing request leaves a
-//! request-history record, whatever its status code.
+//! data request, or submit their values; `GET …/{uuid}/fhir` reads them as a FHIR R4 bundle
+//! and a POST with `Content-Type: application/fhir+json` submits a `QuestionnaireResponse`.
+//! Both forms share authentication, rules and status codes, and every call on an existing
+//! request leaves a request-history record, whatever its status code.
 
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde::Serialize;
@@ -15,6 +17,7 @@ use serde_json::Value;
 use super::error::{ApiError, ErrorItem};
 use super::{AppState, begin_as_caller, body_bytes, json};
 use crate::auth::{Access, Caller};
+use crate::fhir;
 use crate::missing_info::{self as mi, DataRequest, Submitted};
 use crate::store::data_requests;
 
@@ -25,6 +28,7 @@ pub fn router() -> Router<AppState> {
             "/missingInformationRequest/{uuid}",
             get(get_request).post(post_request),
         )
+        .route("/missingInformationRequest/{uuid}/fhir", get(get_fhir))
         .route("/missingInformationRequest", get(no_uuid).post(no_uuid))
         .route("/missingInformationRequest/", get(no_uuid).post(no_uuid))
 }
@@ -58,12 +62,42 @@ impl Method {
     }
 }
 
+/// The wire form of a call: the spec's JSON, or FHIR R4.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Form {
+    Plain,
+    Fhir,
+}
+
+impl Form {
+    /// FHIR when the body is declared `application/fhir+json` (parameters ignored).
+    fn of_body(headers: &HeaderMap) -> Form {
+        let media = headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(';').next())
+            .map(str::trim);
+        match media {
+            Some(m) if m.eq_ignore_ascii_case(fhir::MEDIA_TYPE) => Form::Fhir,
+            _ => Form::Plain,
+        }
+    }
+}
+
 async fn get_request(
     State(state): State<AppState>,
     Path(uuid): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    handle(state, Method::Get, uuid, headers, None).await
+    handle(state, Method::Get, Form::Plain, uuid, headers, None).await
+}
+
+async fn get_fhir(
+    State(state): State<AppState>,
+    Path(uuid): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    handle(state, Method::Get, Form::Fhir, uuid, headers, None).await
 }
 
 async fn post_request(
@@ -73,7 +107,10 @@ async fn post_request(
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
     match body_bytes(body) {
-        Ok(b) => handle(state, Method::Post, uuid, headers, Some(b)).await,
+        Ok(b) => {
+            let form = Form::of_body(&headers);
+            handle(state, Method::Post, form, uuid, headers, Some(b)).await
+        }
         Err(e) => e.into_response(),
     }
 }
@@ -94,11 +131,12 @@ fn parse_uuid(raw: &str) -> Result<String, ApiError> {
 async fn handle(
     state: AppState,
     method: Method,
+    form: Form,
     raw_uuid: String,
     headers: HeaderMap,
     body: Option<Bytes>,
 ) -> Response {
-    match run(&state, method, &raw_uuid, &headers, body).await {
+    match run(&state, method, form, &raw_uuid, &headers, body).await {
         Ok(r) => r,
         Err(e) => e.into_response(),
     }
@@ -107,6 +145,7 @@ async fn handle(
 async fn run(
     state: &AppState,
     method: Method,
+    form: Form,
     raw_uuid: &str,
     headers: &HeaderMap,
     body: Option<Bytes>,
@@ -126,6 +165,7 @@ async fn run(
         &caller,
         &req,
         method,
+        form,
         body.as_deref(),
         &mut submitted,
     )
@@ -182,16 +222,31 @@ async fn evaluate(
     caller: &Caller,
     req: &DataRequest,
     method: Method,
+    form: Form,
     body: Option<&[u8]>,
     submitted: &mut Vec<String>,
 ) -> Result<Response, ApiError> {
     mi::check_active(req)?;
     let resolved = mi::resolve(tx, req).await?;
     mi::check_access(caller, &resolved, method.access())?;
-    if method == Method::Get {
-        return Ok(json(StatusCode::OK, &mi::view(req, &resolved)));
-    }
-    let entries = parse_post_body(body.unwrap_or_default(), submitted)?;
+    let body = body.unwrap_or_default();
+    let entries = match (method, form) {
+        (Method::Get, Form::Plain) => return Ok(json(StatusCode::OK, &mi::view(req, &resolved))),
+        (Method::Get, Form::Fhir) => {
+            let mut response = json(StatusCode::OK, &fhir::bundle(req, &resolved));
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static(fhir::MEDIA_TYPE),
+            );
+            return Ok(response);
+        }
+        (Method::Post, Form::Plain) => parse_post_body(body, submitted)?,
+        (Method::Post, Form::Fhir) => {
+            let doc = parse_json(body)?;
+            fhir::answers(&doc, submitted)
+                .map_err(|v| ApiError::BadRequest(v.into_iter().map(ErrorItem::from).collect()))?
+        }
+    };
     let values = mi::check_values(&resolved, &entries)?;
     mi::apply(tx, &resolved, &values).await?;
     data_requests::complete(tx, req).await?;
@@ -203,20 +258,26 @@ async fn evaluate(
     Ok(json(StatusCode::OK, &body))
 }
 
-/// 400 unless the body is a JSON array of objects, each with a string `uuid` and a string
-/// `value`. UUIDs of well-formed entries are noted for the history record.
-fn parse_post_body(body: &[u8], submitted: &mut Vec<String>) -> Result<Vec<Submitted>, ApiError> {
-    let invalid = |msg: String, path: String| ErrorItem::new("INVALID_BODY", msg, &path);
-    let doc: Value = serde_json::from_slice(body).map_err(|e| {
-        ApiError::BadRequest(vec![invalid(
+/// The body as JSON, or 400.
+fn parse_json(body: &[u8]) -> Result<Value, ApiError> {
+    serde_json::from_slice(body).map_err(|e| {
+        ApiError::bad_request(
+            "INVALID_BODY",
             format!(
                 "the request body is not valid JSON (line {}, column {})",
                 e.line(),
                 e.column()
             ),
-            String::new(),
-        )])
-    })?;
+            "",
+        )
+    })
+}
+
+/// 400 unless the body is a JSON array of objects, each with a string `uuid` and a string
+/// `value`. UUIDs of well-formed entries are noted for the history record.
+fn parse_post_body(body: &[u8], submitted: &mut Vec<String>) -> Result<Vec<Submitted>, ApiError> {
+    let invalid = |msg: String, path: String| ErrorItem::new("INVALID_BODY", msg, &path);
+    let doc = parse_json(body)?;
     let Some(items) = doc.as_array() else {
         return Err(ApiError::BadRequest(vec![invalid(
             "the request body must be a JSON array of field objects".into(),
@@ -254,7 +315,8 @@ fn parse_post_body(body: &[u8], submitted: &mut Vec<String>) -> Result<Vec<Submi
             entries.push(Submitted {
                 uuid: uuid.to_owned(),
                 value: value.to_owned(),
-                index,
+                uuid_path: format!("[{index}].uuid"),
+                value_path: format!("[{index}].value"),
             });
         }
     }

@@ -51,14 +51,15 @@ impl std::fmt::Debug for AppState {
 
 impl AppState {
     pub(crate) fn new(db: Db, config: &CareConfig) -> Self {
+        let settings = Settings {
+            contact_types: config.contact_types.clone(),
+            genders: config.genders.clone(),
+        };
         Self {
             inner: Arc::new(Inner {
-                openapi: openapi::render(&config.base_path, &config.namespace),
+                openapi: openapi::render(&config.base_path, &config.namespace, &settings),
                 db,
-                settings: Settings {
-                    contact_types: config.contact_types.clone(),
-                    genders: config.genders.clone(),
-                },
+                settings,
                 base_path: config.base_path.clone(),
                 namespace: config.namespace.clone(),
                 max_body_bytes: config.max_body_bytes,

@@ -58,13 +58,13 @@ pub async fn care_plan(tx: &mut Tx, external_id: &str) -> Result<Option<CarePlan
         .transpose()?)
 }
 
-/// Whether an account with this row id exists.
-pub async fn account_exists(tx: &mut Tx, id: i64) -> Result<bool> {
-    Ok(sqlx::query("SELECT id FROM account WHERE id = $1")
+/// The external ID of the account with this row id.
+pub async fn account_external_id(tx: &mut Tx, id: i64) -> Result<Option<String>> {
+    let row = sqlx::query("SELECT external_id FROM account WHERE id = $1")
         .bind(id)
         .fetch_optional(&mut **tx)
-        .await?
-        .is_some())
+        .await?;
+    Ok(row.map(|r| r.try_get(0)).transpose()?)
 }
 
 /// The patient columns of an account.

@@ -255,3 +255,33 @@ async fn enrollment_needs_a_token_and_create_and_edit_access() {
         app.finish().await;
     }
 }
+
+/// Contact `type` and `gender` match their configured lists regardless of case and are
+/// stored in the configured spelling: the canonical document sent afterwards changes nothing.
+#[tokio::test]
+async fn allowed_values_match_regardless_of_case_and_are_stored_canonically() {
+    for backend in backends() {
+        let app = spawn_app(backend).await;
+        let canonical = full_enrollment("CASE-1");
+        let mut shouted = canonical.clone();
+        set(&mut shouted, "/patient/gender", json!("f"));
+        set(&mut shouted, "/physician/gender", json!("m"));
+        set(&mut shouted, "/patient/addresses/0/type", json!("Home"));
+        set(&mut shouted, "/patient/phones/0/type", json!("MOBILE"));
+        set(&mut shouted, "/patient/emails/0/type", json!("hOmE"));
+        set(&mut shouted, "/patient/faxes/0/type", json!("Work"));
+        let (status, body) = app.enroll(STAFF, &shouted).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let plan = body["carePlanExternalId"].as_str().unwrap().to_owned();
+        let (_, stored) = app.admin_get(&format!("/care-plans/{plan}")).await;
+        assert_eq!(stored["patient"]["gender"], "F", "{stored}");
+
+        let (status, body) = app.enroll(STAFF, &canonical).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert!(
+            results(&body).iter().all(|(_, r)| r == "unchanged"),
+            "{backend:?}: {body}"
+        );
+        app.finish().await;
+    }
+}

@@ -4,6 +4,7 @@
 mod admin;
 mod enrollment_effects;
 mod enrollment_rules;
+mod fhir;
 mod missing_info;
 mod routing;
 mod support;

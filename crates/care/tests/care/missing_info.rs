@@ -84,8 +84,20 @@ async fn get_returns_the_requested_fields_in_the_spec_shape() {
         for f in fields {
             let mut k: Vec<&str> = f.as_object().unwrap().keys().map(String::as_str).collect();
             k.sort_unstable();
-            assert_eq!(k, ["label", "length", "scale", "type", "uuid"]);
+            if f["type"] == "PICKLIST" {
+                // The one added key: the allowed values of a picklist, for forms.
+                assert_eq!(
+                    k,
+                    ["label", "length", "picklistValues", "scale", "type", "uuid"]
+                );
+            } else {
+                assert_eq!(k, ["label", "length", "scale", "type", "uuid"]);
+            }
         }
+        assert_eq!(
+            fields[2]["picklistValues"],
+            json!(["Morning", "Afternoon", "Evening"])
+        );
         assert_eq!(fields[0]["type"], "DATE");
         assert_eq!(
             fields[1],

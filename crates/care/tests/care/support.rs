@@ -166,6 +166,38 @@ impl TestApp {
         .await
     }
 
+    /// `GET …/missingInformationRequest/{uuid}/fhir`, with the response's content type.
+    pub async fn mi_get_fhir(&self, token: Option<&str>, uuid: &str) -> (Reply, String) {
+        let mut req = self
+            .client
+            .get(self.url(&format!("/care/missingInformationRequest/{uuid}/fhir")));
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        let r = req.send().await.expect("request");
+        let content_type = r
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        (reply(r).await, content_type)
+    }
+
+    /// POST of a FHIR resource (`Content-Type: application/fhir+json`).
+    pub async fn mi_post_fhir(&self, token: &str, uuid: &str, body: &Value) -> Reply {
+        let r = self
+            .client
+            .post(self.url(&format!("/care/missingInformationRequest/{uuid}")))
+            .bearer_auth(token)
+            .header("content-type", "application/fhir+json; fhirVersion=4.0")
+            .body(body.to_string())
+            .send()
+            .await
+            .expect("request");
+        reply(r).await
+    }
+
     pub async fn admin_get(&self, path: &str) -> Reply {
         self.send(
             reqwest::Method::GET,

@@ -1,0 +1,584 @@
+//! FHIR R4 views of missing-information requests: a data request as a `Bundle` (type
+//! `collection`) of a `Questionnaire` (one item per requested field) and a `Task` following
+//! the SDC "complete a questionnaire" pattern, and a `QuestionnaireResponse` read back into
+//! the same [`Submitted`] entries as the plain POST body, so both go through one set of rules.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::fields::{FieldType, default_max_length};
+use crate::missing_info::{self as mi, DataRequest, GroupField, Resolved, Submitted};
+use crate::violation::Violation;
+
+/// The SDC code system of `complete-questionnaire` and `questionnaire`.
+pub const SDC_TEMP: &str = "http://hl7.org/fhir/uv/sdc/CodeSystem/temp";
+/// Code system of `Questionnaire.item.code`: the field's own type (`STRING`, `EMAIL`, …).
+pub const FIELD_TYPE_SYSTEM: &str = "urn:slipway:care:field-type";
+/// Identifier system of patient accounts (value: the account's external ID).
+pub const ACCOUNT_SYSTEM: &str = "urn:slipway:care:account";
+/// Identifier system of data requests (value: the request's UUID).
+pub const DATA_REQUEST_SYSTEM: &str = "urn:slipway:care:data-request";
+/// Extension giving the most digits after the decimal point.
+pub const MAX_DECIMAL_PLACES: &str = "http://hl7.org/fhir/StructureDefinition/maxDecimalPlaces";
+/// The media type of FHIR JSON.
+pub const MEDIA_TYPE: &str = "application/fhir+json";
+/// Error code of a `QuestionnaireResponse` that cannot be read (400, like a bad plain body).
+pub const INVALID_BODY: &str = "INVALID_BODY";
+
+/// A `Coding`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Coding {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system: Option<&'static str>,
+    code: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    display: Option<String>,
+}
+
+/// A `CodeableConcept` with codings only.
+#[derive(Debug, Clone, Serialize)]
+pub struct CodeableConcept {
+    coding: Vec<Coding>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    text: Option<String>,
+}
+
+fn sdc(code: &str) -> CodeableConcept {
+    CodeableConcept {
+        coding: vec![Coding {
+            system: Some(SDC_TEMP),
+            code: code.to_owned(),
+            display: None,
+        }],
+        text: None,
+    }
+}
+
+/// An `Identifier`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Identifier {
+    system: &'static str,
+    value: String,
+}
+
+/// A `Reference` by identifier.
+#[derive(Debug, Clone, Serialize)]
+pub struct Reference {
+    #[serde(rename = "type")]
+    ty: &'static str,
+    identifier: Identifier,
+}
+
+/// An `Extension` with an integer value.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Extension {
+    url: &'static str,
+    value_integer: i64,
+}
+
+/// An `answerOption` of a choice item.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AnswerOption {
+    value_coding: Coding,
+}
+
+/// A `Questionnaire.item`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Item {
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    extension: Vec<Extension>,
+    link_id: String,
+    code: Vec<Coding>,
+    text: String,
+    #[serde(rename = "type")]
+    ty: &'static str,
+    required: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_length: Option<i64>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    answer_option: Vec<AnswerOption>,
+}
+
+/// A `Questionnaire`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Questionnaire {
+    resource_type: &'static str,
+    id: String,
+    url: String,
+    title: String,
+    status: &'static str,
+    subject_type: Vec<&'static str>,
+    item: Vec<Item>,
+}
+
+/// `Task.restriction`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Restriction {
+    period: Period,
+}
+
+/// A `Period` with an end only.
+#[derive(Debug, Clone, Serialize)]
+pub struct Period {
+    end: String,
+}
+
+/// A `Task.input` naming the questionnaire.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskInput {
+    #[serde(rename = "type")]
+    ty: CodeableConcept,
+    value_canonical: String,
+}
+
+/// A `Task`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Task {
+    resource_type: &'static str,
+    id: String,
+    identifier: Vec<Identifier>,
+    status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status_reason: Option<CodeableConcept>,
+    intent: &'static str,
+    code: CodeableConcept,
+    description: String,
+    #[serde(rename = "for")]
+    for_: Reference,
+    restriction: Restriction,
+    input: Vec<TaskInput>,
+}
+
+/// A resource of the bundle.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum Resource {
+    /// The form.
+    Questionnaire(Questionnaire),
+    /// The request to fill it in.
+    Task(Task),
+}
+
+/// A `Bundle.entry`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Entry {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    full_url: Option<String>,
+    resource: Resource,
+}
+
+/// The `Bundle` answered by `GET …/missingInformationRequest/{uuid}/fhir`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Bundle {
+    resource_type: &'static str,
+    #[serde(rename = "type")]
+    ty: &'static str,
+    entry: Vec<Entry>,
+}
+
+/// The canonical URL of a data request's questionnaire (also its entry's `fullUrl`).
+pub fn questionnaire_url(uuid: &str) -> String {
+    format!("urn:uuid:{uuid}")
+}
+
+/// The FHIR item type of a field type.
+pub fn item_type(ty: FieldType) -> &'static str {
+    match ty {
+        FieldType::String | FieldType::Email | FieldType::Phone => "string",
+        FieldType::Textarea => "text",
+        FieldType::Date => "date",
+        FieldType::Datetime => "dateTime",
+        FieldType::Boolean => "boolean",
+        FieldType::Integer => "integer",
+        FieldType::Double | FieldType::Currency | FieldType::Percent => "decimal",
+        FieldType::Picklist => "choice",
+    }
+}
+
+/// The `Task.status` of a data request (`statusReason` says `expired` for an active request
+/// past its date): active → `ready`, `Completed`/`Ended` → `completed`, `Cancelled` and
+/// expired → `cancelled`.
+pub fn task_status(req: &DataRequest) -> (&'static str, Option<&'static str>) {
+    match req.status.as_str() {
+        mi::ACTIVE if mi::is_expired(req) => ("cancelled", Some("expired")),
+        mi::ACTIVE => ("ready", None),
+        "Cancelled" => ("cancelled", None),
+        _ => ("completed", None),
+    }
+}
+
+fn item(f: &GroupField) -> Item {
+    let ty = f.def.ty;
+    let text_like = matches!(
+        ty,
+        FieldType::String | FieldType::Textarea | FieldType::Email | FieldType::Phone
+    );
+    let decimal = item_type(ty) == "decimal";
+    Item {
+        extension: match f.def.scale {
+            Some(places) if decimal => vec![Extension {
+                url: MAX_DECIMAL_PLACES,
+                value_integer: places,
+            }],
+            _ => Vec::new(),
+        },
+        link_id: f.uuid.clone(),
+        code: vec![Coding {
+            system: Some(FIELD_TYPE_SYSTEM),
+            code: ty.as_str().to_owned(),
+            display: None,
+        }],
+        text: f.label.clone(),
+        ty: item_type(ty),
+        required: true,
+        max_length: if text_like {
+            f.def.length.or_else(|| default_max_length(ty))
+        } else {
+            None
+        },
+        answer_option: f
+            .def
+            .picklist
+            .iter()
+            .filter(|_| ty == FieldType::Picklist)
+            .map(|v| AnswerOption {
+                value_coding: Coding {
+                    system: None,
+                    code: v.clone(),
+                    display: Some(v.clone()),
+                },
+            })
+            .collect(),
+    }
+}
+
+/// The bundle of a resolved data request: its questionnaire, then its task.
+pub fn bundle(req: &DataRequest, r: &Resolved) -> Bundle {
+    let url = questionnaire_url(&req.uuid);
+    let questionnaire = Questionnaire {
+        resource_type: "Questionnaire",
+        id: req.uuid.clone(),
+        url: url.clone(),
+        title: format!("Missing information: {}", r.program_name),
+        status: "active",
+        subject_type: vec!["Patient"],
+        item: r.fields.iter().map(item).collect(),
+    };
+    let (status, reason) = task_status(req);
+    let task = Task {
+        resource_type: "Task",
+        id: req.uuid.clone(),
+        identifier: vec![Identifier {
+            system: DATA_REQUEST_SYSTEM,
+            value: req.uuid.clone(),
+        }],
+        status,
+        status_reason: reason.map(|text| CodeableConcept {
+            coding: Vec::new(),
+            text: Some(text.to_owned()),
+        }),
+        intent: "order",
+        code: sdc("complete-questionnaire"),
+        description: format!("Complete the missing information for {}", r.program_name),
+        for_: Reference {
+            ty: "Patient",
+            identifier: Identifier {
+                system: ACCOUNT_SYSTEM,
+                value: r.patient_external_id.clone(),
+            },
+        },
+        restriction: Restriction {
+            period: Period {
+                end: req.expiration_date.clone(),
+            },
+        },
+        input: vec![TaskInput {
+            ty: sdc("questionnaire"),
+            value_canonical: url.clone(),
+        }],
+    };
+    Bundle {
+        resource_type: "Bundle",
+        ty: "collection",
+        entry: vec![
+            Entry {
+                full_url: Some(url),
+                resource: Resource::Questionnaire(questionnaire),
+            },
+            Entry {
+                full_url: None,
+                resource: Resource::Task(task),
+            },
+        ],
+    }
+}
+
+/// Keys an item of a `QuestionnaireResponse` may have (nested items are not part of this
+/// questionnaire); only `linkId` and `answer` are read.
+const ITEM_KEYS: &[&str] = &["linkId", "answer", "text", "definition", "id", "extension"];
+/// Keys an answer may have besides its one `value[x]`.
+const ANSWER_KEYS: &[&str] = &["id", "extension"];
+/// The `value[x]` keys of an answer.
+const VALUE_KEYS: &[&str] = &[
+    "valueString",
+    "valueDate",
+    "valueDateTime",
+    "valueTime",
+    "valueUri",
+    "valueBoolean",
+    "valueInteger",
+    "valueDecimal",
+    "valueCoding",
+];
+
+/// The answer value keys read from a `QuestionnaireResponse` and how each becomes text.
+fn answer_text(key: &str, v: &Value) -> Option<Result<String, &'static str>> {
+    let text = match key {
+        "valueString" | "valueDate" | "valueDateTime" | "valueTime" | "valueUri" => {
+            v.as_str().map(str::to_owned).ok_or("must be a string")
+        }
+        "valueBoolean" => v
+            .as_bool()
+            .map(|b| b.to_string())
+            .ok_or("must be a boolean"),
+        "valueInteger" => v
+            .as_i64()
+            .map(|n| n.to_string())
+            .ok_or("must be a whole number"),
+        "valueDecimal" => v
+            .is_number()
+            .then(|| v.to_string())
+            .ok_or("must be a number"),
+        "valueCoding" => v
+            .get("code")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or("must have a string 'code'"),
+        _ => return None,
+    };
+    Some(text)
+}
+
+/// Reads a `QuestionnaireResponse` into the entries of a plain POST body: each item's
+/// `linkId` is a field UUID, its single answer the value (none: an empty value). Items
+/// whose `linkId` is a string are noted in `linked` for the history record. Anything that
+/// cannot be read that way is an [`INVALID_BODY`] violation (400).
+pub fn answers(doc: &Value, linked: &mut Vec<String>) -> Result<Vec<Submitted>, Vec<Violation>> {
+    let bad = |msg: &str, path: &str| Violation::new(INVALID_BODY, msg, path);
+    let Some(map) = doc.as_object() else {
+        return Err(vec![bad(
+            "the body must be a FHIR resource (a JSON object)",
+            "",
+        )]);
+    };
+    if map.get("resourceType").and_then(Value::as_str) != Some("QuestionnaireResponse") {
+        return Err(vec![bad(
+            "the body must be a QuestionnaireResponse",
+            "resourceType",
+        )]);
+    }
+    let items = match map.get("item") {
+        None => &[][..],
+        Some(Value::Array(items)) => items.as_slice(),
+        Some(_) => return Err(vec![bad("'item' must be an array", "item")]),
+    };
+    let mut errors = Vec::new();
+    let mut entries = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let path = format!("item[{i}]");
+        let Some(item) = item.as_object() else {
+            errors.push(bad("each item must be an object", &path));
+            continue;
+        };
+        let link_path = format!("{path}.linkId");
+        let Some(link_id) = item.get("linkId").and_then(Value::as_str) else {
+            errors.push(bad("'linkId' must be a string", &link_path));
+            continue;
+        };
+        linked.push(link_id.to_owned());
+        if let Some(key) = item.keys().find(|k| !ITEM_KEYS.contains(&k.as_str())) {
+            errors.push(bad(
+                &format!("'{key}' is not read on an item (nested items are not part of this questionnaire)"),
+                &format!("{path}.{key}"),
+            ));
+            continue;
+        }
+        let answer_path = format!("{path}.answer");
+        let value = match item.get("answer") {
+            None => Ok(String::new()),
+            Some(Value::Array(a)) => match a.as_slice() {
+                [] => Ok(String::new()),
+                [one] => answer_value(one, &format!("{answer_path}[0]")),
+                _ => Err(bad("each item takes one answer", &answer_path)),
+            },
+            Some(_) => Err(bad("'answer' must be an array", &answer_path)),
+        };
+        match value {
+            Ok(value) => entries.push(Submitted {
+                uuid: link_id.to_owned(),
+                value,
+                uuid_path: link_path,
+                value_path: answer_path,
+            }),
+            Err(e) => errors.push(e),
+        }
+    }
+    if errors.is_empty() {
+        Ok(entries)
+    } else {
+        Err(errors)
+    }
+}
+
+fn answer_value(answer: &Value, path: &str) -> Result<String, Violation> {
+    let map: Option<&Map<String, Value>> = answer.as_object();
+    if let Some(key) = map
+        .into_iter()
+        .flatten()
+        .map(|(k, _)| k)
+        .find(|k| !ANSWER_KEYS.contains(&k.as_str()) && !VALUE_KEYS.contains(&k.as_str()))
+    {
+        return Err(Violation::new(
+            INVALID_BODY,
+            format!("'{key}' is not an answer type of this questionnaire"),
+            &format!("{path}.{key}"),
+        ));
+    }
+    let values: Vec<(&String, &Value)> = map
+        .into_iter()
+        .flatten()
+        .filter(|(k, _)| VALUE_KEYS.contains(&k.as_str()))
+        .collect();
+    match values.as_slice() {
+        [(key, v)] => match answer_text(key, v) {
+            Some(Ok(text)) => Ok(text),
+            Some(Err(why)) => Err(Violation::new(
+                INVALID_BODY,
+                format!("'{key}' {why}"),
+                &format!("{path}.{key}"),
+            )),
+            None => Err(Violation::new(
+                INVALID_BODY,
+                format!("'{key}' is not an answer type of this questionnaire"),
+                &format!("{path}.{key}"),
+            )),
+        },
+        _ => Err(Violation::new(
+            INVALID_BODY,
+            "an answer is an object with one value[x]",
+            path,
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn req(status: &str, expiration: &str) -> DataRequest {
+        DataRequest {
+            id: 1,
+            uuid: "5f0c8b8e-1d2a-4c1e-9a57-0a4a5c1d7e01".into(),
+            care_plan_external_id: "plan".into(),
+            group_external_id: "group".into(),
+            status: status.into(),
+            expiration_date: expiration.into(),
+        }
+    }
+
+    #[test]
+    fn every_field_type_has_an_item_type() {
+        let types: Vec<&str> = FieldType::ALL.into_iter().map(item_type).collect();
+        assert_eq!(
+            types,
+            [
+                "string", "text", "date", "dateTime", "boolean", "integer", "decimal", "decimal",
+                "decimal", "string", "string", "choice"
+            ]
+        );
+    }
+
+    #[test]
+    fn task_status_follows_the_request() {
+        assert_eq!(task_status(&req("Active", "2999-01-01")), ("ready", None));
+        assert_eq!(
+            task_status(&req("Active", "2000-01-01")),
+            ("cancelled", Some("expired"))
+        );
+        assert_eq!(task_status(&req("Completed", "2999-01-01")).0, "completed");
+        assert_eq!(task_status(&req("Ended", "2999-01-01")).0, "completed");
+        assert_eq!(task_status(&req("Cancelled", "2999-01-01")).0, "cancelled");
+    }
+
+    #[test]
+    fn answers_become_the_entries_of_a_plain_body() {
+        let doc = json!({
+            "resourceType": "QuestionnaireResponse",
+            "status": "completed",
+            "item": [
+                { "linkId": "a", "answer": [{ "valueDate": "1980-05-06" }] },
+                { "linkId": "b", "answer": [{ "valueDecimal": 72.5 }] },
+                { "linkId": "c", "answer": [{ "valueCoding": { "code": "Evening" } }] },
+                { "linkId": "d", "answer": [{ "valueBoolean": true }] },
+                { "linkId": "e" }
+            ]
+        });
+        let mut linked = Vec::new();
+        let entries = answers(&doc, &mut linked).unwrap();
+        let got: Vec<(&str, &str)> = entries
+            .iter()
+            .map(|e| (e.uuid.as_str(), e.value.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("a", "1980-05-06"),
+                ("b", "72.5"),
+                ("c", "Evening"),
+                ("d", "true"),
+                ("e", "")
+            ]
+        );
+        assert_eq!(linked, ["a", "b", "c", "d", "e"]);
+    }
+
+    #[test]
+    fn unreadable_responses_are_invalid_bodies() {
+        for (doc, path) in [
+            (json!([]), ""),
+            (json!({ "resourceType": "Patient" }), "resourceType"),
+            (
+                json!({ "resourceType": "QuestionnaireResponse", "item": {} }),
+                "item",
+            ),
+            (
+                json!({ "resourceType": "QuestionnaireResponse", "item": [{ "answer": [] }] }),
+                "item[0].linkId",
+            ),
+            (
+                json!({ "resourceType": "QuestionnaireResponse", "item": [{ "linkId": "a", "answer": [{ "valueBoolean": "yes" }] }] }),
+                "item[0].answer[0].valueBoolean",
+            ),
+            (
+                json!({ "resourceType": "QuestionnaireResponse", "item": [{ "linkId": "a", "answer": [{}, {}] }] }),
+                "item[0].answer",
+            ),
+        ] {
+            let err = answers(&doc, &mut Vec::new()).unwrap_err();
+            assert_eq!(err[0].code, INVALID_BODY);
+            let fields: Vec<&str> = err[0].fields.iter().map(String::as_str).collect();
+            let want: Vec<&str> = if path.is_empty() { vec![] } else { vec![path] };
+            assert_eq!(fields, want, "{doc}");
+        }
+    }
+}

@@ -1,0 +1,137 @@
+"""Independent check of the care service's FHIR R4 form with the fhir.resources R4B models.
+
+Usage: python care-fhir-check.py BASE_URL [TOKEN] [REQUEST_UUID] [NAMESPACE]
+  BASE_URL: a running, FRESH `slipway care serve --demo` (this check completes the demo's
+  active data request), including --base-path if any. It starts nothing itself.
+  TOKEN defaults to demo-staff, REQUEST_UUID to the demo's active request, NAMESPACE to care.
+
+Fetches GET {base}/{ns}/missingInformationRequest/{uuid}/fhir, parses it as an R4B Bundle
+and its entries as Questionnaire and Task (pydantic validation of every element), checks
+the SDC task pattern, builds a QuestionnaireResponse with fhir.resources answering every
+item, POSTs it as application/fhir+json and expects 200, then 409 when posted again.
+Exit status 0 on success; any failure raises.
+"""
+
+import datetime
+import decimal
+import json
+import sys
+import urllib.error
+import urllib.request
+
+from fhir.resources.R4B.bundle import Bundle
+from fhir.resources.R4B.questionnaire import Questionnaire
+from fhir.resources.R4B.questionnaireresponse import (
+    QuestionnaireResponse,
+    QuestionnaireResponseItem,
+    QuestionnaireResponseItemAnswer,
+)
+from fhir.resources.R4B.task import Task
+
+SDC = "http://hl7.org/fhir/uv/sdc/CodeSystem/temp"
+FIELD_TYPE = "urn:slipway:care:field-type"
+ACTIVE = "5f0c8b8e-1d2a-4c1e-9a57-0a4a5c1d7e01"
+
+
+def call(method, url, token, body=None, content_type=None):
+    req = urllib.request.Request(url, method=method, data=body)
+    req.add_header("Authorization", f"Bearer {token}")
+    if content_type:
+        req.add_header("Content-Type", content_type)
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, r.headers.get("Content-Type", ""), r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers.get("Content-Type", ""), e.read()
+
+
+def answer(item):
+    """A valid answer for an item, from its FHIR type and its field type code."""
+    field_type = next((c.code for c in item.code or [] if c.system == FIELD_TYPE), None)
+    t = item.type
+    if t == "choice":
+        return QuestionnaireResponseItemAnswer(valueCoding=item.answerOption[0].valueCoding)
+    if t == "date":
+        return QuestionnaireResponseItemAnswer(valueDate=datetime.date(1980, 5, 6))
+    if t == "dateTime":
+        return QuestionnaireResponseItemAnswer(valueDateTime="2026-01-15T10:30:00Z")
+    if t == "boolean":
+        return QuestionnaireResponseItemAnswer(valueBoolean=True)
+    if t == "integer":
+        return QuestionnaireResponseItemAnswer(valueInteger=7)
+    if t == "decimal":
+        return QuestionnaireResponseItemAnswer(valueDecimal=decimal.Decimal("7.5"))
+    if field_type == "EMAIL":
+        return QuestionnaireResponseItemAnswer(valueString="dana@example.com")
+    if field_type == "PHONE":
+        return QuestionnaireResponseItemAnswer(valueString="+1 555 0100")
+    text = "Answer"[: item.maxLength or 6]
+    return QuestionnaireResponseItemAnswer(valueString=text)
+
+
+def main():
+    base = sys.argv[1].rstrip("/")
+    token = sys.argv[2] if len(sys.argv) > 2 else "demo-staff"
+    uuid = sys.argv[3] if len(sys.argv) > 3 else ACTIVE
+    ns = sys.argv[4] if len(sys.argv) > 4 else "care"
+    url = f"{base}/{ns}/missingInformationRequest/{uuid}"
+
+    status, content_type, body = call("GET", f"{url}/fhir", token)
+    assert status == 200, f"GET …/fhir answered {status}: {body[:500]!r}"
+    assert content_type.startswith("application/fhir+json"), content_type
+    bundle = Bundle.model_validate(json.loads(body))
+    assert bundle.type == "collection", bundle.type
+    raw = json.loads(body)["entry"]
+    kinds = [e["resource"]["resourceType"] for e in raw]
+    assert kinds == ["Questionnaire", "Task"], kinds
+    questionnaire = Questionnaire.model_validate(raw[0]["resource"])
+    task = Task.model_validate(raw[1]["resource"])
+
+    assert questionnaire.item, "the questionnaire has no items"
+    for item in questionnaire.item:
+        assert item.linkId and item.text and item.type, item
+        assert item.required is True, item.linkId
+        if item.type == "choice":
+            assert item.answerOption, f"choice item {item.linkId} without answerOption"
+    assert task.status in ("requested", "ready"), task.status
+    assert task.intent, "task without intent"
+    codes = [(c.system, c.code) for c in task.code.coding]
+    assert (SDC, "complete-questionnaire") in codes, codes
+    assert task.for_fhir.identifier or task.for_fhir.reference, "task.for names no patient"
+    assert task.restriction.period.end is not None, "no restriction.period.end"
+    inputs = [
+        i.valueCanonical
+        for i in task.input
+        if any((c.system, c.code) == (SDC, "questionnaire") for c in i.type.coding)
+    ]
+    assert inputs == [questionnaire.url], (inputs, questionnaire.url)
+    print(
+        f"bundle ok: Questionnaire with {len(questionnaire.item)} items, "
+        f"Task {task.status}, ends {task.restriction.period.end}"
+    )
+
+    response = QuestionnaireResponse(
+        status="completed",
+        questionnaire=questionnaire.url,
+        authored=datetime.datetime.now(datetime.timezone.utc),
+        item=[
+            QuestionnaireResponseItem(linkId=item.linkId, text=item.text, answer=[answer(item)])
+            for item in questionnaire.item
+        ],
+    )
+    payload = response.json().encode()
+    QuestionnaireResponse.model_validate_json(payload)
+    status, _, body = call("POST", url, token, payload, "application/fhir+json")
+    assert status == 200, f"POST QuestionnaireResponse answered {status}: {body[:500]!r}"
+    result = json.loads(body)
+    assert result["status"] == "Completed", result
+    assert sorted(result["updatedFields"]) == sorted(i.linkId for i in questionnaire.item), result
+    print(f"QuestionnaireResponse accepted: {len(result['updatedFields'])} fields written")
+
+    status, _, body = call("POST", url, token, payload, "application/fhir+json")
+    assert status == 409, f"a second POST answered {status}: {body[:500]!r}"
+    print("second POST refused with 409, as for the plain body")
+
+
+if __name__ == "__main__":
+    main()
