@@ -15,17 +15,10 @@ static POSTGRES_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations
 /// request writes a history or audit record, so each takes a write transaction, queued
 /// in-process on SQLite) and runs this backend's migrations.
 pub async fn open(url: &str) -> Result<Db, CareError> {
-    let db = Db::connect(
-        url,
-        slipway_server::db::Options {
-            sqlite_foreign_keys: false,
-        },
-    )
-    .await
-    .map_err(|e| match e {
-        slipway_server::db::ConnectError::UnsupportedUrl => CareError::Config(e.to_string()),
-        slipway_server::db::ConnectError::Database(e) => CareError::Database(e),
-    })?;
+    let options = slipway_server::db::Options {
+        sqlite_foreign_keys: false,
+    };
+    let db = Db::connect(url, options).await?;
     match db.backend() {
         Backend::Sqlite => db.migrate(&SQLITE_MIGRATOR).await?,
         Backend::Postgres => db.migrate(&POSTGRES_MIGRATOR).await?,

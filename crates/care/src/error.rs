@@ -28,3 +28,12 @@ impl From<crate::store::StoreError> for CareError {
         }
     }
 }
+
+impl From<slipway_server::db::ConnectError> for CareError {
+    fn from(e: slipway_server::db::ConnectError) -> Self {
+        match e {
+            slipway_server::db::ConnectError::UnsupportedUrl => Self::Config(e.to_string()),
+            slipway_server::db::ConnectError::Database(e) => Self::Database(e),
+        }
+    }
+}

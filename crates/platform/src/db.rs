@@ -12,17 +12,10 @@ static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 
 /// Opens the pool the URL names and runs the migrations that have not run yet.
 pub async fn open(url: &str) -> Result<Db, PlatformError> {
-    let db = Db::connect(
-        url,
-        slipway_server::db::Options {
-            sqlite_foreign_keys: true,
-        },
-    )
-    .await
-    .map_err(|e| match e {
-        slipway_server::db::ConnectError::UnsupportedUrl => PlatformError::Config(e.to_string()),
-        slipway_server::db::ConnectError::Database(e) => PlatformError::Database(e),
-    })?;
+    let foreign_keys = slipway_server::db::Options {
+        sqlite_foreign_keys: true,
+    };
+    let db = Db::connect(url, foreign_keys).await?;
     db.migrate(&MIGRATOR).await?;
     Ok(db)
 }

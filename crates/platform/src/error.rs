@@ -31,3 +31,12 @@ pub enum PlatformError {
     #[error("i/o error: {0}")]
     Io(#[from] std::io::Error),
 }
+
+impl From<slipway_server::db::ConnectError> for PlatformError {
+    fn from(e: slipway_server::db::ConnectError) -> Self {
+        match e {
+            slipway_server::db::ConnectError::UnsupportedUrl => Self::Config(e.to_string()),
+            slipway_server::db::ConnectError::Database(e) => Self::Database(e),
+        }
+    }
+}

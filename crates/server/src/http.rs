@@ -61,6 +61,41 @@ pub fn bearer(headers: &HeaderMap) -> Option<Token> {
         .then(|| Token::from_string(token.to_owned()))
 }
 
+/// The response of a failed request, as both services send one: `body` with `status`;
+/// a server fault is logged with `loggable` (which must say what failed without quoting
+/// values: database texts can hold patient data or secrets), never with the body; a 401
+/// says `WWW-Authenticate: Bearer`.
+pub fn error_response(
+    status: StatusCode,
+    body: impl serde::Serialize,
+    loggable: impl FnOnce() -> String,
+) -> Response {
+    use axum::response::IntoResponse as _;
+    if status.is_server_error() {
+        tracing::error!(status = status.as_u16(), error = %loggable(), "request failed");
+    }
+    let mut response = (status, axum::Json(body)).into_response();
+    if status == StatusCode::UNAUTHORIZED {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    }
+    response
+}
+
+/// The status and JSON body of a response (for tests of error mapping; a body that is not
+/// JSON reads as `Null`).
+pub async fn json_of(response: Response) -> (StatusCode, serde_json::Value) {
+    let status = response.status();
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .unwrap_or_default();
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null),
+    )
+}
+
 /// Why a request body could not be read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum BodyError {

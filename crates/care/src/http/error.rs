@@ -6,7 +6,7 @@
 //! [`StoreError`]s; the `From` conversions below are the one place they become statuses and
 //! wire entries.
 
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
@@ -192,17 +192,7 @@ fn loggable(e: &ApiError) -> String {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let status = self.status();
-        if status.is_server_error() {
-            tracing::error!(status = status.as_u16(), error = %loggable(&self), "request failed");
-        }
-        let mut response = (status, axum::Json(self.items())).into_response();
-        if status == StatusCode::UNAUTHORIZED {
-            response
-                .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-        }
-        response
+        slipway_server::http::error_response(self.status(), self.items(), || loggable(&self))
     }
 }
 
@@ -211,12 +201,7 @@ mod tests {
     use super::*;
 
     async fn body_of(e: ApiError) -> (StatusCode, serde_json::Value) {
-        let response = e.into_response();
-        let status = response.status();
-        let bytes = axum::body::to_bytes(response.into_body(), 1 << 16)
-            .await
-            .unwrap();
-        (status, serde_json::from_slice(&bytes).unwrap())
+        slipway_server::http::json_of(e.into_response()).await
     }
 
     #[tokio::test]

@@ -2,7 +2,7 @@
 //! Internal errors are logged (without values that could hold secrets) and answered with a
 //! generic 500; their details never reach the client.
 
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
@@ -230,17 +230,7 @@ impl From<slipway_server::http::BodyError> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let status = self.status();
-        if status.is_server_error() {
-            tracing::error!(status = status.as_u16(), error = %loggable(&self), "request failed");
-        }
-        let mut response = (status, axum::Json(self.body())).into_response();
-        if status == StatusCode::UNAUTHORIZED {
-            response
-                .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-        }
-        response
+        slipway_server::http::error_response(self.status(), self.body(), || loggable(&self))
     }
 }
 
@@ -249,12 +239,7 @@ mod tests {
     use super::*;
 
     async fn body_of(e: ApiError) -> (StatusCode, serde_json::Value) {
-        let response = e.into_response();
-        let status = response.status();
-        let bytes = axum::body::to_bytes(response.into_body(), 1 << 16)
-            .await
-            .unwrap();
-        (status, serde_json::from_slice(&bytes).unwrap())
+        slipway_server::http::json_of(e.into_response()).await
     }
 
     #[tokio::test]
