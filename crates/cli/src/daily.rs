@@ -65,6 +65,30 @@ pub struct LogsArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct DeploymentsArgs {
+    /// App id; default: the one in ./.app.
+    app_id: Option<String>,
+    /// How many (newest first).
+    #[arg(long, default_value_t = 20)]
+    limit: u32,
+}
+
+#[derive(Debug, Args)]
+pub struct RollbackArgs {
+    /// The deployment to go back to; default: the newest earlier one that ran well.
+    deployment: Option<String>,
+    /// App id; default: the one in ./.app.
+    #[arg(long)]
+    app: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct WhyArgs {
+    /// App id; default: the one in ./.app.
+    app_id: Option<String>,
+}
+
+#[derive(Debug, Args)]
 pub struct LoginArgs {
     /// The platform's base URL, for example http://127.0.0.1:8700.
     #[arg(long)]
@@ -266,4 +290,130 @@ pub fn login(args: LoginArgs) -> ExitCode {
         }
         Err(e) => fail(&e.to_string()),
     }
+}
+
+/// The first line of a deployment in `slipway deployments`.
+fn deployment_line(d: &Value) -> String {
+    let secrets: Vec<String> = d["services"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|s| s["secrets"].as_array().cloned().unwrap_or_default())
+        .map(|s| format!("{}@v{}", s["path"].as_str().unwrap_or("?"), s["version"]))
+        .collect();
+    format!(
+        "{}  {:<10} {:<8} {}{}",
+        d["id"].as_str().unwrap_or("?"),
+        d["status"].as_str().unwrap_or("?"),
+        d["cause"].as_str().unwrap_or("?"),
+        d["created_at"].as_str().unwrap_or(""),
+        if secrets.is_empty() {
+            String::new()
+        } else {
+            format!("  secrets {}", secrets.join(", "))
+        }
+    )
+}
+
+pub fn deployments(args: DeploymentsArgs) -> ExitCode {
+    let (client, id) = match client().and_then(|c| app_id(args.app_id).map(|id| (c, id))) {
+        Ok(v) => v,
+        Err(e) => return fail(&e),
+    };
+    let result = platform::history::deployments(&client, &id, args.limit.clamp(1, 100))
+        .unwrap_or_else(|e| e.to_json());
+    finish(&result, |r| {
+        for d in r["deployments"].as_array().into_iter().flatten() {
+            println!("{}", deployment_line(d));
+            for s in d["services"].as_array().into_iter().flatten() {
+                println!(
+                    "    {:<12} {}",
+                    s["service"].as_str().unwrap_or("?"),
+                    s["image_digest"].as_str().unwrap_or("?")
+                );
+            }
+            if let Some(reason) = d["reason"].as_str() {
+                println!("    reason: {reason}");
+            }
+        }
+    })
+}
+
+pub fn rollback(args: RollbackArgs) -> ExitCode {
+    let (client, id) = match client().and_then(|c| app_id(args.app).map(|id| (c, id))) {
+        Ok(v) => v,
+        Err(e) => return fail(&e),
+    };
+    let result = platform::history::rollback(&client, &id, args.deployment.as_deref())
+        .unwrap_or_else(|e| e.to_json());
+    finish(&result, |r| {
+        println!(
+            "rolling back to {}: {}",
+            r["rollback_of"].as_str().unwrap_or("?"),
+            r["message"].as_str().unwrap_or("")
+        );
+        println!("follow it with: slipway status --watch {id}");
+    })
+}
+
+pub fn why(args: WhyArgs) -> ExitCode {
+    let (client, id) = match client().and_then(|c| app_id(args.app_id).map(|id| (c, id))) {
+        Ok(v) => v,
+        Err(e) => return fail(&e),
+    };
+    let result = platform::history::diagnosis(&client, &id).unwrap_or_else(|e| e.to_json());
+    finish(&result, |r| {
+        println!("status: {}", r["status"].as_str().unwrap_or("?"));
+        if let Some(reason) = r["reason"].as_str() {
+            println!("reason: {reason}");
+        }
+        for s in r["failing_services"].as_array().into_iter().flatten() {
+            println!(
+                "\nservice {} is {}; its log ends:",
+                s["service"].as_str().unwrap_or("?"),
+                s["status"].as_str().unwrap_or("?")
+            );
+            for line in s["log_tail"].as_str().unwrap_or("").lines() {
+                println!("  | {line}");
+            }
+        }
+        if let Some(b) = r["failed_build"].as_object() {
+            println!(
+                "\nthe newest build ({}) failed: {}",
+                b["service"].as_str().unwrap_or("?"),
+                b["error"].as_str().unwrap_or("")
+            );
+            for line in b["log_tail"].as_str().unwrap_or("").lines() {
+                println!("  | {line}");
+            }
+        }
+        if let Some(d) = r["devfile"].as_object() {
+            for e in d["errors"].as_array().into_iter().flatten() {
+                println!("devfile error: {}", e.as_str().unwrap_or(""));
+            }
+        }
+        if let Some(good) = r["last_good_deployment_id"].as_str() {
+            let changes = &r["changes_since_last_good"];
+            println!("\nsince the last deployment that ran well ({good}):");
+            for i in changes["images"].as_array().into_iter().flatten() {
+                println!(
+                    "  image of {} changed",
+                    i["service"].as_str().unwrap_or("?")
+                );
+            }
+            for s in changes["secrets"].as_array().into_iter().flatten() {
+                println!(
+                    "  secret {} of {}: version {} -> {}",
+                    s["path"].as_str().unwrap_or("?"),
+                    s["service"].as_str().unwrap_or("?"),
+                    s["from_version"],
+                    s["to_version"]
+                );
+            }
+            if changes["devfile"]["changed"] == true {
+                print!("{}", changes["devfile"]["diff"].as_str().unwrap_or(""));
+            }
+            println!("roll back with: slipway rollback {good} --app {id}");
+        }
+    })
 }

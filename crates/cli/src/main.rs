@@ -42,6 +42,14 @@ enum Command {
     Status(daily::StatusArgs),
     /// Print an app's latest build and runtime logs.
     Logs(daily::LogsArgs),
+    /// List an app's deployments: what each ran (images, secret versions), why, how it ended.
+    Deployments(daily::DeploymentsArgs),
+    /// Deploy an earlier deployment again with its images and secret versions (default: the
+    /// newest earlier one that ran well).
+    Rollback(daily::RollbackArgs),
+    /// Explain why an app is where it is: failing services' logs, a failed build, the
+    /// devfile's findings, what changed since the last good deployment.
+    Why(daily::WhyArgs),
     /// Serve the tools to an AI assistant over MCP (stdio). Logs go to stderr.
     Mcp,
     /// The platform server that apps are registered, built and deployed on.
@@ -75,6 +83,9 @@ fn run(cli: Cli) -> ExitCode {
         Command::Build(args) => daily::build(args),
         Command::Status(args) => daily::status(args),
         Command::Logs(args) => daily::logs(args),
+        Command::Deployments(args) => daily::deployments(args),
+        Command::Rollback(args) => daily::rollback(args),
+        Command::Why(args) => daily::why(args),
         Command::Mcp => {
             init_tracing();
             match tokio::runtime::Runtime::new().map(|rt| rt.block_on(slipway_mcp::serve_stdio())) {

@@ -318,6 +318,30 @@ fn new_build_status_logs() {
         "{stdout}"
     );
 
+    // The history shows the one deployment (started by the build), and `why` explains a
+    // healthy app without inventing a failure; a rollback with nothing earlier says so.
+    let out = slipway(&project, &env, &["deployments"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert_eq!(
+        stdout.lines().filter(|l| l.contains(" RUNNING ")).count(),
+        1,
+        "{stdout}"
+    );
+    assert!(stdout.contains(" build "), "{stdout}");
+    let out = slipway(&project, &env, &["why"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.starts_with("status: RUNNING"), "{stdout}");
+    assert!(!stdout.contains("log ends"), "{stdout}");
+    let out = slipway(&project, &env, &["rollback"]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no earlier deployment that ran well"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
     let out = slipway(
         work.path(),
         &[],

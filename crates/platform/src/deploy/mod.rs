@@ -10,7 +10,7 @@
 //! One task per deployment; deployments of one app are serialised by a per-app lock, and a
 //! newer request (a new build, disable, delete, shutdown) cancels a pending one first.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
@@ -23,10 +23,10 @@ use tokio_util::task::TaskTracker;
 use slipway_runtime::{health, runtime, supervisor};
 
 use crate::db::Db;
-use crate::model::{AppStatus, BuildStatus, DeploymentStatus, ServiceStatus};
+use crate::model::{AppStatus, BuildStatus, DeploymentCause, DeploymentStatus, ServiceStatus};
 use crate::store::apps;
 use crate::store::builds;
-use crate::store::deployments::{self, DeploymentRecord, NewService};
+use crate::store::deployments::{self, DeploymentRecord, NewService, Origin};
 use crate::vault::Vault;
 use runtime::{ImageRequest, Runtime};
 use supervisor::{Launch, Supervised};
@@ -38,6 +38,7 @@ mod routes;
 
 use crash::*;
 use plan::*;
+pub use rollout::tail;
 use rollout::*;
 pub use routes::{Routes, dependency_variable, gateway_url};
 
@@ -145,6 +146,11 @@ impl Deployer {
     }
 
     /// The runtime log of a deployment's service.
+    pub fn data_dir(&self) -> &Path {
+        &self.inner.data_dir
+    }
+
+    /// The runtime log of one service of one deployment.
     pub fn log_path(&self, deployment_id: &str, service: &str) -> PathBuf {
         log_path(&self.inner.data_dir, deployment_id, service)
     }
@@ -202,13 +208,81 @@ impl Deployer {
     /// succeeded latest build (otherwise nothing happens). A pending deployment of the app
     /// is cancelled first.
     pub fn request_deploy(&self, app_id: String) {
-        self.spawn_deploy(app_id, Source::LatestBuilds);
+        self.request_deploy_for(app_id, DeploymentCause::Build, None);
+    }
+
+    /// Like [`Deployer::request_deploy`], recording why and for whom (an enable).
+    pub fn request_deploy_for(
+        &self,
+        app_id: String,
+        cause: DeploymentCause,
+        started_by: Option<String>,
+    ) {
+        let origin = Origin {
+            cause,
+            started_by,
+            rollback_of: None,
+        };
+        self.spawn_deploy(app_id, Source::LatestBuilds(origin));
+    }
+
+    /// Deploys `target` (an earlier deployment of its app) again: its images and the secret
+    /// versions it ran with, health-gated like any deployment (the current one keeps serving
+    /// until the rollback is healthy). The caller checked it can ([`Deployer::rollback_blockers`]).
+    pub fn rollback(&self, target: DeploymentRecord, started_by: Option<String>) {
+        self.spawn_deploy(target.app_id.clone(), Source::Rollback(target, started_by));
+    }
+
+    /// What makes a rollback to `target` impossible, if anything: an image that is gone from
+    /// the store (or no longer verifies), or a secret version that is gone. Empty means it can
+    /// go ahead.
+    pub async fn rollback_blockers(
+        &self,
+        tx: &mut crate::db::Tx,
+        target: &DeploymentRecord,
+    ) -> Result<Vec<String>, sqlx::Error> {
+        let mut blockers = Vec::new();
+        for service in deployments::services(tx, &target.id).await? {
+            let digest = service.manifest_digest.clone();
+            let data_dir = self.inner.data_dir.clone();
+            let verified = tokio::task::spawn_blocking(move || {
+                slipway_image::verify_image(&data_dir, &digest).map(|_| ())
+            })
+            .await;
+            if !matches!(verified, Ok(Ok(()))) {
+                blockers.push(format!(
+                    "the image of service {} ({}) is no longer in the image store",
+                    service.service, service.manifest_digest
+                ));
+            }
+        }
+        for used in deployments::secrets_of(tx, &target.id).await? {
+            let secret = crate::store::secrets::find(tx, "app", &target.app_id, &used.path).await?;
+            let kept = match &secret {
+                Some(s) => crate::store::secrets::version(tx, &s.id, used.version)
+                    .await?
+                    .is_some(),
+                None => false,
+            };
+            if !kept {
+                blockers.push(format!(
+                    "version {} of app secret {:?} (given to service {}) is gone",
+                    used.version, used.path, used.service
+                ));
+            }
+        }
+        Ok(blockers)
     }
 
     /// Whether `app_id` can deploy now: every service of its devfile has a succeeded latest
     /// build.
     pub async fn deployable(&self, tx: &mut crate::db::Tx, app_id: &str) -> bool {
-        matches!(plan_latest(tx, app_id, true).await, Ok(Some(_)))
+        let origin = Origin {
+            cause: DeploymentCause::Enable,
+            started_by: None,
+            rollback_of: None,
+        };
+        matches!(plan_latest(tx, app_id, true, &origin).await, Ok(Some(_)))
     }
 
     fn spawn_deploy(&self, app_id: String, source: Source) {

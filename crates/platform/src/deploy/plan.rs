@@ -13,6 +13,11 @@ pub(super) struct Plan {
     /// Services in deploy order (dependencies first).
     pub(super) order: Vec<ServiceSpec>,
     pub(super) images: HashMap<String, NewService>,
+    /// Why and by whom.
+    pub(super) origin: Origin,
+    /// For a rollback: per service, the secret paths and versions to give it (the ones the
+    /// earlier deployment ran with); otherwise the latest versions are given.
+    pub(super) pinned_secrets: Option<HashMap<String, BTreeMap<String, i64>>>,
 }
 
 impl Plan {
@@ -38,16 +43,20 @@ impl Plan {
 /// Where a deployment's images come from.
 #[derive(Debug)]
 pub(super) enum Source {
-    /// The latest succeeded build of every service.
-    LatestBuilds,
-    /// The images an earlier deployment ran (redeploy after a restart).
+    /// The latest succeeded build of every service (after a build or an enable).
+    LatestBuilds(Origin),
+    /// The images an earlier deployment ran (redeploy after a restart), with the latest
+    /// secrets.
     Deployment(DeploymentRecord),
+    /// An earlier deployment exactly: its images and its secret versions.
+    Rollback(DeploymentRecord, Option<String>),
 }
 
 pub(super) async fn plan_latest(
     tx: &mut crate::db::Tx,
     app_id: &str,
     ignore_enabled: bool,
+    origin: &Origin,
 ) -> Result<Option<Plan>, sqlx::Error> {
     let Some(app) = apps::get(tx, app_id).await? else {
         return Ok(None);
@@ -81,7 +90,7 @@ pub(super) async fn plan_latest(
             _ => return Ok(None),
         }
     }
-    Ok(plan_of(app.id, app.name, devfile, images))
+    Ok(plan_of(app.id, app.name, devfile, images, origin.clone()))
 }
 
 pub(super) fn plan_of(
@@ -89,6 +98,7 @@ pub(super) fn plan_of(
     app_name: String,
     devfile: String,
     images: HashMap<String, NewService>,
+    origin: Origin,
 ) -> Option<Plan> {
     let parsed = Devfile::parse(&devfile).ok()?;
     let services = parsed.services();
@@ -106,16 +116,33 @@ pub(super) fn plan_of(
         devfile,
         order,
         images,
+        origin,
+        pinned_secrets: None,
     })
 }
 
+/// The plan of an earlier deployment: after a restart its images (with the latest secrets),
+/// for a rollback its images and the secret versions it ran with.
 pub(super) async fn plan_from(
     inner: &Inner,
     record: &DeploymentRecord,
+    origin: Origin,
 ) -> Result<Option<Plan>, sqlx::Error> {
     let mut tx = inner.db.begin_read().await?;
     let app = apps::get(&mut tx, &record.app_id).await?;
     let services = deployments::services(&mut tx, &record.id).await?;
+    let pinned = if origin.cause == DeploymentCause::Rollback {
+        let mut by_service: HashMap<String, BTreeMap<String, i64>> = HashMap::new();
+        for used in deployments::secrets_of(&mut tx, &record.id).await? {
+            by_service
+                .entry(used.service)
+                .or_default()
+                .insert(used.path, used.version);
+        }
+        Some(by_service)
+    } else {
+        None
+    };
     tx.commit().await?;
     let Some(app) = app.filter(|a| a.enabled) else {
         return Ok(None);
@@ -133,5 +160,10 @@ pub(super) async fn plan_from(
             )
         })
         .collect();
-    Ok(plan_of(app.id, app.name, record.devfile.clone(), images))
+    Ok(
+        plan_of(app.id, app.name, record.devfile.clone(), images, origin).map(|mut plan| {
+            plan.pinned_secrets = pinned;
+            plan
+        }),
+    )
 }

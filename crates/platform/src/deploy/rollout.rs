@@ -27,16 +27,31 @@ pub(super) async fn deploy(
         () = token.cancelled() => return,
     };
     let planned = match &source {
-        Source::LatestBuilds => {
+        Source::LatestBuilds(origin) => {
             async {
                 let mut tx = inner.db.begin_read().await?;
-                let plan = plan_latest(&mut tx, app_id, false).await?;
+                let plan = plan_latest(&mut tx, app_id, false, origin).await?;
                 tx.commit().await?;
                 Ok(plan)
             }
             .await
         }
-        Source::Deployment(record) => plan_from(inner, record).await,
+        Source::Deployment(record) => {
+            let origin = Origin {
+                cause: DeploymentCause::Restart,
+                started_by: None,
+                rollback_of: None,
+            };
+            plan_from(inner, record, origin).await
+        }
+        Source::Rollback(record, by) => {
+            let origin = Origin {
+                cause: DeploymentCause::Rollback,
+                started_by: by.clone(),
+                rollback_of: Some(record.id.clone()),
+            };
+            plan_from(inner, record, origin).await
+        }
     };
     let plan = match planned {
         Ok(Some(plan)) => plan,
@@ -56,7 +71,7 @@ pub(super) async fn deploy(
         .collect();
     let created = async {
         let mut tx = inner.db.begin_write().await?;
-        let id = deployments::create(&mut tx, app_id, &plan.devfile, &images).await?;
+        let id = deployments::create(&mut tx, app_id, &plan.devfile, &images, &plan.origin).await?;
         apps::set_status(&mut tx, app_id, AppStatus::Deploying, None).await?;
         tx.commit().await?;
         Ok::<String, sqlx::Error>(id)
@@ -240,16 +255,37 @@ pub(super) async fn start_services(
             }
         }
         // The app's secrets go first; what the platform sets (PORT, <DEP>_URL) wins.
-        let secret_env = crate::vault::env::for_service(
+        let pinned = plan
+            .pinned_secrets
+            .as_ref()
+            .map(|by_service| by_service.get(&spec.name).cloned().unwrap_or_default());
+        let secrets = crate::vault::env::for_service(
             &inner.db,
             &inner.vault,
             &plan.app_id,
             &spec.name,
             &spec.secrets,
+            pinned.as_ref(),
         )
         .await
         .map_err(Failure::Failed)?;
-        let mut with_secrets: Vec<(String, String)> = secret_env
+        let recorded = async {
+            let mut tx = inner.db.begin_write().await?;
+            for (path, version) in &secrets.used {
+                deployments::record_secret(&mut tx, deployment_id, &spec.name, path, *version)
+                    .await?;
+            }
+            tx.commit().await
+        }
+        .await;
+        if let Err(e) = recorded {
+            return Err(Failure::Failed(format!(
+                "cannot record the secret versions of service {}: {e}",
+                spec.name
+            )));
+        }
+        let mut with_secrets: Vec<(String, String)> = secrets
+            .env
             .into_iter()
             .filter(|(name, _)| env.iter().all(|(own, _)| own != name))
             .collect();
@@ -372,7 +408,7 @@ pub(super) async fn wait_healthy(
 }
 
 /// The last `lines` lines of a log (at most 4 KiB), for failure reasons.
-pub(super) fn tail(path: &Path, lines: usize) -> String {
+pub fn tail(path: &Path, lines: usize) -> String {
     let text = std::fs::read(path).unwrap_or_default();
     let start = text.len().saturating_sub(4096);
     let text = String::from_utf8_lossy(&text[start..]);

@@ -4,6 +4,7 @@
 
 pub mod apps;
 pub mod builds;
+pub mod deployments;
 pub mod error;
 pub mod extract;
 pub mod logs;
@@ -186,6 +187,11 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("post", "/v1/apps/{app_id}/permissions"),
     ("post", "/v1/apps/{app_id}/permissions/revoke"),
     ("get", "/v1/account/users"),
+    ("get", "/v1/apps/{app_id}/deployments"),
+    ("get", "/v1/apps/{app_id}/deployments/{deployment_id}"),
+    ("get", "/v1/apps/{app_id}/deployments/{deployment_id}/diff"),
+    ("post", "/v1/apps/{app_id}/rollback"),
+    ("get", "/v1/apps/{app_id}/diagnosis"),
 ];
 
 /// The application: `/v1/…`, `/v1/openapi.json` and `/health`.
@@ -195,6 +201,7 @@ pub fn router(state: AppState) -> Router {
         .merge(prebuilt::router())
         .merge(scan::router())
         .merge(status::router())
+        .merge(deployments::router())
         .merge(logs::router())
         .merge(secrets::router())
         .merge(sharing::router())

@@ -117,10 +117,10 @@ async fn editable(
     state: &AppState,
     headers: &HeaderMap,
     app_id: &str,
-) -> Result<(Tx, AppRecord), ApiError> {
+) -> Result<(Tx, AppRecord, String), ApiError> {
     let (mut tx, caller) = state.begin_as(headers, Access::Write).await?;
     let (app, _) = authorized_app(&mut tx, &caller, app_id, AppAction::Suspend).await?;
-    Ok((tx, app))
+    Ok((tx, app, caller.user_id))
 }
 
 /// `POST /v1/apps/{app_id}/disable`: stops every process of the app; status `suspended`,
@@ -130,7 +130,7 @@ async fn disable(
     headers: HeaderMap,
     Path(app_id): Path<String>,
 ) -> Result<Json<StatusView>, ApiError> {
-    let (mut tx, app) = editable(&state, &headers, &app_id).await?;
+    let (mut tx, app, _) = editable(&state, &headers, &app_id).await?;
     apps::set_enabled(&mut tx, &app.id, false, AppStatus::Suspended).await?;
     tx.commit().await?;
     state.deployer().suspend(&app.id).await?;
@@ -145,7 +145,7 @@ async fn enable(
     headers: HeaderMap,
     Path(app_id): Path<String>,
 ) -> Result<Json<StatusView>, ApiError> {
-    let (mut tx, app) = editable(&state, &headers, &app_id).await?;
+    let (mut tx, app, user_id) = editable(&state, &headers, &app_id).await?;
     // Enabling an app that already runs (or is starting) changes nothing.
     let already = app.enabled && matches!(app.status, AppStatus::Running | AppStatus::Deploying);
     let deployable = !already && state.deployer().deployable(&mut tx, &app.id).await;
@@ -159,7 +159,11 @@ async fn enable(
     apps::set_enabled(&mut tx, &app.id, true, next).await?;
     tx.commit().await?;
     if deployable {
-        state.deployer().request_deploy(app.id.clone());
+        state.deployer().request_deploy_for(
+            app.id.clone(),
+            crate::model::DeploymentCause::Enable,
+            Some(user_id),
+        );
     }
     tracing::info!(app_id = %app.id, "app enabled");
     current(&state, &headers, &app.id).await

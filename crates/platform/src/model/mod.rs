@@ -6,7 +6,7 @@ mod access;
 mod status;
 
 pub use access::{AccountRole, Caller, Role};
-pub use status::{AppStatus, BuildStatus, DeploymentStatus, ServiceStatus};
+pub use status::{AppStatus, BuildStatus, DeploymentCause, DeploymentStatus, ServiceStatus};
 
 /// A bearer token in clear (its `Debug` is redacted; the database keeps only its hash).
 pub use slipway_server::token::Token;

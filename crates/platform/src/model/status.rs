@@ -147,6 +147,45 @@ impl DeploymentStatus {
     }
 }
 
+/// Why a deployment was started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeploymentCause {
+    /// A build of the app succeeded.
+    Build,
+    /// The app was enabled again.
+    Enable,
+    /// A user went back to an earlier deployment.
+    Rollback,
+    /// The server restarted and brought back what ran.
+    Restart,
+}
+
+impl DeploymentCause {
+    /// Every cause.
+    pub const ALL: [DeploymentCause; 4] = [
+        DeploymentCause::Build,
+        DeploymentCause::Enable,
+        DeploymentCause::Rollback,
+        DeploymentCause::Restart,
+    ];
+
+    /// The stored (and displayed) spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeploymentCause::Build => "build",
+            DeploymentCause::Enable => "enable",
+            DeploymentCause::Rollback => "rollback",
+            DeploymentCause::Restart => "restart",
+        }
+    }
+
+    /// The cause a stored spelling stands for.
+    pub fn parse(raw: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.as_str() == raw)
+    }
+}
+
 /// Status of one service of a deployment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]

@@ -7,7 +7,7 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use crate::db::{Tx, now_millis};
-use crate::model::{DeploymentStatus, ServiceStatus};
+use crate::model::{DeploymentCause, DeploymentStatus, ServiceStatus};
 
 /// One deployment as stored.
 #[derive(Debug, Clone)]
@@ -24,6 +24,39 @@ pub struct DeploymentRecord {
     pub devfile: String,
     /// Epoch milliseconds.
     pub created_at: i64,
+    /// Epoch milliseconds when it became RUNNING or FAILED.
+    pub finished_at: Option<i64>,
+    /// Why it was started.
+    pub cause: DeploymentCause,
+    /// The user who started it (none for a build or a restart).
+    pub started_by: Option<String>,
+    /// SHA-256 of the devfile text (`sha256:` + hex); none for deployments recorded before
+    /// the history existed.
+    pub devfile_digest: Option<String>,
+    /// The deployment a rollback went back to.
+    pub rollback_of: Option<String>,
+}
+
+/// Why and by whom a deployment is started.
+#[derive(Debug, Clone)]
+pub struct Origin {
+    /// Why.
+    pub cause: DeploymentCause,
+    /// Who (a user id), when a user asked.
+    pub started_by: Option<String>,
+    /// The deployment a rollback goes back to.
+    pub rollback_of: Option<String>,
+}
+
+/// An app secret a service of a deployment was given, and its version (never its value).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecretUse {
+    /// The service.
+    pub service: String,
+    /// The secret's path.
+    pub path: String,
+    /// The version it received.
+    pub version: i64,
 }
 
 /// One service of a deployment as stored.
@@ -54,7 +87,8 @@ pub struct NewService {
     pub manifest_digest: String,
 }
 
-const COLUMNS: &str = "id, app_id, status, reason, devfile, created_at";
+const COLUMNS: &str = "id, app_id, status, reason, devfile, created_at, finished_at, cause, \
+                       started_by, devfile_digest, rollback_of";
 
 /// A stored status spelling as its enum; an unknown one is a decode error.
 fn decode<T>(raw: String, parse: fn(&str) -> Option<T>) -> Result<T, sqlx::Error> {
@@ -69,7 +103,20 @@ fn record(row: &AnyRow) -> Result<DeploymentRecord, sqlx::Error> {
         reason: row.try_get(3)?,
         devfile: row.try_get(4)?,
         created_at: row.try_get(5)?,
+        finished_at: row.try_get(6)?,
+        cause: decode(row.try_get(7)?, DeploymentCause::parse)?,
+        started_by: row.try_get(8)?,
+        devfile_digest: row.try_get(9)?,
+        rollback_of: row.try_get(10)?,
     })
+}
+
+/// `sha256:` and the hex SHA-256 of a devfile's text.
+pub fn devfile_digest(devfile: &str) -> String {
+    use sha2::Digest as _;
+    let hash = sha2::Sha256::digest(devfile.as_bytes());
+    let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
 }
 
 /// Creates a `deploying` deployment with its services `pending`; returns its id.
@@ -78,18 +125,24 @@ pub async fn create(
     app_id: &str,
     devfile: &str,
     services: &[NewService],
+    origin: &Origin,
 ) -> Result<String, sqlx::Error> {
     let id = uuid::Uuid::new_v4().to_string();
     let now = now_millis();
     sqlx::query(
         "INSERT INTO deployment (id, app_id, status, reason, devfile, created_at, finished_at, \
-         updated_at) VALUES ($1, $2, $3, NULL, $4, $5, NULL, $5)",
+         updated_at, cause, started_by, devfile_digest, rollback_of) \
+         VALUES ($1, $2, $3, NULL, $4, $5, NULL, $5, $6, $7, $8, $9)",
     )
     .bind(id.clone())
     .bind(app_id.to_owned())
     .bind(DeploymentStatus::Deploying.as_str())
     .bind(devfile.to_owned())
     .bind(now)
+    .bind(origin.cause.as_str())
+    .bind(origin.started_by.clone())
+    .bind(devfile_digest(devfile))
+    .bind(origin.rollback_of.clone())
     .execute(&mut **tx)
     .await?;
     for s in services {
@@ -106,6 +159,88 @@ pub async fn create(
         .await?;
     }
     Ok(id)
+}
+
+/// Records that `service` of deployment `id` was given version `version` of app secret
+/// `path`.
+pub async fn record_secret(
+    tx: &mut Tx,
+    id: &str,
+    service: &str,
+    path: &str,
+    version: i64,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO deployment_secret (deployment_id, service, secret_path, version) \
+         VALUES ($1, $2, $3, $4)",
+    )
+    .bind(id.to_owned())
+    .bind(service.to_owned())
+    .bind(path.to_owned())
+    .bind(version)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// The app secrets (and versions) every service of deployment `id` was given, by service
+/// then path.
+pub async fn secrets_of(tx: &mut Tx, id: &str) -> Result<Vec<SecretUse>, sqlx::Error> {
+    let rows = sqlx::query(
+        "SELECT service, secret_path, version FROM deployment_secret WHERE deployment_id = $1 \
+         ORDER BY service, secret_path",
+    )
+    .bind(id.to_owned())
+    .fetch_all(&mut **tx)
+    .await?;
+    rows.iter()
+        .map(|r| {
+            Ok(SecretUse {
+                service: r.try_get(0)?,
+                path: r.try_get(1)?,
+                version: r.try_get(2)?,
+            })
+        })
+        .collect()
+}
+
+/// Deployment `id` of app `app_id`, if it exists.
+pub async fn get(
+    tx: &mut Tx,
+    app_id: &str,
+    id: &str,
+) -> Result<Option<DeploymentRecord>, sqlx::Error> {
+    let sql = format!("SELECT {COLUMNS} FROM deployment WHERE id = $1 AND app_id = $2");
+    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(id.to_owned())
+        .bind(app_id.to_owned())
+        .fetch_optional(&mut **tx)
+        .await?;
+    row.as_ref().map(record).transpose()
+}
+
+/// Up to `limit` deployments of `app_id`, newest first, older than the cursor
+/// `(created_at, id)` when one is given.
+pub async fn page_of_app(
+    tx: &mut Tx,
+    app_id: &str,
+    before: Option<(i64, String)>,
+    limit: u32,
+) -> Result<Vec<DeploymentRecord>, sqlx::Error> {
+    let (created, id) = before.unwrap_or((i64::MAX, String::new()));
+    let sql = format!(
+        "SELECT {COLUMNS} FROM deployment WHERE app_id = $1 \
+         AND (created_at < $2 OR (created_at = $2 AND id < $3)) \
+         ORDER BY created_at DESC, id DESC LIMIT $4"
+    );
+    let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(app_id.to_owned())
+        .bind(created)
+        .bind(id)
+        .bind(i64::from(limit))
+        .fetch_all(&mut **tx)
+        .await?;
+    rows.iter().map(record).collect()
 }
 
 /// Every deployment of `app_id`, newest first.
@@ -280,6 +415,13 @@ pub async fn running_of_enabled_apps(tx: &mut Tx) -> Result<Vec<DeploymentRecord
 
 /// Deletes every deployment of `app_id` with its service rows.
 pub async fn delete_for_app(tx: &mut Tx, app_id: &str) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "DELETE FROM deployment_secret WHERE deployment_id IN \
+         (SELECT id FROM deployment WHERE app_id = $1)",
+    )
+    .bind(app_id.to_owned())
+    .execute(&mut **tx)
+    .await?;
     sqlx::query(
         "DELETE FROM deployment_service WHERE deployment_id IN \
          (SELECT id FROM deployment WHERE app_id = $1)",

@@ -43,16 +43,28 @@ pub fn variable_name(key: &str) -> String {
     name
 }
 
+/// What a service receives from the app's secrets: its environment variables, and the
+/// secret paths with the versions they came from (what the deployment records).
+#[derive(Debug, Default)]
+pub struct ServiceSecrets {
+    /// `(variable, value)` pairs.
+    pub env: Vec<(String, String)>,
+    /// `(path, version)` of every secret used.
+    pub used: Vec<(String, i64)>,
+}
+
 /// The variables a service of `app_id` receives from the app's secrets (`wanted`: the
-/// service's `secrets` attribute, empty for all). The error is the reason the deployment
-/// fails.
+/// service's `secrets` attribute, empty for all), at their latest versions, or, for a
+/// rollback, exactly the `pinned` paths at the recorded versions. The error is the reason
+/// the deployment fails.
 pub async fn for_service(
     db: &Db,
     vault: &Vault,
     app_id: &str,
     service: &str,
     wanted: &[String],
-) -> Result<Vec<(String, String)>, String> {
+    pinned: Option<&BTreeMap<String, i64>>,
+) -> Result<ServiceSecrets, String> {
     let failure = |e: sqlx::Error| format!("cannot read the app's secrets: {e}");
     let mut tx = db.begin_write().await.map_err(failure)?;
     let account_id = apps::account_of(&mut tx, app_id)
@@ -62,13 +74,25 @@ pub async fn for_service(
     let all = secrets::all_of(&mut tx, "app", app_id)
         .await
         .map_err(failure)?;
-    let chosen: Vec<&secrets::SecretRow> = if wanted.is_empty() {
-        all.iter().collect()
+    let chosen: Vec<(&secrets::SecretRow, i64)> = if let Some(pinned) = pinned {
+        let mut out = Vec::new();
+        for (path, version) in pinned {
+            let secret = all.iter().find(|s| s.path == *path).ok_or_else(|| {
+                format!(
+                    "app secret {path:?} (version {version}) that this deployment ran with was \
+                     deleted"
+                )
+            })?;
+            out.push((secret, *version));
+        }
+        out
+    } else if wanted.is_empty() {
+        all.iter().map(|s| (s, s.current_version)).collect()
     } else {
         let mut out = Vec::new();
         for path in wanted {
             match all.iter().find(|s| s.path == *path) {
-                Some(s) => out.push(s),
+                Some(s) => out.push((s, s.current_version)),
                 None => {
                     return Err(format!(
                         "service {service} lists app secret {path:?} in attributes.secrets, \
@@ -81,11 +105,19 @@ pub async fn for_service(
         out
     };
     let mut vars = BTreeMap::new();
-    for secret in &chosen {
-        let row = secrets::version(&mut tx, &secret.id, secret.current_version)
+    let mut used = Vec::new();
+    for (secret, version) in &chosen {
+        let row = secrets::version(&mut tx, &secret.id, *version)
             .await
             .map_err(failure)?
-            .ok_or_else(|| format!("app secret {:?} has no readable version", secret.path))?;
+            .ok_or_else(|| {
+                format!(
+                    "version {version} of app secret {:?} is gone (only the newest versions \
+                     are kept)",
+                    secret.path
+                )
+            })?;
+        used.push((secret.path.clone(), row.version));
         let content = vault
             .open_content(&secret.id, row.version, &row.sealed)
             .map_err(|e| format!("app secret {:?}: {e}", secret.path))?;
@@ -109,7 +141,10 @@ pub async fn for_service(
         .map_err(failure)?;
     }
     tx.commit().await.map_err(failure)?;
-    Ok(vars.into_iter().collect())
+    Ok(ServiceSecrets {
+        env: vars.into_iter().collect(),
+        used,
+    })
 }
 
 #[cfg(test)]

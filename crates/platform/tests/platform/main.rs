@@ -8,6 +8,7 @@ mod buildah;
 mod builds;
 mod container;
 mod deploy;
+mod history;
 mod isolation;
 mod matrix;
 mod openapi;

@@ -7,6 +7,7 @@ mod build;
 mod client;
 pub mod credentials;
 mod endpoint;
+pub mod history;
 pub mod local;
 mod pack;
 mod secrets;
