@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v tauri-driver >/dev/null || cargo install tauri-driver --locked --quiet
 cargo build -p slipway-desktop --quiet
-export SLIPWAY_DESKTOP_BIN="$PWD/target/debug/slipway-desktop"
+export SLIPWAY_DESKTOP_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/slipway-desktop"
 unset SLIPWAY_PLATFORM_URL SLIPWAY_TOKEN
 for attempt in 1 2 3 4 5; do
   # No platform configured: the app starts its embedded one under a fresh throwaway home.
