@@ -39,11 +39,13 @@ class Session:
         for attempt in range(20):
             try:
                 self.id = request("POST", "/session", caps)["sessionId"]
-                return
+                break
             except (OSError, urllib.error.HTTPError):
                 if attempt == 19:
                     raise
                 time.sleep(0.5)
+        # The navigation listens once main.js has run.
+        self.wait_for("body[data-ready=true]")
 
     def close(self):
         request("DELETE", f"/session/{self.id}")
@@ -60,7 +62,10 @@ class Session:
             if self.count(css):
                 return
             time.sleep(0.2)
-        raise AssertionError(f"no element matches {css!r} after {timeout}s")
+        raise AssertionError(f"no element matches {css!r} after {timeout}s; the window shows: {self.page()!r}")
+
+    def page(self):
+        return self.js("return document.querySelector('#main').innerText.slice(0, 600);")
 
     def click(self, css, timeout=20):
         self.wait_for(css, timeout)
@@ -95,7 +100,7 @@ class Session:
             if predicate(last):
                 return last
             time.sleep(0.3)
-        raise AssertionError(f"{css!r} never satisfied the check; last text: {last!r}")
+        raise AssertionError(f"{css!r} never satisfied the check; last text: {last!r}; the window shows: {self.page()!r}")
 
     def screenshot(self, name):
         if not SHOTS:
@@ -118,7 +123,10 @@ class DesktopTest(unittest.TestCase):
     def test_scaffold_and_check_from_the_window(self):
         s = self.s
         # A fresh home: the welcome says what runs locally; the header names the environment.
-        s.click("nav button[data-view=new]")
+        s.wait_text("#env", lambda t: "Embedded" in t and "Signed in" in t)
+        s.wait_text("#main", lambda t: "Welcome" in t and "Missing information" in t)
+        s.screenshot("welcome")
+        s.click("#start-new")
         s.wait_for("#view-new .card")
         names = s.texts("#view-new .card strong")
         self.assertEqual(names, ["python-api", "python-dashboard", "js-web", "multi-container", "js-web-advanced", "durable-agent"])
@@ -169,6 +177,81 @@ class DesktopTest(unittest.TestCase):
         s.click("#secret-save")
         s.wait_text("#app-detail", lambda t: "secret_path" in t and "'/'" in t)
         s.screenshot("apps")
+
+    def test_care_enrollment_with_a_field_error_then_enrolled(self):
+        """Care staff: the service's validator places an error on its field as the user types;
+        the corrected document is enrolled and the answer lists the records."""
+        s = self.s
+        s.click("nav button[data-view=enroll]")
+        s.wait_for("#enroll-form")
+        s.click("#enroll-reset")
+        s.fill('[name="vendorName"]', "DemoRx")
+        s.fill('[name="programName"]', "DemoCareProgram")
+        s.fill('[name="enrollmentDate"]', "2026-02-01")
+        s.fill('[name="patient.id"]', "E2E-P-1")
+        s.fill('[name="patient.firstName"]', "Ann")
+        s.fill('[name="patient.lastName"]', "Doe")
+        s.click('button[data-add="patient.addresses"]')
+        s.fill('[name="patient.addresses[0].id"]', "E2E-A-1")
+        s.fill('[name="patient.addresses[0].type"]', "home")
+        s.fill('[name="patient.addresses[0].addressLine1"]', "1 Main Street")
+        s.fill('[name="patient.addresses[0].state"]', "IL")
+        s.fill('[name="patient.addresses[0].postalCode"]', "62701")
+        s.fill('[name="patient.addresses[0].country"]', "US")
+        s.fill('[name="patient.addresses[0].city"]', "Springfield Heights")
+        s.wait_text('[data-path="patient.addresses[0].city"]', lambda t: "longer than 10" in t)
+        s.screenshot("enrollment-field-error")
+        s.fill('[name="patient.addresses[0].city"]', "Peoria")
+        s.wait_text('[data-path="patient.addresses[0].city"]', lambda t: "longer than" not in t)
+        s.click("button[data-add=prescriptions]")
+        s.fill('[name="prescriptions[0].id"]', "E2E-RX-1")
+        s.fill('[name="prescriptions[0].drugNdc"]', "PROD-1001")
+        s.fill('[name="prescriptions[0].numberOfRefills"]', "2")
+        s.wait_text("#enroll-check", lambda t: "No problem" in t)
+        s.click("#enroll-submit")
+        s.wait_text("#enroll-result", lambda t: "Enrolled" in t and "created" in t, timeout=60)
+        s.screenshot("enrollment-enrolled")
+
+    def test_missing_information_412_then_submitted_then_409(self):
+        """Care staff: the demo request's fields by type; unmet fields marked (412); filled and
+        submitted; opened again it is no longer active (409)."""
+        s = self.s
+        s.click("nav button[data-view=missing]")
+        s.fill("[name=mi-uuid]", DEMO_REQUEST)
+        s.click("#mi-open")
+        s.wait_for("#mi-form", timeout=60)
+        self.assertEqual(s.count("#mi-form input[type=date]"), 1)
+        self.assertEqual(s.count("#mi-form input[type=checkbox]"), 1)
+        s.click("#mi-submit")
+        s.wait_text("#mi-form", lambda t: "do not fulfil" in t and "needs a value" in t)
+        self.assertGreaterEqual(s.count("#mi-form .field.invalid"), 2)
+        s.screenshot("missing-information-412")
+        prefix = "5f0c8b8e-1d2a-4c1e-9a57-0a4a5c1d7f0"
+        s.fill("#mi-form input[type=date]", "1980-04-02")
+        s.fill(f'[data-path="{prefix}2"] input', "72.5")
+        s.fill(f'[data-path="{prefix}3"] input, [data-path="{prefix}3"] select', "Morning")
+        s.click(f'[data-path="{prefix}4"] input')
+        s.screenshot("missing-information")
+        s.click("#mi-submit")
+        s.wait_text("#mi-screen", lambda t: "Submitted" in t and "Completed" in t)
+        s.click("#mi-open")
+        s.wait_text("#mi-screen", lambda t: "no longer active" in t)
+        self.assertEqual(s.count("#mi-screen[data-kind=not_active]"), 1)
+        s.screenshot("missing-information-409")
+
+    def test_care_users_and_permissions(self):
+        """Admin: the care users with their permissions; a new user gets a token shown once."""
+        s = self.s
+        s.click("nav button[data-view=care-users]")
+        s.wait_text("#care-users-table", lambda t: "Demo care staff" in t and "Demo restricted user" in t, timeout=60)
+        s.fill("[name=care-user-name]", "E2E Nurse")
+        s.click("#care-user-create")
+        s.wait_text("#care-user-token", lambda t: t.startswith("cst_"))
+        s.wait_text("#care-users-table", lambda t: "E2E Nurse" in t)
+        s.js("""const row = Array.from(document.querySelectorAll('#care-users-table tr')).find(r => r.innerText.includes('Demo restricted user'));
+            row.querySelector('button').click();""")
+        s.wait_text(".perms", lambda t: "dateOfBirth" in t)
+        s.screenshot("care-users")
 
 
 if __name__ == "__main__":

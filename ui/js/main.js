@@ -65,6 +65,8 @@ async function header() {
 for (const b of document.querySelectorAll("nav button")) {
   b.addEventListener("click", () => go(b.dataset.view));
 }
+// The navigation works from here on (the end-to-end test waits for this).
+document.body.dataset.ready = "true";
 
 // The first view, unless the user already picked one while the environment was read.
 header().then((env) => {
