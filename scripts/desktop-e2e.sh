@@ -7,7 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v tauri-driver >/dev/null || cargo install tauri-driver --locked --quiet
-# The UI's unit tests (api.js, the form state) first: no window needed.
+# The UI's unit tests (api.js, the form state) first: no window needed. With SCREENSHOT_DIR
+# set (for example docs/screenshots), the run saves a PNG of every view there.
 if command -v node >/dev/null; then (cd ui && node --test tests/); else echo "node not found: skipping the UI unit tests" >&2; fi
 export SLIPWAY_DESKTOP_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/slipway-desktop"
 # The window's files are embedded at compile time, and cargo does not notice a changed file

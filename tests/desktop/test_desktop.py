@@ -11,6 +11,7 @@ Run by scripts/desktop-e2e.sh under Xvfb; stdlib only, so nothing else needs ins
 """
 
 import base64
+import http.client
 import json
 import os
 import tempfile
@@ -25,11 +26,19 @@ SHOTS = os.environ.get("SCREENSHOT_DIR")
 DEMO_REQUEST = "5f0c8b8e-1d2a-4c1e-9a57-0a4a5c1d7e01"
 
 
-def request(method, path, body=None):
+def request(method, path, body=None, retries=0):
+    """One WebDriver call. Read-only calls pass `retries`: WebKitWebDriver sometimes resets a
+    connection while the page is busy with IPC, and asking again then works."""
     data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(DRIVER + path, data=data, method=method, headers={"content-type": "application/json"})
-    with urllib.request.urlopen(req, timeout=60) as resp:
-        return json.loads(resp.read() or b"{}").get("value")
+    for attempt in range(retries + 1):
+        req = urllib.request.Request(DRIVER + path, data=data, method=method, headers={"content-type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=60) as resp:
+                return json.loads(resp.read() or b"{}").get("value")
+        except (ConnectionResetError, http.client.RemoteDisconnected):
+            if attempt == retries:
+                raise
+            time.sleep(0.5)
 
 
 class Session:
@@ -50,11 +59,15 @@ class Session:
     def close(self):
         request("DELETE", f"/session/{self.id}")
 
-    def js(self, script, *args):
-        return request("POST", f"/session/{self.id}/execute/sync", {"script": script, "args": list(args)})
+    def js(self, script, *args, retries=0):
+        return request("POST", f"/session/{self.id}/execute/sync", {"script": script, "args": list(args)}, retries)
+
+    def read(self, script, *args):
+        """A script that only reads the page: safe to send again."""
+        return self.js(script, *args, retries=3)
 
     def count(self, css):
-        return self.js("return document.querySelectorAll(arguments[0]).length;", css) or 0
+        return self.read("return document.querySelectorAll(arguments[0]).length;", css) or 0
 
     def wait_for(self, css, timeout=20):
         deadline = time.time() + timeout
@@ -65,16 +78,29 @@ class Session:
         raise AssertionError(f"no element matches {css!r} after {timeout}s; the window shows: {self.page()!r}")
 
     def page(self):
-        return self.js("return document.querySelector('#main').innerText.slice(0, 600);")
+        return self.read("return document.querySelector('#main').innerText.slice(0, 600);")
 
-    def click(self, css, timeout=20):
+    def click(self, css, timeout=20, expect=None):
+        """Clicks the first match. If the connection drops, the click is sent again unless
+        `expect` (a selector the click makes appear) shows it already happened; buttons that
+        start work are disabled while it runs, so a repeated click on them does nothing."""
         self.wait_for(css, timeout)
-        self.js("document.querySelector(arguments[0]).click();", css)
+        for attempt in range(3):
+            try:
+                self.js("document.querySelector(arguments[0]).click();", css)
+                return
+            except (ConnectionResetError, http.client.RemoteDisconnected):
+                if attempt == 2:
+                    raise
+                time.sleep(0.5)
+                if expect and self.count(expect):
+                    return
 
     def fill(self, css, text):
         """Sets an input's value as typing would (an input event the view listens to)."""
         self.wait_for(css)
-        self.js(
+        # Setting a value is idempotent: safe to send again after a dropped connection.
+        self.read(
             """const e = document.querySelector(arguments[0]);
             e.focus();
             const proto = e.tagName === 'SELECT' ? HTMLSelectElement : e.tagName === 'TEXTAREA' ? HTMLTextAreaElement : HTMLInputElement;
@@ -86,7 +112,7 @@ class Session:
         )
 
     def texts(self, css):
-        return self.js("return Array.from(document.querySelectorAll(arguments[0])).map(e => e.innerText);", css)
+        return self.read("return Array.from(document.querySelectorAll(arguments[0])).map(e => e.innerText);", css)
 
     def wait_text(self, css, predicate, timeout=20):
         """Polls the text of `css` with a script, not an element reference: the UI replaces
@@ -96,7 +122,7 @@ class Session:
         last = ""
         script = "const e = document.querySelector(arguments[0]); return e ? e.innerText : '';"
         while time.time() < deadline:
-            last = self.js(script, css) or ""
+            last = self.read(script, css) or ""
             if predicate(last):
                 return last
             time.sleep(0.3)
@@ -106,7 +132,7 @@ class Session:
         if not SHOTS:
             return
         time.sleep(0.3)
-        png = request("GET", f"/session/{self.id}/screenshot")
+        png = request("GET", f"/session/{self.id}/screenshot", retries=2)
         os.makedirs(SHOTS, exist_ok=True)
         with open(os.path.join(SHOTS, f"{name}.png"), "wb") as f:
             f.write(base64.b64decode(png))
@@ -167,6 +193,9 @@ class DesktopTest(unittest.TestCase):
         s.wait_text("#app-name", lambda t: t == "Desk Reg")
         s.wait_text("#apps-list", lambda t: "desk-reg" in t)
         s.wait_text("#access-table", lambda t: "owner" in t)
+        # The only owner cannot be revoked: the toolkit says so, the button shows it.
+        self.assertTrue(s.read("return document.querySelector('#access-table button').disabled;"))
+        self.assertIn("owner", s.read("return document.querySelector('#access-table button').title;"))
         s.fill("[name=secret_path]", "db")
         s.fill("[name=secret_data]", '{"DB_PASSWORD": "x"}')
         s.click("#secret-save")
@@ -191,7 +220,7 @@ class DesktopTest(unittest.TestCase):
         s.fill('[name="patient.id"]', "E2E-P-1")
         s.fill('[name="patient.firstName"]', "Ann")
         s.fill('[name="patient.lastName"]', "Doe")
-        s.click('button[data-add="patient.addresses"]')
+        s.click('button[data-add="patient.addresses"]', expect='[name="patient.addresses[0].id"]')
         s.fill('[name="patient.addresses[0].id"]', "E2E-A-1")
         s.fill('[name="patient.addresses[0].type"]', "home")
         s.fill('[name="patient.addresses[0].addressLine1"]', "1 Main Street")
@@ -203,7 +232,7 @@ class DesktopTest(unittest.TestCase):
         s.screenshot("enrollment-field-error")
         s.fill('[name="patient.addresses[0].city"]', "Peoria")
         s.wait_text('[data-path="patient.addresses[0].city"]', lambda t: "longer than" not in t)
-        s.click("button[data-add=prescriptions]")
+        s.click("button[data-add=prescriptions]", expect='[name="prescriptions[0].id"]')
         s.fill('[name="prescriptions[0].id"]', "E2E-RX-1")
         s.fill('[name="prescriptions[0].drugNdc"]', "PROD-1001")
         s.fill('[name="prescriptions[0].numberOfRefills"]', "2")

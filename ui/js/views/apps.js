@@ -208,18 +208,17 @@ export function mount(root, { api }) {
     const role = el("select", { name: "grant_role" });
     const grant = el("button", { type: "button", class: "small", id: "grant-button" }, "Grant");
     async function refresh() {
-      const [perms, roles] = await Promise.all([tool("list_app_permissions", { app_id: app.app_id }), tool("list_grantable_roles", { app_id: app.app_id })]);
+      const perms = await tool("list_app_permissions", { app_id: app.app_id });
       if (perms.success === false) return resultLine(table, perms);
-      const grantable = roles.success === false ? [] : roles.roles;
+      const grantable = perms.grantable_roles || [];
       role.replaceChildren(...grantable.map((r) => el("option", { value: r }, r)));
       grant.disabled = grantable.length === 0;
       const t = el("table", {}, el("tr", {}, el("th", {}, "user"), el("th", {}, "email"), el("th", {}, "role"), el("th", {}, "")));
-      const owners = perms.users.filter((u) => u.role === "owner").length;
       for (const u of perms.users) {
         const revoke = el("button", { type: "button", class: "small" }, "Revoke");
-        const lastOwner = u.role === "owner" && owners === 1;
-        revoke.disabled = !grantable.includes(u.role) || lastOwner;
-        if (lastOwner) revoke.title = "An app always keeps at least one owner";
+        // Whether this role may be revoked, and why not, is the toolkit's answer.
+        revoke.disabled = !u.revocable;
+        if (u.revoke_note) revoke.title = u.revoke_note;
         revoke.addEventListener("click", async () => {
           const res = await tool("revoke_app_role", { app_id: app.app_id, role: u.role, user_id: u.user_id });
           resultLine(box, res, res.message);
@@ -228,7 +227,7 @@ export function mount(root, { api }) {
         t.append(el("tr", {}, el("td", {}, u.name), el("td", {}, u.email), el("td", {}, u.role), el("td", {}, revoke)));
       }
       table.replaceChildren(t);
-      if (!grantable.length) box.replaceChildren(el("p", { class: "muted" }, `As ${text(roles.your_role) || "a viewer"} of this app you cannot grant roles.`));
+      if (!grantable.length) box.replaceChildren(el("p", { class: "muted" }, `As ${text(perms.your_role) || "a viewer"} of this app you cannot grant roles.`));
     }
     grant.addEventListener("click", async () => {
       const res = await tool("grant_app_role", { app_id: app.app_id, role: role.value, user_id: who.value.trim() });
