@@ -176,7 +176,12 @@ mod tests {
             {"user_id": "c", "role": "viewer"},
         ]);
         let marked = with_revocable(&users, &["editor", "viewer"]);
-        let flags: Vec<bool> = marked.as_array().unwrap().iter().map(|u| u["revocable"].as_bool().unwrap()).collect();
+        let flags: Vec<bool> = marked
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|u| u["revocable"].as_bool().unwrap())
+            .collect();
         assert_eq!(flags, [false, true, true]);
         assert!(marked[0]["revoke_note"].as_str().unwrap().contains("owner"));
         let two_owners = json!([{"role": "owner"}, {"role": "owner"}]);
