@@ -66,6 +66,12 @@ function Enroll({ api }) {
     }
   }, [doc]);
 
+  // The answer (or the list of problems) is shown where the user looks.
+  useEffect(() => {
+    const box = answer && document.getElementById("enroll-result");
+    if (box && box.scrollIntoView) box.scrollIntoView({ block: "nearest" });
+  }, [answer]);
+
   const rendered = new Set();
   const serverErrors = answer && !answer.ok ? answer.fieldErrors : {};
   const errs = (path) => {
