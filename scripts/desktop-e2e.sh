@@ -7,8 +7,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v tauri-driver >/dev/null || cargo install tauri-driver --locked --quiet
+# The UI's unit tests (api.js, the form state) first: no window needed. With SCREENSHOT_DIR
+# set (for example docs/screenshots), the run saves a PNG of every view there.
+if command -v node >/dev/null; then (cd ui && node --test tests/); else echo "node not found: skipping the UI unit tests" >&2; fi
+export SLIPWAY_DESKTOP_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/slipway-desktop"
+# The window's files are embedded at compile time, and cargo does not notice a changed file
+# deep in ui/: recompile the shell when any is newer than the binary.
+if [ -e "$SLIPWAY_DESKTOP_BIN" ] && [ -n "$(find ui -type f -newer "$SLIPWAY_DESKTOP_BIN" -print -quit)" ]; then
+  touch src-tauri/src/lib.rs
+fi
 cargo build -p slipway-desktop --quiet
-export SLIPWAY_DESKTOP_BIN="$PWD/target/debug/slipway-desktop"
 unset SLIPWAY_PLATFORM_URL SLIPWAY_TOKEN
 for attempt in 1 2 3 4 5; do
   # No platform configured: the app starts its embedded one under a fresh throwaway home.
@@ -23,7 +31,7 @@ ports = []
 for _ in range(2):
     s = socket.socket(); s.bind(("127.0.0.1", 0)); ports.append(s); 
 print(*(p.getsockname()[1] for p in ports))')
-  export DRIVER_PORT=$port NATIVE_PORT=$native_port WEBDRIVER_URL="http://127.0.0.1:$port"
+  export E2E_TESTS=${E2E_TESTS:-} DRIVER_PORT=$port NATIVE_PORT=$native_port WEBDRIVER_URL="http://127.0.0.1:$port"
   xvfb-run -a dbus-run-session -- bash -c '
     export NO_AT_BRIDGE=1
     tauri-driver --port "$DRIVER_PORT" --native-port "$NATIVE_PORT" --native-driver /usr/bin/WebKitWebDriver >/tmp/slipway-tauri-driver.log 2>&1 &
@@ -31,7 +39,7 @@ print(*(p.getsockname()[1] for p in ports))')
     trap "kill $driver 2>/dev/null || true" EXIT
     for _ in $(seq 1 50); do curl -s "$WEBDRIVER_URL/status" >/dev/null && break; sleep 0.2; done
     status=0
-    python3 tests/desktop/test_desktop.py || status=$?
+    python3 tests/desktop/test_desktop.py $E2E_TESTS || status=$?
     kill $driver 2>/dev/null || true
     exit $status
   ' >"$log" 2>&1 || status=$?

@@ -1,9 +1,29 @@
 //! Generates the Tauri context and the permissions of the app's own commands.
 
+/// Every command of `src/commands`, so each gets an `allow-…` permission.
+const COMMANDS: &[&str] = &[
+    "list_tools",
+    "call_tool",
+    "environment",
+    "dismiss_welcome",
+    "care_missing_info",
+    "care_submit_missing_info",
+    "care_enrollment_options",
+    "care_check_enrollment",
+    "care_enroll",
+    "care_load_draft",
+    "care_save_draft",
+    "care_clear_draft",
+    "care_users",
+    "care_create_user",
+    "care_set_permissions",
+    "care_delete_user",
+];
+
 fn main() {
     tauri_build::try_build(
         tauri_build::Attributes::new()
-            .app_manifest(tauri_build::AppManifest::new().commands(&["list_tools", "call_tool"])),
+            .app_manifest(tauri_build::AppManifest::new().commands(COMMANDS)),
     )
     .expect("tauri build script");
 }

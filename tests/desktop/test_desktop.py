@@ -1,10 +1,17 @@
 """End-to-end test of the desktop app through WebDriver (tauri-driver + WebKitWebDriver).
 
-Drives the real window: templates load from the Rust toolkit, a python-api app is scaffolded
-from the form, an invalid name shows the rule, and the devfile check reports the result.
+Drives the real window for the journeys of its three users: a developer (templates load from
+the Rust toolkit, a python-api app is scaffolded, an invalid name shows the rule, the devfile
+check, apps on the embedded platform), care staff (an enrollment with a field error placed on
+its field, then a valid one; the demo missing-information request filled, submitted, and the
+409 screen when it is opened again) and an admin (care users and their permissions).
+Clicks and typing go through small scripts (WebKitWebDriver drops connections on element
+clicks now and then). With SCREENSHOT_DIR set, every view is saved there as a PNG.
 Run by scripts/desktop-e2e.sh under Xvfb; stdlib only, so nothing else needs installing.
 """
 
+import base64
+import http.client
 import json
 import os
 import tempfile
@@ -15,13 +22,23 @@ import urllib.request
 
 DRIVER = os.environ.get("WEBDRIVER_URL", "http://127.0.0.1:4444")
 APP = os.environ["SLIPWAY_DESKTOP_BIN"]
+SHOTS = os.environ.get("SCREENSHOT_DIR")
+DEMO_REQUEST = "5f0c8b8e-1d2a-4c1e-9a57-0a4a5c1d7e01"
 
 
-def request(method, path, body=None):
+def request(method, path, body=None, retries=0):
+    """One WebDriver call. Read-only calls pass `retries`: WebKitWebDriver sometimes resets a
+    connection while the page is busy with IPC, and asking again then works."""
     data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(DRIVER + path, data=data, method=method, headers={"content-type": "application/json"})
-    with urllib.request.urlopen(req, timeout=60) as resp:
-        return json.loads(resp.read() or b"{}").get("value")
+    for attempt in range(retries + 1):
+        req = urllib.request.Request(DRIVER + path, data=data, method=method, headers={"content-type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=60) as resp:
+                return json.loads(resp.read() or b"{}").get("value")
+        except (ConnectionResetError, http.client.RemoteDisconnected):
+            if attempt == retries:
+                raise
+            time.sleep(0.5)
 
 
 class Session:
@@ -31,37 +48,71 @@ class Session:
         for attempt in range(20):
             try:
                 self.id = request("POST", "/session", caps)["sessionId"]
-                return
+                break
             except (OSError, urllib.error.HTTPError):
                 if attempt == 19:
                     raise
                 time.sleep(0.5)
+        # The navigation listens once main.js has run.
+        self.wait_for("body[data-ready=true]")
 
     def close(self):
         request("DELETE", f"/session/{self.id}")
 
-    def find_all(self, css):
-        found = request("POST", f"/session/{self.id}/elements", {"using": "css selector", "value": css})
-        return [list(e.values())[0] for e in found]
+    def js(self, script, *args, retries=0):
+        return request("POST", f"/session/{self.id}/execute/sync", {"script": script, "args": list(args)}, retries)
+
+    def read(self, script, *args):
+        """A script that only reads the page: safe to send again."""
+        return self.js(script, *args, retries=3)
+
+    def count(self, css):
+        return self.read("return document.querySelectorAll(arguments[0]).length;", css) or 0
 
     def wait_for(self, css, timeout=20):
         deadline = time.time() + timeout
         while time.time() < deadline:
-            found = self.find_all(css)
-            if found:
-                return found
+            if self.count(css):
+                return
             time.sleep(0.2)
-        raise AssertionError(f"no element matches {css!r} after {timeout}s")
+        raise AssertionError(f"no element matches {css!r} after {timeout}s; the window shows: {self.page()!r}")
 
-    def click(self, element):
-        request("POST", f"/session/{self.id}/element/{element}/click", {})
+    def page(self):
+        return self.read("return document.querySelector('#main').innerText.slice(0, 600);")
 
-    def type(self, element, text):
-        request("POST", f"/session/{self.id}/element/{element}/clear", {})
-        request("POST", f"/session/{self.id}/element/{element}/value", {"text": text})
+    def click(self, css, timeout=20, expect=None):
+        """Clicks the first match. If the connection drops, the click is sent again unless
+        `expect` (a selector the click makes appear) shows it already happened; buttons that
+        start work are disabled while it runs, so a repeated click on them does nothing."""
+        self.wait_for(css, timeout)
+        for attempt in range(3):
+            try:
+                self.js("document.querySelector(arguments[0]).click();", css)
+                return
+            except (ConnectionResetError, http.client.RemoteDisconnected):
+                if attempt == 2:
+                    raise
+                time.sleep(0.5)
+                if expect and self.count(expect):
+                    return
 
-    def text(self, element):
-        return request("GET", f"/session/{self.id}/element/{element}/text")
+    def fill(self, css, text):
+        """Sets an input's value as typing would (an input event the view listens to)."""
+        self.wait_for(css)
+        # Setting a value is idempotent: safe to send again after a dropped connection.
+        self.read(
+            """const e = document.querySelector(arguments[0]);
+            e.focus();
+            const proto = e.tagName === 'SELECT' ? HTMLSelectElement : e.tagName === 'TEXTAREA' ? HTMLTextAreaElement : HTMLInputElement;
+            Object.getOwnPropertyDescriptor(proto.prototype, 'value').set.call(e, arguments[1]);
+            e.dispatchEvent(new Event('input', {bubbles: true}));
+            e.dispatchEvent(new Event('change', {bubbles: true}));""",
+            css,
+            text,
+        )
+
+    def texts(self, css):
+        return self.read("return Array.from(document.querySelectorAll(arguments[0])).map(e => e.innerText);", css)
 
     def wait_text(self, css, predicate, timeout=20):
         """Polls the text of `css` with a script, not an element reference: the UI replaces
@@ -71,11 +122,20 @@ class Session:
         last = ""
         script = "const e = document.querySelector(arguments[0]); return e ? e.innerText : '';"
         while time.time() < deadline:
-            last = request("POST", f"/session/{self.id}/execute/sync", {"script": script, "args": [css]}) or ""
+            last = self.read(script, css) or ""
             if predicate(last):
                 return last
             time.sleep(0.3)
-        raise AssertionError(f"{css!r} never satisfied the check; last text: {last!r}")
+        raise AssertionError(f"{css!r} never satisfied the check; last text: {last!r}; the window shows: {self.page()!r}")
+
+    def screenshot(self, name):
+        if not SHOTS:
+            return
+        time.sleep(0.3)
+        png = request("GET", f"/session/{self.id}/screenshot", retries=2)
+        os.makedirs(SHOTS, exist_ok=True)
+        with open(os.path.join(SHOTS, f"{name}.png"), "wb") as f:
+            f.write(base64.b64decode(png))
 
 
 class DesktopTest(unittest.TestCase):
@@ -88,52 +148,139 @@ class DesktopTest(unittest.TestCase):
 
     def test_scaffold_and_check_from_the_window(self):
         s = self.s
-        cards = s.wait_for(".card")
-        self.assertEqual(len(cards), 6)
-        names = [s.text(e) for e in s.find_all(".card strong")]
+        # A fresh home: the welcome says what runs locally; the header names the environment.
+        s.wait_text("#env", lambda t: "Embedded" in t and "Signed in" in t)
+        s.wait_text("#main", lambda t: "Welcome" in t and "Missing information" in t)
+        s.screenshot("welcome")
+        s.click("#start-new")
+        s.wait_for("#view-new .card")
+        names = s.texts("#view-new .card strong")
         self.assertEqual(names, ["python-api", "python-dashboard", "js-web", "multi-container", "js-web-advanced", "durable-agent"])
-        s.click(cards[0])
+        s.click("#view-new .card")
 
-        s.type(s.wait_for("[name=app_name]")[0], "Bad--Name")
-        s.type(s.wait_for("[name=output_directory]")[0], self.out)
-        s.click(s.wait_for("#scaffold-button")[0])
+        s.fill("[name=app_name]", "Bad--Name")
+        s.fill("[name=output_directory]", self.out)
+        s.click("#scaffold-button")
         s.wait_text("#scaffold-result", lambda t: "app_name" in t and "lowercase" in t)
+        s.wait_text("#view-new [data-path=app_name]", lambda t: "lowercase" in t)
         self.assertEqual(os.listdir(self.out), [])
 
-        s.type(s.wait_for("[name=app_name]")[0], "desk-app")
-        s.click(s.wait_for("#scaffold-button")[0])
+        s.fill("[name=app_name]", "desk-app")
+        s.click("#scaffold-button")
         s.wait_text("#scaffold-result", lambda t: t.startswith("Created ") and "devfile.yaml" in t)
         project = os.path.join(self.out, "desk-app")
         self.assertTrue(os.path.isfile(os.path.join(project, "devfile.yaml")))
+        s.screenshot("new-app")
 
-        s.click(s.wait_for("nav button[data-view=check]")[0])
-        s.click(s.wait_for("#validate-button")[0])
+        s.click("nav button[data-view=check]")
+        s.wait_for("#validate-form [name=devfile_path]")
+        s.click("#validate-button")
         s.wait_text("#validate-result", lambda t: t.startswith("Valid"))
+        s.screenshot("check-devfile")
 
     def test_apps_on_the_embedded_platform(self):
         """No platform is configured (scripts/desktop-e2e.sh points XDG dirs at a temporary
         home): the window registers an app on the embedded platform, shows its owner, and keeps
         an app secret."""
         s = self.s
-        s.click(s.wait_for("nav button[data-view=apps]")[0])
+        s.click("nav button[data-view=apps]")
         s.wait_text("#apps-list", lambda t: "No apps yet" in t or "desk-" in t, timeout=60)
-        s.click(s.wait_for("#register summary")[0])
-        s.type(s.wait_for("#register-form [name=name]")[0], "desk-reg")
-        s.type(s.wait_for("#register-form [name=display_name]")[0], "Desk Reg")
-        s.click(s.wait_for("#register-button")[0])
+        s.click("#register summary")
+        s.fill("#register-form [name=name]", "desk-reg")
+        s.fill("#register-form [name=display_name]", "Desk Reg")
+        s.click("#register-button")
         s.wait_text("#register-result", lambda t: "registered desk-reg" in t, timeout=60)
         s.wait_text("#app-name", lambda t: t == "Desk Reg")
         s.wait_text("#apps-list", lambda t: "desk-reg" in t)
         s.wait_text("#access-table", lambda t: "owner" in t)
-        s.type(s.wait_for("[name=secret_path]")[0], "db")
-        s.type(s.wait_for("[name=secret_data]")[0], '{"DB_PASSWORD": "x"}')
-        s.click(s.wait_for("#secret-save")[0])
+        # The only owner cannot be revoked: the toolkit says so, the button shows it.
+        self.assertTrue(s.read("return document.querySelector('#access-table button').disabled;"))
+        self.assertIn("owner", s.read("return document.querySelector('#access-table button').title;"))
+        s.fill("[name=secret_path]", "db")
+        s.fill("[name=secret_data]", '{"DB_PASSWORD": "x"}')
+        s.click("#secret-save")
         s.wait_text("#secrets-table", lambda t: "db" in t and "1" in t)
         # A bad path is refused with the rule, and nothing is stored.
-        s.type(s.wait_for("[name=secret_path]")[0], "/abs")
-        s.type(s.wait_for("[name=secret_data]")[0], '{"a": "b"}')
-        s.click(s.wait_for("#secret-save")[0])
+        s.fill("[name=secret_path]", "/abs")
+        s.fill("[name=secret_data]", '{"a": "b"}')
+        s.click("#secret-save")
         s.wait_text("#app-detail", lambda t: "secret_path" in t and "'/'" in t)
+        s.screenshot("apps")
+
+    def test_care_enrollment_with_a_field_error_then_enrolled(self):
+        """Care staff: the service's validator places an error on its field as the user types;
+        the corrected document is enrolled and the answer lists the records."""
+        s = self.s
+        s.click("nav button[data-view=enroll]")
+        s.wait_for("#enroll-form")
+        s.click("#enroll-reset")
+        s.fill('[name="vendorName"]', "DemoRx")
+        s.fill('[name="programName"]', "DemoCareProgram")
+        s.fill('[name="enrollmentDate"]', "2026-02-01")
+        s.fill('[name="patient.id"]', "E2E-P-1")
+        s.fill('[name="patient.firstName"]', "Ann")
+        s.fill('[name="patient.lastName"]', "Doe")
+        s.click('button[data-add="patient.addresses"]', expect='[name="patient.addresses[0].id"]')
+        s.fill('[name="patient.addresses[0].id"]', "E2E-A-1")
+        s.fill('[name="patient.addresses[0].type"]', "home")
+        s.fill('[name="patient.addresses[0].addressLine1"]', "1 Main Street")
+        s.fill('[name="patient.addresses[0].state"]', "IL")
+        s.fill('[name="patient.addresses[0].postalCode"]', "62701")
+        s.fill('[name="patient.addresses[0].country"]', "US")
+        s.fill('[name="patient.addresses[0].city"]', "Springfield Heights")
+        s.wait_text('[data-path="patient.addresses[0].city"]', lambda t: "longer than 10" in t)
+        s.screenshot("enrollment-field-error")
+        s.fill('[name="patient.addresses[0].city"]', "Peoria")
+        s.wait_text('[data-path="patient.addresses[0].city"]', lambda t: "longer than" not in t)
+        s.click("button[data-add=prescriptions]", expect='[name="prescriptions[0].id"]')
+        s.fill('[name="prescriptions[0].id"]', "E2E-RX-1")
+        s.fill('[name="prescriptions[0].drugNdc"]', "PROD-1001")
+        s.fill('[name="prescriptions[0].numberOfRefills"]', "2")
+        s.wait_text("#enroll-check", lambda t: "No problem" in t)
+        s.click("#enroll-submit")
+        s.wait_text("#enroll-result", lambda t: "Enrolled" in t and "created" in t, timeout=60)
+        s.screenshot("enrollment-enrolled")
+
+    def test_missing_information_412_then_submitted_then_409(self):
+        """Care staff: the demo request's fields by type; unmet fields marked (412); filled and
+        submitted; opened again it is no longer active (409)."""
+        s = self.s
+        s.click("nav button[data-view=missing]")
+        s.fill("[name=mi-uuid]", DEMO_REQUEST)
+        s.click("#mi-open")
+        s.wait_for("#mi-form", timeout=60)
+        self.assertEqual(s.count("#mi-form input[type=date]"), 1)
+        self.assertEqual(s.count("#mi-form input[type=checkbox]"), 1)
+        s.click("#mi-submit")
+        s.wait_text("#mi-form", lambda t: "do not fulfil" in t and "needs a value" in t)
+        self.assertGreaterEqual(s.count("#mi-form .field.invalid"), 2)
+        s.screenshot("missing-information-412")
+        prefix = "5f0c8b8e-1d2a-4c1e-9a57-0a4a5c1d7f0"
+        s.fill("#mi-form input[type=date]", "1980-04-02")
+        s.fill(f'[data-path="{prefix}2"] input', "72.5")
+        s.fill(f'[data-path="{prefix}3"] input, [data-path="{prefix}3"] select', "Morning")
+        s.click(f'[data-path="{prefix}4"] input')
+        s.screenshot("missing-information")
+        s.click("#mi-submit")
+        s.wait_text("#mi-screen", lambda t: "Submitted" in t and "Completed" in t)
+        s.click("#mi-open")
+        s.wait_text("#mi-screen", lambda t: "no longer active" in t)
+        self.assertEqual(s.count("#mi-screen[data-kind=not_active]"), 1)
+        s.screenshot("missing-information-409")
+
+    def test_care_users_and_permissions(self):
+        """Admin: the care users with their permissions; a new user gets a token shown once."""
+        s = self.s
+        s.click("nav button[data-view=care-users]")
+        s.wait_text("#care-users-table", lambda t: "Demo care staff" in t and "Demo restricted user" in t, timeout=60)
+        s.fill("[name=care-user-name]", "E2E Nurse")
+        s.click("#care-user-create")
+        s.wait_text("#care-user-token", lambda t: t.startswith("cst_"))
+        s.wait_text("#care-users-table", lambda t: "E2E Nurse" in t)
+        s.js("""const row = Array.from(document.querySelectorAll('#care-users-table tr')).find(r => r.innerText.includes('Demo restricted user'));
+            row.querySelector('button').click();""")
+        s.wait_text(".perms", lambda t: "dateOfBirth" in t)
+        s.screenshot("care-users")
 
 
 if __name__ == "__main__":

@@ -6,8 +6,10 @@
 //! [`spawn`] to get a server on a socket they chose.
 
 mod auth;
+pub mod check;
 mod db;
 mod demo;
+pub mod embedded;
 mod enrollment;
 mod error;
 mod fhir;

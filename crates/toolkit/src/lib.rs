@@ -4,6 +4,7 @@
 //! Architecture invariant: transports only map arguments and results; every rule of a tool
 //! lives here or in the crates it calls (the devfile engine, later the platform client).
 
+pub mod care;
 mod devfile_tools;
 mod error;
 pub mod fsutil;

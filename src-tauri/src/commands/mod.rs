@@ -1,3 +1,5 @@
 //! Tauri commands, one module per domain.
 
+pub mod care;
+pub mod env;
 pub mod tools;

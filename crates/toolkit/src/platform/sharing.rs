@@ -71,13 +71,58 @@ pub fn list_grantable_roles(client: &Client, args: &AppIdArgs) -> Result<Value, 
 }
 
 /// `list_app_permissions`: every user with a role on the app (`user_id`, `email`, `name`,
-/// `role`).
+/// `role`, and `revocable`: whether the caller may take that role away, with `revoke_note`
+/// saying why not), plus the caller's `your_role` and `grantable_roles`, so a client decides
+/// nothing itself.
 pub fn list_app_permissions(client: &Client, args: &AppIdArgs) -> Result<Value, ToolError> {
     let id = uuid_arg("app_id", &args.app_id)?;
     let body = client
         .json(Method::GET, &format!("/v1/apps/{id}/permissions"), None)?
         .body;
-    Ok(json!({"success": true, "app_id": id, "users": body["users"]}))
+    // Without the grantable roles (an older platform), nothing is offered for revocation.
+    let grantable = client
+        .json(Method::GET, &format!("/v1/apps/{id}/grantable-roles"), None)
+        .map(|a| a.body)
+        .unwrap_or(Value::Null);
+    let roles: Vec<&str> = grantable["roles"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    Ok(json!({
+        "success": true,
+        "app_id": id,
+        "users": with_revocable(&body["users"], &roles),
+        "your_role": grantable["your_role"],
+        "grantable_roles": roles,
+    }))
+}
+
+/// Marks each permission entry with whether the caller may revoke it: only roles the caller
+/// may grant, and never the app's last owner (the platform refuses both).
+fn with_revocable(users: &Value, grantable: &[&str]) -> Value {
+    let list = users.as_array().cloned().unwrap_or_default();
+    let owners = list.iter().filter(|u| u["role"] == "owner").count();
+    let marked = list
+        .into_iter()
+        .map(|mut u| {
+            let role = u["role"].as_str().unwrap_or_default().to_owned();
+            let note = if role == "owner" && owners == 1 {
+                Some("an app always keeps at least one owner")
+            } else if !grantable.contains(&role.as_str()) {
+                Some("your role on this app cannot change this role")
+            } else {
+                None
+            };
+            if let Some(obj) = u.as_object_mut() {
+                obj.insert("revocable".into(), Value::Bool(note.is_none()));
+                if let Some(n) = note {
+                    obj.insert("revoke_note".into(), Value::String(n.into()));
+                }
+            }
+            u
+        })
+        .collect();
+    Value::Array(marked)
 }
 
 fn role_change(client: &Client, args: &RoleArgs, path: &str) -> Result<Value, ToolError> {
@@ -117,4 +162,32 @@ pub fn revoke_app_role(client: &Client, args: &RoleArgs) -> Result<Value, ToolEr
 pub fn list_account_users(client: &Client, _args: &AccountArgs) -> Result<Value, ToolError> {
     let body = client.json(Method::GET, "/v1/account/users", None)?.body;
     Ok(json!({"success": true, "users": body["users"]}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_last_owner_and_roles_beyond_the_callers_are_not_revocable() {
+        let users = json!([
+            {"user_id": "a", "role": "owner"},
+            {"user_id": "b", "role": "editor"},
+            {"user_id": "c", "role": "viewer"},
+        ]);
+        let marked = with_revocable(&users, &["editor", "viewer"]);
+        let flags: Vec<bool> = marked
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|u| u["revocable"].as_bool().unwrap())
+            .collect();
+        assert_eq!(flags, [false, true, true]);
+        assert!(marked[0]["revoke_note"].as_str().unwrap().contains("owner"));
+        let two_owners = json!([{"role": "owner"}, {"role": "owner"}]);
+        let marked = with_revocable(&two_owners, &["owner", "editor", "viewer"]);
+        assert_eq!(marked[1]["revocable"], true);
+        let marked = with_revocable(&two_owners, &["editor", "viewer"]);
+        assert_eq!(marked[1]["revocable"], false);
+    }
 }

@@ -1,0 +1,209 @@
+//! An in-process care service for the desktop app: the same server as `slipway care serve
+//! --demo` (SQLite, the demo data set), on its own thread and runtime so blocking callers can
+//! use it, on a free loopback port. [`Lazy`] starts it on first use; [`Lazy::shutdown`] (or
+//! dropping it) stops it. Its data lives under [`default_data_dir`], so what the user entered
+//! survives restarts.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::thread::JoinHandle;
+
+use crate::{CareConfig, CareError};
+
+/// The demo tokens the embedded service knows (see the crate README's demo data set).
+pub mod tokens {
+    /// Admin (the admin API).
+    pub const ADMIN: &str = crate::demo::ADMIN_TOKEN;
+    /// Care staff with full access.
+    pub const STAFF: &str = crate::demo::STAFF_TOKEN;
+    /// Care staff without access to `Account.dateOfBirth`.
+    pub const RESTRICTED: &str = crate::demo::RESTRICTED_TOKEN;
+}
+
+/// The demo's active missing-information request.
+pub const DEMO_ACTIVE_REQUEST: &str = crate::demo::ACTIVE_REQUEST;
+
+/// Where the embedded service keeps its data: `$XDG_DATA_HOME/slipway/embedded-care` (else
+/// `~/.local/share/slipway/embedded-care`), apart from `slipway care serve`'s directories.
+pub fn default_data_dir() -> PathBuf {
+    std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+        .unwrap_or_else(|| PathBuf::from("."))
+        .join("slipway")
+        .join("embedded-care")
+}
+
+/// A running embedded care service; dropping it stops the server.
+#[derive(Debug)]
+pub struct Embedded {
+    url: String,
+    namespace: String,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Embedded {
+    /// Starts the service with the demo data on `data_dir` and returns once it listens.
+    pub fn start(data_dir: &Path) -> Result<Self, CareError> {
+        let mut config = CareConfig::new(([127, 0, 0, 1], 0).into());
+        config.data_dir = data_dir.to_path_buf();
+        config.demo = true;
+        let namespace = config.namespace.clone();
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<String, CareError>>();
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("embedded-care".into())
+            .spawn(move || {
+                let runtime = match tokio::runtime::Runtime::new() {
+                    Ok(rt) => rt,
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(CareError::Io(e)));
+                        return;
+                    }
+                };
+                runtime.block_on(async move {
+                    let prepared = async {
+                        let state = crate::prepare(&config).await?;
+                        let listener = tokio::net::TcpListener::bind(config.listen).await?;
+                        Ok::<_, CareError>((state, listener))
+                    }
+                    .await;
+                    let (state, listener) = match prepared {
+                        Ok(p) => p,
+                        Err(e) => {
+                            let _ = ready_tx.send(Err(e));
+                            return;
+                        }
+                    };
+                    let url = listener
+                        .local_addr()
+                        .map(|a| format!("http://{a}"))
+                        .map_err(CareError::Io);
+                    let _ = ready_tx.send(url);
+                    let served = crate::spawn(listener, state, async {
+                        let _ = stop_rx.await;
+                    })
+                    .await;
+                    if let Err(e) = served {
+                        tracing::error!(error = %e, "the embedded care service stopped with an error");
+                    }
+                });
+            })?;
+        let url = ready_rx.recv().map_err(|_| {
+            CareError::Config("the embedded care thread ended before it started".into())
+        })??;
+        tracing::info!(%url, "embedded care service started");
+        Ok(Self {
+            url,
+            namespace,
+            stop: Some(stop_tx),
+            thread: Some(thread),
+        })
+    }
+
+    /// The base URL (`http://127.0.0.1:PORT`); the services are under `/{namespace}`.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The namespace path segment of the services.
+    pub fn namespace(&self) -> &str {
+        &self.namespace
+    }
+
+    /// Stops the server and waits for it.
+    pub fn stop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for Embedded {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// An embedded care service started on first use, then shared.
+#[derive(Debug)]
+pub struct Lazy {
+    data_dir: PathBuf,
+    slot: Mutex<Option<Embedded>>,
+}
+
+impl Lazy {
+    /// Nothing runs until [`Lazy::endpoint`] is first called.
+    pub fn new(data_dir: PathBuf) -> Self {
+        Self {
+            data_dir,
+            slot: Mutex::new(None),
+        }
+    }
+
+    /// Where its data lives.
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    /// `(base URL, namespace)` of the service, starting it on the first call.
+    pub fn endpoint(&self) -> Result<(String, String), String> {
+        let mut slot = self.slot.lock().map_err(|_| {
+            "the embedded care service is unusable after an earlier panic".to_owned()
+        })?;
+        if slot.is_none() {
+            let started = Embedded::start(&self.data_dir).map_err(|e| {
+                format!(
+                    "the embedded care service could not start on {}: {e}",
+                    self.data_dir.display()
+                )
+            })?;
+            *slot = Some(started);
+        }
+        Ok(slot
+            .as_ref()
+            .map(|e| (e.url().to_owned(), e.namespace().to_owned()))
+            .unwrap_or_default())
+    }
+
+    /// Stops the service if it was started.
+    pub fn shutdown(&self) {
+        if let Ok(mut slot) = self.slot.lock()
+            && let Some(mut embedded) = slot.take()
+        {
+            embedded.stop();
+        }
+    }
+}
+
+impl Drop for Lazy {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn starts_on_first_use_with_the_demo_data_and_stops() {
+        let dir = tempfile::tempdir().unwrap();
+        let lazy = Lazy::new(dir.path().to_path_buf());
+        let (url, ns) = lazy.endpoint().expect("the embedded care service starts");
+        assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+        assert_eq!(ns, "care");
+        assert_eq!(lazy.endpoint().unwrap().0, url);
+        let addr: std::net::SocketAddr = url.trim_start_matches("http://").parse().unwrap();
+        assert!(std::net::TcpStream::connect(addr).is_ok());
+        lazy.shutdown();
+        assert!(std::net::TcpStream::connect(addr).is_err());
+        // A restart on the same data keeps the demo data (and does not fail on it).
+        let again = Lazy::new(dir.path().to_path_buf());
+        assert!(again.endpoint().is_ok());
+    }
+}

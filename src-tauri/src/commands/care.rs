@@ -1,0 +1,262 @@
+//! Care commands: thin mappings onto the toolkit's care client (requests) and slipway-care
+//! (the embedded service and the enrollment rules). Failures reach the UI as
+//! `slipway_toolkit::care::Failure` (which screen, every error, messages by field path).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::Value;
+use slipway_care::embedded::{Lazy, tokens};
+use slipway_toolkit::care::{self, Client, Endpoint, Failure, draft};
+
+/// Which token a call presents.
+#[derive(Debug, Clone, Copy)]
+pub enum Role {
+    /// Care staff (enrollment, missing information).
+    Staff,
+    /// Care admin (users and permissions).
+    Admin,
+}
+
+/// Where care calls go: a configured service, or the embedded one (started on first use,
+/// stopped on exit); and where the desktop keeps its own files (the enrollment draft).
+#[derive(Debug)]
+pub struct Care {
+    embedded: Lazy,
+    configured: Option<(String, String, Option<String>, Option<String>)>,
+    data_dir: PathBuf,
+}
+
+impl Care {
+    /// Care on the environment's configured service, else an embedded one on `care_dir`.
+    pub fn new(care_dir: PathBuf, data_dir: PathBuf) -> Self {
+        Self {
+            embedded: Lazy::new(care_dir),
+            configured: care::configured(),
+            data_dir,
+        }
+    }
+
+    /// Whether a care service is configured (rather than embedded).
+    pub fn is_configured(&self) -> bool {
+        self.configured.is_some()
+    }
+
+    /// The embedded service's data directory.
+    pub fn embedded_dir(&self) -> PathBuf {
+        self.embedded.data_dir().to_path_buf()
+    }
+
+    /// The desktop's own data directory.
+    pub fn data_dir(&self) -> PathBuf {
+        self.data_dir.clone()
+    }
+
+    /// Who calls care as staff: the configured token's owner or the demo staff user.
+    pub fn staff_name(&self) -> &'static str {
+        if self.is_configured() {
+            "care staff (SLIPWAY_CARE_TOKEN)"
+        } else {
+            "Demo Staff (demo-staff)"
+        }
+    }
+
+    fn client(&self, role: Role) -> Result<Client, Failure> {
+        let endpoint = match &self.configured {
+            Some((url, ns, staff, admin)) => {
+                let (token, var) = match role {
+                    Role::Staff => (staff, care::ENV_TOKEN),
+                    Role::Admin => (admin, care::ENV_ADMIN_TOKEN),
+                };
+                let token = token.clone().ok_or_else(|| {
+                    Failure::unavailable(format!("set {var} to call the care service at {url}"))
+                })?;
+                Endpoint::new(url.as_str(), ns.as_str(), token)
+            }
+            None => {
+                let (url, ns) = self.embedded.endpoint().map_err(Failure::unavailable)?;
+                let token = match role {
+                    Role::Staff => tokens::STAFF,
+                    Role::Admin => tokens::ADMIN,
+                };
+                Endpoint::new(url, ns, token)
+            }
+        };
+        Client::new(endpoint)
+    }
+
+    /// Stops the embedded service, if it was started.
+    pub fn shutdown(&self) {
+        self.embedded.shutdown();
+    }
+}
+
+/// Runs blocking care work off the UI thread.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, Failure> + Send + 'static,
+) -> Result<T, Failure> {
+    tauri::async_runtime::spawn_blocking(work)
+        .await
+        .map_err(|e| Failure::unavailable(format!("the care call stopped unexpectedly: {e}")))?
+}
+
+fn with_client<T: Send + 'static>(
+    care: &Arc<Care>,
+    role: Role,
+    work: impl FnOnce(Client) -> Result<T, Failure> + Send + 'static,
+) -> impl std::future::Future<Output = Result<T, Failure>> {
+    let care = Arc::clone(care);
+    blocking(move || work(care.client(role)?))
+}
+
+/// The fields a missing-information request asks for.
+#[tauri::command]
+pub async fn care_missing_info(
+    care: tauri::State<'_, Arc<Care>>,
+    uuid: String,
+) -> Result<Value, Failure> {
+    with_client(&care, Role::Staff, move |c| c.missing_info(&uuid)).await
+}
+
+/// Submits the requested fields with their values.
+#[tauri::command]
+pub async fn care_submit_missing_info(
+    care: tauri::State<'_, Arc<Care>>,
+    uuid: String,
+    fields: Vec<Value>,
+) -> Result<Value, Failure> {
+    with_client(&care, Role::Staff, move |c| {
+        c.submit_missing_info(&uuid, &fields)
+    })
+    .await
+}
+
+/// The enrollment form's choices (genders, contact types).
+#[tauri::command]
+pub fn care_enrollment_options() -> slipway_care::check::EnrollmentOptions {
+    slipway_care::check::enrollment_options()
+}
+
+/// The result of checking a document with the service's rules.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Checked {
+    /// No rule broken (references and access are checked on submission).
+    pub valid: bool,
+    /// Every broken rule.
+    pub errors: Vec<slipway_care::check::Issue>,
+    /// Messages by field path.
+    pub field_errors: std::collections::BTreeMap<String, Vec<String>>,
+}
+
+/// Checks an enrollment document as the user types, with the service's own validator.
+#[tauri::command]
+pub fn care_check_enrollment(document: Value) -> Checked {
+    let errors = slipway_care::check::check_enrollment(&care::prune(&document));
+    let mut field_errors = std::collections::BTreeMap::<String, Vec<String>>::new();
+    for e in &errors {
+        let paths = if e.fields.is_empty() {
+            vec![String::new()]
+        } else {
+            e.fields.clone()
+        };
+        for p in paths {
+            field_errors.entry(p).or_default().push(e.message.clone());
+        }
+    }
+    Checked {
+        valid: errors.is_empty(),
+        errors,
+        field_errors,
+    }
+}
+
+/// Submits an enrollment document.
+#[tauri::command]
+pub async fn care_enroll(
+    care: tauri::State<'_, Arc<Care>>,
+    document: Value,
+) -> Result<Value, Failure> {
+    with_client(&care, Role::Staff, move |c| c.enroll(&document)).await
+}
+
+/// The saved enrollment draft, or null.
+#[tauri::command]
+pub fn care_load_draft(care: tauri::State<'_, Arc<Care>>) -> Option<Value> {
+    draft::load(&care.data_dir())
+}
+
+/// Saves the enrollment draft atomically in the user's data directory.
+#[tauri::command]
+pub async fn care_save_draft(
+    care: tauri::State<'_, Arc<Care>>,
+    document: Value,
+) -> Result<(), Failure> {
+    let dir = care.data_dir();
+    blocking(move || {
+        draft::save(&dir, &document)
+            .map_err(|e| Failure::unavailable(format!("the draft could not be saved: {e}")))
+    })
+    .await
+}
+
+/// Forgets the enrollment draft.
+#[tauri::command]
+pub fn care_clear_draft(care: tauri::State<'_, Arc<Care>>) -> Result<(), Failure> {
+    draft::clear(&care.data_dir())
+        .map_err(|e| Failure::unavailable(format!("the draft could not be removed: {e}")))
+}
+
+/// Care users with their permissions (admin).
+#[tauri::command]
+pub async fn care_users(care: tauri::State<'_, Arc<Care>>) -> Result<Value, Failure> {
+    with_client(&care, Role::Admin, |c| c.users()).await
+}
+
+/// Creates a care user `{name, admin, permissions}`; the answer holds its token, once.
+#[tauri::command]
+pub async fn care_create_user(
+    care: tauri::State<'_, Arc<Care>>,
+    user: Value,
+) -> Result<Value, Failure> {
+    with_client(&care, Role::Admin, move |c| c.create_user(&user)).await
+}
+
+/// Replaces a care user's permissions.
+#[tauri::command]
+pub async fn care_set_permissions(
+    care: tauri::State<'_, Arc<Care>>,
+    id: String,
+    permissions: Value,
+) -> Result<Value, Failure> {
+    with_client(&care, Role::Admin, move |c| {
+        c.set_permissions(&id, &permissions)
+    })
+    .await
+}
+
+/// Deletes a care user.
+#[tauri::command]
+pub async fn care_delete_user(
+    care: tauri::State<'_, Arc<Care>>,
+    id: String,
+) -> Result<Value, Failure> {
+    with_client(&care, Role::Admin, move |c| c.delete_user(&id)).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_check_places_errors_on_paths() {
+        let checked = care_check_enrollment(serde_json::json!({
+            "vendorName": "DemoRx", "programName": "DemoCareProgram", "enrollmentDate": "2026-01-15",
+            "patient": {"id": "P-1", "lastName": "", "gender": "X"},
+        }));
+        assert!(!checked.valid);
+        assert!(checked.field_errors.contains_key("patient.lastName"));
+        assert!(checked.field_errors.contains_key("patient.gender"));
+    }
+}

@@ -1,0 +1,80 @@
+// The only file that calls Tauri's invoke(). One function per command; every function
+// resolves (never rejects) to {ok, value, error, field}. Failures of the care commands also
+// carry `kind` (which screen to show), `errors` (every {code, message, fields}) and
+// `fieldErrors` ({path: [message…]}), all decided in Rust.
+
+function invoke(cmd, args) {
+  const tauri = globalThis.window && globalThis.window.__TAURI__;
+  if (!tauri) return Promise.reject({ message: "the Slipway window bridge is not available" });
+  return tauri.core.invoke(cmd, args);
+}
+
+/** Normalises whatever a rejected invoke() carries into the common failure shape. */
+export function failure(e) {
+  if (e && typeof e === "object") {
+    const errors = Array.isArray(e.errors) ? e.errors : [];
+    const field = e.field ?? (errors[0] && errors[0].fields && errors[0].fields[0]) ?? null;
+    return {
+      ok: false,
+      value: null,
+      error: String(e.message ?? "the call failed"),
+      field,
+      kind: e.kind ?? "error",
+      status: e.status ?? null,
+      errors,
+      fieldErrors: e.fieldErrors ?? {},
+    };
+  }
+  return { ok: false, value: null, error: String(e), field: null, kind: "error", status: null, errors: [], fieldErrors: {} };
+}
+
+async function command(cmd, args) {
+  try {
+    const value = await invoke(cmd, args);
+    return { ok: true, value, error: null, field: null };
+  } catch (e) {
+    return failure(e);
+  }
+}
+
+/** Runs a toolkit tool; a result with `success: false` is a failure naming its field. */
+export async function tool(name, args = {}) {
+  const res = await command("call_tool", { name, args });
+  if (!res.ok) return res;
+  if (res.value && res.value.success === false) {
+    return { ok: false, value: res.value, error: String(res.value.error ?? "the tool failed"), field: res.value.field ?? null, kind: "error", errors: [], fieldErrors: {} };
+  }
+  return res;
+}
+
+/** The environment the window works in and who is signed in. */
+export const environment = () => command("environment");
+/** Remembers that the welcome was seen. */
+export const dismissWelcome = () => command("dismiss_welcome");
+
+/** The fields a missing-information request asks for. */
+export const careMissingInfo = (uuid) => command("care_missing_info", { uuid });
+/** Submits the values: `fields` are the GET fields, each with a string `value`. */
+export const careSubmitMissingInfo = (uuid, fields) => command("care_submit_missing_info", { uuid, fields });
+
+/** The values offered by the enrollment form (genders, contact types). */
+export const careEnrollmentOptions = () => command("care_enrollment_options");
+/** Checks an enrollment document with the service's own validator: {valid, errors, fieldErrors}. */
+export const careCheckEnrollment = (document) => command("care_check_enrollment", { document });
+/** Submits an enrollment document. */
+export const careEnroll = (document) => command("care_enroll", { document });
+/** The saved enrollment draft, or null. */
+export const careLoadDraft = () => command("care_load_draft");
+/** Saves the enrollment draft (atomically, in the user's data directory). */
+export const careSaveDraft = (document) => command("care_save_draft", { document });
+/** Forgets the enrollment draft. */
+export const careClearDraft = () => command("care_clear_draft");
+
+/** Care users with their permissions (admin). */
+export const careUsers = () => command("care_users");
+/** Creates a care user; the answer holds its token, shown once. */
+export const careCreateUser = (user) => command("care_create_user", { user });
+/** Replaces a care user's permissions. */
+export const careSetPermissions = (id, permissions) => command("care_set_permissions", { id, permissions });
+/** Deletes a care user. */
+export const careDeleteUser = (id) => command("care_delete_user", { id });

@@ -1,0 +1,74 @@
+// Routes between the views. Each view module exports `mount(root, ctx)`, called once on first
+// visit, returning an optional `show()` called on every visit; views stay mounted (hidden)
+// so a half-filled form survives switching views.
+import * as api from "./api.js";
+import { el } from "./components/dom.js";
+
+const VIEWS = {
+  welcome: () => import("./views/welcome.js"),
+  new: () => import("./views/new-app.js"),
+  check: () => import("./views/check.js"),
+  apps: () => import("./views/apps.js"),
+  enroll: () => import("./views/enroll.js"),
+  missing: () => import("./views/missing-info.js"),
+  "care-users": () => import("./views/care-users.js"),
+};
+
+const mounted = new Map();
+// Shared between views: the last scaffolded project's devfile (the check view offers it).
+export const shared = { devfilePath: "" };
+let current = null;
+
+export async function go(name) {
+  if (!VIEWS[name]) name = "new";
+  current = name;
+  for (const b of document.querySelectorAll("nav button")) {
+    const on = b.dataset.view === name;
+    b.classList.toggle("active", on);
+    if (on) b.setAttribute("aria-current", "page");
+    else b.removeAttribute("aria-current");
+  }
+  const main = document.getElementById("main");
+  let entry = mounted.get(name);
+  if (!entry) {
+    const root = el("section", { id: `view-${name}`, class: "view" });
+    main.append(root);
+    entry = { root, show: null };
+    mounted.set(name, entry);
+    try {
+      const mod = await VIEWS[name]();
+      entry.show = mod.mount(root, { api, go, shared }) || null;
+    } catch (e) {
+      root.replaceChildren(el("p", { class: "error", role: "alert" }, `This view could not load: ${e && e.message ? e.message : e}`));
+    }
+  }
+  if (current !== name) return;
+  for (const [n, v] of mounted) v.root.classList.toggle("hidden", n !== name);
+  if (entry.show) entry.show();
+}
+
+async function header() {
+  const box = document.getElementById("env");
+  const res = await api.environment();
+  if (!res.ok) {
+    box.replaceChildren(el("span", { class: "error" }, res.error));
+    return null;
+  }
+  const env = res.value;
+  box.replaceChildren(
+    el("span", { class: "badge env-name", title: env.description }, env.name),
+    el("span", { id: "signed-in" }, `Signed in: ${env.signed_in}`),
+  );
+  return env;
+}
+
+for (const b of document.querySelectorAll("nav button")) {
+  b.addEventListener("click", () => go(b.dataset.view));
+}
+// The navigation works from here on (the end-to-end test waits for this).
+document.body.dataset.ready = "true";
+
+// The first view, unless the user already picked one while the environment was read.
+header().then((env) => {
+  if (current === null) go(env && env.welcome ? "welcome" : "new");
+});

@@ -1,0 +1,245 @@
+// Apps: the list, each app's status and service URLs, lifecycle, build, logs, secrets and
+// access. Every decision (what may be revoked, create or update of a secret) comes from Rust.
+import { $, el, showResult, text } from "../components/dom.js";
+
+export function mount(root, { api }) {
+  const tool = async (name, args) => {
+    const r = await api.tool(name, args);
+    return r.ok ? r.value : { success: false, error: r.error, field: r.field };
+  };
+
+  root.append(
+    el("div", { class: "split" },
+      el("div", { class: "pane" },
+        el("div", { class: "row" }, el("h2", {}, "Apps"), el("button", { type: "button", id: "apps-refresh", class: "small" }, "Refresh")),
+        el("ul", { id: "apps-list", class: "list", "aria-live": "polite" }),
+        el("button", { type: "button", id: "apps-more", class: "small hidden" }, "Load more"),
+        registerBox()),
+      el("div", { class: "pane", id: "app-detail", "aria-live": "polite" },
+        el("p", { class: "muted" }, "Select an app to see its status, builds, logs, secrets and who can access it."))));
+
+  function registerBox() {
+    const form = el("form", { id: "register-form", autocomplete: "off" },
+      el("label", {}, "App name", el("input", { name: "name", required: "", placeholder: "orders-api" })),
+      el("label", {}, "Display name", el("input", { name: "display_name", required: "", placeholder: "Orders API" })),
+      el("label", {}, "Project folder (writes its .app file)", el("input", { name: "project_path", placeholder: "/home/you/projects/orders-api" })),
+      el("button", { type: "submit", id: "register-button", class: "primary" }, "Register"));
+    const result = el("div", { id: "register-result", class: "result", "aria-live": "polite" });
+    form.addEventListener("submit", async (ev) => {
+      ev.preventDefault();
+      const f = new FormData(form);
+      const args = { name: f.get("name").trim(), display_name: f.get("display_name").trim() };
+      const project = f.get("project_path").trim();
+      if (project) args.project_path = project;
+      const button = $("#register-button", root);
+      button.disabled = true;
+      const res = await tool("register_app", args);
+      button.disabled = false;
+      if (res.success === false) return showResult(result, false, res.error);
+      showResult(result, true, res.message, res.app_file ? [`wrote ${res.app_file}`] : []);
+      form.reset();
+      await loadApps();
+      openApp(res.app_id);
+    });
+    return el("details", { id: "register", class: "box" }, el("summary", {}, "Register an app"), form, result);
+  }
+
+  let appsNext = null;
+  let currentApp = null;
+  // Each list load and app view has a ticket; an answer for an older ticket is dropped, so a
+  // slow reply never overwrites what the user asked for since.
+  let appsTicket = 0;
+  let viewTicket = 0;
+
+  const badge = (status) => el("span", { class: `badge ${text(status)}` }, text(status) || "unknown");
+
+  async function loadApps(more = false) {
+    const list = $("#apps-list", root);
+    if (!more && !list.children.length) list.append(el("li", { class: "muted" }, "Loading apps… (the first call starts the local platform)"));
+    const args = more && appsNext ? { next_page_token: appsNext } : {};
+    const ticket = ++appsTicket;
+    const res = await tool("list_apps", args);
+    if (ticket !== appsTicket) return;
+    if (!more) list.replaceChildren();
+    if (res.success === false) {
+      list.append(el("li", { class: "error", role: "alert" }, res.error));
+      $("#apps-more", root).classList.add("hidden");
+      return;
+    }
+    for (const a of res.apps) {
+      const b = el("button", { type: "button", "data-app": a.app_id }, el("span", {}, a.name), badge(a.status));
+      b.addEventListener("click", () => openApp(a.app_id));
+      list.append(el("li", {}, b));
+    }
+    if (!list.children.length) list.append(el("li", { class: "muted empty" }, "No apps yet: register one below, or build a project."));
+    appsNext = res.next_page_token || null;
+    $("#apps-more", root).classList.toggle("hidden", !appsNext);
+    markCurrent();
+  }
+
+  function markCurrent() {
+    for (const b of root.querySelectorAll("#apps-list button")) b.setAttribute("aria-current", String(b.dataset.app === currentApp));
+  }
+
+  const section = (title, ...children) => el("div", { class: "section" }, el("h3", {}, title), ...children);
+  const resultLine = (box, res, okText) =>
+    box.replaceChildren(el("p", { class: res.success === false ? "error" : "ok" }, res.success === false ? res.error : okText));
+
+  async function openApp(appId) {
+    currentApp = appId;
+    markCurrent();
+    const pane = $("#app-detail", root);
+    const ticket = ++viewTicket;
+    pane.replaceChildren(el("p", { class: "muted" }, "Loading…"));
+    const [app, status] = await Promise.all([tool("get_app", { app_id: appId }), tool("get_app_status", { app_id: appId })]);
+    if (ticket !== viewTicket) return;
+    if (app.success === false) return pane.replaceChildren(el("p", { class: "error", role: "alert" }, app.error));
+    const header = el("div", { class: "row" }, el("h2", { id: "app-name" }, app.display_name || app.name), badge(status.status || app.status));
+    const info = el("p", { class: "muted mono" }, `${app.name} · ${app.app_id}`);
+    const urls = el("ul", { class: "list mono" });
+    if (status.app_url) urls.append(el("li", {}, `App: ${status.app_url}`));
+    for (const svc of status.services || []) urls.append(el("li", {}, `${svc.name} (${svc.status}): ${text(svc.url)}`));
+    const reason = status.reason ? el("p", { class: "error" }, status.reason) : el("span");
+    pane.replaceChildren(header, info, urls, reason, lifecycle(app), buildBox(app), logsBox(app), secretsBox(app), accessBox(app));
+  }
+
+  function lifecycle(app) {
+    const box = el("div", { class: "result" });
+    const toggle = el("button", { type: "button", class: "small" }, app.enabled ? "Disable" : "Enable");
+    toggle.addEventListener("click", async () => {
+      toggle.disabled = true;
+      const res = await tool(app.enabled ? "disable_app" : "enable_app", { app_id: app.app_id });
+      toggle.disabled = false;
+      if (res.success === false) return resultLine(box, res);
+      await loadApps();
+      openApp(app.app_id);
+    });
+    const refresh = el("button", { type: "button", class: "small" }, "Refresh status");
+    refresh.addEventListener("click", () => openApp(app.app_id));
+    const del = el("button", { type: "button", class: "small danger" }, "Delete…");
+    del.addEventListener("click", () => {
+      const sure = el("button", { type: "button", class: "small danger", id: "confirm-delete" }, `Delete ${app.name} permanently`);
+      const no = el("button", { type: "button", class: "small" }, "Keep it");
+      no.addEventListener("click", () => box.replaceChildren());
+      sure.addEventListener("click", async () => {
+        const res = await tool("delete_app", { app_id: app.app_id });
+        if (res.success === false) return resultLine(box, res);
+        currentApp = null;
+        $("#app-detail", root).replaceChildren(el("p", { class: "ok" }, res.message));
+        loadApps();
+      });
+      box.replaceChildren(el("p", {}, "This stops the app, deletes its builds, logs and secrets, and frees its name."), el("div", { class: "row" }, sure, no));
+    });
+    return el("div", {}, el("div", { class: "row" }, refresh, toggle, del), box);
+  }
+
+  function buildBox(app) {
+    const input = el("input", { name: "project_path", placeholder: "/home/you/projects/" + app.name });
+    const go = el("button", { type: "button", class: "small" }, "Build and deploy");
+    const box = el("div", { class: "result" });
+    go.addEventListener("click", async () => {
+      go.disabled = true;
+      box.replaceChildren(el("p", { class: "muted" }, "Packing, uploading and building… this can take a minute."));
+      const res = await tool("build_app", { project_path: input.value.trim() });
+      go.disabled = false;
+      if (res.success === false) return resultLine(box, res);
+      const lines = [`app_id ${res.app_id}`, `app ${text(res.app_url)}`];
+      for (const [svc, url] of Object.entries(res.service_urls || {})) lines.push(`${svc}: ${text(url)}`);
+      showResult(box, true, "Built; the app is deploying. Refresh the status in a few seconds.", lines);
+    });
+    return section("Build", el("div", { class: "inline" }, el("label", {}, "Project folder", input), go), box);
+  }
+
+  function logsBox(app) {
+    const box = el("div", {});
+    const show = el("button", { type: "button", class: "small" }, "Show latest logs");
+    show.addEventListener("click", async () => {
+      const res = await tool("get_app_logs", { app_id: app.app_id, latest_only: true });
+      if (res.success === false) return resultLine(box, res);
+      if (!res.logs.length) return box.replaceChildren(el("p", { class: "muted" }, "No logs yet."));
+      const table = el("table", {}, el("tr", {}, el("th", {}, "service"), el("th", {}, "kind"), el("th", {}, "time"), el("th", {}, "size"), el("th", {}, "presigned URL (15 min)")));
+      for (const l of res.logs) table.append(el("tr", {}, el("td", {}, l.service), el("td", {}, l.kind), el("td", {}, l.time), el("td", {}, `${l.size} B`), el("td", { class: "mono" }, l.url)));
+      box.replaceChildren(table);
+    });
+    return section("Logs", show, box);
+  }
+
+  function secretsBox(app) {
+    const table = el("div", { id: "secrets-table" }, el("p", { class: "muted" }, "Loading secrets…"));
+    const box = el("div", { class: "result" });
+    const scope = { secret_type: "app", app_id: app.app_id };
+    async function refresh() {
+      const res = await tool("list_secrets", scope);
+      if (res.success === false) return resultLine(table, res);
+      if (!res.secrets.length) return table.replaceChildren(el("p", { class: "muted empty" }, "No app secrets. They reach the app's services as environment variables when it deploys."));
+      const t = el("table", {}, el("tr", {}, el("th", {}, "path"), el("th", {}, "version"), el("th", {}, "updated"), el("th", {}, "")));
+      for (const sec of res.secrets) {
+        const reveal = el("button", { type: "button", class: "small" }, "Show value");
+        const cell = el("td", { class: "mono" });
+        reveal.addEventListener("click", async () => {
+          const got = await tool("get_secret", { ...scope, secret_path: sec.secret_path });
+          cell.replaceChildren(got.success === false ? el("span", { class: "error" }, got.error) : JSON.stringify(got.data));
+        });
+        t.append(el("tr", {}, el("td", { class: "mono" }, sec.secret_path), el("td", {}, text(sec.version)), el("td", {}, text(sec.updated_at)), el("td", {}, reveal, cell)));
+      }
+      table.replaceChildren(t);
+    }
+    const path = el("input", { name: "secret_path", placeholder: "db/credentials" });
+    const data = el("input", { name: "secret_data", placeholder: '{"DB_PASSWORD": "…"}' });
+    const save = el("button", { type: "button", class: "small", id: "secret-save" }, "Save secret");
+    save.addEventListener("click", async () => {
+      const args = { ...scope, secret_path: path.value.trim(), data: data.value.trim() };
+      const listed = await tool("list_secrets", { ...scope, prefix: args.secret_path });
+      const exists = listed.success !== false && (listed.paths || []).includes(args.secret_path);
+      const res = await tool(exists ? "update_secret" : "create_secret", args);
+      if (res.success === false) return resultLine(box, res);
+      data.value = "";
+      resultLine(box, res, res.message);
+      refresh();
+    });
+    refresh();
+    return section("Secrets", table, el("div", { class: "inline" }, el("label", {}, "Path", path), el("label", {}, "Data (JSON object)", data), save), box);
+  }
+
+  function accessBox(app) {
+    const table = el("div", { id: "access-table" }, el("p", { class: "muted" }, "Loading access…"));
+    const box = el("div", { class: "result" });
+    const who = el("input", { name: "grant_user", placeholder: "colleague@example.com" });
+    const role = el("select", { name: "grant_role" });
+    const grant = el("button", { type: "button", class: "small", id: "grant-button" }, "Grant");
+    async function refresh() {
+      const perms = await tool("list_app_permissions", { app_id: app.app_id });
+      if (perms.success === false) return resultLine(table, perms);
+      const grantable = perms.grantable_roles || [];
+      role.replaceChildren(...grantable.map((r) => el("option", { value: r }, r)));
+      grant.disabled = grantable.length === 0;
+      const t = el("table", {}, el("tr", {}, el("th", {}, "user"), el("th", {}, "email"), el("th", {}, "role"), el("th", {}, "")));
+      for (const u of perms.users) {
+        const revoke = el("button", { type: "button", class: "small" }, "Revoke");
+        // Whether this role may be revoked, and why not, is the toolkit's answer.
+        revoke.disabled = !u.revocable;
+        if (u.revoke_note) revoke.title = u.revoke_note;
+        revoke.addEventListener("click", async () => {
+          const res = await tool("revoke_app_role", { app_id: app.app_id, role: u.role, user_id: u.user_id });
+          resultLine(box, res, res.message);
+          refresh();
+        });
+        t.append(el("tr", {}, el("td", {}, u.name), el("td", {}, u.email), el("td", {}, u.role), el("td", {}, revoke)));
+      }
+      table.replaceChildren(t);
+      if (!grantable.length) box.replaceChildren(el("p", { class: "muted" }, `As ${text(perms.your_role) || "a viewer"} of this app you cannot grant roles.`));
+    }
+    grant.addEventListener("click", async () => {
+      const res = await tool("grant_app_role", { app_id: app.app_id, role: role.value, user_id: who.value.trim() });
+      resultLine(box, res, res.message);
+      if (res.success !== false) who.value = "";
+      refresh();
+    });
+    refresh();
+    return section("Access", table, el("div", { class: "inline" }, el("label", {}, "User (e-mail or id)", who), el("label", {}, "Role", role), grant), box);
+  }
+
+  $("#apps-refresh", root).addEventListener("click", () => loadApps());
+  $("#apps-more", root).addEventListener("click", () => loadApps(true));
+  return () => loadApps();
+}

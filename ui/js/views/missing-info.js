@@ -1,0 +1,100 @@
+// Care staff: open a missing-information request by UUID, fill its fields (each rendered by
+// its type), submit. Refusals get their own screens: 403 (which access is missing), 404
+// (which record is missing), 409 (no longer active); 412 marks each unmet field on the form.
+import { html, render, useState } from "../../vendor/preact-htm.js";
+import { FieldErrors, Input, TypedField } from "../components/field.js";
+import { errorsFor, unplacedErrors } from "../form-state.js";
+
+const SCREENS = {
+  forbidden: { title: "You do not have access", hint: "Ask a care admin to grant the access listed below." },
+  not_found: { title: "Not found", hint: "The request, or a record it needs, is missing:" },
+  not_active: { title: "This request is no longer active", hint: "It was completed, ended, cancelled or has expired; nothing more can be submitted." },
+  unauthorized: { title: "Not signed in to care", hint: "The care service does not know the token in use." },
+  unavailable: { title: "The care service is unavailable", hint: "" },
+  server: { title: "The care service failed", hint: "Try again; if it persists, tell the service's operators." },
+  too_large: { title: "Too large", hint: "" },
+};
+
+function Screen({ res }) {
+  const s = SCREENS[res.kind] || { title: "The request was refused", hint: "" };
+  const details = res.errors.map((e) => html`<li><code>${e.code}</code> ${e.message}${e.fields.length ? html` <span class="muted">(${e.fields.join(", ")})</span>` : null}</li>`);
+  return html`<div id="mi-screen" class=${"screen bad"} data-kind=${res.kind} role="alert">
+    <h3>${s.title}${res.status ? html` <span class="badge">${res.status}</span>` : null}</h3>
+    ${s.hint ? html`<p>${s.hint}</p>` : null}
+    ${details.length ? html`<ul>${details}</ul>` : html`<p>${res.error}</p>`}
+  </div>`;
+}
+
+function MissingInfo({ api, initialUuid }) {
+  const [uuid, setUuid] = useState(initialUuid);
+  const [busy, setBusy] = useState(false);
+  const [request, setRequest] = useState(null); // the GET answer
+  const [values, setValues] = useState({});
+  const [outcome, setOutcome] = useState(null); // a failure or {ok, value}
+  const [uuidError, setUuidError] = useState([]);
+
+  async function open(ev) {
+    ev.preventDefault();
+    setBusy(true);
+    setOutcome(null);
+    setUuidError([]);
+    const res = await api.careMissingInfo(uuid.trim());
+    setBusy(false);
+    if (!res.ok) {
+      setRequest(null);
+      if (res.kind === "invalid") setUuidError([res.error]);
+      else setOutcome(res);
+      return;
+    }
+    setRequest(res.value);
+    const init = {};
+    for (const f of res.value.fields) init[f.uuid] = f.type === "BOOLEAN" ? "false" : "";
+    setValues(init);
+  }
+
+  async function submit(ev) {
+    ev.preventDefault();
+    setBusy(true);
+    const fields = request.fields.map((f) => ({ ...f, value: values[f.uuid] ?? "" }));
+    const res = await api.careSubmitMissingInfo(request.uuid, fields);
+    setBusy(false);
+    setOutcome(res);
+    if (res.ok || (res.kind !== "unmet" && res.kind !== "invalid")) setRequest(null);
+  }
+
+  const unmet = outcome && !outcome.ok && (outcome.kind === "unmet" || outcome.kind === "invalid") ? outcome.fieldErrors : {};
+  const rendered = new Set(request ? request.fields.map((f) => f.uuid) : []);
+  const leftover = request ? unplacedErrors(unmet, rendered) : [];
+
+  return html`
+    <h2>Missing information</h2>
+    <form id="mi-open-form" class="inline" onSubmit=${open}>
+      <${Input} label="Request UUID" name="mi-uuid" value=${uuid} onValue=${setUuid} errors=${uuidError} placeholder="5f0c8b8e-1d2a-4c1e-9a57-0a4a5c1d7e01" />
+      <button type="submit" id="mi-open" class="small" disabled=${busy}>${busy && !request ? "Opening…" : "Open"}</button>
+    </form>
+    ${outcome && outcome.ok
+      ? html`<div id="mi-screen" class="screen" data-kind="done" role="status"><h3 class="ok">Submitted</h3>
+          <p>${outcome.value.updatedFields ? outcome.value.updatedFields.length : 0} field(s) updated; the request is now ${outcome.value.status}.</p></div>`
+      : null}
+    ${outcome && !outcome.ok && !request ? html`<${Screen} res=${outcome} />` : null}
+    ${!request && !outcome ? html`<p class="muted empty">Open a request to see the fields it asks for.</p>` : null}
+    ${request
+      ? html`<form id="mi-form" class="box" onSubmit=${submit} novalidate>
+          <div class="row"><h3>${request.drugProgram}</h3><span class="muted">request ${request.uuid} · expires ${request.expirationDate}</span></div>
+          ${request.fields.length === 0 ? html`<p class="muted empty">This request asks for no fields.</p>` : null}
+          <div class="grid">
+            ${request.fields.map((f) => html`<${TypedField} key=${f.uuid} def=${f} value=${values[f.uuid]} errors=${errorsFor(unmet, f.uuid)}
+              onValue=${(v) => setValues({ ...values, [f.uuid]: v })} />`)}
+          </div>
+          ${outcome && !outcome.ok && outcome.kind === "unmet"
+            ? html`<p class="error summary" role="alert">${outcome.error}</p>`
+            : null}
+          ${leftover.length ? html`<${FieldErrors} id="mi-other-errors" messages=${leftover.map((e) => e.message)} />` : null}
+          <button type="submit" id="mi-submit" class="primary" disabled=${busy}>${busy ? "Submitting…" : "Submit"}</button>
+        </form>`
+      : null}`;
+}
+
+export function mount(root, { api }) {
+  render(html`<${MissingInfo} api=${api} initialUuid="" />`, root);
+}

@@ -1,0 +1,49 @@
+// api.js against a fake window.__TAURI__: every function resolves to {ok, value, error, field}.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+
+const calls = [];
+let answer = () => Promise.resolve(null);
+globalThis.window = { __TAURI__: { core: { invoke: (cmd, args) => { calls.push([cmd, args]); return answer(cmd, args); } } } };
+const api = await import("../js/api.js");
+
+test("a tool result is ok and passes the command its name and arguments", async () => {
+  answer = () => Promise.resolve({ templates: [{ name: "python-api" }] });
+  const res = await api.tool("get_available_templates", {});
+  assert.equal(res.ok, true);
+  assert.deepEqual(res.value.templates[0].name, "python-api");
+  assert.deepEqual(calls.at(-1), ["call_tool", { name: "get_available_templates", args: {} }]);
+});
+
+test("a tool answering success:false is a failure naming its field", async () => {
+  answer = () => Promise.resolve({ success: false, error: "app_name: must be lowercase", field: "app_name" });
+  const res = await api.tool("scaffold_app", { app_name: "Bad" });
+  assert.equal(res.ok, false);
+  assert.equal(res.error, "app_name: must be lowercase");
+  assert.equal(res.field, "app_name");
+});
+
+test("a rejected care command keeps its kind, errors and field errors", async () => {
+  answer = () => Promise.reject({ kind: "unmet", status: 412, message: "2 fields are not fulfilled", errors: [{ code: "VALUE_REQUIRED", message: "needs a value", fields: ["u1"] }], fieldErrors: { u1: ["needs a value"] } });
+  const res = await api.careSubmitMissingInfo("5f0c", []);
+  assert.equal(res.ok, false);
+  assert.equal(res.kind, "unmet");
+  assert.equal(res.status, 412);
+  assert.equal(res.field, "u1");
+  assert.deepEqual(res.fieldErrors, { u1: ["needs a value"] });
+  assert.deepEqual(calls.at(-1), ["care_submit_missing_info", { uuid: "5f0c", fields: [] }]);
+});
+
+test("a plain string rejection becomes a failure", async () => {
+  answer = () => Promise.reject("command care_users not found");
+  const res = await api.careUsers();
+  assert.deepEqual(res, { ok: false, value: null, error: "command care_users not found", field: null, kind: "error", status: null, errors: [], fieldErrors: {} });
+});
+
+test("the enrollment check passes the document", async () => {
+  answer = () => Promise.resolve({ valid: true, errors: [], fieldErrors: {} });
+  const doc = { patient: { id: "P-1" } };
+  const res = await api.careCheckEnrollment(doc);
+  assert.equal(res.ok, true);
+  assert.deepEqual(calls.at(-1), ["care_check_enrollment", { document: doc }]);
+});
