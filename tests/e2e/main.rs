@@ -29,6 +29,13 @@ fn scaffolded_devfiles_satisfy_validator_schema_and_editor() {
         assert_eq!(out["success"], true, "{name}: {out}");
         let project = std::path::PathBuf::from(out["project_path"].as_str().unwrap());
         let text = std::fs::read_to_string(project.join("devfile.yaml")).unwrap();
+        let report = slipway_devfile::validate(&text, None);
+        assert!(report.valid(), "{name}: {:?}", report.errors());
+        assert!(
+            report.warnings().is_empty(),
+            "{name}: the template draws warnings: {:?}",
+            report.warnings()
+        );
 
         let instance: serde_json::Value = serde_yaml::from_str(&text).unwrap();
         let problems: Vec<String> = schema

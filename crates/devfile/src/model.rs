@@ -161,7 +161,9 @@ pub struct Image {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Dockerfile {
-    /// Dockerfile path relative to the project root.
+    /// Dockerfile path relative to the project root; empty when the Dockerfile comes from a
+    /// `git` or `devfileRegistry` source, which Slipway does not fetch.
+    #[serde(default)]
     pub uri: String,
     /// Build context relative to the project root (default `.`).
     #[serde(default)]
@@ -279,11 +281,12 @@ impl Devfile {
                     image_component: image.map(|i| i.name.clone()),
                     dockerfile: image
                         .and_then(|i| i.image.as_ref())
-                        .map(|i| i.dockerfile.uri.clone()),
+                        .filter(|i| !i.dockerfile.uri.is_empty())
+                        .map(|i| project_relative(&i.dockerfile.uri)),
                     build_context: image
                         .and_then(|i| i.image.as_ref())
-                        .and_then(|i| i.dockerfile.build_context.clone())
-                        .unwrap_or_else(|| ".".into()),
+                        .and_then(|i| i.dockerfile.build_context.as_deref())
+                        .map_or_else(|| ".".into(), project_relative),
                     image_uri: image
                         .and_then(|i| i.attributes.get("imageUri"))
                         .and_then(|v| v.as_str())
@@ -339,5 +342,21 @@ impl Devfile {
                 .unwrap_or(".");
             (e.command_line.clone(), dir.to_owned())
         })
+    }
+}
+
+/// A project path as the builders want it: `${PROJECT_SOURCE}` (the project root) and a leading
+/// `./` dropped, so `${PROJECT_SOURCE}/api/Dockerfile` and `./api/Dockerfile` are both
+/// `api/Dockerfile`, and `${PROJECT_SOURCE}` alone is `.`.
+pub(crate) fn project_relative(path: &str) -> String {
+    let rest = path
+        .strip_prefix("${PROJECT_SOURCE}")
+        .or_else(|| path.strip_prefix("$PROJECT_SOURCE"))
+        .map_or(path, |r| r.trim_start_matches('/'));
+    let rest = rest.trim_start_matches("./");
+    if rest.is_empty() {
+        ".".to_owned()
+    } else {
+        rest.to_owned()
     }
 }

@@ -125,23 +125,6 @@ pub(super) fn commands<'a>(
                 ),
             );
         }
-        if let Some(dir) = exec.get("workingDir")
-            && let Some(text) = string(ctx, dir, &join(&e_path, "workingDir"))
-        {
-            let rel = text
-                .strip_prefix("${PROJECT_SOURCE}")
-                .or_else(|| text.strip_prefix("$PROJECT_SOURCE"))
-                .unwrap_or(text);
-            if rel.split('/').any(|s| s == "..")
-                || (text.starts_with('/') && !text.starts_with("/projects"))
-            {
-                ctx.error(
-                    join(&e_path, "workingDir"),
-                    Some(dir),
-                    format!("{text:?} must be ${{PROJECT_SOURCE}} or a directory inside it"),
-                );
-            }
-        }
         let mut kind = None;
         if let Some(group) = exec.get("group") {
             let g_path = join(&e_path, "group");
@@ -191,6 +174,26 @@ pub(super) fn commands<'a>(
                 }
             }
         }
+        if let Some(dir) = exec.get("workingDir")
+            && let Some(text) = string(ctx, dir, &join(&e_path, "workingDir"))
+            && !inside_project(text)
+        {
+            let consequence = match kind.as_deref() {
+                Some(k @ ("build" | "run")) => {
+                    format!(
+                        "; the process runtime's native build uses this {k} command and fails with this path"
+                    )
+                }
+                _ => String::new(),
+            };
+            ctx.warn(
+                join(&e_path, "workingDir"),
+                Some(dir),
+                format!(
+                    "{text:?} is a path in the container: fine for the container runtime, but the process runtime runs commands in the project directory and needs ${{PROJECT_SOURCE}} or a directory inside it{consequence}"
+                ),
+            );
+        }
         if let (Some(line), Some((component, _))) = (line, component) {
             out.push(ExecCommand {
                 component: component.to_owned(),
@@ -202,4 +205,55 @@ pub(super) fn commands<'a>(
         }
     }
     out
+}
+
+/// True when a `workingDir` names the project directory or a directory inside it:
+/// `${PROJECT_SOURCE}`, `${PROJECT_SOURCE}/<dir>` or a relative path, never leaving it with `..`.
+/// Anything else (`/projects/app`, `${PROJECTS_ROOT}`, `/home/user`) is a path in the container,
+/// which only the container runtime can honour.
+pub(crate) fn inside_project(dir: &str) -> bool {
+    let rel = dir
+        .strip_prefix("${PROJECT_SOURCE}")
+        .or_else(|| dir.strip_prefix("$PROJECT_SOURCE"))
+        .map_or(Some(dir), |rest| {
+            (rest.is_empty() || rest.starts_with('/')).then(|| rest.trim_start_matches('/'))
+        });
+    rel.is_some_and(|rel| {
+        !rel.starts_with('/')
+            && !rel.starts_with('$')
+            && !rel.contains('\\')
+            && !rel.split('/').any(|seg| seg == "..")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::inside_project;
+
+    #[test]
+    fn working_dirs_inside_the_project() {
+        for ok in [
+            "${PROJECT_SOURCE}",
+            "$PROJECT_SOURCE",
+            "${PROJECT_SOURCE}/api",
+            "$PROJECT_SOURCE/a/b",
+            "api",
+            ".",
+        ] {
+            assert!(inside_project(ok), "{ok}");
+        }
+        for container in [
+            "/projects",
+            "/projects/app",
+            "${PROJECTS_ROOT}",
+            "$PROJECTS_ROOT/x",
+            "/home/user",
+            "${PROJECT_SOURCE}/../x",
+            "${PROJECT_SOURCEX}",
+            "../x",
+            "/",
+        ] {
+            assert!(!inside_project(container), "{container}");
+        }
+    }
 }

@@ -30,12 +30,21 @@ const COMPONENT_TYPES: [&str; 6] = [
 ];
 
 pub(super) fn components<'a>(ctx: &mut Ctx, root: &'a Node) -> Vec<Service<'a>> {
+    let parent = root.get("parent");
     let Some(list) = root.get("components") else {
-        ctx.error(
-            "components",
-            None,
-            "components is required: the app needs at least one container component (a service)",
-        );
+        if parent.is_some() {
+            ctx.warn(
+                "components",
+                parent,
+                "this devfile has no components of its own and Slipway does not resolve parent devfiles, so the platform has no service to deploy; copy the parent's container components here to deploy it",
+            );
+        } else {
+            ctx.error(
+                "components",
+                None,
+                "components is required: the app needs at least one container component (a service)",
+            );
+        }
         return Vec::new();
     };
     let Some(items) = list.items() else {
@@ -50,6 +59,7 @@ pub(super) fn components<'a>(ctx: &mut Ctx, root: &'a Node) -> Vec<Service<'a>> 
     let mut endpoint_names: HashMap<String, String> = HashMap::new();
     let mut images: BTreeMap<String, (String, Option<String>, bool)> = BTreeMap::new();
     let mut services = Vec::new();
+    let mut manifests: Vec<String> = Vec::new();
     for (i, comp) in items.iter().enumerate() {
         let path = format!("components[{i}]");
         let Some(comp) = mapping(ctx, comp, &path) else {
@@ -127,11 +137,21 @@ pub(super) fn components<'a>(ctx: &mut Ctx, root: &'a Node) -> Vec<Service<'a>> 
                     }
                 }
                 "volume" => {}
-                other => ctx.warn(
-                    join(&path, other),
-                    comp.get(other),
-                    format!("{other} components are ignored by the Slipway platform"),
+                "custom" => ctx.warn(
+                    join(&path, "custom"),
+                    comp.get("custom"),
+                    "custom components are tool-specific; the Slipway platform ignores them",
                 ),
+                other => {
+                    manifests.push(format!("{other} component {comp_name:?}"));
+                    ctx.warn(
+                        join(&path, other),
+                        comp.get(other),
+                        format!(
+                            "the Slipway platform does not deploy {other} components: it runs container components only (on the process or the container runtime), so this manifest is not applied; the devfile stays valid for cluster tools such as odo"
+                        ),
+                    );
+                }
             },
             many => ctx.error(
                 &path,
@@ -175,7 +195,20 @@ pub(super) fn components<'a>(ctx: &mut Ctx, root: &'a Node) -> Vec<Service<'a>> 
             );
         }
     }
-    if services.is_empty() && !items.is_empty() {
+    if services.is_empty() && (!manifests.is_empty() || parent.is_some()) {
+        let through = if manifests.is_empty() {
+            "its parent devfile, which Slipway does not resolve".to_owned()
+        } else {
+            manifests.join(", ")
+        };
+        ctx.warn(
+            "components",
+            Some(list),
+            format!(
+                "this devfile deploys only through {through}; the Slipway platform runs container components only, so it has no service to deploy here"
+            ),
+        );
+    } else if services.is_empty() && !items.is_empty() {
         ctx.error(
             "components",
             Some(list),
@@ -251,8 +284,25 @@ fn image(ctx: &mut Ctx, comp: &Node, path: &str) -> Option<(String, Option<Strin
                 ],
                 Severity::Error,
             );
-            let uri = required(ctx, df, &df_path, "uri")
-                .and_then(|n| non_empty_string(ctx, n, &join(&df_path, "uri")).map(|s| (s, n)));
+            let remote_source = ["git", "devfileRegistry"]
+                .into_iter()
+                .find(|k| df.get(k).is_some());
+            let uri = match remote_source {
+                Some(source) => {
+                    ctx.warn(
+                        join(&df_path, source),
+                        df.get(source),
+                        format!(
+                            "the Dockerfile comes from {source}, which Slipway does not fetch; the container runtime's buildah builder needs a Dockerfile inside the project (dockerfile.uri), so it cannot build this image"
+                        ),
+                    );
+                    df.get("uri").and_then(|n| {
+                        non_empty_string(ctx, n, &join(&df_path, "uri")).map(|s| (s, n))
+                    })
+                }
+                None => required(ctx, df, &df_path, "uri")
+                    .and_then(|n| non_empty_string(ctx, n, &join(&df_path, "uri")).map(|s| (s, n))),
+            };
             let context = df.get("buildContext").and_then(|n| {
                 non_empty_string(ctx, n, &join(&df_path, "buildContext")).map(|s| (s, n))
             });
@@ -261,13 +311,13 @@ fn image(ctx: &mut Ctx, comp: &Node, path: &str) -> Option<(String, Option<Strin
             }
             if let Some((uri_text, node)) = uri {
                 if uri_text.starts_with("http://") || uri_text.starts_with("https://") {
-                    ctx.error(
+                    ctx.warn(
                         join(&df_path, "uri"),
                         Some(node),
-                        "remote Dockerfile URIs are not supported; use a path inside the project",
+                        "a remote Dockerfile is not fetched by Slipway; the container runtime's buildah builder needs a Dockerfile inside the project, so it cannot build this image",
                     );
                 } else if relative_path(ctx, uri_text, node, &join(&df_path, "uri")) {
-                    dockerfile_uri = Some(uri_text.trim_start_matches("./").to_owned());
+                    dockerfile_uri = Some(crate::model::project_relative(uri_text));
                 }
             }
             if let Some(flag) = df.get("rootRequired") {
@@ -281,25 +331,25 @@ fn image(ctx: &mut Ctx, comp: &Node, path: &str) -> Option<(String, Option<Strin
     image_name.map(|n| (n, dockerfile_uri))
 }
 
-/// Paths in a devfile stay inside the project: relative, no `..` segment.
+/// Slipway builds from the project directory only: Dockerfile and build context are relative,
+/// with no `..` segment. Anything else is legitimate for cluster tools, so it is a warning that
+/// names the builder that cannot use it. Returns whether the path is usable.
 fn relative_path(ctx: &mut Ctx, text: &str, node: &Node, path: &str) -> bool {
-    if text.starts_with('/') || text.contains('\\') || text.get(1..2) == Some(":") {
-        ctx.error(
-            path,
-            Some(node),
-            format!("{text:?} must be a path relative to the project root"),
-        );
-        false
-    } else if text.split('/').any(|seg| seg == "..") {
-        ctx.error(
-            path,
-            Some(node),
-            format!("{text:?} must not leave the project (\"..\" is not allowed)"),
-        );
-        false
+    let problem = if text.split(['/', '\\']).any(|seg| seg == "..") {
+        "leaves the project (\"..\")"
+    } else if text.get(1..2) == Some(":") || !super::commands::inside_project(text) {
+        "is not a path inside the project (relative, or under ${PROJECT_SOURCE})"
     } else {
-        true
-    }
+        return true;
+    };
+    ctx.warn(
+        path,
+        Some(node),
+        format!(
+            "{text:?} {problem}: the container runtime's buildah builder reads only files inside the project, so it cannot build this image"
+        ),
+    );
+    false
 }
 
 fn boolean(ctx: &mut Ctx, node: &Node, path: &str) {
@@ -480,12 +530,21 @@ fn env_list(ctx: &mut Ctx, env: &Node, path: &str) {
             .and_then(|n| string(ctx, n, &join(&e_path, "name")).map(|s| (s, n)))
         {
             let (text, node) = name;
+            if text.contains("{{") {
+                ctx.warn(
+                    join(&e_path, "name"),
+                    Some(node),
+                    format!(
+                        "{text:?} uses a devfile variable, which Slipway does not substitute: both runtimes would set the name literally; write the name itself"
+                    ),
+                );
+            }
             let valid = text
                 .chars()
                 .next()
                 .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
                 && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-            if !valid {
+            if !valid && !text.contains("{{") {
                 ctx.error(
                     join(&e_path, "name"),
                     Some(node),

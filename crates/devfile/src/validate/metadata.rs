@@ -34,12 +34,23 @@ pub(super) fn schema_version(ctx: &mut Ctx, root: &Node) {
             Some(node),
             format!("{version:?} is not a semantic version (MAJOR.MINOR.PATCH)"),
         );
-    } else if !SUPPORTED_SCHEMA_VERSIONS.contains(&version.as_str()) {
+    } else if SUPPORTED_SCHEMA_VERSIONS.contains(&version.as_str()) {
+        // A released devfile version.
+    } else if parts[0] == "2" {
+        ctx.warn(
+            "schemaVersion",
+            Some(node),
+            format!(
+                "{version:?} is not a devfile release Slipway knows ({}); it is read as devfile 2.3.0, so keys added after 2.3.0 are reported as unknown",
+                SUPPORTED_SCHEMA_VERSIONS.join(", ")
+            ),
+        );
+    } else {
         ctx.error(
             "schemaVersion",
             Some(node),
             format!(
-                "unsupported schemaVersion {version:?}; supported: {}",
+                "unsupported schemaVersion {version:?}: Slipway reads devfile 2.x only; supported: {}",
                 SUPPORTED_SCHEMA_VERSIONS.join(", ")
             ),
         );

@@ -20,8 +20,11 @@ pub trait ProjectFiles {
     fn read(&self, relative_path: &str) -> Option<String>;
 }
 
-/// The schema versions Slipway understands: devfile 2.0.0 through 2.3.0.
-pub const SUPPORTED_SCHEMA_VERSIONS: [&str; 4] = ["2.0.0", "2.1.0", "2.2.0", "2.3.0"];
+/// The released devfile schema versions Slipway knows: every 2.x release from 2.0.0 to 2.3.0.
+/// Another `2.x.y` is accepted with a warning (2.x releases are backward compatible); any other
+/// major version is an error.
+pub const SUPPORTED_SCHEMA_VERSIONS: [&str; 6] =
+    ["2.0.0", "2.1.0", "2.2.0", "2.2.1", "2.2.2", "2.3.0"];
 
 /// Validates devfile text. With `files`, Dockerfiles are read to catch port mismatches.
 pub fn validate(text: &str, files: Option<&dyn ProjectFiles>) -> Report {
@@ -164,7 +167,10 @@ pub(crate) fn join(parent: &str, key: &str) -> String {
     }
 }
 
-/// Reports keys outside `allowed` (with `severity`) and duplicate keys (always errors).
+/// Reports keys outside `allowed` and duplicate keys (always errors). With
+/// [`Severity::Error`] every other key is an error; with [`Severity::Warning`] the place is open
+/// (the devfile schema allows extra keys there, as in `metadata`), so only a key that looks like
+/// a misspelt allowed key is reported, as a warning.
 pub(crate) fn check_keys(
     ctx: &mut Ctx,
     node: &Node,
@@ -194,7 +200,8 @@ pub(crate) fn check_keys(
         }
         seen.push(name);
         if !allowed.contains(&name) {
-            let hint = suggestion(name, allowed)
+            let close = suggestion(name, allowed);
+            let hint = close
                 .map(|s| format!(" (did you mean {s:?}?)"))
                 .unwrap_or_default();
             let message = format!(
@@ -203,7 +210,10 @@ pub(crate) fn check_keys(
             );
             match severity {
                 Severity::Error => ctx.error(join(path, name), Some(key), message),
-                Severity::Warning => ctx.warn(join(path, name), Some(key), message),
+                Severity::Warning if close.is_some() => {
+                    ctx.warn(join(path, name), Some(key), message);
+                }
+                Severity::Warning => {}
             }
         }
     }

@@ -1,10 +1,12 @@
 //! Integration tests of the devfile engine: the broken-devfile rule table, port mismatches,
-//! comment-preserving edits and the published JSON Schema.
+//! comment-preserving edits, the published JSON Schema and standard devfiles (the official
+//! registry's stacks and devfiles from the wild).
 
 mod edits;
 mod ports;
 mod rules;
 mod schema;
+mod standard;
 
 /// A valid two-service devfile that uses every part of the dialect. Each rule case breaks it
 /// in exactly one place.

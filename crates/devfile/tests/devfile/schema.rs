@@ -62,3 +62,50 @@ fn schema_applies_the_secret_path_rule() {
         assert!(v.is_valid(&to_json(&text)), "schema refused {good:?}");
     }
 }
+
+/// The editor schema accepts what the validator accepts: every registry stack, and the wild
+/// devfiles up to their missing `displayName` (the one error the validator reports for them).
+#[test]
+fn schema_accepts_standard_devfiles() {
+    let v = schema();
+    for dir in ["registry", "wild"] {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/devfile")
+            .join(dir);
+        for entry in std::fs::read_dir(root).expect("test data") {
+            let path = entry.expect("entry").path();
+            if path.extension().is_none_or(|x| x != "yaml") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).expect("readable");
+            let valid = slipway_devfile::validate(&text, None).valid();
+            let errors: Vec<String> = v
+                .iter_errors(&to_json(&text))
+                .map(|e| format!("{e} at {}", e.instance_path()))
+                .filter(|e| valid || e != "\"displayName\" is a required property at /metadata")
+                .collect();
+            assert!(errors.is_empty(), "{}: {errors:?}", path.display());
+        }
+    }
+}
+
+#[test]
+fn schema_versions_match_the_validator() {
+    let text = include_str!("../../../../schemas/devfile.schema.json");
+    let schema: serde_json::Value = serde_json::from_str(text).expect("schema is JSON");
+    let listed = &schema["properties"]["schemaVersion"]["anyOf"][0]["enum"];
+    assert_eq!(
+        listed,
+        &serde_json::json!(slipway_devfile::SUPPORTED_SCHEMA_VERSIONS)
+    );
+    let v = self::schema();
+    for (version, ok) in [
+        ("2.2.2", true),
+        ("2.4.0", true),
+        ("1.0.0", false),
+        ("3.0.0", false),
+    ] {
+        let text = super::mutate("schemaVersion: 2.2.0", &format!("schemaVersion: {version}"));
+        assert_eq!(v.is_valid(&to_json(&text)), ok, "{version}");
+    }
+}
