@@ -3,9 +3,13 @@
 
 use std::sync::Arc;
 
+mod context;
+
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
+    GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
@@ -59,7 +63,13 @@ impl SlipwayServer {
 
 impl ServerHandler for SlipwayServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_prompts()
+                .enable_resources()
+                .build(),
+        )
             .with_server_info(Implementation::new("slipway", env!("CARGO_PKG_VERSION")))
             .with_instructions(INSTRUCTIONS)
     }
@@ -70,6 +80,87 @@ impl ServerHandler for SlipwayServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         Ok(ListToolsResult::with_all_items(Self::tools()))
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        Ok(ListPromptsResult::with_all_items(context::prompts()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        let runner = Arc::clone(&self.runner);
+        let args = request.arguments.unwrap_or_default();
+        let name = request.name.clone();
+        let result = tokio::task::spawn_blocking(move || {
+            context::get_prompt(|| runner.client(), &name, &args)
+        })
+        .await
+        .map_err(|e| McpError::internal_error(format!("the prompt stopped: {e}"), None))?;
+        result
+            .map(GetPromptResponse::Complete)
+            .map_err(|e| McpError::invalid_params(e.to_string(), None))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        Ok(ListResourceTemplatesResult::with_all_items(
+            context::resource_templates(),
+        ))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let runner = Arc::clone(&self.runner);
+        let listed = tokio::task::spawn_blocking(move || {
+            runner
+                .client()
+                .map_err(context::ContextError::from)
+                .and_then(|c| context::resources(&c))
+        })
+        .await
+        .map_err(|e| McpError::internal_error(format!("the listing stopped: {e}"), None))?;
+        // Without a reachable platform there is nothing to list (the templates still say
+        // what can be read).
+        Ok(ListResourcesResult::with_all_items(listed.unwrap_or_default()))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let runner = Arc::clone(&self.runner);
+        let uri = request.uri.clone();
+        let read = tokio::task::spawn_blocking(move || {
+            runner
+                .client()
+                .map_err(context::ContextError::from)
+                .and_then(|c| context::read(&c, &uri))
+        })
+        .await
+        .map_err(|e| McpError::internal_error(format!("the read stopped: {e}"), None))?;
+        match read {
+            Ok(contents) => Ok(ReadResourceResponse::Complete(ReadResourceResult::new(
+                vec![contents],
+            ))),
+            Err(context::ContextError::Unknown(m)) => {
+                Err(McpError::resource_not_found(m, None))
+            }
+            Err(e) => Err(McpError::invalid_params(e.to_string(), None)),
+        }
     }
 
     async fn call_tool(

@@ -39,6 +39,16 @@ impl Runner {
         }
     }
 
+    /// A client of the default environment's platform, or of the fallback when none is
+    /// configured (for what is not a tool: the MCP server's prompts and resources).
+    pub fn client(&self) -> Result<crate::platform::Client, ToolError> {
+        let endpoint = match (Endpoint::from_env(None), &self.fallback) {
+            (Err(ToolError::NotConfigured(_)), Some(fallback)) => fallback()?,
+            (other, _) => other?,
+        };
+        crate::platform::Client::new(endpoint)
+    }
+
     /// Runs tool `name` on `args` (see [`crate::call`]).
     pub fn call(&self, name: &str, args: Value) -> Result<Value, CallError> {
         let Some(fallback) = &self.fallback else {
