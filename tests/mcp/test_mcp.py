@@ -173,7 +173,9 @@ class McpEndToEnd(unittest.TestCase):
                 self.assertTrue(granted["success"], granted)
                 self.assertTrue(granted["message"])
                 perms = await self.call(session, "list_app_permissions", {"app_id": app_id})
-                self.assertEqual(set(perms["users"][0]), {"user_id", "email", "name", "role"})
+                # The spec's keys, plus whether the caller may revoke the grant and why not.
+                self.assertEqual(set(perms["users"][0]),
+                                 {"user_id", "email", "name", "role", "revocable", "revoke_note"})
                 self.assertIn(("dana@example.org", "editor"), [(u["email"], u["role"]) for u in perms["users"]])
                 revoked = await self.call(session, "revoke_app_role", {
                     "app_id": app_id, "role": "editor", "user_id": dana["id"]})
@@ -198,6 +200,33 @@ class McpEndToEnd(unittest.TestCase):
                         break
                     await asyncio.sleep(1)
                 self.assertEqual(status["status"], "RUNNING", status)
+
+                # Beyond the tools: prompts and resources over the deployment history.
+                prompts = {p.name: p for p in (await session.list_prompts()).prompts}
+                self.assertEqual(set(prompts), {"explain_failed_deploy", "deploy_new_app"})
+                self.assertEqual([a.name for a in prompts["explain_failed_deploy"].arguments], ["app_id"])
+                explained = await session.get_prompt("explain_failed_deploy", {"app_id": app_id})
+                text = explained.messages[0].content.text
+                self.assertIn(app_id, text)
+                self.assertIn('"last_good_deployment_id"', text)
+                walk = await session.get_prompt("deploy_new_app", {"app_name": "shop", "app_type": "python-api"})
+                walk_text = walk.messages[0].content.text
+                for tool in ("scaffold_app", "validate_devfile", "register_app", "build_app", "get_app_status"):
+                    self.assertIn(tool, walk_text)
+                templates = (await session.list_resource_templates()).resource_templates
+                self.assertEqual({t.uri_template for t in templates},
+                                 {"slipway://apps/{app_id}/deployments", "slipway://apps/{app_id}/logs"})
+                listed = {str(r.uri) for r in (await session.list_resources()).resources}
+                history_uri = f"slipway://apps/{app_id}/deployments"
+                self.assertIn(history_uri, listed)
+                self.assertIn(f"slipway://apps/{app_id}/logs", listed)
+                history = json.loads((await session.read_resource(history_uri)).contents[0].text)
+                # The build's deployment, then the enable's (newest first), each with what it ran.
+                self.assertEqual([d["cause"] for d in history[:2]], ["enable", "build"], history)
+                self.assertTrue(all(d["services"] and d["services"][0]["image_digest"].startswith("sha256:")
+                                    for d in history), history)
+                logs_text = (await session.read_resource(f"slipway://apps/{app_id}/logs")).contents[0].text
+                self.assertIn("=== api runtime", logs_text)
 
                 deleted = await self.call(session, "delete_app", {"app_id": app_id})
                 self.assertTrue(deleted["success"], deleted)

@@ -54,7 +54,9 @@ pub fn prompts() -> Vec<Prompt> {
 }
 
 fn argument<'a>(args: &'a serde_json::Map<String, Value>, name: &str) -> Option<&'a str> {
-    args.get(name).and_then(Value::as_str).filter(|s| !s.trim().is_empty())
+    args.get(name)
+        .and_then(Value::as_str)
+        .filter(|s| !s.trim().is_empty())
 }
 
 /// Why a prompt or a resource could not be produced.
@@ -84,7 +86,10 @@ pub fn get_prompt(
             let diagnosis = platform::history::diagnosis(&client()?, app_id)?;
             if diagnosis.get("success") == Some(&Value::Bool(false)) {
                 return Err(ContextError::Argument(
-                    diagnosis["error"].as_str().unwrap_or("no diagnosis").to_owned(),
+                    diagnosis["error"]
+                        .as_str()
+                        .unwrap_or("no diagnosis")
+                        .to_owned(),
                 ));
             }
             let text = format!(
@@ -104,8 +109,10 @@ pub fn get_prompt(
                     .as_str()
                     .unwrap_or("<deployment>"),
             );
-            Ok(GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
-                .with_description("Explain a failed deployment from its diagnosis"))
+            Ok(
+                GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
+                    .with_description("Explain a failed deployment from its diagnosis"),
+            )
         }
         "deploy_new_app" => {
             let app_name = argument(args, "app_name")
@@ -133,8 +140,10 @@ pub fn get_prompt(
                  prompt gathers everything at once).\n\
                  Report each step's result briefly; stop and ask when a step fails."
             );
-            Ok(GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
-                .with_description("Walk through creating and deploying a new app"))
+            Ok(
+                GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
+                    .with_description("Walk through creating and deploying a new app"),
+            )
         }
         other => Err(ContextError::Unknown(format!("no prompt called {other:?}"))),
     }
@@ -166,7 +175,7 @@ pub fn resources(client: &Client) -> Result<Vec<Resource>, ContextError> {
     )?;
     let mut out = Vec::new();
     for app in listed["apps"].as_array().into_iter().flatten() {
-        let (Some(id), Some(name)) = (app["id"].as_str(), app["name"].as_str()) else {
+        let (Some(id), Some(name)) = (app["app_id"].as_str(), app["name"].as_str()) else {
             continue;
         };
         out.push(

@@ -70,8 +70,8 @@ impl ServerHandler for SlipwayServer {
                 .enable_resources()
                 .build(),
         )
-            .with_server_info(Implementation::new("slipway", env!("CARGO_PKG_VERSION")))
-            .with_instructions(INSTRUCTIONS)
+        .with_server_info(Implementation::new("slipway", env!("CARGO_PKG_VERSION")))
+        .with_instructions(INSTRUCTIONS)
     }
 
     async fn list_tools(
@@ -134,7 +134,11 @@ impl ServerHandler for SlipwayServer {
         .map_err(|e| McpError::internal_error(format!("the listing stopped: {e}"), None))?;
         // Without a reachable platform there is nothing to list (the templates still say
         // what can be read).
-        Ok(ListResourcesResult::with_all_items(listed.unwrap_or_default()))
+        let listed = listed.unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "cannot list the apps' resources");
+            Vec::new()
+        });
+        Ok(ListResourcesResult::with_all_items(listed))
     }
 
     async fn read_resource(
@@ -156,9 +160,7 @@ impl ServerHandler for SlipwayServer {
             Ok(contents) => Ok(ReadResourceResponse::Complete(ReadResourceResult::new(
                 vec![contents],
             ))),
-            Err(context::ContextError::Unknown(m)) => {
-                Err(McpError::resource_not_found(m, None))
-            }
+            Err(context::ContextError::Unknown(m)) => Err(McpError::resource_not_found(m, None)),
             Err(e) => Err(McpError::invalid_params(e.to_string(), None)),
         }
     }
