@@ -18,6 +18,10 @@ const COMMANDS: &[&str] = &[
     "care_create_user",
     "care_set_permissions",
     "care_delete_user",
+    "app_deployments",
+    "app_deployment_diff",
+    "app_rollback",
+    "app_diagnosis",
 ];
 
 fn main() {

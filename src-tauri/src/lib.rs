@@ -47,6 +47,10 @@ pub fn build_app<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builde
             commands::care::care_create_user,
             commands::care::care_set_permissions,
             commands::care::care_delete_user,
+            commands::history::app_deployments,
+            commands::history::app_deployment_diff,
+            commands::history::app_rollback,
+            commands::history::app_diagnosis,
         ])
 }
 

@@ -207,6 +207,62 @@ class DesktopTest(unittest.TestCase):
         s.wait_text("#app-detail", lambda t: "secret_path" in t and "'/'" in t)
         s.screenshot("apps")
 
+    def test_build_to_running_then_history_and_rollback(self):
+        """A template scaffolded from the window is built and deployed from the window until
+        RUNNING; a second build makes a second deployment; the history shows both, and a
+        rollback to the first (confirmed first) makes a third, started by a rollback."""
+        s = self.s
+        s.click("nav button[data-view=new]")
+        s.wait_for("#view-new .card")
+        s.click("#view-new .card")
+        s.fill("[name=app_name]", "desk-run")
+        s.fill("[name=output_directory]", self.out)
+        s.click("#scaffold-button")
+        s.wait_text("#scaffold-result", lambda t: t.startswith("Created "))
+        project = os.path.join(self.out, "desk-run")
+
+        s.click("nav button[data-view=apps]")
+        s.click("#register summary")
+        s.fill("#register-form [name=name]", "desk-run")
+        s.fill("#register-form [name=display_name]", "Desk Run")
+        s.fill("#register-form [name=project_path]", project)
+        s.click("#register-button")
+        s.wait_text("#app-name", lambda t: t == "Desk Run", timeout=60)
+
+        def build_and_wait(deployments):
+            s.fill("#app-detail [name=project_path]", project)
+            s.click("#build-button")
+            s.wait_text("#build-result", lambda t: t.startswith("Built"), timeout=300)
+            deadline = time.time() + 300
+            while time.time() < deadline:
+                s.click("#history-refresh")
+                time.sleep(2)
+                rows = s.texts("#history tr")
+                if len(rows) == deployments + 1 and "RUNNING" in rows[1]:
+                    return rows
+            raise AssertionError(f"no RUNNING deployment #{deployments}: {s.page()!r}")
+
+        rows = build_and_wait(1)
+        self.assertIn("build", rows[1])
+        s.click("#status-refresh")
+        s.wait_text("#app-status", lambda t: t == "RUNNING", timeout=60)
+        build_and_wait(2)
+        s.screenshot("deployments")
+        # Roll back to the first deployment (the last row), confirming first.
+        s.click("#history tr:last-child button[data-deployment]")
+        s.click("#confirm-rollback")
+        s.wait_text("#history", lambda t: "rollback" in t, timeout=120)
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            s.click("#history-refresh")
+            time.sleep(2)
+            rows = s.texts("#history tr")
+            if len(rows) == 4 and "RUNNING" in rows[1] and "rollback" in rows[1]:
+                break
+        else:
+            raise AssertionError(f"the rollback never ran: {s.page()!r}")
+        s.screenshot("rollback")
+
     def test_care_enrollment_with_a_field_error_then_enrolled(self):
         """Care staff: the service's validator places an error on its field as the user types;
         the corrected document is enrolled and the answer lists the records."""

@@ -70,6 +70,23 @@ export const careSaveDraft = (document) => command("care_save_draft", { document
 /** Forgets the enrollment draft. */
 export const careClearDraft = () => command("care_clear_draft");
 
+/** Results of the history commands carry `success: false` on failure, like tools. */
+async function platformCall(cmd, args) {
+  const res = await command(cmd, args);
+  if (res.ok && res.value && res.value.success === false) {
+    return { ok: false, value: res.value, error: String(res.value.error ?? "the call failed"), field: res.value.field ?? null, kind: "error", errors: [], fieldErrors: {} };
+  }
+  return res;
+}
+/** An app's deployments, newest first: what each ran (images, secret versions), why, how it ended. */
+export const appDeployments = (appId) => platformCall("app_deployments", { appId });
+/** What changed from `against` (default: the deployment before) to `deploymentId`. */
+export const appDeploymentDiff = (appId, deploymentId, against = null) => platformCall("app_deployment_diff", { appId, deploymentId, against });
+/** Deploys an earlier deployment again with its images and secret versions. */
+export const appRollback = (appId, deploymentId) => platformCall("app_rollback", { appId, deploymentId });
+/** Why an app is where it is (log tails, failed build, devfile findings, changes since it ran well). */
+export const appDiagnosis = (appId) => platformCall("app_diagnosis", { appId });
+
 /** Care users with their permissions (admin). */
 export const careUsers = () => command("care_users");
 /** Creates a care user; the answer holds its token, shown once. */

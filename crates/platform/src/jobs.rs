@@ -40,6 +40,9 @@ struct Inner {
     db: Db,
     data_dir: PathBuf,
     builder: BuilderKind,
+    /// `--builder auto`: a buildah build whose base images are not here and cannot be pulled
+    /// is built by the native builder instead (said in the build log).
+    auto: bool,
     output: Output,
     slots: Semaphore,
     jobs: Mutex<HashMap<String, CancellationToken>>,
@@ -107,6 +110,7 @@ impl Runner {
                 db,
                 data_dir: data_dir.to_path_buf(),
                 builder,
+                auto: kind == BuilderKind::Auto,
                 output: Output { store, key },
                 slots: Semaphore::new(MAX_CONCURRENT_BUILDS),
                 jobs: Mutex::new(HashMap::new()),
@@ -260,7 +264,18 @@ async fn run_job(
                 () = token.cancelled() => return finish_cancelled(inner, &log, context),
             };
             let result = match inner.builder {
-                BuilderKind::Buildah => buildah::build(&job, &inner.output).await,
+                BuilderKind::Buildah => match buildah::build(&job, &inner.output).await {
+                    Err(missing @ BuildError::BaseImagesMissing(_))
+                        if inner.auto && native::unbuildable(&job.service).is_none() =>
+                    {
+                        log.note(&format!(
+                            "--builder auto: buildah cannot build this service ({missing}); \
+                             building it with the native builder instead"
+                        ));
+                        native::build(&job, &inner.output).await
+                    }
+                    other => other,
+                },
                 _ => native::build(&job, &inner.output).await,
             };
             let _ = tokio::fs::remove_dir_all(&job.work).await;

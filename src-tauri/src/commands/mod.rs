@@ -2,4 +2,5 @@
 
 pub mod care;
 pub mod env;
+pub mod history;
 pub mod tools;

@@ -32,6 +32,11 @@ impl Tools {
         }
     }
 
+    /// The runner (for commands that are not tools but talk to the same platform).
+    pub fn runner(&self) -> Arc<Runner> {
+        Arc::clone(&self.runner)
+    }
+
     /// Stops the embedded platform (and the apps it runs), if it was started.
     pub fn shutdown(&self) {
         self.embedded.shutdown();

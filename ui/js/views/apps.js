@@ -94,13 +94,14 @@ export function mount(root, { api }) {
     const [app, status] = await Promise.all([tool("get_app", { app_id: appId }), tool("get_app_status", { app_id: appId })]);
     if (ticket !== viewTicket) return;
     if (app.success === false) return pane.replaceChildren(el("p", { class: "error", role: "alert" }, app.error));
-    const header = el("div", { class: "row" }, el("h2", { id: "app-name" }, app.display_name || app.name), badge(status.status || app.status));
+    const header = el("div", { class: "row" }, el("h2", { id: "app-name" }, app.display_name || app.name), el("span", { id: "app-status" }, badge(status.status || app.status)));
     const info = el("p", { class: "muted mono" }, `${app.name} · ${app.app_id}`);
     const urls = el("ul", { class: "list mono" });
     if (status.app_url) urls.append(el("li", {}, `App: ${status.app_url}`));
     for (const svc of status.services || []) urls.append(el("li", {}, `${svc.name} (${svc.status}): ${text(svc.url)}`));
     const reason = status.reason ? el("p", { class: "error" }, status.reason) : el("span");
-    pane.replaceChildren(header, info, urls, reason, lifecycle(app), buildBox(app), logsBox(app), secretsBox(app), accessBox(app));
+    const failed = (status.status || app.status) === "FAILED";
+    pane.replaceChildren(header, info, urls, reason, lifecycle(app), ...(failed ? [diagnosisBox(app)] : []), buildBox(app), historyBox(app), logsBox(app), secretsBox(app), accessBox(app));
   }
 
   function lifecycle(app) {
@@ -114,7 +115,7 @@ export function mount(root, { api }) {
       await loadApps();
       openApp(app.app_id);
     });
-    const refresh = el("button", { type: "button", class: "small" }, "Refresh status");
+    const refresh = el("button", { type: "button", class: "small", id: "status-refresh" }, "Refresh status");
     refresh.addEventListener("click", () => openApp(app.app_id));
     const del = el("button", { type: "button", class: "small danger" }, "Delete…");
     del.addEventListener("click", () => {
@@ -133,10 +134,84 @@ export function mount(root, { api }) {
     return el("div", {}, el("div", { class: "row" }, refresh, toggle, del), box);
   }
 
+  // Why a FAILED app failed: the platform's diagnosis, shown as it comes.
+  function diagnosisBox(app) {
+    const box = el("div", { id: "diagnosis", "aria-live": "polite" }, el("p", { class: "muted" }, "Finding out why…"));
+    api.appDiagnosis(app.app_id).then((res) => {
+      if (!res.ok) return box.replaceChildren(el("p", { class: "error" }, res.error));
+      const d = res.value;
+      const parts = [];
+      if (d.reason) parts.push(el("p", { class: "error" }, d.reason));
+      for (const s of d.failing_services || []) {
+        parts.push(el("p", {}, `Service ${s.service} is ${s.status}; its log ends:`), el("pre", { class: "mono log" }, s.log_tail || "(empty)"));
+      }
+      if (d.failed_build) parts.push(el("p", {}, `The newest build (${d.failed_build.service}) failed: ${text(d.failed_build.error)}`), el("pre", { class: "mono log" }, d.failed_build.log_tail || "(empty)"));
+      for (const e of (d.devfile && d.devfile.errors) || []) parts.push(el("p", { class: "error" }, `devfile: ${e}`));
+      if (d.last_good_deployment_id && d.changes_since_last_good) {
+        parts.push(el("p", {}, `Since the last deployment that ran well (${d.last_good_deployment_id}):`), diffView(d.changes_since_last_good));
+      }
+      box.replaceChildren(...(parts.length ? parts : [el("p", { class: "muted" }, "No failing service or build was found.")]));
+    });
+    return section("Why it failed", box);
+  }
+
+  // A deployment diff: images, secret versions (never values), devfile lines.
+  function diffView(diff) {
+    const rows = [];
+    for (const i of diff.images || []) rows.push(el("li", {}, `image of ${i.service}: ${text(i.from)} → ${text(i.to)}`));
+    for (const s of diff.secrets || []) rows.push(el("li", {}, `secret ${s.path} (${s.service}): version ${text(s.from_version)} → ${text(s.to_version)}`));
+    const list = el("ul", { class: "list mono diff" }, ...(rows.length ? rows : [el("li", { class: "muted" }, "same images and secret versions")]));
+    return el("div", {}, list, diff.devfile && diff.devfile.changed ? el("pre", { class: "mono log" }, diff.devfile.diff) : el("p", { class: "muted" }, "devfile unchanged"));
+  }
+
+  // The deployment history, each with its diff and a rollback (confirmed first).
+  function historyBox(app) {
+    const box = el("div", { id: "history" }, el("p", { class: "muted" }, "Loading deployments…"));
+    const result = el("div", { class: "result", "aria-live": "polite" });
+    async function refresh() {
+      const res = await api.appDeployments(app.app_id);
+      if (!res.ok) return box.replaceChildren(el("p", { class: "error" }, res.error));
+      const all = res.value.deployments || [];
+      if (!all.length) return box.replaceChildren(el("p", { class: "muted empty" }, "No deployments yet: build the app."));
+      const t = el("table", {}, el("tr", {}, el("th", {}, "started"), el("th", {}, "status"), el("th", {}, "why"), el("th", {}, "secrets"), el("th", {}, "")));
+      all.forEach((d, i) => {
+        const secrets = d.services.flatMap((s) => s.secrets.map((x) => `${x.path}@v${x.version}`)).join(", ");
+        const detail = el("div", {});
+        const show = el("button", { type: "button", class: "small" }, "Changes");
+        // The first deployment has nothing before it to compare with.
+        show.disabled = i === all.length - 1;
+        show.addEventListener("click", async () => {
+          const diff = await api.appDeploymentDiff(app.app_id, d.id);
+          detail.replaceChildren(diff.ok ? diffView(diff.value) : el("p", { class: "error" }, diff.error));
+        });
+        const back = el("button", { type: "button", class: "small", "data-deployment": d.id }, "Roll back to this…");
+        back.addEventListener("click", () => {
+          const sure = el("button", { type: "button", class: "small danger", id: "confirm-rollback" }, "Roll back");
+          const no = el("button", { type: "button", class: "small" }, "Cancel");
+          no.addEventListener("click", () => result.replaceChildren());
+          sure.addEventListener("click", async () => {
+            sure.disabled = true;
+            const res = await api.appRollback(app.app_id, d.id);
+            if (!res.ok) return result.replaceChildren(el("p", { class: "error", role: "alert" }, res.error));
+            result.replaceChildren(el("p", { class: "ok" }, res.value.message));
+            setTimeout(refresh, 3000);
+          });
+          result.replaceChildren(el("p", {}, `Deploy ${d.id} again with its images and secret versions (${secrets || "no secrets"})? The current deployment serves until the rollback is healthy.`), el("div", { class: "row" }, sure, no));
+        });
+        t.append(el("tr", {}, el("td", {}, d.created_at), el("td", {}, badge(d.status)), el("td", {}, d.cause + (d.reason ? ` — ${d.reason}` : "")), el("td", { class: "mono" }, secrets || "—"), el("td", {}, show, back, detail)));
+      });
+      box.replaceChildren(t);
+    }
+    const reload = el("button", { type: "button", class: "small", id: "history-refresh" }, "Refresh history");
+    reload.addEventListener("click", refresh);
+    refresh();
+    return section("Deployments", reload, box, result);
+  }
+
   function buildBox(app) {
     const input = el("input", { name: "project_path", placeholder: "/home/you/projects/" + app.name });
-    const go = el("button", { type: "button", class: "small" }, "Build and deploy");
-    const box = el("div", { class: "result" });
+    const go = el("button", { type: "button", class: "small", id: "build-button" }, "Build and deploy");
+    const box = el("div", { class: "result", id: "build-result", "aria-live": "polite" });
     go.addEventListener("click", async () => {
       go.disabled = true;
       box.replaceChildren(el("p", { class: "muted" }, "Packing, uploading and building… this can take a minute."));

@@ -403,7 +403,8 @@ pub async fn fail_unfinished(tx: &mut Tx, reason: &str) -> Result<Vec<String>, s
 
 /// The `RUNNING` deployments of enabled apps (what a restart brings back), oldest first.
 pub async fn running_of_enabled_apps(tx: &mut Tx) -> Result<Vec<DeploymentRecord>, sqlx::Error> {
-    let sql = "SELECT d.id, d.app_id, d.status, d.reason, d.devfile, d.created_at \
+    let sql = "SELECT d.id, d.app_id, d.status, d.reason, d.devfile, d.created_at, \
+               d.finished_at, d.cause, d.started_by, d.devfile_digest, d.rollback_of \
                FROM deployment d JOIN app a ON a.id = d.app_id \
                WHERE d.status = $1 AND a.enabled = 1 ORDER BY d.created_at, d.id";
     let rows = sqlx::query(sql)

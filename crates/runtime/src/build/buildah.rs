@@ -57,6 +57,10 @@ pub async fn build(job: &Job, out: &Output) -> Result<BuiltImage, BuildError> {
             "the Dockerfile {dockerfile:?} is not in the build context"
         )));
     }
+    let missing = missing_base_images(&std::fs::read_to_string(&dockerfile_path)?, job).await;
+    if !missing.is_empty() {
+        return Err(BuildError::BaseImagesMissing(missing));
+    }
     let tag = format!(
         "{}/{}/{}:{}",
         super::IMAGE_HOST,
@@ -108,6 +112,83 @@ pub async fn build(job: &Job, out: &Output) -> Result<BuiltImage, BuildError> {
     })
 }
 
+/// The base images a Dockerfile starts `FROM` (not `scratch`, not an earlier stage's name,
+/// not an `ARG`-substituted reference, which only the build can resolve).
+pub fn base_images(dockerfile: &str) -> Vec<String> {
+    let mut stages: Vec<String> = Vec::new();
+    let mut out = Vec::new();
+    for line in dockerfile.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if words
+            .first()
+            .is_none_or(|w| !w.eq_ignore_ascii_case("FROM"))
+        {
+            continue;
+        }
+        let args: Vec<&str> = words[1..]
+            .iter()
+            .copied()
+            .filter(|w| !w.starts_with("--"))
+            .collect();
+        let Some(image) = args.first() else { continue };
+        let lower = image.to_ascii_lowercase();
+        let earlier_stage = stages.contains(&lower);
+        if let (Some(as_kw), Some(name)) = (args.get(1), args.get(2))
+            && as_kw.eq_ignore_ascii_case("AS")
+        {
+            stages.push(name.to_ascii_lowercase());
+        }
+        if lower == "scratch" || image.contains('$') || earlier_stage {
+            continue;
+        }
+        if !out.iter().any(|o| o == image) {
+            out.push((*image).to_owned());
+        }
+    }
+    out
+}
+
+/// Base images of `dockerfile` that buildah has not got and cannot pull (each pull gets
+/// [`PULL_TIMEOUT`]); what was tried goes to the build log.
+async fn missing_base_images(dockerfile: &str, job: &Job) -> Vec<String> {
+    let mut missing = Vec::new();
+    for image in base_images(dockerfile) {
+        let present = tokio::process::Command::new("buildah")
+            .args(["inspect", "--type", "image", &image])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .await
+            .is_ok_and(|s| s.success());
+        if present {
+            continue;
+        }
+        job.log.note(&format!(
+            "base image {image} is not on this machine; trying to pull it"
+        ));
+        let pulled = tokio::time::timeout(
+            PULL_TIMEOUT,
+            tokio::process::Command::new("buildah")
+                .args(["pull", "--quiet", &image])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .kill_on_drop(true)
+                .status(),
+        )
+        .await;
+        if !matches!(pulled, Ok(Ok(s)) if s.success()) {
+            job.log.note(&format!("cannot pull {image}"));
+            missing.push(image);
+        }
+    }
+    missing
+}
+
+/// How long one base-image pull may take before the image counts as unreachable.
+pub const PULL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// Imports the one image of the OCI layout at `layout` into the store and signs it.
 pub fn import(out: &Output, layout: &Path, ref_name: &str) -> Result<Digest, BuildError> {
     let index: Index = serde_json::from_slice(&std::fs::read(layout.join("index.json"))?)
@@ -138,6 +219,16 @@ pub fn import(out: &Output, layout: &Path, ref_name: &str) -> Result<Digest, Bui
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn base_images_are_the_from_lines_that_name_images() {
+        let dockerfile = "ARG V=3\nFROM python:3.12-slim AS build\nRUN x\nFROM --platform=linux/amd64 build AS again\nFROM scratch\nFROM node:20-slim\nfrom python:3.12-slim\nFROM img:${V}\n";
+        assert_eq!(
+            super::base_images(dockerfile),
+            ["python:3.12-slim", "node:20-slim"]
+        );
+        assert!(super::base_images("FROM scratch\nCOPY . /app\n").is_empty());
+    }
+
     use std::collections::BTreeMap;
 
     use super::*;

@@ -92,6 +92,13 @@ pub enum BuildError {
         /// Its exit status.
         status: String,
     },
+    /// Buildah cannot start: base images of the Dockerfile are neither on this machine nor
+    /// pullable (no registry answers). `--builder auto` falls back to the native builder.
+    #[error(
+        "the Dockerfile's base images {} are not on this machine and cannot be pulled (no registry answered); import them (`slipway platform images import`, or `bash scripts/dev images` for the templates' bases) or build with --builder native",
+        .0.join(", ")
+    )]
+    BaseImagesMissing(Vec<String>),
     /// A command ran past [`BUILD_TIMEOUT`].
     #[error("the {what} did not finish within {minutes} minutes", what = .0, minutes = BUILD_TIMEOUT.as_secs() / 60)]
     TimedOut(String),

@@ -63,6 +63,23 @@ pub fn rollback(
     Ok(with_success(body, &[]))
 }
 
+/// What changed from `against` (default: the deployment before it) to `deployment`.
+pub fn diff(
+    client: &Client,
+    app_id: &str,
+    deployment: &str,
+    against: Option<&str>,
+) -> Result<Value, ToolError> {
+    let id = uuid_arg("app_id", app_id)?;
+    let deployment = uuid_arg("deployment_id", deployment)?;
+    let mut path = format!("/v1/apps/{id}/deployments/{deployment}/diff");
+    if let Some(other) = against {
+        path.push_str(&format!("?against={}", uuid_arg("against", other)?));
+    }
+    let body = client.json(Method::GET, &path, None)?.body;
+    Ok(with_success(body, &[]))
+}
+
 /// Why the app is where it is.
 pub fn diagnosis(client: &Client, app_id: &str) -> Result<Value, ToolError> {
     let id = uuid_arg("app_id", app_id)?;

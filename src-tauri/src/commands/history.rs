@@ -1,0 +1,74 @@
+//! Deployment history commands: the history, the diff of two deployments, a rollback and
+//! the diagnosis of an app, each one call into `slipway_toolkit::platform::history` on the
+//! same platform the tools use (the configured one, or the embedded one).
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use slipway_toolkit::Runner;
+use slipway_toolkit::platform::{Client, history};
+
+use super::tools::{CommandError, Tools};
+
+async fn with_client(
+    runner: Arc<Runner>,
+    work: impl FnOnce(&Client) -> Result<Value, slipway_toolkit::ToolError> + Send + 'static,
+) -> Result<Value, CommandError> {
+    tauri::async_runtime::spawn_blocking(move || {
+        let client = runner.client()?;
+        work(&client)
+    })
+    .await
+    .map_err(|e| CommandError {
+        message: format!("the call stopped unexpectedly: {e}"),
+    })?
+    .or_else(|e| Ok(e.to_json()))
+}
+
+/// The app's deployments, newest first (what each ran, why, how it ended).
+#[tauri::command]
+pub async fn app_deployments(
+    tools: tauri::State<'_, Tools>,
+    app_id: String,
+) -> Result<Value, CommandError> {
+    with_client(tools.runner(), move |c| {
+        history::deployments(c, &app_id, 50)
+    })
+    .await
+}
+
+/// What changed from `against` (default: the one before) to `deployment_id`.
+#[tauri::command]
+pub async fn app_deployment_diff(
+    tools: tauri::State<'_, Tools>,
+    app_id: String,
+    deployment_id: String,
+    against: Option<String>,
+) -> Result<Value, CommandError> {
+    with_client(tools.runner(), move |c| {
+        history::diff(c, &app_id, &deployment_id, against.as_deref())
+    })
+    .await
+}
+
+/// Deploys `deployment_id` again with its images and secret versions.
+#[tauri::command]
+pub async fn app_rollback(
+    tools: tauri::State<'_, Tools>,
+    app_id: String,
+    deployment_id: String,
+) -> Result<Value, CommandError> {
+    with_client(tools.runner(), move |c| {
+        history::rollback(c, &app_id, Some(&deployment_id))
+    })
+    .await
+}
+
+/// Why the app is where it is.
+#[tauri::command]
+pub async fn app_diagnosis(
+    tools: tauri::State<'_, Tools>,
+    app_id: String,
+) -> Result<Value, CommandError> {
+    with_client(tools.runner(), move |c| history::diagnosis(c, &app_id)).await
+}
