@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
-# A short cargo-fuzz run of the devfile parser/validator (the target lives in fuzz/).
+# Short cargo-fuzz runs (targets in fuzz/): the devfile parser/validator, the care enrollment
+# validator and the care missing-information POST body parser; FUZZ_SECONDS (default 30) each.
 # cargo-fuzz needs nightly flags; RUSTC_BOOTSTRAP lets the stable toolchain accept them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${FUZZ_SECONDS:-30}"
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked --quiet
-mkdir -p fuzz/corpus/validate
-cp fuzz/seeds/* fuzz/corpus/validate/
+mkdir -p fuzz/corpus/validate fuzz/corpus/care_enrollment fuzz/corpus/care_missing_info
+cp fuzz/seeds/*.yaml fuzz/corpus/validate/
 for f in templates/*/devfile.yaml; do cp "$f" "fuzz/corpus/validate/$(basename "$(dirname "$f")").yaml"; done
-RUSTC_BOOTSTRAP=1 cargo fuzz run validate fuzz/corpus/validate -- -max_total_time="$seconds" -max_len=65536 2>&1 | tail -n 5
+cp fuzz/seeds/enrollment/* fuzz/corpus/care_enrollment/
+cp fuzz/seeds/missing_info/* fuzz/corpus/care_missing_info/
+for target in validate care_enrollment care_missing_info; do
+    echo "fuzz $target (${seconds}s)"
+    RUSTC_BOOTSTRAP=1 cargo fuzz run "$target" "fuzz/corpus/$target" -- \
+        -max_total_time="$seconds" -max_len=65536 2>&1 | tail -n 5
+done

@@ -1,11 +1,16 @@
-//! Load benchmark of the care service: a real server on 127.0.0.1 (SQLite file, and
-//! PostgreSQL when `SLIPWAY_TEST_PG_URL` is set), driven over HTTP by concurrent reqwest
-//! clients. Reports requests/s and p50/p99 latency for a full enrollment (six parties,
-//! several contacts, consents, insurances, prescriptions) and for the missing-information
-//! GET. Bounded: at most `CARE_BENCH_REQUESTS` requests (default 2000) or
+//! Load benchmark of the care service against the storage limit, in one sitting.
+//!
+//! A real server on 127.0.0.1 (SQLite file, and PostgreSQL when `SLIPWAY_TEST_PG_URL` is set)
+//! is driven over HTTP by concurrent reqwest clients (default 32) with a full enrollment
+//! (six parties, six contacts, two consents, two insurances, two prescriptions) and with the
+//! missing-information GET. Each is compared with a probe that writes the same rows without
+//! the service (see `load/probe.rs`): on SQLite a native sqlx loop with the same number of
+//! tasks against a copy of the same database; on PostgreSQL `pgbench` with the same number
+//! of clients running the same transaction as a script. Prints throughput, p50/p99 and the
+//! ratio service/probe. Bounded: at most `CARE_BENCH_REQUESTS` requests (default 3000) or
 //! `CARE_BENCH_SECONDS` seconds (default 20) per scenario, loopback only.
 //!
-//! Run: `CARGO_TARGET_DIR=/work/target-care cargo bench -p slipway-care --bench load`
+//! Run: `cargo bench -p slipway-care --bench load`
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -13,6 +18,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use slipway_care::{Backend, CareConfig};
+
+#[path = "load/probe.rs"]
+mod probe;
 
 const ACTIVE: &str = "5f0c8b8e-1d2a-4c1e-9a57-0a4a5c1d7e01";
 
@@ -166,9 +174,13 @@ fn pct(sorted: &[Duration], p: f64) -> f64 {
     sorted[idx].as_secs_f64() * 1000.0
 }
 
+fn rate(o: &Outcome) -> f64 {
+    o.done as f64 / o.elapsed.as_secs_f64()
+}
+
 fn report(backend: Backend, name: &str, concurrency: usize, o: &Outcome) {
     println!(
-        "{backend:?} | {name} | c={concurrency} | {} ok, {} errors in {:.1}s | {:.0} req/s | p50 {:.2} ms | p99 {:.2} ms",
+        "| {backend:?} | {name} | c={concurrency} | {} ok, {} errors in {:.1}s | {:.0}/s | {:.2} ms | {:.2} ms |",
         o.done,
         o.errors,
         o.elapsed.as_secs_f64(),
@@ -178,16 +190,117 @@ fn report(backend: Backend, name: &str, concurrency: usize, o: &Outcome) {
     );
 }
 
+/// Ids of demo rows the probes refer to.
+struct DemoIds {
+    user: i64,
+    purposes: [i64; 2],
+    products: [i64; 2],
+    data_request: i64,
+}
+
+async fn demo_ids(url: &str) -> DemoIds {
+    sqlx::any::install_default_drivers();
+    let pool = sqlx::AnyPool::connect(url).await.expect("connect");
+    let id = |sql: &'static str, key: &'static str| {
+        let pool = pool.clone();
+        async move {
+            sqlx::query_scalar::<_, i64>(sql)
+                .bind(key)
+                .fetch_one(&pool)
+                .await
+                .unwrap_or_else(|e| panic!("{sql} {key}: {e}"))
+        }
+    };
+    let ids = DemoIds {
+        user: sqlx::query_scalar::<_, i64>("SELECT MIN(id) FROM app_user")
+            .fetch_one(&pool)
+            .await
+            .expect("user"),
+        purposes: [
+            id(
+                "SELECT id FROM data_use_purpose WHERE external_id = $1",
+                "DUP-TREATMENT",
+            )
+            .await,
+            id(
+                "SELECT id FROM data_use_purpose WHERE external_id = $1",
+                "DUP-MARKETING",
+            )
+            .await,
+        ],
+        products: [
+            id(
+                "SELECT id FROM product WHERE product_code = $1",
+                "PROD-1001",
+            )
+            .await,
+            id(
+                "SELECT id FROM product WHERE product_code = $1",
+                "PROD-1002",
+            )
+            .await,
+        ],
+        data_request: id("SELECT id FROM data_request WHERE external_id = $1", ACTIVE).await,
+    };
+    pool.close().await;
+    ids
+}
+
+/// A second database with the server's schema and demo rows, for the probes.
+async fn probe_database(
+    backend: Backend,
+) -> (
+    String,
+    Option<tempfile::TempDir>,
+    Option<slipway_server::testing::TestDatabase>,
+) {
+    let mut config = CareConfig::new("127.0.0.1:0".parse().expect("addr"));
+    config.demo = true;
+    let (mut dir, mut database) = (None, None);
+    match backend {
+        Backend::Sqlite => {
+            let d = tempfile::tempdir().expect("tempdir");
+            config.data_dir = d.path().to_path_buf();
+            dir = Some(d);
+        }
+        Backend::Postgres => {
+            let d = slipway_server::testing::TestDatabase::create("care_probe").await;
+            config.database_url = Some(d.url().to_owned());
+            database = Some(d);
+        }
+    }
+    let url = config.effective_database_url();
+    drop(
+        slipway_care::prepare(&config)
+            .await
+            .expect("prepare probe database"),
+    );
+    (url, dir, database)
+}
+
+fn compare(backend: Backend, name: &str, concurrency: usize, service: &Outcome, probe: &Outcome) {
+    println!(
+        "{backend:?} {name}: service {:.0}/s (p50 {:.2} ms, p99 {:.2} ms) / probe {:.0}/s (p50 {:.2} ms, p99 {:.2} ms) = {:.0}% at {concurrency} clients",
+        rate(service),
+        pct(&service.latencies, 0.50),
+        pct(&service.latencies, 0.99),
+        rate(probe),
+        pct(&probe.latencies, 0.50),
+        pct(&probe.latencies, 0.99),
+        100.0 * rate(service) / rate(probe),
+    );
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; `cargo test --benches` passes nothing: run a tiny smoke.
     let smoke = !std::env::args().any(|a| a == "--bench");
     let max_requests = if smoke {
         20
     } else {
-        env_usize("CARE_BENCH_REQUESTS", 2000)
+        env_usize("CARE_BENCH_REQUESTS", 3000)
     };
     let max_time = Duration::from_secs(env_usize("CARE_BENCH_SECONDS", 20) as u64);
-    let concurrency = env_usize("CARE_BENCH_CONCURRENCY", 8);
+    let concurrency = env_usize("CARE_BENCH_CONCURRENCY", 32);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -199,7 +312,50 @@ fn main() {
         } else {
             println!("SLIPWAY_TEST_PG_URL not set: PostgreSQL skipped");
         }
+        let mut summary = Vec::new();
+        println!("| Backend | Scenario | Clients | Requests | Throughput | p50 | p99 |");
+        println!("|---|---|---|---|---|---|---|");
         for backend in backends {
+            let (probe_url, _probe_dir, probe_db) = probe_database(backend).await;
+            let ids = demo_ids(&probe_url).await;
+            let payload = enrollment(0).to_string();
+            let enroll_steps = || probe::enrollment(&payload, ids.user, ids.purposes, ids.products);
+            let history_steps = || probe::history(ids.data_request, ids.user);
+            let run_probe = |steps: Vec<probe::Step>| {
+                let probe_url = probe_url.clone();
+                async move {
+                    match backend {
+                        Backend::Sqlite => {
+                            let path = probe_url.trim_start_matches("sqlite://").to_owned();
+                            probe::sqlite(
+                                std::path::Path::new(&path),
+                                steps,
+                                concurrency,
+                                max_requests,
+                                max_time,
+                                0,
+                            )
+                            .await
+                        }
+                        Backend::Postgres => {
+                            let script = probe::pgbench_script(&steps);
+                            tokio::task::spawn_blocking(move || {
+                                probe::pgbench(&probe_url, &script, concurrency, max_requests)
+                            })
+                            .await
+                            .expect("pgbench task")
+                        }
+                    }
+                }
+            };
+
+            let enroll_probe = run_probe(enroll_steps()).await;
+            let probe_name = match backend {
+                Backend::Sqlite => "probe: enrollment rows (native sqlx)",
+                Backend::Postgres => "probe: enrollment rows (pgbench)",
+            };
+            report(backend, probe_name, concurrency, &enroll_probe);
+
             let server = start(backend).await;
             let client = reqwest::Client::builder()
                 .pool_max_idle_per_host(concurrency)
@@ -225,6 +381,14 @@ fn main() {
                 concurrency,
                 &enroll,
             );
+
+            let history_probe = run_probe(history_steps()).await;
+            let probe_name = match backend {
+                Backend::Sqlite => "probe: one history row (native sqlx)",
+                Backend::Postgres => "probe: one history row (pgbench)",
+            };
+            report(backend, probe_name, concurrency, &history_probe);
+
             let url = format!("{}/care/missingInformationRequest/{ACTIVE}", server.base);
             let c = client.clone();
             let get = drive(
@@ -235,10 +399,18 @@ fn main() {
             )
             .await;
             report(backend, "GET missingInformationRequest", concurrency, &get);
-            assert_eq!(enroll.errors + get.errors, 0, "requests failed");
+            summary.push((backend, "enrollment", enroll, enroll_probe));
+            summary.push((backend, "missing-information GET", get, history_probe));
             let _ = server.stop.send(());
             let _ = server.task.await;
             drop(server.pg_database);
+            drop(probe_db);
         }
+        println!();
+        for (backend, name, service, probe) in &summary {
+            compare(*backend, name, concurrency, service, probe);
+        }
+        let errors: usize = summary.iter().map(|(_, _, s, p)| s.errors + p.errors).sum();
+        assert_eq!(errors, 0, "requests failed");
     });
 }

@@ -107,9 +107,10 @@ fn read_val(row: &AnyRow, idx: usize, like: &Val) -> Result<Val, sqlx::Error> {
 }
 
 /// Inserts or updates the record of `table` whose `external_id` is given, setting `cols`.
-/// Only changed values are written, so posting the same data twice changes nothing; a
-/// concurrent insert of the same external ID is absorbed by `ON CONFLICT DO NOTHING` and the
-/// row is then read again. `table` and column names are compile-time constants.
+/// The insert comes first (`ON CONFLICT (external_id) DO NOTHING RETURNING id`), so a new
+/// record costs one round trip; an existing one is then read and updated only if a value
+/// changed, so posting the same data twice changes nothing. `table` and column names are
+/// compile-time constants.
 pub async fn upsert(
     tx: &mut Tx,
     table: &'static str,
@@ -117,6 +118,14 @@ pub async fn upsert(
     cols: &[(&'static str, Val)],
 ) -> Result<(i64, Change), sqlx::Error> {
     let names: Vec<&str> = cols.iter().map(|(n, _)| *n).collect();
+    let placeholders: Vec<String> = (1..=cols.len() + 3).map(|i| format!("${i}")).collect();
+    let insert = format!(
+        "INSERT INTO {table} (external_id{}{}, created_at, updated_at) VALUES ({}) \
+         ON CONFLICT (external_id) DO NOTHING RETURNING id",
+        if names.is_empty() { "" } else { ", " },
+        names.join(", "),
+        placeholders.join(", ")
+    );
     let select = if names.is_empty() {
         format!("SELECT id FROM {table} WHERE external_id = $1")
     } else {
@@ -126,48 +135,7 @@ pub async fn upsert(
         )
     };
     for _attempt in 0..2 {
-        let existing = sqlx::query(sqlx::AssertSqlSafe(select.clone()))
-            .bind(external_id.to_owned())
-            .fetch_optional(&mut **tx)
-            .await?;
-        if let Some(row) = existing {
-            let id: i64 = row.try_get(0)?;
-            let mut changed = false;
-            for (i, (_, v)) in cols.iter().enumerate() {
-                if read_val(&row, i + 1, v)? != *v {
-                    changed = true;
-                    break;
-                }
-            }
-            if !changed {
-                return Ok((id, Change::Unchanged));
-            }
-            let sets: Vec<String> = names
-                .iter()
-                .enumerate()
-                .map(|(i, n)| format!("{n} = ${}", i + 2))
-                .collect();
-            let sql = format!(
-                "UPDATE {table} SET {}, updated_at = ${} WHERE id = $1",
-                sets.join(", "),
-                cols.len() + 2
-            );
-            let mut q = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id);
-            for (_, v) in cols {
-                q = bind_val(q, v);
-            }
-            q.bind(now()).execute(&mut **tx).await?;
-            return Ok((id, Change::Updated));
-        }
-        let placeholders: Vec<String> = (1..=cols.len() + 3).map(|i| format!("${i}")).collect();
-        let sql = format!(
-            "INSERT INTO {table} (external_id{}{}, created_at, updated_at) VALUES ({}) \
-             ON CONFLICT (external_id) DO NOTHING RETURNING id",
-            if names.is_empty() { "" } else { ", " },
-            names.join(", "),
-            placeholders.join(", ")
-        );
-        let mut q = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(external_id.to_owned());
+        let mut q = sqlx::query(sqlx::AssertSqlSafe(insert.clone())).bind(external_id.to_owned());
         for (_, v) in cols {
             q = bind_val(q, v);
         }
@@ -176,7 +144,39 @@ pub async fn upsert(
         if let Some(row) = inserted {
             return Ok((row.try_get(0)?, Change::Created));
         }
-        // Another transaction inserted it meanwhile: read it again and update if needed.
+        let existing = sqlx::query(sqlx::AssertSqlSafe(select.clone()))
+            .bind(external_id.to_owned())
+            .fetch_optional(&mut **tx)
+            .await?;
+        // Gone between the two statements (deleted by another transaction): insert again.
+        let Some(row) = existing else { continue };
+        let id: i64 = row.try_get(0)?;
+        let mut changed = false;
+        for (i, (_, v)) in cols.iter().enumerate() {
+            if read_val(&row, i + 1, v)? != *v {
+                changed = true;
+                break;
+            }
+        }
+        if !changed {
+            return Ok((id, Change::Unchanged));
+        }
+        let sets: Vec<String> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| format!("{n} = ${}", i + 2))
+            .collect();
+        let sql = format!(
+            "UPDATE {table} SET {}, updated_at = ${} WHERE id = $1",
+            sets.join(", "),
+            cols.len() + 2
+        );
+        let mut q = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id);
+        for (_, v) in cols {
+            q = bind_val(q, v);
+        }
+        q.bind(now()).execute(&mut **tx).await?;
+        return Ok((id, Change::Updated));
     }
     Err(sqlx::Error::RowNotFound)
 }

@@ -14,6 +14,8 @@ mod enrollment;
 mod error;
 mod fhir;
 mod fields;
+#[doc(hidden)]
+pub mod fuzzing;
 mod http;
 mod missing_info;
 mod reference;

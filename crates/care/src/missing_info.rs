@@ -391,3 +391,75 @@ pub async fn apply(
     }
     Ok(())
 }
+
+/// The entries of a POST body: the spec's JSON array of `{uuid, value}` objects, or (`fhir`)
+/// a FHIR `QuestionnaireResponse`. Refused (`INVALID_BODY` violations) unless well formed;
+/// UUIDs of well-formed entries are noted in `submitted` for the history record either way.
+pub fn parse_body(
+    body: &[u8],
+    fhir: bool,
+    submitted: &mut Vec<String>,
+) -> Result<Vec<Submitted>, Vec<Violation>> {
+    let doc: Value = serde_json::from_slice(body).map_err(|e| {
+        vec![Violation::new(
+            "INVALID_BODY",
+            format!(
+                "the request body is not valid JSON (line {}, column {})",
+                e.line(),
+                e.column()
+            ),
+            "",
+        )]
+    })?;
+    if fhir {
+        return crate::fhir::answers(&doc, submitted);
+    }
+    let invalid = |msg: &str, path: String| Violation::new("INVALID_BODY", msg, &path);
+    let Some(items) = doc.as_array() else {
+        return Err(vec![invalid(
+            "the request body must be a JSON array of field objects",
+            String::new(),
+        )]);
+    };
+    let mut errors = Vec::new();
+    let mut entries = Vec::new();
+    for (index, item) in items.iter().enumerate() {
+        let Some(obj) = item.as_object() else {
+            errors.push(invalid(
+                "each element must be a field object",
+                format!("[{index}]"),
+            ));
+            continue;
+        };
+        let uuid = obj.get("uuid").and_then(Value::as_str);
+        let value = obj.get("value").and_then(Value::as_str);
+        if uuid.is_none() {
+            errors.push(invalid(
+                "'uuid' must be a string",
+                format!("[{index}].uuid"),
+            ));
+        }
+        if value.is_none() {
+            errors.push(invalid(
+                "'value' must be a string",
+                format!("[{index}].value"),
+            ));
+        }
+        if let Some(u) = uuid {
+            submitted.push(u.to_owned());
+        }
+        if let (Some(uuid), Some(value)) = (uuid, value) {
+            entries.push(Submitted {
+                uuid: uuid.to_owned(),
+                value: value.to_owned(),
+                uuid_path: format!("[{index}].uuid"),
+                value_path: format!("[{index}].value"),
+            });
+        }
+    }
+    if errors.is_empty() {
+        Ok(entries)
+    } else {
+        Err(errors)
+    }
+}

@@ -12,13 +12,12 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde::Serialize;
-use serde_json::Value;
 
 use super::error::{ApiError, ErrorItem};
 use super::{AppState, begin_as_caller, body_bytes, json};
 use crate::auth::{Access, Caller};
 use crate::fhir;
-use crate::missing_info::{self as mi, DataRequest, Submitted};
+use crate::missing_info::{self as mi, DataRequest};
 use crate::store::data_requests;
 
 /// Routes of the missing-information service (nested under `{base}/{ns}`).
@@ -240,12 +239,8 @@ async fn evaluate(
             );
             return Ok(response);
         }
-        (Method::Post, Form::Plain) => parse_post_body(body, submitted)?,
-        (Method::Post, Form::Fhir) => {
-            let doc = parse_json(body)?;
-            fhir::answers(&doc, submitted)
-                .map_err(|v| ApiError::BadRequest(v.into_iter().map(ErrorItem::from).collect()))?
-        }
+        (Method::Post, form) => mi::parse_body(body, form == Form::Fhir, submitted)
+            .map_err(|v| ApiError::BadRequest(v.into_iter().map(ErrorItem::from).collect()))?,
     };
     let values = mi::check_values(&resolved, &entries)?;
     mi::apply(tx, &resolved, &values).await?;
@@ -256,73 +251,4 @@ async fn evaluate(
         updated_fields: values.iter().map(|(f, _)| f.uuid.clone()).collect(),
     };
     Ok(json(StatusCode::OK, &body))
-}
-
-/// The body as JSON, or 400.
-fn parse_json(body: &[u8]) -> Result<Value, ApiError> {
-    serde_json::from_slice(body).map_err(|e| {
-        ApiError::bad_request(
-            "INVALID_BODY",
-            format!(
-                "the request body is not valid JSON (line {}, column {})",
-                e.line(),
-                e.column()
-            ),
-            "",
-        )
-    })
-}
-
-/// 400 unless the body is a JSON array of objects, each with a string `uuid` and a string
-/// `value`. UUIDs of well-formed entries are noted for the history record.
-fn parse_post_body(body: &[u8], submitted: &mut Vec<String>) -> Result<Vec<Submitted>, ApiError> {
-    let invalid = |msg: String, path: String| ErrorItem::new("INVALID_BODY", msg, &path);
-    let doc = parse_json(body)?;
-    let Some(items) = doc.as_array() else {
-        return Err(ApiError::BadRequest(vec![invalid(
-            "the request body must be a JSON array of field objects".into(),
-            String::new(),
-        )]));
-    };
-    let mut errors = Vec::new();
-    let mut entries = Vec::new();
-    for (index, item) in items.iter().enumerate() {
-        let Some(obj) = item.as_object() else {
-            errors.push(invalid(
-                "each element must be a field object".into(),
-                format!("[{index}]"),
-            ));
-            continue;
-        };
-        let uuid = obj.get("uuid").and_then(Value::as_str);
-        let value = obj.get("value").and_then(Value::as_str);
-        if uuid.is_none() {
-            errors.push(invalid(
-                "'uuid' must be a string".into(),
-                format!("[{index}].uuid"),
-            ));
-        }
-        if value.is_none() {
-            errors.push(invalid(
-                "'value' must be a string".into(),
-                format!("[{index}].value"),
-            ));
-        }
-        if let Some(u) = uuid {
-            submitted.push(u.to_owned());
-        }
-        if let (Some(uuid), Some(value)) = (uuid, value) {
-            entries.push(Submitted {
-                uuid: uuid.to_owned(),
-                value: value.to_owned(),
-                uuid_path: format!("[{index}].uuid"),
-                value_path: format!("[{index}].value"),
-            });
-        }
-    }
-    if errors.is_empty() {
-        Ok(entries)
-    } else {
-        Err(ApiError::BadRequest(errors))
-    }
 }

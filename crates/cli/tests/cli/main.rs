@@ -1,6 +1,7 @@
 //! End-to-end tests of the `slipway` binary: `slipway call` for the tools that need no server.
 
 mod call;
+mod care_crash;
 mod daily;
 mod scaffold;
 mod servers;
