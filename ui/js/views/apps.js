@@ -94,6 +94,9 @@ export function mount(root, { api }) {
     const [app, status] = await Promise.all([tool("get_app", { app_id: appId }), tool("get_app_status", { app_id: appId })]);
     if (ticket !== viewTicket) return;
     if (app.success === false) return pane.replaceChildren(el("p", { class: "error", role: "alert" }, app.error));
+    // The list shows the status it was loaded with: bring this app's badge up to date.
+    const listed = root.querySelector(`#apps-list button[data-app="${appId}"] .badge`);
+    if (listed && status.status) listed.replaceWith(badge(status.status));
     const header = el("div", { class: "row" }, el("h2", { id: "app-name" }, app.display_name || app.name), el("span", { id: "app-status" }, badge(status.status || app.status)));
     const info = el("p", { class: "muted mono" }, `${app.name} · ${app.app_id}`);
     const urls = el("ul", { class: "list mono" });
