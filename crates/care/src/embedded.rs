@@ -6,7 +6,6 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::thread::JoinHandle;
 
 use crate::{CareConfig, CareError};
 
@@ -37,10 +36,8 @@ pub fn default_data_dir() -> PathBuf {
 /// A running embedded care service; dropping it stops the server.
 #[derive(Debug)]
 pub struct Embedded {
-    url: String,
+    server: slipway_server::background::Background,
     namespace: String,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<JoinHandle<()>>,
 }
 
 impl Embedded {
@@ -50,61 +47,21 @@ impl Embedded {
         config.data_dir = data_dir.to_path_buf();
         config.demo = true;
         let namespace = config.namespace.clone();
-        let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<String, CareError>>();
-        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-        let thread = std::thread::Builder::new()
-            .name("embedded-care".into())
-            .spawn(move || {
-                let runtime = match tokio::runtime::Runtime::new() {
-                    Ok(rt) => rt,
-                    Err(e) => {
-                        let _ = ready_tx.send(Err(CareError::Io(e)));
-                        return;
-                    }
-                };
-                runtime.block_on(async move {
-                    let prepared = async {
-                        let state = crate::prepare(&config).await?;
-                        let listener = tokio::net::TcpListener::bind(config.listen).await?;
-                        Ok::<_, CareError>((state, listener))
-                    }
-                    .await;
-                    let (state, listener) = match prepared {
-                        Ok(p) => p,
-                        Err(e) => {
-                            let _ = ready_tx.send(Err(e));
-                            return;
-                        }
-                    };
-                    let url = listener
-                        .local_addr()
-                        .map(|a| format!("http://{a}"))
-                        .map_err(CareError::Io);
-                    let _ = ready_tx.send(url);
-                    let served = crate::spawn(listener, state, async {
-                        let _ = stop_rx.await;
-                    })
-                    .await;
-                    if let Err(e) = served {
-                        tracing::error!(error = %e, "the embedded care service stopped with an error");
-                    }
-                });
-            })?;
-        let url = ready_rx.recv().map_err(|_| {
-            CareError::Config("the embedded care thread ended before it started".into())
-        })??;
-        tracing::info!(%url, "embedded care service started");
-        Ok(Self {
-            url,
-            namespace,
-            stop: Some(stop_tx),
-            thread: Some(thread),
-        })
+        let listen = config.listen;
+        let server = slipway_server::background::Background::serve(
+            "embedded-care",
+            listen,
+            move || async move { crate::prepare(&config).await },
+            crate::spawn,
+        )
+        .map_err(|e| CareError::Config(format!("the embedded care service: {e}")))?;
+        tracing::info!(url = %server.url(), "embedded care service started");
+        Ok(Self { server, namespace })
     }
 
     /// The base URL (`http://127.0.0.1:PORT`); the services are under `/{namespace}`.
     pub fn url(&self) -> &str {
-        &self.url
+        self.server.url()
     }
 
     /// The namespace path segment of the services.
@@ -114,18 +71,7 @@ impl Embedded {
 
     /// Stops the server and waits for it.
     pub fn stop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
-}
-
-impl Drop for Embedded {
-    fn drop(&mut self) {
-        self.stop();
+        self.server.stop();
     }
 }
 

@@ -11,7 +11,6 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::thread::JoinHandle;
 
 use crate::config::PlatformConfig;
 use crate::data_dir::{BOOTSTRAP_TOKEN_FILE, EMBEDDED_URL_FILE as URL_FILE};
@@ -32,11 +31,9 @@ pub fn default_data_dir() -> PathBuf {
 /// A running embedded platform. Dropping it stops the server and every app it deployed.
 #[derive(Debug)]
 pub struct Embedded {
-    url: String,
+    server: slipway_server::background::Background,
     token: String,
     data_dir: PathBuf,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<JoinHandle<()>>,
 }
 
 impl Embedded {
@@ -44,49 +41,15 @@ impl Embedded {
     pub fn start(data_dir: &Path) -> Result<Self, PlatformError> {
         let data_dir = data_dir.to_path_buf();
         let config = PlatformConfig::new(([127, 0, 0, 1], 0).into(), data_dir.clone());
-        let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<String, PlatformError>>();
-        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-        let thread = std::thread::Builder::new()
-            .name("embedded-platform".into())
-            .spawn(move || {
-                let runtime = match tokio::runtime::Runtime::new() {
-                    Ok(rt) => rt,
-                    Err(e) => {
-                        let _ = ready_tx.send(Err(PlatformError::Io(e)));
-                        return;
-                    }
-                };
-                runtime.block_on(async move {
-                    let prepared = async {
-                        let state = crate::prepare(&config).await?;
-                        let listener = tokio::net::TcpListener::bind(config.listen).await?;
-                        Ok::<_, PlatformError>((state, listener))
-                    }
-                    .await;
-                    let (state, listener) = match prepared {
-                        Ok(p) => p,
-                        Err(e) => {
-                            let _ = ready_tx.send(Err(e));
-                            return;
-                        }
-                    };
-                    let url = listener
-                        .local_addr()
-                        .map(|a| format!("http://{a}"))
-                        .map_err(PlatformError::Io);
-                    let _ = ready_tx.send(url);
-                    let served = crate::spawn(listener, state, async {
-                        let _ = stop_rx.await;
-                    })
-                    .await;
-                    if let Err(e) = served {
-                        tracing::error!(error = %e, "the embedded platform stopped with an error");
-                    }
-                });
-            })?;
-        let url = ready_rx.recv().map_err(|_| {
-            PlatformError::Config("the embedded platform thread ended before it started".into())
-        })??;
+        let listen = config.listen;
+        let server = slipway_server::background::Background::serve(
+            "embedded-platform",
+            listen,
+            move || async move { crate::prepare(&config).await },
+            crate::spawn,
+        )
+        .map_err(|e| PlatformError::Config(format!("the embedded platform: {e}")))?;
+        let url = server.url().to_owned();
         let token = std::fs::read_to_string(data_dir.join(BOOTSTRAP_TOKEN_FILE))?
             .trim()
             .to_owned();
@@ -96,17 +59,15 @@ impl Embedded {
         )?;
         tracing::info!(%url, data_dir = %data_dir.display(), "embedded platform started");
         Ok(Self {
-            url,
+            server,
             token,
             data_dir,
-            stop: Some(stop_tx),
-            thread: Some(thread),
         })
     }
 
     /// The base URL of its API.
     pub fn url(&self) -> &str {
-        &self.url
+        self.server.url()
     }
 
     /// The bearer token of its first owner (the user of this machine).
@@ -121,11 +82,7 @@ impl Embedded {
 
     /// Stops the server (and its deployed apps) and waits for it.
     pub fn stop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
+        if self.server.stop() {
             let _ = std::fs::remove_file(self.data_dir.join(URL_FILE));
         }
     }

@@ -3,12 +3,15 @@
 //! ([`db`]), the clock ([`clock`]), which SQL errors mean what and what of them may be logged
 //! ([`sql_error`]), request logging, bearer tokens and body limits ([`http`]), serving until a
 //! signal ([`serve`]), the one atomic file write ([`file`]) and token generation and hashing
-//! ([`token`]). With the `testing` feature, [`testing`] gives tests their databases.
+//! ([`token`]), and running a server on a thread of its own for the programs that embed one
+//! ([`background`]). With the `testing` feature, [`testing`] gives tests their databases.
 //!
 //! Not here: each service's error enum and wire format (care answers an array of
 //! `{errorCode, message, fields}`, the platform `{"error": {code, message, field}}`), its
 //! migrations and its routes. This crate knows nothing of either service.
 
+#[cfg(feature = "http")]
+pub mod background;
 pub mod clock;
 #[cfg(feature = "db")]
 pub mod db;
