@@ -25,12 +25,7 @@ pub const DEMO_ACTIVE_REQUEST: &str = crate::demo::ACTIVE_REQUEST;
 /// Where the embedded service keeps its data: `$XDG_DATA_HOME/slipway/embedded-care` (else
 /// `~/.local/share/slipway/embedded-care`), apart from `slipway care serve`'s directories.
 pub fn default_data_dir() -> PathBuf {
-    std::env::var_os("XDG_DATA_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
-        .unwrap_or_else(|| PathBuf::from("."))
-        .join("slipway")
-        .join("embedded-care")
+    slipway_server::file::user_data_dir().join("embedded-care")
 }
 
 /// A running embedded care service; dropping it stops the server.
@@ -116,19 +111,11 @@ impl Lazy {
             .unwrap_or_default())
     }
 
-    /// Stops the service if it was started.
+    /// Stops the service if it was started (dropping the `Lazy` does too: the service's
+    /// background server stops when it drops).
     pub fn shutdown(&self) {
-        if let Ok(mut slot) = self.slot.lock()
-            && let Some(mut embedded) = slot.take()
-        {
-            embedded.stop();
-        }
-    }
-}
-
-impl Drop for Lazy {
-    fn drop(&mut self) {
-        self.shutdown();
+        let started = self.slot.lock().ok().and_then(|mut slot| slot.take());
+        drop(started);
     }
 }
 

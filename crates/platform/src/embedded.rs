@@ -20,12 +20,7 @@ use crate::error::PlatformError;
 /// (else `~/.local/share/slipway/embedded-platform`). Separate from `slipway platform
 /// serve`'s default directory, so the two never contend for the same database and key file.
 pub fn default_data_dir() -> PathBuf {
-    std::env::var_os("XDG_DATA_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
-        .unwrap_or_else(|| PathBuf::from("."))
-        .join("slipway")
-        .join("embedded-platform")
+    slipway_server::file::user_data_dir().join("embedded-platform")
 }
 
 /// A running embedded platform. Dropping it stops the server and every app it deployed.

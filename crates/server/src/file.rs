@@ -8,6 +8,19 @@
 use std::io::Write;
 use std::path::Path;
 
+/// Slipway's directory of per-user data: `$XDG_DATA_HOME/slipway`, else
+/// `~/.local/share/slipway` (the XDG default), else `./slipway` without a home.
+pub fn user_data_dir() -> std::path::PathBuf {
+    std::env::var_os("XDG_DATA_HOME")
+        .filter(|v| !v.is_empty())
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".local/share"))
+        })
+        .unwrap_or_else(|| std::path::PathBuf::from("."))
+        .join("slipway")
+}
+
 /// Who may read the written file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
