@@ -101,31 +101,12 @@ impl Runtime for ContainerRuntime {
         {
             return Err(RuntimeError::Engine(e));
         }
-        let config = &verified.config["config"];
-        let strings = |key: &str| -> Vec<String> {
-            config[key]
-                .as_array()
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|v| v.as_str().map(str::to_owned))
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
-        let mut command = strings("Entrypoint");
-        command.extend(strings("Cmd"));
-        let env = strings("Env")
-            .into_iter()
-            .filter_map(|pair| {
-                let (name, value) = pair.split_once('=')?;
-                Some((name.to_owned(), value.to_owned()))
-            })
-            .collect();
+        let run = crate::runtime::ImageRun::of(&verified.config["config"]);
         Ok(PreparedImage {
             root,
-            command,
-            working_dir: PathBuf::from(config["WorkingDir"].as_str().unwrap_or("/")),
-            env,
+            command: run.command,
+            working_dir: PathBuf::from(run.working_dir),
+            env: run.env,
             container: Some(ContainerImage {
                 reference,
                 network,

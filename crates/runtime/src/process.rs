@@ -85,29 +85,19 @@ impl Runtime for ProcessRuntime {
             unpack(reader, &root)?;
         }
         relocate_venvs(&root)?;
-        let config = &verified.config["config"];
-        let strings = |key: &str| -> Vec<String> {
-            config[key]
-                .as_array()
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|v| v.as_str().map(str::to_owned))
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
-        let mut command = strings("Entrypoint");
-        command.extend(strings("Cmd"));
+        let run = crate::runtime::ImageRun::of(&verified.config["config"]);
+        let command = run.command;
         if command.is_empty() {
             return Err(RuntimeError::Unsupported(
                 "the image config has neither Entrypoint nor Cmd".into(),
             ));
         }
-        let working_dir = map_path(&root, config["WorkingDir"].as_str().unwrap_or("/"));
-        let env = strings("Env")
+        let working_dir = map_path(&root, &run.working_dir);
+        // PATH entries point into the image: map them into the unpacked tree.
+        let env = run
+            .env
             .into_iter()
-            .filter_map(|pair| {
-                let (name, value) = pair.split_once('=')?;
+            .map(|(name, value)| {
                 let value = if name == "PATH" {
                     value
                         .split(':')
@@ -115,9 +105,9 @@ impl Runtime for ProcessRuntime {
                         .collect::<Vec<_>>()
                         .join(":")
                 } else {
-                    value.to_owned()
+                    value
                 };
-                Some((name.to_owned(), value))
+                (name, value)
             })
             .collect();
         Ok(PreparedImage {

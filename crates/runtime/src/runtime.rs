@@ -130,3 +130,45 @@ pub trait Runtime: Send + Sync + std::fmt::Debug {
         format!("http://127.0.0.1:{port}")
     }
 }
+/// What an OCI image config (its `config` object) says to run, read the same way by every
+/// runtime: `Entrypoint` then `Cmd`, `Env` as `(name, value)` pairs, and `WorkingDir`
+/// (`/` when unset).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImageRun {
+    /// The command line.
+    pub command: Vec<String>,
+    /// The variables.
+    pub env: Vec<(String, String)>,
+    /// The working directory inside the image.
+    pub working_dir: String,
+}
+
+impl ImageRun {
+    /// Reads `config` (the image config's `config` object).
+    pub fn of(config: &serde_json::Value) -> Self {
+        let strings = |key: &str| -> Vec<String> {
+            config[key]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let mut command = strings("Entrypoint");
+        command.extend(strings("Cmd"));
+        let env = strings("Env")
+            .into_iter()
+            .filter_map(|pair| {
+                let (name, value) = pair.split_once('=')?;
+                Some((name.to_owned(), value.to_owned()))
+            })
+            .collect();
+        Self {
+            command,
+            env,
+            working_dir: config["WorkingDir"].as_str().unwrap_or("/").to_owned(),
+        }
+    }
+}
