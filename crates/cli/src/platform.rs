@@ -1,5 +1,5 @@
-//! `slipway platform serve`, `slipway platform user add` and `slipway platform vault
-//! rotate-key`: flags → the platform library.
+//! `slipway platform serve`, `user add`, `vault rotate-key` and `prune`: flags → the
+//! platform library.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -21,6 +21,26 @@ pub enum PlatformCommand {
         #[command(subcommand)]
         command: VaultCommand,
     },
+    /// Remove images and app-secret versions the newest N deployments of each app do not
+    /// need (stop the server first) and print what was removed as JSON.
+    Prune(PruneArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PruneArgs {
+    /// The platform's data directory.
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+    /// `postgres://…` when the platform uses PostgreSQL.
+    #[arg(long)]
+    database_url: Option<String>,
+    /// How many deployments of each app keep their images and secret versions (a rollback
+    /// to any of them stays possible).
+    #[arg(long, default_value_t = slipway_platform::retention::DEFAULT_KEEP, value_name = "N")]
+    keep: usize,
+    /// Report what would be removed without removing it.
+    #[arg(long)]
+    dry_run: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -151,6 +171,14 @@ pub fn run(command: PlatformCommand) -> ExitCode {
                 args.vault_key_file.as_deref(),
             ))
             .map(|rotation| serde_json::to_string(&rotation).ok()),
+        PlatformCommand::Prune(args) => runtime
+            .block_on(slipway_platform::prune(
+                &data_dir(args.data_dir),
+                args.database_url.as_deref(),
+                args.keep,
+                args.dry_run,
+            ))
+            .map(|report| serde_json::to_string_pretty(&report).ok()),
     };
     match outcome {
         Ok(Some(json)) => {

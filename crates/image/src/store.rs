@@ -4,17 +4,21 @@
 //! a blob already present is kept and the new copy dropped, so identical layers are stored
 //! once.
 
+use std::collections::BTreeSet;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use tempfile::NamedTempFile;
 
-use super::oci::{Descriptor, INDEX_MEDIA_TYPE, Index};
+use super::oci::{Descriptor, INDEX_MEDIA_TYPE, Index, Manifest};
 use super::{Digest, ImageError, digest_file};
 
 /// Where images live inside the data directory.
 pub const IMAGES_DIR: &str = "images";
+
+/// Above this size a blob is not read to see whether it is a manifest.
+const MANIFEST_SIZE_LIMIT: u64 = 1 << 20;
 
 /// The blob store of one data directory.
 #[derive(Debug, Clone)]
@@ -165,10 +169,99 @@ impl ImageStore {
         write_atomic(&self.root, &path, &to_json(&index)?)
     }
 
+    /// Keeps the images in `keep` (manifest digests) and every blob they reach, and removes
+    /// everything else: other manifests and their `index.json` entries and signatures, blobs
+    /// no kept image reaches, and leftover temporary files. With `dry_run` it only reports.
+    ///
+    /// A store has no reference counts: what is reachable is found from `keep` each time,
+    /// so the caller must be the only writer (the platform runs this with the data directory
+    /// locked, the server stopped). A kept digest whose manifest is missing or unreadable
+    /// keeps nothing but itself; it is not an error, so one damaged image cannot block
+    /// removing the others.
+    pub fn retain(&self, keep: &BTreeSet<String>, dry_run: bool) -> Result<Removal, ImageError> {
+        let mut reachable: BTreeSet<String> = keep.clone();
+        for digest in keep {
+            let Ok(parsed) = Digest::parse(digest) else {
+                continue;
+            };
+            let Ok(bytes) = self.read_blob(&parsed) else {
+                continue;
+            };
+            if let Ok(manifest) = Manifest::parse(&bytes) {
+                reachable.insert(manifest.config.digest);
+                reachable.extend(manifest.layers.into_iter().map(|l| l.digest));
+            }
+        }
+        let mut removal = Removal::default();
+        let index_path = self.root.join("index.json");
+        let mut index: Index = serde_json::from_slice(&std::fs::read(&index_path)?)
+            .map_err(|e| ImageError::Document(format!("index.json: {e}")))?;
+        let mut manifests: BTreeSet<String> = index
+            .manifests
+            .iter()
+            .filter(|m| !keep.contains(&m.digest))
+            .map(|m| m.digest.clone())
+            .collect();
+        for entry in std::fs::read_dir(self.root.join("blobs/sha256"))? {
+            let entry = entry?;
+            let digest = format!("sha256:{}", entry.file_name().to_string_lossy());
+            if reachable.contains(&digest) {
+                continue;
+            }
+            let size = entry.metadata()?.len();
+            removal.blobs += 1;
+            removal.bytes += size;
+            // Manifests are small documents; a large blob is a layer and is not read.
+            if size <= MANIFEST_SIZE_LIMIT
+                && std::fs::read(entry.path())
+                    .ok()
+                    .and_then(|b| Manifest::parse(&b).ok())
+                    .is_some()
+            {
+                manifests.insert(digest);
+            }
+            if !dry_run {
+                std::fs::remove_file(entry.path())?;
+            }
+        }
+        removal.images = manifests.into_iter().collect();
+        if dry_run {
+            return Ok(removal);
+        }
+        for digest in &removal.images {
+            if let Ok(parsed) = Digest::parse(digest) {
+                match std::fs::remove_file(self.signature_path(&parsed)) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.into()),
+                    _ => {}
+                }
+            }
+        }
+        let before = index.manifests.len();
+        index.manifests.retain(|m| keep.contains(&m.digest));
+        if index.manifests.len() != before {
+            write_atomic(&self.root, &index_path, &to_json(&index)?)?;
+        }
+        for entry in std::fs::read_dir(self.root.join("tmp"))? {
+            std::fs::remove_file(entry?.path())?;
+        }
+        Ok(removal)
+    }
+
     /// How many blobs are stored (for tests and diagnostics).
     pub fn blob_count(&self) -> Result<usize, ImageError> {
         Ok(std::fs::read_dir(self.root.join("blobs/sha256"))?.count())
     }
+}
+
+/// What [`ImageStore::retain`] removed (or would remove).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Removal {
+    /// The removed images' manifest digests.
+    pub images: Vec<String>,
+    /// How many blobs (manifests, configs, layers) were removed.
+    pub blobs: usize,
+    /// Their bytes.
+    pub bytes: u64,
 }
 
 /// Serialises an OCI document.
@@ -218,5 +311,73 @@ mod tests {
             0,
             "no temporary file left"
         );
+    }
+
+    fn image(store: &ImageStore, dirs: &[&Path], name: &str) -> String {
+        let layers: Vec<_> = dirs
+            .iter()
+            .map(|d| crate::oci::pack_layer(store, d).unwrap())
+            .collect();
+        let run = crate::oci::RunConfig {
+            cmd: vec!["true".into()],
+            working_dir: "/".into(),
+            env: Vec::new(),
+            port: None,
+            labels: Default::default(),
+        };
+        crate::oci::write_image(store, &layers, &run, name)
+            .unwrap()
+            .digest
+    }
+
+    #[test]
+    fn retain_keeps_what_kept_images_reach_and_removes_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ImageStore::open(dir.path()).unwrap();
+        let (shared, old, new) = (
+            dir.path().join("s"),
+            dir.path().join("o"),
+            dir.path().join("n"),
+        );
+        for (d, text) in [(&shared, "base"), (&old, "v1"), (&new, "v2")] {
+            std::fs::create_dir_all(d).unwrap();
+            std::fs::write(d.join("f"), text).unwrap();
+        }
+        let first = image(&store, &[&shared, &old], "app:v1");
+        let second = image(&store, &[&shared, &new], "app:v2");
+        // 3 layers, 2 configs, 2 manifests.
+        assert_eq!(store.blob_count().unwrap(), 7);
+        std::fs::write(store.root().join("tmp/.blob-left"), b"x").unwrap();
+        let keep = BTreeSet::from([second.clone()]);
+
+        let planned = store.retain(&keep, true).unwrap();
+        assert_eq!(planned.images, vec![first.clone()]);
+        assert_eq!(planned.blobs, 3, "v1's manifest, config and own layer");
+        assert_eq!(store.blob_count().unwrap(), 7, "a dry run removes nothing");
+
+        let removed = store.retain(&keep, false).unwrap();
+        assert_eq!(removed, planned);
+        assert_eq!(store.blob_count().unwrap(), 4);
+        let kept =
+            Manifest::parse(&store.read_blob(&Digest::parse(&second).unwrap()).unwrap()).unwrap();
+        for layer in &kept.layers {
+            store
+                .check_blob(&Digest::parse(&layer.digest).unwrap(), Some(layer.size))
+                .unwrap();
+        }
+        assert!(matches!(
+            store.read_blob(&Digest::parse(&first).unwrap()),
+            Err(ImageError::MissingBlob(_))
+        ));
+        let index: Index =
+            serde_json::from_slice(&std::fs::read(store.root().join("index.json")).unwrap())
+                .unwrap();
+        let listed: Vec<_> = index.manifests.iter().map(|m| m.digest.clone()).collect();
+        assert_eq!(listed, vec![second]);
+        assert_eq!(
+            std::fs::read_dir(store.root().join("tmp")).unwrap().count(),
+            0
+        );
+        assert_eq!(store.retain(&keep, false).unwrap(), Removal::default());
     }
 }

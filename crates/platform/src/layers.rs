@@ -8,7 +8,7 @@
 //! 2  config, logs                          the command line, presigned log URLs
 //! 3  store                                 every SQL statement
 //! 4  policy                                the role matrix (pure)
-//! 5  vault, bootstrap, apps                rules over stored data (the vault's app-secret
+//! 5  vault, bootstrap, apps, retention     rules over stored data (the vault's app-secret
 //!                                          access is the matrix's secret actions)
 //! 6  deploy, jobs                          long-running work
 //! 7  http, gateway                         transports
@@ -33,6 +33,7 @@ mod tests {
         ("vault", 5),
         ("bootstrap", 5),
         ("apps", 5),
+        ("retention", 5),
         ("deploy", 6),
         ("jobs", 6),
         ("http", 7),

@@ -25,6 +25,7 @@ pub mod logs;
 pub mod model;
 mod pagination;
 pub mod policy;
+pub mod retention;
 mod store;
 pub mod vault;
 
@@ -223,6 +224,21 @@ pub async fn rotate_vault_key(
 ) -> Result<vault::Rotation, PlatformError> {
     let db = open(data_dir, database_url).await?;
     let result = vault::rotate_key(&db, data_dir, &vault::key_path(data_dir, key_file)).await;
+    db.close().await;
+    result
+}
+
+/// `slipway platform prune`: keeps what the newest `keep` deployments of each app need and
+/// removes older images and app-secret versions (see [`retention`]); the server must be
+/// stopped.
+pub async fn prune(
+    data_dir: &Path,
+    database_url: Option<&str>,
+    keep: usize,
+    dry_run: bool,
+) -> Result<retention::RetentionReport, PlatformError> {
+    let db = open(data_dir, database_url).await?;
+    let result = retention::prune(&db, data_dir, keep, dry_run).await;
     db.close().await;
     result
 }

@@ -107,3 +107,42 @@ fn platform_serve_with_an_engine_that_cannot_run_refuses_to_start() {
     assert!(help.contains("--runtime <RUNTIME>"), "{help}");
     assert!(help.contains("--container-engine <PROGRAM>"), "{help}");
 }
+
+#[test]
+fn platform_prune_prints_its_report_and_refuses_keep_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |keep: &str| {
+        Command::new(env!("CARGO_BIN_EXE_slipway"))
+            .args([
+                "platform",
+                "prune",
+                "--dry-run",
+                "--keep",
+                keep,
+                "--data-dir",
+            ])
+            .arg(dir.path())
+            .env("RUST_LOG", "error")
+            .output()
+            .unwrap()
+    };
+    let out = run("3");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["keep"], 3);
+    assert_eq!(report["dry_run"], true);
+    assert_eq!(report["images_removed"], serde_json::json!([]));
+    assert_eq!(report["secret_versions_removed"], serde_json::json!([]));
+
+    let zero = run("0");
+    assert!(!zero.status.success());
+    let message = String::from_utf8_lossy(&zero.stderr);
+    assert!(
+        message.contains("keep") && message.contains("at least 1"),
+        "{message}"
+    );
+}

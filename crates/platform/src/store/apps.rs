@@ -273,6 +273,14 @@ pub async fn delete(tx: &mut Tx, id: &str) -> Result<bool, sqlx::Error> {
     Ok(done.rows_affected() > 0)
 }
 
+/// Every app's id (for the retention pass, which looks at all of them).
+pub async fn all_ids(tx: &mut Tx) -> Result<Vec<String>, sqlx::Error> {
+    let rows = sqlx::query("SELECT id FROM app ORDER BY id")
+        .fetch_all(&mut **tx)
+        .await?;
+    rows.iter().map(|r| r.try_get::<String, _>(0)).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -142,11 +142,65 @@ pub async fn insert_version(
     Ok(())
 }
 
-/// Drops versions older than the newest [`MAX_VERSIONS`].
+/// Drops versions older than the newest [`MAX_VERSIONS`], except those a deployment ran
+/// with (a rollback needs them; `slipway platform prune` decides when those go).
 pub async fn prune(tx: &mut Tx, secret_id: &str, current: i64) -> Result<(), sqlx::Error> {
-    sqlx::query("DELETE FROM secret_version WHERE secret_id = $1 AND version <= $2")
+    sqlx::query(
+        "DELETE FROM secret_version WHERE secret_id = $1 AND version <= $2 AND NOT EXISTS (\
+         SELECT 1 FROM secret s JOIN deployment d ON d.app_id = s.owner_id \
+         JOIN deployment_secret ds ON ds.deployment_id = d.id \
+         WHERE s.id = secret_version.secret_id AND s.scope = 'app' \
+         AND ds.secret_path = s.path AND ds.version = secret_version.version)",
+    )
+    .bind(secret_id.to_owned())
+    .bind(current - MAX_VERSIONS)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// One stored version of an app secret, for the retention pass (no value).
+#[derive(Debug, Clone)]
+pub struct AppSecretVersion {
+    /// The secret's row id.
+    pub secret_id: String,
+    /// The app.
+    pub app_id: String,
+    /// The path.
+    pub path: String,
+    /// The secret's latest version.
+    pub current_version: i64,
+    /// This version.
+    pub version: i64,
+}
+
+/// Every stored version of every app secret.
+pub async fn app_secret_versions(tx: &mut Tx) -> Result<Vec<AppSecretVersion>, sqlx::Error> {
+    let rows = sqlx::query(
+        "SELECT s.id, s.owner_id, s.path, s.current_version, v.version FROM secret s \
+         JOIN secret_version v ON v.secret_id = s.id WHERE s.scope = 'app' \
+         ORDER BY s.owner_id, s.path, v.version",
+    )
+    .fetch_all(&mut **tx)
+    .await?;
+    rows.iter()
+        .map(|r| {
+            Ok(AppSecretVersion {
+                secret_id: r.try_get(0)?,
+                app_id: r.try_get(1)?,
+                path: r.try_get(2)?,
+                current_version: r.try_get(3)?,
+                version: r.try_get(4)?,
+            })
+        })
+        .collect()
+}
+
+/// Deletes one version of a secret.
+pub async fn delete_version(tx: &mut Tx, secret_id: &str, version: i64) -> Result<(), sqlx::Error> {
+    sqlx::query("DELETE FROM secret_version WHERE secret_id = $1 AND version = $2")
         .bind(secret_id.to_owned())
-        .bind(current - MAX_VERSIONS)
+        .bind(version)
         .execute(&mut **tx)
         .await?;
     Ok(())

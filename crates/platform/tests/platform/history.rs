@@ -1,10 +1,11 @@
 //! Deployment history, rollback to the exact configuration (images and secret versions), the
-//! diff of two deployments, and the diagnosis of a failed deployment.
+//! diff of two deployments, the diagnosis of a failed deployment, and retention.
 
 use std::time::{Duration, Instant};
 
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
+use slipway_platform::Backend;
 
 use crate::deploy::wait_status;
 use crate::secrets::create;
@@ -134,6 +135,24 @@ async fn fetch(app: &TestApp, name: &str) -> String {
         .unwrap()
 }
 
+/// A fresh server with an app `name` that has the app secret `cfg` = `{"password"}` at
+/// version 1; returns the server and the app's id.
+async fn app_with_secret(backend: Backend, name: &str, password: &str) -> (TestApp, String) {
+    let app = spawn_app(backend).await;
+    let id = app.register(&app.owner, name).await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (status, body) = create(
+        &app,
+        &app.owner,
+        json!({"secret_type": "app", "app_id": id, "secret_path": "cfg", "data": {"password": password}}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    (app, id)
+}
+
 fn secrets_of(deployment: &Value) -> Value {
     deployment["services"][0]["secrets"].clone()
 }
@@ -141,50 +160,21 @@ fn secrets_of(deployment: &Value) -> Value {
 #[tokio::test]
 async fn rollback_restores_the_images_and_the_secret_versions_it_ran_with() {
     for backend in backends() {
-        let app = spawn_app(backend).await;
-        let id = app.register(&app.owner, "rolly").await["id"]
-            .as_str()
-            .unwrap()
-            .to_owned();
-        let (status, body) = create(
-            &app,
-            &app.owner,
-            json!({"secret_type": "app", "app_id": id, "secret_path": "cfg", "data": {"password": "pw-1"}}),
-        )
-        .await;
-        assert_eq!(status, StatusCode::CREATED, "{body}");
+        let (app, id) = app_with_secret(backend, "rolly", "pw-1").await;
         deploy(&app, &id, "rolly", "v1", false).await;
         let first = settled(&app, &id, 1).await;
         assert_eq!(first[0]["status"], "RUNNING", "{backend:?}: {first:?}");
         assert_eq!(fetch(&app, "rolly").await, "v1|pw-1");
         let v1 = first[0]["id"].as_str().unwrap().to_owned();
 
-        let (status, body) = app
-            .send(
-                Method::PUT,
-                "/v1/secrets/entry",
-                Some(&app.owner),
-                Some(
-                    json!({"secret_type": "app", "app_id": id, "secret_path": "cfg", "data": {"password": "pw-2"}})
-                        .to_string(),
-                ),
-            )
-            .await;
-        assert_eq!(status, StatusCode::OK, "{body}");
+        update_secret(&app, &id, "pw-2").await;
         deploy(&app, &id, "rolly", "v2", false).await;
         let second = settled(&app, &id, 2).await;
         assert_eq!(second[0]["status"], "RUNNING", "{second:?}");
         assert_eq!(fetch(&app, "rolly").await, "v2|pw-2");
         let v2 = second[0]["id"].as_str().unwrap().to_owned();
 
-        let (status, body) = app
-            .send(
-                Method::POST,
-                &format!("/v1/apps/{id}/rollback"),
-                Some(&app.owner),
-                Some(json!({ "deployment_id": v1 }).to_string()),
-            )
-            .await;
+        let (status, body) = rollback(&app, &id, &v1).await;
         assert_eq!(status, StatusCode::ACCEPTED, "{body}");
         let third = settled(&app, &id, 3).await;
         assert_eq!(third[0]["status"], "RUNNING", "{third:?}");
@@ -252,17 +242,7 @@ async fn rollback_restores_the_images_and_the_secret_versions_it_ran_with() {
 #[tokio::test]
 async fn a_rollback_whose_image_is_gone_is_refused_and_changes_nothing() {
     for backend in backends() {
-        let app = spawn_app(backend).await;
-        let id = app.register(&app.owner, "gone").await["id"]
-            .as_str()
-            .unwrap()
-            .to_owned();
-        create(
-            &app,
-            &app.owner,
-            json!({"secret_type": "app", "app_id": id, "secret_path": "cfg", "data": {"password": "x"}}),
-        )
-        .await;
+        let (app, id) = app_with_secret(backend, "gone", "x").await;
         deploy(&app, &id, "gone", "v1", false).await;
         let first = settled(&app, &id, 1).await;
         assert_eq!(first[0]["status"], "RUNNING", "{first:?}");
@@ -274,14 +254,7 @@ async fn a_rollback_whose_image_is_gone_is_refused_and_changes_nothing() {
             .join(digest.trim_start_matches("sha256:"));
         std::fs::remove_file(&blob).expect("the manifest blob exists");
 
-        let (status, body) = app
-            .send(
-                Method::POST,
-                &format!("/v1/apps/{id}/rollback"),
-                Some(&app.owner),
-                Some(json!({ "deployment_id": v1 }).to_string()),
-            )
-            .await;
+        let (status, body) = rollback(&app, &id, v1).await;
         assert_eq!(status, StatusCode::CONFLICT, "{body}");
         let message = body["error"]["message"].as_str().unwrap();
         assert!(
@@ -298,17 +271,7 @@ async fn a_rollback_whose_image_is_gone_is_refused_and_changes_nothing() {
 #[tokio::test]
 async fn the_diagnosis_names_the_crash_line_and_the_change_since_the_last_good_deployment() {
     for backend in backends() {
-        let app = spawn_app(backend).await;
-        let id = app.register(&app.owner, "crashy").await["id"]
-            .as_str()
-            .unwrap()
-            .to_owned();
-        create(
-            &app,
-            &app.owner,
-            json!({"secret_type": "app", "app_id": id, "secret_path": "cfg", "data": {"password": "x"}}),
-        )
-        .await;
+        let (app, id) = app_with_secret(backend, "crashy", "x").await;
         deploy(&app, &id, "crashy", "v1", false).await;
         let first = settled(&app, &id, 1).await;
         assert_eq!(first[0]["status"], "RUNNING", "{first:?}");
@@ -348,6 +311,154 @@ async fn the_diagnosis_names_the_crash_line_and_the_change_since_the_last_good_d
             "{changes}"
         );
         assert_eq!(diagnosis["devfile"]["valid"], true, "{diagnosis}");
+        app.finish().await;
+    }
+}
+
+async fn update_secret(app: &TestApp, id: &str, password: &str) {
+    let (status, body) = app
+        .send(
+            Method::PUT,
+            "/v1/secrets/entry",
+            Some(&app.owner),
+            Some(
+                json!({"secret_type": "app", "app_id": id, "secret_path": "cfg", "data": {"password": password}})
+                    .to_string(),
+            ),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+}
+
+async fn rollback(app: &TestApp, id: &str, to: &str) -> (StatusCode, Value) {
+    app.send(
+        Method::POST,
+        &format!("/v1/apps/{id}/rollback"),
+        Some(&app.owner),
+        Some(json!({ "deployment_id": to }).to_string()),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn prune_keeps_what_the_newest_deployments_need_and_says_what_it_removed() {
+    for backend in backends() {
+        let (mut app, id) = app_with_secret(backend, "prune", "pw-1").await;
+        for (n, release) in ["v1", "v2", "v3"].into_iter().enumerate() {
+            if n > 0 {
+                update_secret(&app, &id, &format!("pw-{}", n + 1)).await;
+            }
+            deploy(&app, &id, "prune", release, false).await;
+            let all = settled(&app, &id, n + 1).await;
+            assert_eq!(all[0]["status"], "RUNNING", "{backend:?}: {all:?}");
+        }
+        let all = history(&app, &id).await;
+        let (v1, v2) = (
+            all[2]["id"].as_str().unwrap(),
+            all[1]["id"].as_str().unwrap(),
+        );
+        let v1_image = all[2]["services"][0]["image_digest"].as_str().unwrap();
+        let data_dir = app.data_dir();
+        let url = app.config.database_url.clone();
+
+        // A running server holds the data directory: the pass refuses and removes nothing.
+        let refused = slipway_platform::prune(&data_dir, url.as_deref(), 2, false)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(refused.contains("in use"), "{refused}");
+        app.stop().await;
+
+        let planned = slipway_platform::prune(&data_dir, url.as_deref(), 2, true)
+            .await
+            .unwrap();
+        let removed = slipway_platform::prune(&data_dir, url.as_deref(), 2, false)
+            .await
+            .unwrap();
+        for report in [&planned, &removed] {
+            let digests: Vec<_> = report
+                .images_removed
+                .iter()
+                .map(|i| i.digest.as_str())
+                .collect();
+            assert_eq!(digests, vec![v1_image], "{backend:?}: {report:?}");
+            assert_eq!(
+                report.images_removed[0].built_for,
+                vec![format!("{id}/api")]
+            );
+            assert!(
+                report.blobs_removed >= 3 && report.bytes_freed > 0,
+                "{report:?}"
+            );
+            assert_eq!(
+                report.secret_versions_removed,
+                vec![slipway_platform::retention::RemovedSecretVersion {
+                    app_id: id.clone(),
+                    path: "cfg".into(),
+                    version: 1,
+                }]
+            );
+        }
+        assert!(planned.dry_run && !removed.dry_run);
+        let again = slipway_platform::prune(&data_dir, url.as_deref(), 2, false)
+            .await
+            .unwrap();
+        assert!(
+            again.images_removed.is_empty() && again.secret_versions_removed.is_empty(),
+            "{again:?}"
+        );
+
+        app.restart().await;
+        // The restart redeploys the running v3.
+        let restarted = settled(&app, &id, 4).await;
+        assert_eq!(restarted[0]["status"], "RUNNING", "{restarted:?}");
+        assert_eq!(fetch(&app, "prune").await, "v3|pw-3");
+
+        // v1 is outside the newest two: its image and secret version 1 are gone.
+        let (status, body) = rollback(&app, &id, v1).await;
+        assert_eq!(status, StatusCode::CONFLICT, "{body}");
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains(v1_image) && message.contains("version 1"),
+            "{message}"
+        );
+        // v2 is kept whole.
+        let (status, body) = rollback(&app, &id, v2).await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+        let last = settled(&app, &id, 5).await;
+        assert_eq!(last[0]["status"], "RUNNING", "{last:?}");
+        assert_eq!(fetch(&app, "prune").await, "v2|pw-2", "{backend:?}");
+        app.finish().await;
+    }
+}
+
+#[tokio::test]
+async fn the_vault_history_cap_keeps_the_versions_a_deployment_ran_with() {
+    for backend in backends() {
+        let (app, id) = app_with_secret(backend, "capped", "pw-1").await;
+        deploy(&app, &id, "capped", "v1", false).await;
+        assert_eq!(settled(&app, &id, 1).await[0]["status"], "RUNNING");
+        // Versions 2..=102: the cap of 100 drops versions 1 and 2, but version 1 ran.
+        for n in 2..=102 {
+            update_secret(&app, &id, &format!("pw-{n}")).await;
+        }
+        let (status, body) = app
+            .send(
+                Method::GET,
+                &format!("/v1/secrets/entry?secret_type=app&app_id={id}&secret_path=cfg"),
+                Some(&app.owner),
+                None,
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let versions: Vec<i64> = body["versions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_i64().unwrap())
+            .collect();
+        let expected: Vec<i64> = std::iter::once(1).chain(3..=102).collect();
+        assert_eq!(versions, expected, "{backend:?}");
         app.finish().await;
     }
 }

@@ -1,0 +1,178 @@
+//! Retention (`slipway platform prune`): keeps the images and the app-secret versions the
+//! newest N deployments of each app need, so a rollback to any of them still works, and
+//! removes the rest, saying what it removed.
+//!
+//! Kept for every app:
+//! - the images of its newest N deployments, of any deployment still running or starting,
+//!   and of the latest succeeded build of each service (the next deployment's images);
+//! - of each app secret: the current version, the newest N versions, and every version one
+//!   of those deployments ran with.
+//!
+//! Everything else goes: other images with their signatures and `index.json` entries, blobs
+//! no kept image reaches, and older secret versions. Deployment records stay (they are the
+//! history, and small); a rollback to one whose image or secret version is gone is refused
+//! with that reason.
+//!
+//! The pass holds the data directory's lock, like a key rotation: the blob store has no
+//! reference counts, so a build writing blobs while the pass decides what is unreachable
+//! could lose a layer. Run it with the server stopped (`--dry-run` reports without removing).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::db::Db;
+use crate::error::PlatformError;
+use crate::model::{BuildStatus, DeploymentStatus};
+use crate::store::{apps, builds, deployments, secrets};
+
+/// How many deployments of each app keep what they ran, unless told otherwise.
+pub const DEFAULT_KEEP: usize = 10;
+
+/// What a retention pass removed (or, in a dry run, would remove).
+#[derive(Debug, Clone, Serialize)]
+pub struct RetentionReport {
+    /// N: how many deployments of each app kept what they ran.
+    pub keep: usize,
+    /// True when nothing was removed, only reported.
+    pub dry_run: bool,
+    /// How many images were kept.
+    pub images_kept: usize,
+    /// The images removed.
+    pub images_removed: Vec<RemovedImage>,
+    /// Blobs removed (manifests, configs and layers no kept image shares).
+    pub blobs_removed: usize,
+    /// Their bytes.
+    pub bytes_freed: u64,
+    /// The app-secret versions removed (paths and numbers, never values).
+    pub secret_versions_removed: Vec<RemovedSecretVersion>,
+}
+
+/// One removed image and the builds that made it (none for a stray blob).
+#[derive(Debug, Clone, Serialize)]
+pub struct RemovedImage {
+    /// `sha256:…` of its manifest.
+    pub digest: String,
+    /// `app_id/service` of each build that produced it.
+    pub built_for: Vec<String>,
+}
+
+/// One removed version of an app secret.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct RemovedSecretVersion {
+    /// The app.
+    pub app_id: String,
+    /// The secret's path.
+    pub path: String,
+    /// The version removed.
+    pub version: i64,
+}
+
+/// Runs one pass over every app (see the module documentation). `keep` must be at least 1.
+pub async fn prune(
+    db: &Db,
+    data_dir: &Path,
+    keep: usize,
+    dry_run: bool,
+) -> Result<RetentionReport, PlatformError> {
+    if keep == 0 {
+        return Err(PlatformError::InvalidInput {
+            field: "keep",
+            message: "must be at least 1: the running deployment's images are always kept".into(),
+        });
+    }
+    let _lock = crate::data_dir::lock(data_dir)?;
+    let mut tx = db.begin_write().await?;
+    let mut images = BTreeSet::new();
+    // (app, path, version) of the secret versions kept deployments ran with.
+    let mut used = BTreeSet::new();
+    let mut built_for: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for app_id in apps::all_ids(&mut tx).await? {
+        let history = deployments::of_app_newest_first(&mut tx, &app_id).await?;
+        for (index, deployment) in history.iter().enumerate() {
+            let live = matches!(
+                deployment.status,
+                DeploymentStatus::Running | DeploymentStatus::Deploying
+            );
+            if index >= keep && !live {
+                continue;
+            }
+            for service in deployments::services(&mut tx, &deployment.id).await? {
+                images.insert(service.manifest_digest);
+            }
+            for secret in deployments::secrets_of(&mut tx, &deployment.id).await? {
+                used.insert((app_id.clone(), secret.path, secret.version));
+            }
+        }
+        let mut latest_seen = BTreeSet::new();
+        for build in builds::of_app_newest_first(&mut tx, &app_id).await? {
+            let Some(digest) = build.manifest_digest else {
+                continue;
+            };
+            built_for
+                .entry(digest.clone())
+                .or_default()
+                .push(format!("{app_id}/{}", build.service));
+            if build.status == BuildStatus::Succeeded && latest_seen.insert(build.service) {
+                images.insert(digest);
+            }
+        }
+    }
+    let mut secret_versions_removed = Vec::new();
+    for row in secrets::app_secret_versions(&mut tx).await? {
+        let newest = row.version > row.current_version - keep as i64;
+        let ran = used.contains(&(row.app_id.clone(), row.path.clone(), row.version));
+        if newest || ran {
+            continue;
+        }
+        if !dry_run {
+            secrets::delete_version(&mut tx, &row.secret_id, row.version).await?;
+        }
+        secret_versions_removed.push(RemovedSecretVersion {
+            app_id: row.app_id,
+            path: row.path,
+            version: row.version,
+        });
+    }
+    if dry_run {
+        tx.rollback().await?;
+    } else {
+        tx.commit().await?;
+    }
+
+    let images_kept = images.len();
+    let dir = data_dir.to_owned();
+    let removal = tokio::task::spawn_blocking(move || {
+        slipway_image::store::ImageStore::open(&dir)?.retain(&images, dry_run)
+    })
+    .await
+    .map_err(|e| PlatformError::Config(format!("the retention pass stopped: {e}")))?
+    .map_err(|e| PlatformError::Config(format!("the image store: {e}")))?;
+    let images_removed = removal
+        .images
+        .into_iter()
+        .map(|digest| RemovedImage {
+            built_for: built_for.remove(&digest).unwrap_or_default(),
+            digest,
+        })
+        .collect::<Vec<_>>();
+    tracing::info!(
+        keep,
+        dry_run,
+        images_removed = images_removed.len(),
+        blobs_removed = removal.blobs,
+        bytes_freed = removal.bytes,
+        secret_versions_removed = secret_versions_removed.len(),
+        "retention pass finished"
+    );
+    Ok(RetentionReport {
+        keep,
+        dry_run,
+        images_kept,
+        images_removed,
+        blobs_removed: removal.blobs,
+        bytes_freed: removal.bytes,
+        secret_versions_removed,
+    })
+}
