@@ -154,8 +154,10 @@ pub async fn spawn(
 ) -> Result<(), PlatformError> {
     let stop = tokio_util::sync::CancellationToken::new();
     let trigger = stop.clone();
+    let streams = state.clone();
     tokio::spawn(async move {
         shutdown.await;
+        streams.end_streams();
         trigger.cancel();
     });
     let gateway = state.take_gateway().map(|gateway_listener| {

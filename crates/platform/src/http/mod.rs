@@ -52,6 +52,9 @@ pub struct AppState {
     _lock: Arc<crate::data_dir::DataDirLock>,
     gateway: Arc<Mutex<Option<tokio::net::TcpListener>>>,
     gateway_addr: Option<SocketAddr>,
+    /// Cancelled when the server begins to shut down, so live log streams (which never end
+    /// by themselves) end and let the graceful shutdown finish.
+    streams: tokio_util::sync::CancellationToken,
 }
 
 impl AppState {
@@ -73,6 +76,7 @@ impl AppState {
             vault,
             _lock: Arc::new(lock),
             gateway: Arc::new(Mutex::new(gateway)),
+            streams: tokio_util::sync::CancellationToken::new(),
             gateway_addr,
         }
     }
@@ -100,6 +104,16 @@ impl AppState {
     /// The database pool.
     pub(crate) fn db(&self) -> &Db {
         &self.db
+    }
+
+    /// The token live streams end on.
+    pub(crate) fn streams_stop(&self) -> tokio_util::sync::CancellationToken {
+        self.streams.clone()
+    }
+
+    /// Ends every live stream (the server is shutting down).
+    pub(crate) fn end_streams(&self) {
+        self.streams.cancel();
     }
 
     /// Where the gateway listens (`None` without a gateway).
@@ -165,6 +179,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("post", "/v1/apps/{app_id}/disable"),
     ("post", "/v1/apps/{app_id}/enable"),
     ("get", "/v1/apps/{app_id}/logs"),
+    ("get", "/v1/apps/{app_id}/logs/stream"),
     ("get", "/v1/logs/builds/{build_id}"),
     ("get", "/v1/logs/deployments/{deployment_id}/{service}"),
     ("post", "/v1/apps/{app_id}/builds"),

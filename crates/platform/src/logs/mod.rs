@@ -2,4 +2,5 @@
 //! (`DATA_DIR/deployments/<deployment_id>/<service>.log`) are served through presigned URLs
 //! ([`presign`]) that need no token, so a log can be handed to a browser or another tool.
 
+pub mod follow;
 pub mod presign;

@@ -251,6 +251,26 @@ pub async fn of_app_newest_first(
     rows.iter().map(record).collect()
 }
 
+/// `(build id, service)` of the newest build of each service of `app_id` (what a live log
+/// stream follows; polled, so it reads two columns, not every build).
+pub async fn latest_per_service(
+    tx: &mut Tx,
+    app_id: &str,
+) -> Result<Vec<(String, String)>, sqlx::Error> {
+    let rows = sqlx::query(
+        "SELECT b.id, b.service FROM build b WHERE b.app_id = $1 AND NOT EXISTS (\
+         SELECT 1 FROM build n WHERE n.app_id = b.app_id AND n.service = b.service \
+         AND (n.created_at > b.created_at OR (n.created_at = b.created_at AND n.id > b.id))) \
+         ORDER BY b.service",
+    )
+    .bind(app_id.to_owned())
+    .fetch_all(&mut **tx)
+    .await?;
+    rows.iter()
+        .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+        .collect()
+}
+
 /// Deletes every job of `app_id`.
 pub async fn delete_for_app(tx: &mut Tx, app_id: &str) -> Result<(), sqlx::Error> {
     sqlx::query("DELETE FROM build WHERE app_id = $1")

@@ -17,6 +17,7 @@ mod prebuilt;
 mod scan;
 mod secrets;
 mod sharing;
+mod stream;
 mod support;
 mod template;
 mod users;
