@@ -60,8 +60,15 @@ pub struct LogsArgs {
     #[arg(long)]
     service: Option<String>,
     /// Every build and deployment, not just the latest.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "follow")]
     all: bool,
+    /// Follow the logs live (build and runtime, new builds and deployments as they start),
+    /// each line prefixed with its service; reconnects by itself. Ctrl-C stops.
+    #[arg(long, short)]
+    follow: bool,
+    /// With --follow: lines of each log to start with.
+    #[arg(long, default_value_t = 100, requires = "follow")]
+    tail: u32,
 }
 
 #[derive(Debug, Args)]
@@ -233,6 +240,20 @@ pub fn logs(args: LogsArgs) -> ExitCode {
         Ok(v) => v,
         Err(e) => return fail(&e),
     };
+    if args.follow {
+        let follow = platform::stream::Follow {
+            service: args.service,
+            tail: Some(args.tail),
+        };
+        let mut printer = crate::prefix::Printer::for_stdout();
+        return match platform::stream::follow_logs(&client, &id, &follow, |line| {
+            printer.print(line);
+            std::ops::ControlFlow::Continue(())
+        }) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => fail(&e.to_string()),
+        };
+    }
     let call = GetLogsArgs {
         app_id: id,
         latest_only: Some(!args.all),

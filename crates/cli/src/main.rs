@@ -4,6 +4,7 @@ mod call;
 mod care;
 mod daily;
 mod platform;
+mod prefix;
 
 use std::process::ExitCode;
 

@@ -318,6 +318,37 @@ fn new_build_status_logs() {
         "{stdout}"
     );
 
+    // `logs -f` follows both logs live, each line prefixed with its service.
+    let mut follow = Command::new(env!("CARGO_BIN_EXE_slipway"));
+    follow
+        .args(["logs", "-f", "--tail", "50"])
+        .current_dir(&project)
+        .stdout(std::process::Stdio::piped());
+    for (k, v) in &env {
+        follow.env(k, v);
+    }
+    let mut follower = Server(follow.spawn().unwrap());
+    let stdout = follower.0.stdout.take().unwrap();
+    let (lines, received) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)).map_while(Result::ok) {
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let (mut build_line, mut runtime_line) = (false, false);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !(build_line && runtime_line) {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let line = received
+            .recv_timeout(left)
+            .expect("logs -f prints a build line and a runtime line");
+        build_line |= line.starts_with("api build | ");
+        runtime_line |= line.starts_with("api       | ");
+    }
+    follower.terminate();
+
     // The history shows the one deployment (started by the build), and `why` explains a
     // healthy app without inventing a failure; a rollback with nothing earlier says so.
     let out = slipway(&project, &env, &["deployments"]);

@@ -77,6 +77,37 @@ impl Client {
         })
     }
 
+    /// Opens a long-lived GET (a Server-Sent Events stream): no overall timeout, the caller
+    /// reads the body as it arrives. A refusal is the same error [`Client::json`] gives.
+    pub fn open_stream(
+        &self,
+        path: &str,
+        last_event_id: Option<&str>,
+    ) -> Result<Response, ToolError> {
+        let mut request = self
+            .request(Method::GET, path)
+            .header("accept", "text/event-stream")
+            // The server sends a keep-alive comment every 15 s; a silent hour is a dead link.
+            .timeout(Duration::from_secs(3600));
+        if let Some(id) = last_event_id {
+            request = request.header("last-event-id", id);
+        }
+        let response = request.send().map_err(|e| {
+            ToolError::Unavailable(format!(
+                "the platform at {} did not answer: {e}",
+                self.endpoint.url
+            ))
+        })?;
+        if response.status().is_success() {
+            return Ok(response);
+        }
+        // Not a success, so `answer` maps it to its error.
+        match self.answer(response, 1) {
+            Err(e) => Err(e),
+            Ok(_) => Err(ToolError::Internal("the stream was refused".into())),
+        }
+    }
+
     fn request(&self, method: Method, path: &str) -> RequestBuilder {
         self.http
             .request(method, format!("{}{path}", self.endpoint.url))

@@ -12,6 +12,7 @@ pub mod local;
 mod pack;
 mod secrets;
 mod sharing;
+pub mod stream;
 
 pub use apps::{
     APP_FILE, AppFile, AppIdArgs, CancelBuildArgs, GetLogsArgs, ListAppsArgs, RegisterAppArgs,
