@@ -238,7 +238,41 @@ pub fn write_image(
         layers: layers.iter().map(|l| l.descriptor.clone()).collect(),
         annotations: BTreeMap::new(),
     };
-    let manifest_bytes = to_json(&manifest)?;
+    store_manifest(store, &manifest, ref_name)
+}
+
+/// A new image made of `base`'s layers and `layer` on top, with `base`'s config (its
+/// `rootfs.diff_ids` extended): how a sync build replaces a service's files without
+/// rebuilding what lies under them (its dependencies). Listed in `index.json` as `ref_name`.
+pub fn extend_image(
+    store: &ImageStore,
+    base: &Digest,
+    layer: &Layer,
+    ref_name: &str,
+) -> Result<Descriptor, ImageError> {
+    let mut manifest = Manifest::parse(&store.read_blob(base)?)?;
+    let config_digest = Digest::parse(&manifest.config.digest)?;
+    let mut config: Value = serde_json::from_slice(&store.read_blob(&config_digest)?)
+        .map_err(|e| ImageError::Document(format!("config: {e}")))?;
+    config["rootfs"]["diff_ids"]
+        .as_array_mut()
+        .ok_or_else(|| ImageError::Document("config: rootfs.diff_ids is not a list".into()))?
+        .push(Value::String(layer.diff_id.to_string()));
+    let config_bytes = to_json(&config)?;
+    let (config_digest, _) = store.put_bytes(&config_bytes)?;
+    manifest.config.digest = config_digest.to_string();
+    manifest.config.size = config_bytes.len() as u64;
+    manifest.layers.push(layer.descriptor.clone());
+    store_manifest(store, &manifest, ref_name)
+}
+
+/// Stores `manifest` and lists it in `index.json` as `ref_name`.
+fn store_manifest(
+    store: &ImageStore,
+    manifest: &Manifest,
+    ref_name: &str,
+) -> Result<Descriptor, ImageError> {
+    let manifest_bytes = to_json(manifest)?;
     let (manifest_digest, _) = store.put_bytes(&manifest_bytes)?;
     let descriptor = Descriptor {
         media_type: MANIFEST_MEDIA_TYPE.to_owned(),

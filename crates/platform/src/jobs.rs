@@ -244,9 +244,14 @@ async fn run_job(
         return context;
     }
     let encoding = Encoding::parse(&record.context_encoding).unwrap_or(Encoding::Zstd);
+    let builder_name = if record.builder == builds::SYNC_BUILDER {
+        builds::SYNC_BUILDER
+    } else {
+        inner.builder.as_str()
+    };
     log.note(&format!(
-        "started: service {} of app {app_name} with the {} builder",
-        record.service, inner.builder
+        "started: service {} of app {app_name} with the {builder_name} builder",
+        record.service
     ));
     tracing::info!(build_id, service = %record.service, "build started");
     let result = match job_of(
@@ -263,20 +268,24 @@ async fn run_job(
                 guard = lock.lock() => guard,
                 () = token.cancelled() => return finish_cancelled(inner, &log, context),
             };
-            let result = match inner.builder {
-                BuilderKind::Buildah => match buildah::build(&job, &inner.output).await {
-                    Err(missing @ BuildError::BaseImagesMissing(_))
-                        if inner.auto && native::unbuildable(&job.service).is_none() =>
-                    {
-                        log.note(&format!(
-                            "--builder auto: buildah cannot build this service ({missing}); \
+            let result = if record.builder == builds::SYNC_BUILDER {
+                sync_build(inner, &record, &job).await
+            } else {
+                match inner.builder {
+                    BuilderKind::Buildah => match buildah::build(&job, &inner.output).await {
+                        Err(missing @ BuildError::BaseImagesMissing(_))
+                            if inner.auto && native::unbuildable(&job.service).is_none() =>
+                        {
+                            log.note(&format!(
+                                "--builder auto: buildah cannot build this service ({missing}); \
                              building it with the native builder instead"
-                        ));
-                        native::build(&job, &inner.output).await
-                    }
-                    other => other,
-                },
-                _ => native::build(&job, &inner.output).await,
+                            ));
+                            native::build(&job, &inner.output).await
+                        }
+                        other => other,
+                    },
+                    _ => native::build(&job, &inner.output).await,
+                }
             };
             let _ = tokio::fs::remove_dir_all(&job.work).await;
             result
@@ -404,6 +413,29 @@ async fn start(inner: &Inner, build_id: &str) -> bool {
         tracing::error!(build_id, error = %e, "cannot start a build job");
         false
     })
+}
+
+/// A sync build of `job` over the newest succeeded build of its service (see
+/// [`native::sync`]).
+async fn sync_build(
+    inner: &Inner,
+    record: &BuildRecord,
+    job: &Job,
+) -> Result<slipway_runtime::build::BuiltImage, BuildError> {
+    let base = async {
+        let mut tx = inner.db.begin_read().await?;
+        let base = builds::latest_succeeded(&mut tx, &record.app_id, &record.service).await?;
+        tx.commit().await?;
+        Ok::<_, sqlx::Error>(base)
+    }
+    .await
+    .map_err(|e| BuildError::Spec(format!("cannot find the image to sync onto: {e}")))?;
+    let digest = base.and_then(|b| b.manifest_digest).ok_or_else(|| {
+        BuildError::Spec("the service has no succeeded build to sync onto".into())
+    })?;
+    let digest = slipway_image::Digest::parse(&digest)
+        .map_err(|e| BuildError::Spec(format!("the image to sync onto: {e}")))?;
+    native::sync(job, &inner.output, &digest).await
 }
 
 fn job_of(

@@ -314,7 +314,12 @@ async fn accept_upload(
     body: Body,
     target: Target,
 ) -> Result<Response, ApiError> {
-    let query = query_map(query, &["service_name"])?;
+    let query = query_map(query, &["service_name", "sync"])?;
+    let sync = match query.get("sync").map(String::as_str) {
+        None | Some("false") => false,
+        Some("true") => true,
+        Some(_) => return Err(ApiError::invalid("sync", "must be true or false")),
+    };
     let wanted: Option<Vec<String>> = query.get("service_name").map(|v| {
         v.split(',')
             .map(|s| s.trim().to_owned())
@@ -402,12 +407,19 @@ async fn accept_upload(
         apps::set_devfile(&mut tx, &id, &inspected.devfile).await?;
         let mut queued = Vec::new();
         for service in &chosen {
+            if sync {
+                check_sync_base(&mut tx, &id, &service.name).await?;
+            }
             let build_id = builds::insert(
                 &mut tx,
                 &NewBuild {
                     app_id: &id,
                     service: &service.name,
-                    builder: runner.builder().as_str(),
+                    builder: if sync {
+                        builds::SYNC_BUILDER
+                    } else {
+                        runner.builder().as_str()
+                    },
                     devfile: &inspected.devfile,
                     context_id: &context_id,
                     context_encoding: encoding.as_str(),
@@ -446,6 +458,27 @@ async fn accept_upload(
         }),
     )
         .into_response())
+}
+
+/// A sync build needs an earlier succeeded native (or sync) build of the service to extend:
+/// 409 naming `sync` otherwise.
+async fn check_sync_base(
+    tx: &mut crate::db::Tx,
+    app_id: &str,
+    service: &str,
+) -> Result<(), ApiError> {
+    match builds::latest_succeeded(tx, app_id, service).await? {
+        Some(base) if base.builder == "native" || base.builder == builds::SYNC_BUILDER => Ok(()),
+        Some(base) => Err(ApiError::FailedPrecondition(format!(
+            "sync: service {service:?} was last built by the {} builder; a sync extends only \
+             native builds: upload without sync=true",
+            base.builder
+        ))),
+        None => Err(ApiError::FailedPrecondition(format!(
+            "sync: service {service:?} has no succeeded build to sync onto: upload without \
+             sync=true first"
+        ))),
+    }
 }
 
 /// The build `raw_id` with the caller's role on its app, or 404.

@@ -271,6 +271,28 @@ pub async fn latest_per_service(
         .collect()
 }
 
+/// The `builder` recorded for a sync build (`POST …/builds?sync=true`): the new sources as
+/// one layer over the newest succeeded build of the service.
+pub const SYNC_BUILDER: &str = "sync";
+
+/// The newest succeeded build of `service` of `app_id` (what a sync build extends).
+pub async fn latest_succeeded(
+    tx: &mut Tx,
+    app_id: &str,
+    service: &str,
+) -> Result<Option<BuildRecord>, sqlx::Error> {
+    let sql = format!(
+        "SELECT {COLUMNS} FROM build WHERE app_id = $1 AND service = $2 AND status = 'succeeded' \
+         ORDER BY created_at DESC, id DESC LIMIT 1"
+    );
+    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(app_id.to_owned())
+        .bind(service.to_owned())
+        .fetch_optional(&mut **tx)
+        .await?;
+    row.as_ref().map(record).transpose()
+}
+
 /// Deletes every job of `app_id`.
 pub async fn delete_for_app(tx: &mut Tx, app_id: &str) -> Result<(), sqlx::Error> {
     sqlx::query("DELETE FROM build WHERE app_id = $1")

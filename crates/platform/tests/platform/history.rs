@@ -9,7 +9,7 @@ use slipway_platform::Backend;
 
 use crate::deploy::wait_status;
 use crate::secrets::create;
-use crate::support::{TestApp, backends, spawn_app, tar_zst};
+use crate::support::{TestApp, backends, python_server, spawn_app, tar_zst};
 
 /// Answers `/` with its release marker and the secret it was given; `crash` makes it exit
 /// at start with a message on stderr.
@@ -19,19 +19,9 @@ fn server(release: &str, crash: bool) -> String {
     } else {
         ""
     };
-    format!(
-        r#"{start}import http.server, os
-class H(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        body = ("{release}|" + os.environ.get("password", "-")).encode()
-        self.send_response(200)
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-    def log_message(self, *args):
-        pass
-http.server.ThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), H).serve_forever()
-"#
+    python_server(
+        start,
+        &format!(r#""{release}|" + os.environ.get("password", "-")"#),
     )
 }
 

@@ -19,6 +19,7 @@ mod secrets;
 mod sharing;
 mod stream;
 mod support;
+mod sync;
 mod template;
 mod users;
 mod vault_deploy;

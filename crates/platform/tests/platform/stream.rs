@@ -7,10 +7,12 @@ use reqwest::StatusCode;
 use serde_json::Value;
 
 use crate::deploy::wait_status;
-use crate::support::{TestApp, backends, python_devfile, spawn_app, tar_zst};
+use crate::support::{TestApp, backends, python_devfile, python_server, spawn_app, tar_zst};
 
 /// Prints `tick N` every 20 ms on stdout, and answers HTTP.
-const TICKER: &str = r#"import http.server, os, threading, time
+fn ticker() -> String {
+    python_server(
+        r#"import threading, time
 def tick():
     n = 0
     while True:
@@ -18,16 +20,10 @@ def tick():
         print(f"tick {n}", flush=True)
         time.sleep(0.02)
 threading.Thread(target=tick, daemon=True).start()
-class H(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        self.send_response(200)
-        self.send_header("content-length", "2")
-        self.end_headers()
-        self.wfile.write(b"ok")
-    def log_message(self, *args):
-        pass
-http.server.ThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), H).serve_forever()
-"#;
+"#,
+        r#""ok""#,
+    )
+}
 
 /// One Server-Sent Event.
 #[derive(Debug)]
@@ -139,7 +135,7 @@ async fn a_dropped_stream_resumes_from_its_cursor_without_losing_or_repeating_a_
                 "devfile.yaml".to_owned(),
                 python_devfile("ticker", "echo building the ticker").into_bytes(),
             ),
-            ("main.py".to_owned(), TICKER.as_bytes().to_vec()),
+            ("main.py".to_owned(), ticker().into_bytes()),
             (
                 "Dockerfile".to_owned(),
                 b"FROM scratch\nCOPY . /app\n".to_vec(),

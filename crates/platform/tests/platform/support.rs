@@ -266,6 +266,25 @@ pub fn assert_error(reply: &Reply, status: StatusCode, code: &str, field: Option
     }
 }
 
+/// A Python HTTP server on `$PORT` answering every GET with the Python expression `body`;
+/// `prelude` runs first (after `import http.server, os`).
+pub fn python_server(prelude: &str, body: &str) -> String {
+    format!(
+        r#"import http.server, os
+{prelude}class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = ({body}).encode()
+        self.send_response(200)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+http.server.ThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), H).serve_forever()
+"#
+    )
+}
+
 /// A devfile with one Python service `api` on port 8002 whose build command is `build`.
 pub fn python_devfile(name: &str, build: &str) -> String {
     format!(

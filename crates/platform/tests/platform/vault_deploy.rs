@@ -7,22 +7,15 @@ use serde_json::json;
 
 use crate::deploy::wait_status;
 use crate::secrets::create;
-use crate::support::{TestApp, backends, spawn_app, tar_zst};
+use crate::support::{TestApp, backends, python_server, spawn_app, tar_zst};
 
 /// Answers `/` with the variables it was given (and `/health` the same way).
-const ENV_SERVER: &str = r#"import http.server, os
-class H(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        body = "|".join("%s=%s" % (k, os.environ.get(k, "-")) for k in ("password", "API_KEY", "PORT_OK")).encode()
-        self.send_response(200)
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-    def log_message(self, *args):
-        pass
-os.environ["PORT_OK"] = "yes" if os.environ["PORT"].isdigit() else "no"
-http.server.ThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), H).serve_forever()
-"#;
+fn env_server() -> String {
+    python_server(
+        "os.environ[\"PORT_OK\"] = \"yes\" if os.environ[\"PORT\"].isdigit() else \"no\"\n",
+        r#""|".join("%s=%s" % (k, os.environ.get(k, "-")) for k in ("password", "API_KEY", "PORT_OK"))"#,
+    )
+}
 
 fn devfile(name: &str, secrets: &str) -> String {
     format!(
@@ -66,7 +59,7 @@ commands:
 async fn deploy(app: &TestApp, id: &str, devfile: &str) {
     let files = vec![
         ("devfile.yaml".to_owned(), devfile.as_bytes().to_vec()),
-        ("env_server.py".to_owned(), ENV_SERVER.as_bytes().to_vec()),
+        ("env_server.py".to_owned(), env_server().into_bytes()),
         (
             "Dockerfile".to_owned(),
             b"FROM scratch\nCOPY . /app\n".to_vec(),

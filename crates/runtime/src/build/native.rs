@@ -9,10 +9,13 @@ use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
 use super::{
-    BuildError, BuiltImage, Job, Output, image_uri, prepare_sources, project_dir, run_logged,
+    BuildError, BuildLog, BuiltImage, Job, Output, image_uri, prepare_sources, project_dir,
+    run_logged,
 };
 use slipway_image::Digest;
-use slipway_image::oci::{APP_ROOT, RunConfig, SOURCE_DATE_EPOCH, pack_layer, write_image};
+use slipway_image::oci::{
+    APP_ROOT, Descriptor, RunConfig, SOURCE_DATE_EPOCH, extend_image, pack_layer, write_image,
+};
 
 /// `PATH` inside images, before the app's own `bin` directories.
 pub const IMAGE_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -119,10 +122,7 @@ pub async fn build(job: &Job, out: &Output) -> Result<BuiltImage, BuildError> {
             pack_rel.display().to_string()
         }
     ));
-    let out = out.clone();
-    let ref_name = format!("{}/{}", job.app_name, service.name);
-    let log = job.log.clone();
-    let digest = tokio::task::spawn_blocking(move || -> Result<Digest, BuildError> {
+    store_image(job, out, move |out, log, ref_name| {
         let layer = pack_layer(&out.store, &pack_dir)?;
         log.note(&format!(
             "layer {} ({} bytes{})",
@@ -130,7 +130,28 @@ pub async fn build(job: &Job, out: &Output) -> Result<BuiltImage, BuildError> {
             layer.descriptor.size,
             if layer.new { "" } else { ", already stored" }
         ));
-        let manifest = write_image(&out.store, std::slice::from_ref(&layer), &run, &ref_name)?;
+        Ok(write_image(
+            &out.store,
+            std::slice::from_ref(&layer),
+            &run,
+            ref_name,
+        )?)
+    })
+    .await
+}
+
+/// Runs `make` (which stores an image's blobs and manifest) on a blocking thread, signs the
+/// manifest it returns and names the image.
+async fn store_image(
+    job: &Job,
+    out: &Output,
+    make: impl FnOnce(&Output, &BuildLog, &str) -> Result<Descriptor, BuildError> + Send + 'static,
+) -> Result<BuiltImage, BuildError> {
+    let out = out.clone();
+    let ref_name = format!("{}/{}", job.app_name, job.service.name);
+    let log = job.log.clone();
+    let digest = tokio::task::spawn_blocking(move || -> Result<Digest, BuildError> {
+        let manifest = make(&out, &log, &ref_name)?;
         let digest = Digest::parse(&manifest.digest)?;
         out.key.sign_image(&out.store, &digest)?;
         Ok(digest)
@@ -138,9 +159,44 @@ pub async fn build(job: &Job, out: &Output) -> Result<BuiltImage, BuildError> {
     .await
     .map_err(|e| BuildError::Io(std::io::Error::other(e)))??;
     Ok(BuiltImage {
-        image_uri: image_uri(&job.app_name, &service.name, &digest),
+        image_uri: image_uri(&job.app_name, &job.service.name, &digest),
         digest,
     })
+}
+
+/// A sync build: the new context's service directory packed as one more layer over `base`
+/// (an image of an earlier build of the service), with `base`'s config. No build command
+/// runs, so what it made (`.venv`, `node_modules`) stays as it was in `base`: right when no
+/// dependency manifest changed, which the caller checks. Seconds become milliseconds for a
+/// source edit. A file deleted since `base` is still in the image; the development loop
+/// builds in full when files are deleted.
+pub async fn sync(job: &Job, out: &Output, base: &Digest) -> Result<BuiltImage, BuildError> {
+    let service = &job.service;
+    let (_, run_dir) = service
+        .run_command
+        .clone()
+        .ok_or_else(|| BuildError::Spec(unbuildable(service).unwrap_or_default()))?;
+    let src = prepare_sources(job).await?;
+    let mut pack_rel = relative(&run_dir);
+    if let Some((_, dir)) = &service.build_command {
+        pack_rel = common_ancestor(&pack_rel, &relative(dir));
+    }
+    let pack_dir = src.join(&pack_rel);
+    job.log.note(&format!(
+        "sync: packing the changed sources of service {} over image {base} (no build command)",
+        service.name
+    ));
+    let base = base.clone();
+    store_image(job, out, move |out, log, ref_name| {
+        out.key.check_signature(&out.store, &base)?;
+        let layer = pack_layer(&out.store, &pack_dir)?;
+        log.note(&format!(
+            "layer {} ({} bytes)",
+            layer.descriptor.digest, layer.descriptor.size
+        ));
+        Ok(extend_image(&out.store, &base, &layer, ref_name)?)
+    })
+    .await
 }
 
 /// A devfile directory (`.`, `api`, `./web/`) as a relative path.
