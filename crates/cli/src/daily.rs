@@ -114,7 +114,7 @@ fn fail(message: &str) -> ExitCode {
     ExitCode::FAILURE
 }
 
-fn client() -> Result<Client, String> {
+pub(crate) fn client() -> Result<Client, String> {
     Endpoint::from_env(None)
         .and_then(Client::new)
         .map_err(|e| e.to_string())

@@ -3,6 +3,7 @@
 mod call;
 mod care;
 mod daily;
+mod dev;
 mod platform;
 mod prefix;
 
@@ -39,6 +40,9 @@ enum Command {
     New(daily::NewArgs),
     /// Build and deploy the project (validates first; shows progress).
     Build(daily::BuildArgs),
+    /// Build and deploy the project, then watch it: every save syncs or rebuilds what changed
+    /// and redeploys (health-gated), with the app's logs. Ctrl-C stops.
+    Dev(dev::DevArgs),
     /// Show an app's status; --watch polls until RUNNING or FAILED.
     Status(daily::StatusArgs),
     /// Print an app's latest build and runtime logs.
@@ -82,6 +86,7 @@ fn run(cli: Cli) -> ExitCode {
         Command::Login(args) => daily::login(args),
         Command::New(args) => daily::new(args),
         Command::Build(args) => daily::build(args),
+        Command::Dev(args) => dev::dev(args),
         Command::Status(args) => daily::status(args),
         Command::Logs(args) => daily::logs(args),
         Command::Deployments(args) => daily::deployments(args),

@@ -5,6 +5,7 @@
 //! lives here or in the crates it calls (the devfile engine, later the platform client).
 
 pub mod care;
+pub mod dev;
 mod devfile_tools;
 mod error;
 pub mod fsutil;

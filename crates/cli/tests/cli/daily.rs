@@ -4,11 +4,11 @@
 use std::path::Path;
 use std::process::{Child, Command, Output};
 
-struct Server(Child);
+pub(crate) struct Server(pub(crate) Child);
 
 impl Server {
     /// SIGTERM, as a service manager stops it: the server stops its deployed services first.
-    fn terminate(&mut self) {
+    pub(crate) fn terminate(&mut self) {
         let _ = Command::new("kill")
             .args(["-TERM", &self.0.id().to_string()])
             .status();
@@ -30,7 +30,7 @@ impl Drop for Server {
     }
 }
 
-fn serve(data: &Path, port: u16, gateway: u16) -> Server {
+pub(crate) fn serve(data: &Path, port: u16, gateway: u16) -> Server {
     let server = Server(
         Command::new(env!("CARGO_BIN_EXE_slipway"))
             .args(["platform", "serve", "--builder", "native", "--listen"])
@@ -55,7 +55,7 @@ fn serve(data: &Path, port: u16, gateway: u16) -> Server {
 }
 
 /// `GET /` through the gateway for `host`; the body.
-fn through_gateway(gateway: u16, host: &str) -> String {
+pub(crate) fn through_gateway(gateway: u16, host: &str) -> String {
     use std::io::{Read as _, Write as _};
     let mut stream = std::net::TcpStream::connect(("127.0.0.1", gateway)).unwrap();
     write!(
@@ -189,7 +189,29 @@ fn a_killed_platform_leaves_no_service_running_twice() {
     );
 }
 
-fn free_port() -> u16 {
+/// A platform serving `work/platform` (native builder); its gateway port and the
+/// `SLIPWAY_PLATFORM_URL`/`SLIPWAY_TOKEN` environment of its owner.
+pub(crate) fn platform(work: &Path) -> (Server, u16, [(&'static str, String); 2]) {
+    let data = work.join("platform");
+    let (port, gateway) = (free_port(), free_port());
+    let server = serve(&data, port, gateway);
+    let token_file = data.join("bootstrap-token");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !token_file.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let token = std::fs::read_to_string(&token_file)
+        .unwrap()
+        .trim()
+        .to_owned();
+    let env = [
+        ("SLIPWAY_PLATFORM_URL", format!("http://127.0.0.1:{port}")),
+        ("SLIPWAY_TOKEN", token),
+    ];
+    (server, gateway, env)
+}
+
+pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -197,7 +219,7 @@ fn free_port() -> u16 {
         .port()
 }
 
-fn slipway(dir: &Path, env: &[(&str, String)], args: &[&str]) -> Output {
+pub(crate) fn slipway(dir: &Path, env: &[(&str, String)], args: &[&str]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_slipway"));
     cmd.args(args)
         .current_dir(dir)
@@ -210,46 +232,39 @@ fn slipway(dir: &Path, env: &[(&str, String)], args: &[&str]) -> Output {
     cmd.output().unwrap()
 }
 
+/// Starts `slipway <args>` in `dir` (with `NO_COLOR`) and reads its standard output on a
+/// thread, a line at a time.
+pub(crate) fn spawn_lines(
+    dir: &Path,
+    env: &[(&str, String)],
+    args: &[&str],
+) -> (Server, std::sync::mpsc::Receiver<String>) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_slipway"));
+    command
+        .args(args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::piped())
+        .env("NO_COLOR", "1");
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let mut child = Server(command.spawn().unwrap());
+    let stdout = child.0.stdout.take().unwrap();
+    let (lines, received) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)).map_while(Result::ok) {
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    (child, received)
+}
+
 #[test]
 fn new_build_status_logs() {
     let work = tempfile::tempdir().unwrap();
-    let data = work.path().join("platform");
-    let port = free_port();
-    let _server = Server(
-        Command::new(env!("CARGO_BIN_EXE_slipway"))
-            .args([
-                "platform",
-                "serve",
-                "--builder",
-                "native",
-                "--listen",
-                &format!("127.0.0.1:{port}"),
-            ])
-            .args([
-                "--gateway-listen",
-                &format!("127.0.0.1:{}", free_port()),
-                "--data-dir",
-            ])
-            .arg(&data)
-            .env("RUST_LOG", "error")
-            .spawn()
-            .unwrap(),
-    );
-    let token_file = data.join("bootstrap-token");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !token_file.exists() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    let env = [
-        ("SLIPWAY_PLATFORM_URL", format!("http://127.0.0.1:{port}")),
-        (
-            "SLIPWAY_TOKEN",
-            std::fs::read_to_string(&token_file)
-                .unwrap()
-                .trim()
-                .to_owned(),
-        ),
-    ];
+    let (_server, _gateway, env) = platform(work.path());
 
     let out = slipway(
         work.path(),
@@ -319,24 +334,7 @@ fn new_build_status_logs() {
     );
 
     // `logs -f` follows both logs live, each line prefixed with its service.
-    let mut follow = Command::new(env!("CARGO_BIN_EXE_slipway"));
-    follow
-        .args(["logs", "-f", "--tail", "50"])
-        .current_dir(&project)
-        .stdout(std::process::Stdio::piped());
-    for (k, v) in &env {
-        follow.env(k, v);
-    }
-    let mut follower = Server(follow.spawn().unwrap());
-    let stdout = follower.0.stdout.take().unwrap();
-    let (lines, received) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)).map_while(Result::ok) {
-            if lines.send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let (mut follower, received) = spawn_lines(&project, &env, &["logs", "-f", "--tail", "50"]);
     let (mut build_line, mut runtime_line) = (false, false);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while !(build_line && runtime_line) {

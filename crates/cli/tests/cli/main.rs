@@ -3,6 +3,7 @@
 mod call;
 mod care_crash;
 mod daily;
+mod dev;
 mod scaffold;
 mod servers;
 

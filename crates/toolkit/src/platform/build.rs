@@ -40,7 +40,8 @@ pub struct BuildAppArgs {
 /// How long `build_app` waits for its build jobs.
 const BUILD_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
-struct Files(PathBuf);
+/// A project directory as the devfile validator reads it (only inside the directory).
+pub(crate) struct Files(pub(crate) PathBuf);
 
 impl ProjectFiles for Files {
     fn read(&self, rel: &str) -> Option<String> {
@@ -338,6 +339,56 @@ pub fn build_app_with_progress(
         add_logs(&mut out, &builds);
     }
     Ok(out)
+}
+
+/// Uploads the project at `root` to build `services` of app `app_id` (all of them in one
+/// upload; `sync` asks for sync builds, see the platform's `?sync=true`) and waits for the
+/// builds. Returns each build as `GET /v1/builds/{id}?log=true` answers it. The devfile is
+/// not touched (the development loop does not write `imageUri`).
+pub(crate) fn upload_services(
+    client: &Client,
+    root: &Path,
+    app_id: &str,
+    services: &[String],
+    sync: bool,
+    progress: &dyn Fn(&str),
+) -> Result<Vec<Value>, ToolError> {
+    let text = std::fs::read_to_string(root.join("devfile.yaml"))
+        .map_err(|e| ToolError::io("read", &root.join("devfile.yaml"), &e))?;
+    let model =
+        Devfile::parse(&text).map_err(|e| ToolError::Internal(format!("devfile.yaml: {e}")))?;
+    let dockerfiles: Vec<String> = model
+        .services()
+        .iter()
+        .filter_map(|s| s.dockerfile.clone())
+        .collect();
+    let mut always: Vec<&str> = vec!["devfile.yaml"];
+    always.extend(dockerfiles.iter().map(String::as_str));
+    let packed = pack::pack(root, &always)?;
+    progress(&format!(
+        "uploading {} files ({} KiB) to {} {}",
+        packed.files,
+        packed.bytes.len() / 1024,
+        if sync { "sync" } else { "build" },
+        services.join(", ")
+    ));
+    let answer = client.bytes(
+        &format!(
+            "/v1/apps/{app_id}/builds?service_name={}{}",
+            services.join(","),
+            if sync { "&sync=true" } else { "" }
+        ),
+        "application/gzip",
+        packed.bytes,
+    )?;
+    let build_ids: Vec<String> = answer.body["build_ids"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v.as_str().map(str::to_owned))
+        .collect();
+    progress(&format!("building {}", services.join(", ")));
+    wait(client, &build_ids, true)
 }
 
 fn add_logs(out: &mut Value, builds: &[Value]) {

@@ -9,14 +9,14 @@ use std::io::BufRead as _;
 use std::ops::ControlFlow;
 use std::time::Duration;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::Client;
 use super::apps::encode;
 use crate::error::ToolError;
 
 /// One log line of the stream.
-#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
 pub struct LogLine {
     /// The service.
     pub service: String,

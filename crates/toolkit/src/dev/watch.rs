@@ -1,0 +1,107 @@
+//! Watching a project directory: `notify` events, debounced (an editor's save is a burst of
+//! events, often a write to a temporary file and a rename over the original), reduced to the
+//! paths that can matter to a build.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::Duration;
+
+use notify_debouncer_full::notify::{RecommendedWatcher, RecursiveMode};
+use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
+
+use super::fingerprint::matters;
+use crate::error::ToolError;
+
+/// How long the directory must be quiet before a burst of events counts as one change.
+pub const QUIET: Duration = Duration::from_millis(150);
+
+/// A recursive watch of one project directory.
+pub struct Watcher {
+    root: PathBuf,
+    _debouncer: Debouncer<RecommendedWatcher, RecommendedCache>,
+    events: Receiver<DebounceEventResult>,
+}
+
+impl std::fmt::Debug for Watcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Watcher").field("root", &self.root).finish()
+    }
+}
+
+impl Watcher {
+    /// Starts watching `root` and everything below it (the whole directory, not single files,
+    /// so a save by rename is seen).
+    pub fn new(root: &Path) -> Result<Self, ToolError> {
+        let root = root
+            .canonicalize()
+            .map_err(|e| ToolError::io("watch", root, &e))?;
+        let (sender, events) = channel();
+        let mut debouncer = new_debouncer(QUIET, None, sender)
+            .map_err(|e| ToolError::Internal(format!("cannot watch {}: {e}", root.display())))?;
+        debouncer
+            .watch(&root, RecursiveMode::Recursive)
+            .map_err(|e| ToolError::Internal(format!("cannot watch {}: {e}", root.display())))?;
+        Ok(Self {
+            root,
+            _debouncer: debouncer,
+            events,
+        })
+    }
+
+    /// Waits up to `timeout` for a change; returns the changed paths that can matter to a
+    /// build (empty after a timeout or when only ignored paths changed) and the watch's
+    /// errors (such as the system's limit of watches), for the user to see.
+    pub fn changes(&self, timeout: Duration) -> (Vec<PathBuf>, Vec<String>) {
+        let mut paths = Vec::new();
+        let mut problems = Vec::new();
+        let mut next = self.events.recv_timeout(timeout);
+        loop {
+            match next {
+                Ok(Ok(events)) => {
+                    for event in events {
+                        paths.extend(
+                            event
+                                .event
+                                .paths
+                                .into_iter()
+                                .filter(|p| matters(&self.root, p)),
+                        );
+                    }
+                }
+                Ok(Err(errors)) => problems.extend(errors.iter().map(ToString::to_string)),
+                Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => break,
+            }
+            // Take what else is already queued, without waiting.
+            next = self
+                .events
+                .recv_timeout(Duration::ZERO)
+                .map_err(|_| RecvTimeoutError::Timeout);
+        }
+        paths.sort();
+        paths.dedup();
+        (paths, problems)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_save_by_rename_is_seen_and_git_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("main.py"), "a").unwrap();
+        std::fs::create_dir(dir.path().join(".git")).unwrap();
+        let watcher = Watcher::new(dir.path()).unwrap();
+        std::fs::write(dir.path().join(".git/index"), "x").unwrap();
+        assert!(watcher.changes(Duration::from_millis(600)).0.is_empty());
+        // What editors do: write a temporary file, rename it over the original.
+        std::fs::write(dir.path().join(".main.py.swp"), "b").unwrap();
+        std::fs::rename(dir.path().join(".main.py.swp"), dir.path().join("main.py")).unwrap();
+        let (changed, _) = watcher.changes(Duration::from_secs(5));
+        assert!(
+            changed.iter().any(|p| p.ends_with("main.py")),
+            "{changed:?}"
+        );
+    }
+}
