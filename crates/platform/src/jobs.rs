@@ -415,8 +415,7 @@ async fn start(inner: &Inner, build_id: &str) -> bool {
     })
 }
 
-/// A sync build of `job` over the newest succeeded build of its service (see
-/// [`native::sync`]).
+/// A sync build of `job` over the last full build of its service (see [`native::sync`]).
 async fn sync_build(
     inner: &Inner,
     record: &BuildRecord,
@@ -424,7 +423,7 @@ async fn sync_build(
 ) -> Result<slipway_runtime::build::BuiltImage, BuildError> {
     let base = async {
         let mut tx = inner.db.begin_read().await?;
-        let base = builds::latest_succeeded(&mut tx, &record.app_id, &record.service).await?;
+        let base = builds::latest_full_build(&mut tx, &record.app_id, &record.service).await?;
         tx.commit().await?;
         Ok::<_, sqlx::Error>(base)
     }

@@ -47,8 +47,9 @@ pub use crate::config::DEFAULT_HEALTH_TIMEOUT;
 pub const MAX_START_EXITS: usize = 3;
 /// A service without endpoints counts as healthy once it has stayed up this long.
 pub const ALIVE_IS_HEALTHY_AFTER: Duration = Duration::from_secs(3);
-/// How often start-up health is checked.
-const POLL: Duration = Duration::from_millis(200);
+/// How often start-up health is checked: a probe of a port nobody listens on yet costs
+/// microseconds, and every tick waited is time before an edit is served (`slipway dev`).
+const POLL: Duration = Duration::from_millis(50);
 pub use crate::data_dir::DEPLOYMENTS_DIR;
 /// The reason given to deployments a restart interrupted.
 pub const RESTART_REASON: &str = "server restarted during the deployment";

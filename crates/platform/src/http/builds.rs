@@ -460,15 +460,15 @@ async fn accept_upload(
         .into_response())
 }
 
-/// A sync build needs an earlier succeeded native (or sync) build of the service to extend:
-/// 409 naming `sync` otherwise.
+/// A sync build extends the service's last full build, which must be a native one: 409
+/// (`sync: …`) otherwise.
 async fn check_sync_base(
     tx: &mut crate::db::Tx,
     app_id: &str,
     service: &str,
 ) -> Result<(), ApiError> {
-    match builds::latest_succeeded(tx, app_id, service).await? {
-        Some(base) if base.builder == "native" || base.builder == builds::SYNC_BUILDER => Ok(()),
+    match builds::latest_full_build(tx, app_id, service).await? {
+        Some(base) if base.builder == "native" => Ok(()),
         Some(base) => Err(ApiError::FailedPrecondition(format!(
             "sync: service {service:?} was last built by the {} builder; a sync extends only \
              native builds: upload without sync=true",

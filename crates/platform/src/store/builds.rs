@@ -275,15 +275,16 @@ pub async fn latest_per_service(
 /// one layer over the newest succeeded build of the service.
 pub const SYNC_BUILDER: &str = "sync";
 
-/// The newest succeeded build of `service` of `app_id` (what a sync build extends).
-pub async fn latest_succeeded(
+/// The newest succeeded build of `service` of `app_id` that is not a sync build: what a sync
+/// build extends (always the last full build, so sync layers never pile up).
+pub async fn latest_full_build(
     tx: &mut Tx,
     app_id: &str,
     service: &str,
 ) -> Result<Option<BuildRecord>, sqlx::Error> {
     let sql = format!(
         "SELECT {COLUMNS} FROM build WHERE app_id = $1 AND service = $2 AND status = 'succeeded' \
-         ORDER BY created_at DESC, id DESC LIMIT 1"
+         AND builder <> '{SYNC_BUILDER}' ORDER BY created_at DESC, id DESC LIMIT 1"
     );
     let row = sqlx::query(sqlx::AssertSqlSafe(sql))
         .bind(app_id.to_owned())

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::Duration;
 
+use notify_debouncer_full::notify::event::{EventKind, MetadataKind, ModifyKind};
 use notify_debouncer_full::notify::{RecommendedWatcher, RecursiveMode};
 use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
 
@@ -58,7 +59,12 @@ impl Watcher {
         loop {
             match next {
                 Ok(Ok(events)) => {
-                    for event in events {
+                    // Reading a file is an event too (inotify's open and close): the loop's
+                    // own reads must not wake it.
+                    for event in events
+                        .into_iter()
+                        .filter(|e| changes_content(&e.event.kind))
+                    {
                         paths.extend(
                             event
                                 .event
@@ -83,6 +89,15 @@ impl Watcher {
     }
 }
 
+/// Whether an event kind can change what a build sees (not an open, a read or an access
+/// time).
+fn changes_content(kind: &EventKind) -> bool {
+    !matches!(
+        kind,
+        EventKind::Access(_) | EventKind::Modify(ModifyKind::Metadata(MetadataKind::AccessTime))
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -94,6 +109,8 @@ mod tests {
         std::fs::create_dir(dir.path().join(".git")).unwrap();
         let watcher = Watcher::new(dir.path()).unwrap();
         std::fs::write(dir.path().join(".git/index"), "x").unwrap();
+        // Reading is not a change (the loop reads every file to fingerprint it).
+        assert_eq!(std::fs::read(dir.path().join("main.py")).unwrap(), b"a");
         assert!(watcher.changes(Duration::from_millis(600)).0.is_empty());
         // What editors do: write a temporary file, rename it over the original.
         std::fs::write(dir.path().join(".main.py.swp"), "b").unwrap();
