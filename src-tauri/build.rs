@@ -22,6 +22,11 @@ const COMMANDS: &[&str] = &[
     "app_deployment_diff",
     "app_rollback",
     "app_diagnosis",
+    "build_start",
+    "build_poll",
+    "dev_start",
+    "dev_poll",
+    "dev_stop",
 ];
 
 fn main() {

@@ -26,6 +26,8 @@ pub fn build_app<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builde
         .manage(commands::tools::Tools::new(
             slipway_platform::embedded::default_data_dir(),
         ))
+        .manage(commands::dev::DevSessions::default())
+        .manage(commands::build::Builds::default())
         .manage(Arc::new(commands::care::Care::new(
             slipway_care::embedded::default_data_dir(),
             desktop_data_dir(),
@@ -51,6 +53,11 @@ pub fn build_app<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builde
             commands::history::app_deployment_diff,
             commands::history::app_rollback,
             commands::history::app_diagnosis,
+            commands::build::build_start,
+            commands::build::build_poll,
+            commands::dev::dev_start,
+            commands::dev::dev_poll,
+            commands::dev::dev_stop,
         ])
 }
 
@@ -62,6 +69,7 @@ pub fn run() {
         .expect("the Slipway window could not start (is a display available?)")
         .run(|app, event| {
             if let tauri::RunEvent::Exit = event {
+                app.state::<commands::dev::DevSessions>().shutdown();
                 app.state::<commands::tools::Tools>().shutdown();
                 app.state::<Arc<commands::care::Care>>().shutdown();
             }

@@ -14,6 +14,7 @@ import base64
 import http.client
 import json
 import os
+import re
 import tempfile
 import time
 import unittest
@@ -232,7 +233,10 @@ class DesktopTest(unittest.TestCase):
         def build_and_wait(deployments):
             s.fill("#app-detail [name=project_path]", project)
             s.click("#build-button")
+            # Each long step shows as it happens, then the health wait.
+            s.wait_text("#build-result", lambda t: t.startswith(("Packing", "Uploading", "Building", "Built")), timeout=60)
             s.wait_text("#build-result", lambda t: t.startswith("Built"), timeout=300)
+            s.wait_text("#build-health", lambda t: t.startswith("RUNNING"), timeout=300)
             deadline = time.time() + 300
             while time.time() < deadline:
                 s.click("#history-refresh")
@@ -262,6 +266,30 @@ class DesktopTest(unittest.TestCase):
         else:
             raise AssertionError(f"the rollback never ran: {s.page()!r}")
         s.screenshot("rollback")
+
+        # Watch: the development loop (in the Rust core) rebuilds and redeploys on save.
+        s.fill("#app-detail [name=project_path]", project)
+        s.click("#watch-switch")
+        s.wait_text("#watch-state", lambda t: t.startswith("RUNNING"), timeout=300)
+        main_py = os.path.join(project, "main.py")
+        with open(main_py) as f:
+            source = f.read()
+        with open(main_py + ".swp", "w") as f:
+            f.write(source.replace('"docs": "/docs"', '"docs": "/docs", "watched": "yes"', 1))
+        os.rename(main_py + ".swp", main_py)  # saved the way editors save
+        s.wait_text("#watch-rebuilt", lambda t: "api (sync)" in t, timeout=60)
+        s.wait_text("#watch-change", lambda t: "main.py" in t, timeout=10)
+        state = s.wait_text("#watch-state", lambda t: t.startswith("RUNNING"), timeout=120)
+        port = int(re.search(r"localhost:(\d+)", state).group(1))
+        served = urllib.request.urlopen(
+            urllib.request.Request(f"http://127.0.0.1:{port}/", headers={"Host": f"desk-run.localhost:{port}"}),
+            timeout=10,
+        ).read().decode()
+        self.assertIn('"watched":"yes"', served)
+        s.wait_text("#watch-log", lambda t: "api | " in t and "with the sync builder" in t, timeout=60)
+        s.screenshot("watch")
+        s.click("#watch-switch")
+        s.wait_text("#watch-state", lambda t: t.startswith("Not watching"), timeout=60)
 
     def test_care_enrollment_with_a_field_error_then_enrolled(self):
         """Care staff: the service's validator places an error on its field as the user types;

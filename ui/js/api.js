@@ -87,6 +87,18 @@ export const appRollback = (appId, deploymentId) => platformCall("app_rollback",
 /** Why an app is where it is (log tails, failed build, devfile findings, changes since it ran well). */
 export const appDiagnosis = (appId) => platformCall("app_diagnosis", { appId });
 
+/** Starts build_app on a project folder with progress; the value is a ticket for buildPoll. */
+export const buildStart = (projectPath) => command("build_start", { projectPath });
+/** The steps a build reported so far and, once done, its result: {steps, result}. */
+export const buildPoll = (ticket) => command("build_poll", { ticket });
+
+/** Starts the development loop on a project folder for an app (Watch): {state, events, last}. */
+export const devStart = (appId, projectPath) => command("dev_start", { appId, projectPath });
+/** The loop's state and its events after `after`; value null when the app is not watched. */
+export const devPoll = (appId, after) => command("dev_poll", { appId, after });
+/** Stops watching (the app keeps running). */
+export const devStop = (appId) => command("dev_stop", { appId });
+
 /** Care users with their permissions (admin). */
 export const careUsers = () => command("care_users");
 /** Creates a care user; the answer holds its token, shown once. */

@@ -16,7 +16,8 @@
 //!   builds/<id>/          a build's log and scan report  (BUILDS_DIR)
 //!   work/<app>/<service>  a build's scratch directory    (WORK_DIR)
 //!   cache/                shared download caches         (CACHE_DIR)
-//!   run/<app>/…           unpacked images of deployments (RUN_DIR)
+//!   run/<app>/…           deployments' trees (RUN_DIR)
+//!   layers/<hex>          unpacked layers they share     (LAYERS_DIR)
 //!   deployments/<id>/     deployment service logs        (DEPLOYMENTS_DIR)
 //! ```
 
@@ -30,6 +31,7 @@ use crate::error::PlatformError;
 pub use slipway_image::BUILDS_DIR;
 pub use slipway_image::sign::SIGNING_KEY_FILE;
 pub use slipway_image::store::IMAGES_DIR;
+pub use slipway_runtime::layers::LAYERS_DIR;
 pub use slipway_runtime::process::RUN_DIR;
 
 /// The default SQLite file.

@@ -269,7 +269,9 @@ async fn run_job(
                 () = token.cancelled() => return finish_cancelled(inner, &log, context),
             };
             let result = if record.builder == builds::SYNC_BUILDER {
-                sync_build(inner, &record, &job).await
+                sync_build(inner, &record, &job)
+                    .await
+                    .map(|image| (image, builds::SYNC_BUILDER))
             } else {
                 match inner.builder {
                     BuilderKind::Buildah => match buildah::build(&job, &inner.output).await {
@@ -280,11 +282,15 @@ async fn run_job(
                                 "--builder auto: buildah cannot build this service ({missing}); \
                              building it with the native builder instead"
                             ));
-                            native::build(&job, &inner.output).await
+                            native::build(&job, &inner.output)
+                                .await
+                                .map(|image| (image, BuilderKind::Native.as_str()))
                         }
-                        other => other,
+                        other => other.map(|image| (image, BuilderKind::Buildah.as_str())),
                     },
-                    _ => native::build(&job, &inner.output).await,
+                    _ => native::build(&job, &inner.output)
+                        .await
+                        .map(|image| (image, BuilderKind::Native.as_str())),
                 }
             };
             let _ = tokio::fs::remove_dir_all(&job.work).await;
@@ -293,11 +299,12 @@ async fn run_job(
         Err(e) => Err(e),
     };
     let outcome = match result {
-        Ok(image) => {
+        Ok((image, builder)) => {
             log.note(&format!("succeeded: {}", image.image_uri));
             Outcome::Succeeded {
                 image_uri: image.image_uri,
                 manifest_digest: image.digest.to_string(),
+                builder: builder.to_owned(),
             }
         }
         Err(BuildError::Cancelled) => return finish_cancelled(inner, &log, context),

@@ -9,7 +9,8 @@
 //!   of those deployments ran with.
 //!
 //! Everything else goes: other images with their signatures and `index.json` entries, blobs
-//! no kept image reaches, and older secret versions. Deployment records stay (they are the
+//! no kept image reaches (and their unpacked copies in `DATA_DIR/layers`), and older secret
+//! versions. Deployment records stay (they are the
 //! history, and small); a rollback to one whose image or secret version is gone is refused
 //! with that reason.
 //!
@@ -47,6 +48,8 @@ pub struct RetentionReport {
     pub bytes_freed: u64,
     /// The app-secret versions removed (paths and numbers, never values).
     pub secret_versions_removed: Vec<RemovedSecretVersion>,
+    /// Unpacked copies of removed layers (`DATA_DIR/layers`) removed.
+    pub unpacked_layers_removed: usize,
 }
 
 /// One removed image and the builds that made it (none for a stray blob).
@@ -144,11 +147,19 @@ pub async fn prune(
     let images_kept = images.len();
     let dir = data_dir.to_owned();
     let removal = tokio::task::spawn_blocking(move || {
-        slipway_image::store::ImageStore::open(&dir)?.retain(&images, dry_run)
+        let store = slipway_image::store::ImageStore::open(&dir)?;
+        let removal = store.retain(&images, dry_run)?;
+        let layers = if dry_run {
+            0
+        } else {
+            slipway_runtime::layers::prune(&dir, &store)?
+        };
+        Ok::<_, slipway_image::ImageError>((removal, layers))
     })
     .await
     .map_err(|e| PlatformError::Config(format!("the retention pass stopped: {e}")))?
     .map_err(|e| PlatformError::Config(format!("the image store: {e}")))?;
+    let (removal, unpacked_layers_removed) = removal;
     let images_removed = removal
         .images
         .into_iter()
@@ -174,5 +185,6 @@ pub async fn prune(
         blobs_removed: removal.blobs,
         bytes_freed: removal.bytes,
         secret_versions_removed,
+        unpacked_layers_removed,
     })
 }

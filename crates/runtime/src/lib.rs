@@ -7,6 +7,7 @@
 //! - [`runtime::Runtime`]: the backend trait, with [`process`] (process groups on this host)
 //!   and [`container`] (podman or docker through [`engine`]). [`supervisor`] watches one
 //!   running instance and [`health`] probes it.
+//! - [`layers`]: the process runtime's shared unpacked layers.
 //! - [`pgroup`]: the one place that spawns a command as a process group and kills the group.
 //!
 //! **Invariant:** nothing runs from an image whose signature does not verify
@@ -16,6 +17,7 @@ pub mod build;
 pub mod container;
 pub mod engine;
 pub mod health;
+pub mod layers;
 pub mod pgroup;
 pub mod process;
 pub mod runtime;

@@ -1,8 +1,8 @@
 //! The `process` runtime: runs a service's image as a plain process group on this host.
 //!
 //! Preparing verifies the platform signature ([`verify_image`]) first — nothing of an image
-//! that does not verify is unpacked — then unpacks its layers into
-//! `DATA_DIR/run/<app_id>/<service>/<deployment_id>`. Image paths (`WorkingDir`, `PATH`
+//! that does not verify is unpacked — then puts its layers together (unpacked once each, see
+//! [`crate::layers`]) in `DATA_DIR/run/<app_id>/<service>/<deployment_id>`. Image paths (`WorkingDir`, `PATH`
 //! entries under `/app`) are mapped into that directory. Virtual environments made by the
 //! native builder carry the absolute path of the build directory in their scripts (shebangs,
 //! `activate`); [`relocate_venvs`] rewrites that path to the unpacked one, so console scripts
@@ -21,8 +21,7 @@ use crate::pgroup::{self, Group};
 use crate::runtime::{
     BoxFuture, Exit, ImageRequest, Instance, PreparedImage, Runtime, RuntimeError,
 };
-use slipway_image::oci::LAYER_GZIP_MEDIA_TYPE;
-use slipway_image::{Digest, ImageStore, verify_image};
+use slipway_image::{ImageStore, verify_image};
 
 /// How long a stopped process group has between SIGTERM and SIGKILL.
 pub const STOP_GRACE: Duration = Duration::from_secs(5);
@@ -68,21 +67,8 @@ impl Runtime for ProcessRuntime {
         }
         std::fs::create_dir_all(&root)?;
         for layer in &verified.manifest.layers {
-            let digest = Digest::parse(&layer.digest).map_err(RuntimeError::Signature)?;
-            let file = std::fs::File::open(store.blob_path(&digest))?;
-            let reader: Box<dyn std::io::Read> = if layer.media_type == LAYER_GZIP_MEDIA_TYPE
-                || layer.media_type.ends_with("+gzip")
-            {
-                Box::new(flate2::read::GzDecoder::new(file))
-            } else if layer.media_type.ends_with(".tar") || layer.media_type.ends_with("tar") {
-                Box::new(file)
-            } else {
-                return Err(RuntimeError::Unsupported(format!(
-                    "layer media type {} is not supported by the process runtime",
-                    layer.media_type
-                )));
-            };
-            unpack(reader, &root)?;
+            let unpacked = crate::layers::unpacked(&self.data_dir, &store, layer)?;
+            crate::layers::assemble(&unpacked, &root)?;
         }
         relocate_venvs(&root)?;
         let run = crate::runtime::ImageRun::of(&verified.config["config"]);
@@ -285,19 +271,6 @@ fn exit_of(status: std::process::ExitStatus) -> Exit {
     }
 }
 
-/// Unpacks a layer tar into `root`; entries are confined to `root` (`unpack_in` refuses `..`
-/// and paths through symbolic links that leave it).
-fn unpack(reader: impl std::io::Read, root: &Path) -> Result<(), RuntimeError> {
-    let mut archive = tar::Archive::new(reader);
-    archive.set_preserve_permissions(true);
-    archive.set_overwrite(true);
-    for entry in archive.entries()? {
-        let mut entry = entry?;
-        entry.unpack_in(root)?;
-    }
-    Ok(())
-}
-
 /// An absolute image path as a path on this host: `root` + the path when that exists in the
 /// unpacked image (`/app/.venv/bin`), the path itself otherwise (`/usr/bin`, which the
 /// process runtime takes from the host).
@@ -383,11 +356,15 @@ fn relocate_venv(venv: &Path) -> std::io::Result<()> {
             continue;
         };
         if text.contains(&old_root) {
-            std::fs::write(&file, text.replace(&old_root, &new_root))?;
+            // A new file renamed over the old one: the old one may be a hard link to the
+            // shared unpacked layer, which must stay as it is.
+            let temp = file.with_extension("relocating");
+            std::fs::write(&temp, text.replace(&old_root, &new_root))?;
             std::fs::set_permissions(
-                &file,
+                &temp,
                 std::fs::Permissions::from_mode(meta.permissions().mode()),
             )?;
+            std::fs::rename(&temp, &file)?;
         }
     }
     Ok(())

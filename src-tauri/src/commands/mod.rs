@@ -1,6 +1,8 @@
 //! Tauri commands, one module per domain.
 
+pub mod build;
 pub mod care;
+pub mod dev;
 pub mod env;
 pub mod history;
 pub mod tools;

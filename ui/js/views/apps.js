@@ -215,17 +215,152 @@ export function mount(root, { api }) {
     const input = el("input", { name: "project_path", placeholder: "/home/you/projects/" + app.name });
     const go = el("button", { type: "button", class: "small", id: "build-button" }, "Build and deploy");
     const box = el("div", { class: "result", id: "build-result", "aria-live": "polite" });
+    // Each long step shows as it happens: packing, uploading, building, then the health wait.
+    const step = (message) => box.replaceChildren(el("p", { class: "muted", id: "build-step" }, message));
     go.addEventListener("click", async () => {
+      const ticket = viewTicket;
       go.disabled = true;
-      box.replaceChildren(el("p", { class: "muted" }, "Packing, uploading and building… this can take a minute."));
-      const res = await tool("build_app", { project_path: input.value.trim() });
+      step("Starting the build…");
+      const newest = async () => {
+        const h = await api.appDeployments(app.app_id);
+        return h.ok && h.value.deployments && h.value.deployments[0];
+      };
+      const before = await newest();
+      const started = await api.buildStart(input.value.trim());
+      if (!started.ok) {
+        go.disabled = false;
+        return resultLine(box, { success: false, error: started.error });
+      }
+      let res = null;
+      while (!res) {
+        await new Promise((r) => setTimeout(r, 400));
+        const polled = await api.buildPoll(started.value);
+        if (!polled.ok) {
+          res = { success: false, error: polled.error };
+          break;
+        }
+        const steps = polled.value.steps;
+        if (steps.length && ticket === viewTicket) step(`${steps[steps.length - 1][0].toUpperCase()}${steps[steps.length - 1].slice(1)}…`);
+        res = polled.value.result;
+      }
       go.disabled = false;
+      if (ticket !== viewTicket) return;
       if (res.success === false) return resultLine(box, res);
       const lines = [`app_id ${res.app_id}`, `app ${text(res.app_url)}`];
       for (const [svc, url] of Object.entries(res.service_urls || {})) lines.push(`${svc}: ${text(url)}`);
-      showResult(box, true, "Built; the app is deploying. Refresh the status in a few seconds.", lines);
+      showResult(box, true, "Built; the app is deploying.", lines);
+      const wait = el("p", { class: "muted", id: "build-health" }, "Waiting for the new deployment to become healthy…");
+      box.append(wait);
+      // The deployment this build started, once it has ended (the one before keeps serving
+      // until then).
+      for (let i = 0; i < 300 && ticket === viewTicket; i++) {
+        await new Promise((r) => setTimeout(r, 1000));
+        const d = await newest();
+        if (d && (!before || d.id !== before.id) && (d.status === "RUNNING" || d.status === "FAILED")) {
+          wait.className = d.status === "RUNNING" ? "ok" : "error";
+          wait.textContent = d.status === "RUNNING" ? `RUNNING ${text(res.app_url)}` : `FAILED: ${d.reason || "see the diagnosis"}; the previous deployment keeps serving`;
+          return;
+        }
+      }
     });
-    return section("Build", el("div", { class: "inline" }, el("label", {}, "Project folder", input), go), box);
+    return section("Build", el("div", { class: "inline" }, el("label", {}, "Project folder", input), go), box, watchBox(app, input));
+  }
+
+  // Watch: the development loop (in the Rust core) rebuilds and redeploys on every save.
+  // The window polls its state, the last change, the rebuilt services and the live log.
+  function watchBox(app, folder) {
+    const ticket = viewTicket;
+    const toggle = el("input", { type: "checkbox", id: "watch-switch", role: "switch" });
+    const state = el("p", { id: "watch-state", class: "muted", "aria-live": "polite" }, "Not watching.");
+    const change = el("p", { id: "watch-change", class: "muted mono" });
+    const rebuilt = el("p", { id: "watch-rebuilt", class: "muted" });
+    const log = el("pre", { id: "watch-log", class: "log", "aria-label": "Live log" });
+    let last = 0;
+    let timer = null;
+    const show = (snapshot) => {
+      if (!snapshot) return;
+      const st = snapshot.state;
+      const phase = { starting: "Starting…", building: "Updating…", running: "RUNNING", failed: "FAILED", invalid: "devfile.yaml is invalid", stopped: "Stopped" }[st.phase] || st.phase;
+      const extra = st.phase === "running" ? ` ${st.url || ""}${st.seconds != null ? ` (${st.seconds.toFixed(1)} s after the change)` : ""}` : st.message ? `: ${st.message}` : "";
+      state.className = st.phase === "failed" || st.phase === "invalid" ? "error" : st.phase === "running" ? "ok" : "muted";
+      state.textContent = phase + extra;
+      change.textContent = st.last_change.length ? `Last change: ${st.last_change.join(", ")}` : "";
+      const services = Object.entries(st.rebuilt || {}).map(([s, m]) => `${s} (${m})`);
+      rebuilt.textContent = services.length ? `Updated: ${services.join(", ")}` : "";
+      for (const e of snapshot.events) {
+        if (e.event === "log") log.append(`${e.line.service}${e.line.kind === "build" ? " build" : ""} | ${e.line.line}\n`);
+        else if (e.event === "changed") log.append(`==> changed: ${e.files.join(", ")}\n`);
+        else if (e.event === "rebuilding") log.append(`==> updating ${Object.entries(e.services).map(([s, m]) => `${s} (${m})`).join(", ")}\n`);
+        else if (e.event === "running") log.append(`==> RUNNING ${e.url || ""}\n`);
+        else if (e.event === "failed") log.append(`==> FAILED: ${e.message}\n`);
+        else if (e.event === "invalid") log.append(`==> devfile.yaml is invalid:\n${e.errors.map((x) => `    ${x}`).join("\n")}\n`);
+      }
+      while (log.childNodes.length > 600) log.firstChild.remove();
+      log.scrollTop = log.scrollHeight;
+      last = snapshot.last;
+      if (!st.active) stopPolling();
+    };
+    const poll = async () => {
+      if (ticket !== viewTicket) return stopPolling();
+      const res = await api.devPoll(app.app_id, last);
+      if (!res.ok || !res.value) return stopPolling();
+      show(res.value);
+    };
+    const startPolling = () => {
+      stopPolling();
+      timer = setInterval(poll, 700);
+    };
+    function stopPolling() {
+      if (timer) clearInterval(timer);
+      timer = null;
+    }
+    toggle.addEventListener("change", async () => {
+      toggle.disabled = true;
+      if (toggle.checked) {
+        const path = folder.value.trim();
+        if (!path) {
+          toggle.checked = false;
+          toggle.disabled = false;
+          state.className = "error";
+          state.textContent = "Enter the project folder first.";
+          return folder.focus();
+        }
+        last = 0;
+        log.replaceChildren();
+        const res = await api.devStart(app.app_id, path);
+        toggle.disabled = false;
+        if (!res.ok) {
+          toggle.checked = false;
+          state.className = "error";
+          state.textContent = res.error;
+          return;
+        }
+        show(res.value);
+        startPolling();
+      } else {
+        stopPolling();
+        await api.devStop(app.app_id);
+        toggle.disabled = false;
+        state.className = "muted";
+        state.textContent = "Not watching; the app keeps running as it is.";
+      }
+    });
+    // A loop started earlier in this window goes on: show it.
+    api.devPoll(app.app_id, 0).then((res) => {
+      if (ticket !== viewTicket || !res.ok || !res.value) return;
+      toggle.checked = res.value.state.active;
+      show(res.value);
+      if (res.value.state.active) startPolling();
+    });
+    return el(
+      "div",
+      { class: "watch" },
+      el("label", { class: "inline" }, toggle, " Watch the folder: rebuild and redeploy on every save"),
+      state,
+      change,
+      rebuilt,
+      log,
+    );
   }
 
   function logsBox(app) {

@@ -35,6 +35,13 @@ impl Output {
         }
     }
 
+    /// Like [`Output::until`], but a line already seen counts.
+    fn seen_or_until(&mut self, within: Duration, wanted: impl Fn(&str) -> bool) {
+        if !self.seen.iter().any(|l| wanted(l)) {
+            self.until(within, wanted);
+        }
+    }
+
     /// The loop lines (`==> …`) that arrive within `within`.
     fn quiet_for(&mut self, within: Duration) -> Vec<String> {
         let deadline = Instant::now() + within;
@@ -106,7 +113,11 @@ fn dev_syncs_an_edit_holds_an_invalid_devfile_and_rebuilds_a_dependency_change()
         "{}",
         output.seen.join("\n")
     );
-    // The runtime log of the new instance is followed, prefixed by its service.
+    // The build log of the sync and the runtime log of the new instance are followed, each
+    // line prefixed by its service.
+    output.seen_or_until(Duration::from_secs(30), |l| {
+        l.starts_with("api build | ") && l.contains("with the sync builder")
+    });
     output.until(Duration::from_secs(30), |l| {
         l.starts_with("api ") && l.contains(" | ")
     });

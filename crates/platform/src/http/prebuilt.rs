@@ -155,6 +155,7 @@ async fn upload(
         &Outcome::Succeeded {
             image_uri: uri.clone(),
             manifest_digest: digest.to_string(),
+            builder: PREBUILT.to_owned(),
         },
     )
     .await?;

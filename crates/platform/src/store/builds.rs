@@ -145,6 +145,9 @@ pub enum Outcome {
         image_uri: String,
         /// `sha256:…` of the manifest.
         manifest_digest: String,
+        /// The builder that made it (`--builder auto` may fall back from buildah to native,
+        /// and a sync extends only native images, so the record says which one did).
+        builder: String,
     },
     /// No image; the reason.
     Failed(String),
@@ -153,22 +156,25 @@ pub enum Outcome {
 /// in_progress → succeeded | failed. False when the job is no longer running (cancelled, or
 /// marked failed by a restart).
 pub async fn finish(tx: &mut Tx, id: &str, outcome: &Outcome) -> Result<bool, sqlx::Error> {
-    let (status, uri, digest, error) = match outcome {
+    let (status, uri, digest, error, builder) = match outcome {
         Outcome::Succeeded {
             image_uri,
             manifest_digest,
+            builder,
         } => (
             BuildStatus::Succeeded,
             Some(image_uri.clone()),
             Some(manifest_digest.clone()),
             None,
+            Some(builder.clone()),
         ),
-        Outcome::Failed(reason) => (BuildStatus::Failed, None, None, Some(reason.clone())),
+        Outcome::Failed(reason) => (BuildStatus::Failed, None, None, Some(reason.clone()), None),
     };
     let now = now_millis();
     let done = sqlx::query(
         "UPDATE build SET status = $1, image_uri = $2, manifest_digest = $3, error = $4, \
-         finished_at = $5, updated_at = $5 WHERE id = $6 AND status = $7",
+         finished_at = $5, updated_at = $5, builder = COALESCE($8, builder) \
+         WHERE id = $6 AND status = $7",
     )
     .bind(status.as_str())
     .bind(uri)
@@ -177,6 +183,7 @@ pub async fn finish(tx: &mut Tx, id: &str, outcome: &Outcome) -> Result<bool, sq
     .bind(now)
     .bind(id.to_owned())
     .bind(BuildStatus::InProgress.as_str())
+    .bind(builder)
     .execute(&mut **tx)
     .await?;
     Ok(done.rows_affected() > 0)

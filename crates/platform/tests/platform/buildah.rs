@@ -55,3 +55,32 @@ async fn a_scratch_dockerfile_builds_into_a_signed_image_with_buildah() {
         app.finish().await;
     }
 }
+
+#[tokio::test]
+async fn auto_records_the_native_fallback_so_a_sync_can_follow() {
+    for backend in backends() {
+        let app = spawn_app_with(backend, BuilderKind::Auto).await;
+        let created = app.register(&app.owner, "fallback").await;
+        let app_id = created["id"].as_str().unwrap();
+        // python:3.12-slim is not here and no registry answers: auto builds natively.
+        let files = crate::support::python_project(&python_devfile("fallback", "true"));
+        let id = app.build_one(app_id, &files).await;
+        let build = app.wait_build(&id, &["succeeded", "failed"]).await;
+        assert_eq!(build["status"], "succeeded", "{backend:?}: {build}");
+        assert_eq!(
+            build["builder"], "native",
+            "the builder that made the image: {build}"
+        );
+        let (status, body) = app
+            .upload(
+                &app.owner,
+                app_id,
+                "sync=true",
+                "application/zstd",
+                crate::support::tar_zst(&files),
+            )
+            .await;
+        assert_eq!(status, reqwest::StatusCode::ACCEPTED, "{body}");
+        app.finish().await;
+    }
+}

@@ -390,6 +390,14 @@ async fn prune_keeps_what_the_newest_deployments_need_and_says_what_it_removed()
             );
         }
         assert!(planned.dry_run && !removed.dry_run);
+        assert_eq!(
+            planned.unpacked_layers_removed, 0,
+            "a dry run removes nothing"
+        );
+        assert!(
+            removed.unpacked_layers_removed >= 1,
+            "v1's unpacked layer goes with its blob: {removed:?}"
+        );
         let again = slipway_platform::prune(&data_dir, url.as_deref(), 2, false)
             .await
             .unwrap();

@@ -14,6 +14,7 @@
 //! is in the history and can be rolled back to like any other.
 
 pub mod fingerprint;
+pub mod session;
 pub mod watch;
 
 use std::collections::BTreeMap;
