@@ -227,10 +227,11 @@ pub fn matters(root: &Path, path: &Path) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    const DEVFILE: &str = r#"schemaVersion: 2.2.0
+    /// A valid one-service devfile (its Dockerfile must exist beside it).
+    pub(crate) const DEVFILE: &str = r#"schemaVersion: 2.2.0
 metadata:
   name: demo
   displayName: Demo

@@ -13,6 +13,7 @@
 //! Every rebuild goes through the platform's ordinary builds and deployments, so a dev round
 //! is in the history and can be rolled back to like any other.
 
+pub mod devfile_watch;
 pub mod fingerprint;
 pub mod session;
 pub mod watch;

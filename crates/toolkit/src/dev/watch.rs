@@ -3,7 +3,7 @@
 //! paths that can matter to a build.
 
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::mpsc::{Receiver, channel};
 use std::time::Duration;
 
 use notify_debouncer_full::notify::event::{EventKind, MetadataKind, ModifyKind};
@@ -33,6 +33,16 @@ impl Watcher {
     /// Starts watching `root` and everything below it (the whole directory, not single files,
     /// so a save by rename is seen).
     pub fn new(root: &Path) -> Result<Self, ToolError> {
+        Self::with_mode(root, RecursiveMode::Recursive)
+    }
+
+    /// Starts watching the directory `dir` itself, not below it (to follow one file in it:
+    /// an editor's save renames a new file over it, which a watch of the file would miss).
+    pub fn flat(dir: &Path) -> Result<Self, ToolError> {
+        Self::with_mode(dir, RecursiveMode::NonRecursive)
+    }
+
+    fn with_mode(root: &Path, mode: RecursiveMode) -> Result<Self, ToolError> {
         let root = root
             .canonicalize()
             .map_err(|e| ToolError::io("watch", root, &e))?;
@@ -40,7 +50,7 @@ impl Watcher {
         let mut debouncer = new_debouncer(QUIET, None, sender)
             .map_err(|e| ToolError::Internal(format!("cannot watch {}: {e}", root.display())))?;
         debouncer
-            .watch(&root, RecursiveMode::Recursive)
+            .watch(&root, mode)
             .map_err(|e| ToolError::Internal(format!("cannot watch {}: {e}", root.display())))?;
         Ok(Self {
             root,
@@ -55,33 +65,40 @@ impl Watcher {
     pub fn changes(&self, timeout: Duration) -> (Vec<PathBuf>, Vec<String>) {
         let mut paths = Vec::new();
         let mut problems = Vec::new();
-        let mut next = self.events.recv_timeout(timeout);
-        loop {
-            match next {
-                Ok(Ok(events)) => {
-                    // Reading a file is an event too (inotify's open and close): the loop's
-                    // own reads must not wake it.
-                    for event in events
-                        .into_iter()
-                        .filter(|e| changes_content(&e.event.kind))
-                    {
-                        paths.extend(
-                            event
-                                .event
-                                .paths
-                                .into_iter()
-                                .filter(|p| matters(&self.root, p)),
-                        );
+        let deadline = std::time::Instant::now() + timeout;
+        // Until something that matters arrived (a batch of only ignored paths keeps waiting)
+        // or the time is up; then whatever else is already queued.
+        while paths.is_empty() {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let Ok(first) = self.events.recv_timeout(left) else {
+                break;
+            };
+            let mut next = Ok(first);
+            while let Ok(batch) = next {
+                match batch {
+                    Ok(events) => {
+                        // Reading a file is an event too (inotify's open and close): the
+                        // loop's own reads must not wake it.
+                        for event in events
+                            .into_iter()
+                            .filter(|e| changes_content(&e.event.kind))
+                        {
+                            paths.extend(
+                                event
+                                    .event
+                                    .paths
+                                    .into_iter()
+                                    .filter(|p| matters(&self.root, p)),
+                            );
+                        }
                     }
+                    Err(errors) => problems.extend(errors.iter().map(ToString::to_string)),
                 }
-                Ok(Err(errors)) => problems.extend(errors.iter().map(ToString::to_string)),
-                Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => break,
+                next = self.events.try_recv();
             }
-            // Take what else is already queued, without waiting.
-            next = self
-                .events
-                .recv_timeout(Duration::ZERO)
-                .map_err(|_| RecvTimeoutError::Timeout);
+            if !problems.is_empty() {
+                break;
+            }
         }
         paths.sort();
         paths.dedup();
