@@ -27,6 +27,8 @@ const COMMANDS: &[&str] = &[
     "dev_start",
     "dev_poll",
     "dev_stop",
+    "devfile_watch",
+    "devfile_latest",
 ];
 
 fn main() {

@@ -28,6 +28,7 @@ pub fn build_app<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builde
         ))
         .manage(commands::dev::DevSessions::default())
         .manage(commands::build::Builds::default())
+        .manage(commands::dev::WatchedDevfile::default())
         .manage(Arc::new(commands::care::Care::new(
             slipway_care::embedded::default_data_dir(),
             desktop_data_dir(),
@@ -58,6 +59,8 @@ pub fn build_app<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builde
             commands::dev::dev_start,
             commands::dev::dev_poll,
             commands::dev::dev_stop,
+            commands::dev::devfile_watch,
+            commands::dev::devfile_latest,
         ])
 }
 

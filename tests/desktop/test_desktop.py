@@ -176,7 +176,22 @@ class DesktopTest(unittest.TestCase):
         s.click("nav button[data-view=check]")
         s.wait_for("#validate-form [name=devfile_path]")
         s.click("#validate-button")
-        s.wait_text("#validate-result", lambda t: t.startswith("Valid"))
+        s.wait_text("#validate-result", lambda t: t.startswith("Valid") and "Watching the file" in t)
+        # An edit in the user's own editor (saved by rename) shows up without touching the
+        # window: the error with its path, line and the line itself; fixed, valid again.
+        devfile = os.path.join(project, "devfile.yaml")
+        with open(devfile) as f:
+            original = f.read()
+        with open(devfile + ".swp", "w") as f:
+            f.write(original.replace("schemaVersion: 2.2.0", "schemaVersion: 9.9.9", 1))
+        os.rename(devfile + ".swp", devfile)
+        broken = s.wait_text("#validate-result", lambda t: "error" in t and "schemaVersion: 9.9.9" in t, timeout=10)
+        self.assertIn("line ", broken)
+        s.screenshot("check-devfile-watched")
+        with open(devfile + ".swp", "w") as f:
+            f.write(original)
+        os.rename(devfile + ".swp", devfile)
+        s.wait_text("#validate-result", lambda t: t.startswith("Valid"), timeout=10)
         s.screenshot("check-devfile")
 
     def test_apps_on_the_embedded_platform(self):

@@ -92,6 +92,11 @@ export const buildStart = (projectPath) => command("build_start", { projectPath 
 /** The steps a build reported so far and, once done, its result: {steps, result}. */
 export const buildPoll = (ticket) => command("build_poll", { ticket });
 
+/** Checks a devfile by path and keeps re-checking it on every change on disk: {version, valid, findings, unreadable}. */
+export const devfileWatch = (devfilePath) => command("devfile_watch", { devfilePath });
+/** The latest check of the watched devfile (null when none is watched). */
+export const devfileLatest = () => command("devfile_latest");
+
 /** Starts the development loop on a project folder for an app (Watch): {state, events, last}. */
 export const devStart = (appId, projectPath) => command("dev_start", { appId, projectPath });
 /** The loop's state and its events after `after`; value null when the app is not watched. */

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 use slipway_toolkit::dev::DevOptions;
+use slipway_toolkit::dev::devfile_watch::{Checked, DevfileWatch};
 use slipway_toolkit::dev::session::{Session, Snapshot, attach};
 use slipway_toolkit::platform::{AppIdArgs, get_app};
 
@@ -116,4 +117,41 @@ pub async fn dev_stop(
             .map_err(failed)?;
     }
     Ok(())
+}
+
+/// The devfile the check view watches (one at a time).
+#[derive(Debug, Default)]
+pub struct WatchedDevfile(Mutex<Option<DevfileWatch>>);
+
+/// Checks `devfile_path` (a file or its project folder) and keeps re-checking it on every
+/// change on disk; replaces the file watched before.
+#[tauri::command]
+pub async fn devfile_watch(
+    watched: tauri::State<'_, WatchedDevfile>,
+    devfile_path: String,
+) -> Result<Checked, CommandError> {
+    let watch = tauri::async_runtime::spawn_blocking(move || {
+        DevfileWatch::start(std::path::Path::new(devfile_path.trim()))
+    })
+    .await
+    .map_err(failed)?
+    .map_err(failed)?;
+    let first = watch
+        .latest()
+        .ok_or_else(|| failed("the devfile could not be checked"))?;
+    *watched.0.lock().map_err(failed)? = Some(watch);
+    Ok(first)
+}
+
+/// The latest check of the watched devfile; null when none is watched.
+#[tauri::command]
+pub fn devfile_latest(
+    watched: tauri::State<'_, WatchedDevfile>,
+) -> Result<Option<Checked>, CommandError> {
+    Ok(watched
+        .0
+        .lock()
+        .map_err(failed)?
+        .as_ref()
+        .and_then(DevfileWatch::latest))
 }
