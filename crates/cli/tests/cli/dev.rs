@@ -1,6 +1,7 @@
 //! `slipway dev` against a real platform process: an edit of `main.py` is synced and served,
 //! an invalid devfile is reported and builds nothing until fixed, a `requirements.txt` edit
-//! is a full rebuild, and SIGTERM stops the loop leaving the app running.
+//! is a full rebuild, and SIGTERM stops the loop leaving the app running (or, with `--down`,
+//! disabled).
 
 use std::path::Path;
 use std::sync::mpsc::Receiver;
@@ -165,4 +166,23 @@ fn dev_syncs_an_edit_holds_an_invalid_devfile_and_rebuilds_a_dependency_change()
         l == "==> stopped; the app keeps running"
     });
     assert!(through_gateway(gateway, host).contains("\"edited\":\"yes\""));
+
+    // With --down, stopping the loop disables the app.
+    let (mut dev, lines) = spawn_lines(&project, &env, &["dev", "--down", "--no-logs"]);
+    let mut output = Output {
+        lines,
+        seen: Vec::new(),
+    };
+    output.until(Duration::from_secs(300), running);
+    output.until(Duration::from_secs(10), |l| l.starts_with("==> watching"));
+    dev.terminate();
+    output.until(Duration::from_secs(30), |l| {
+        l == "==> stopped; the app is disabled"
+    });
+    let status = slipway(&project, &env, &["status"]);
+    assert!(
+        String::from_utf8_lossy(&status.stdout).starts_with("suspended"),
+        "{}",
+        String::from_utf8_lossy(&status.stdout)
+    );
 }

@@ -98,13 +98,22 @@ struct AppSlot {
 struct Live {
     deployment_id: String,
     app_name: String,
-    services: Vec<LiveService>,
+    /// Shared: a service a newer deployment runs unchanged is the same instance in both.
+    services: Vec<Arc<LiveService>>,
 }
 
 #[derive(Debug)]
 struct LiveService {
     request: ImageRequest,
     supervised: Supervised,
+    /// Where it listens.
+    port: u16,
+    /// A digest of what it runs: its image and its environment without `PORT` (secret
+    /// values included, so never the values themselves). Equal means a newer deployment
+    /// can keep this instance instead of starting another.
+    config: [u8; 32],
+    /// Its log file.
+    log: PathBuf,
 }
 
 impl Deployer {

@@ -87,7 +87,15 @@ pub(super) async fn deploy(
     };
     tracing::info!(app_id, deployment_id, "deployment started");
     let mut started = Vec::new();
-    let outcome = start_services(inner, &plan, &deployment_id, token, &mut started).await;
+    let previous: Vec<Arc<LiveService>> = slot
+        .live
+        .lock()
+        .ok()
+        .and_then(|l| l.as_ref().map(|l| l.services.clone()))
+        .unwrap_or_default();
+    let outcome =
+        start_services(inner, &plan, &deployment_id, token, &previous, &mut started).await;
+    drop(previous);
     match outcome {
         Ok(()) => {
             let url = inner
@@ -115,33 +123,45 @@ pub(super) async fn deploy(
             let routes = Routes {
                 services: started
                     .iter()
-                    .filter_map(|s: &(LiveService, Option<u16>)| {
-                        Some((s.0.request.service.clone(), s.1?))
-                    })
+                    .map(|s| (s.service.request.service.clone(), s.service.port))
                     .collect(),
                 primary: plan.primary(),
             };
             let watchers: Vec<(String, supervisor::Watcher)> = started
                 .iter()
-                .map(|(s, _)| (s.request.service.clone(), s.supervised.watcher()))
+                .map(|s| {
+                    (
+                        s.service.request.service.clone(),
+                        s.service.supervised.watcher(),
+                    )
+                })
                 .collect();
             let live = Live {
                 deployment_id: deployment_id.clone(),
                 app_name: plan.app_name.clone(),
-                services: started.into_iter().map(|(s, _)| s).collect(),
+                services: started.into_iter().map(|s| s.service).collect(),
             };
+            let kept = live.services.clone();
             let old = slot.live.lock().ok().and_then(|mut l| l.replace(live));
             if let Ok(mut r) = inner.routes.write() {
                 r.insert(plan.app_name.clone(), routes);
             }
-            if let Some(old) = old {
+            if let Some(mut old) = old {
+                // What the new deployment kept running is its now, not the old one's to stop.
+                old.services
+                    .retain(|s| !kept.iter().any(|k| Arc::ptr_eq(k, s)));
                 stop_live(inner, old, true).await;
             }
             watch_crashes(inner, slot, app_id, &deployment_id, watchers);
             tracing::info!(app_id, deployment_id, "deployment RUNNING");
         }
         Err(failure) => {
-            let live: Vec<LiveService> = started.into_iter().map(|(s, _)| s).collect();
+            // Instances kept from the live deployment go on serving it.
+            let live: Vec<Arc<LiveService>> = started
+                .into_iter()
+                .filter(|s| !s.kept)
+                .map(|s| s.service)
+                .collect();
             stop_live(
                 inner,
                 Live {
@@ -210,14 +230,24 @@ pub(super) async fn deploy(
     }
 }
 
+/// A service of a deployment being started.
+pub(super) struct Started {
+    service: Arc<LiveService>,
+    /// True when it is the live deployment's instance, kept because nothing it runs changed.
+    kept: bool,
+}
+
 /// Prepares and starts every service in order, each healthy before the next; what started
-/// is pushed to `started` (with its port) so the caller can stop it on failure.
+/// is pushed to `started` so the caller can stop it on failure. A service whose image and
+/// environment (its secrets and its dependencies' URLs included) are those of its instance in
+/// the live deployment (`previous`) keeps that instance: only what changed is redeployed.
 pub(super) async fn start_services(
     inner: &Arc<Inner>,
     plan: &Plan,
     deployment_id: &str,
     token: &CancellationToken,
-    started: &mut Vec<(LiveService, Option<u16>)>,
+    previous: &[Arc<LiveService>],
+    started: &mut Vec<Started>,
 ) -> Result<(), Failure> {
     let mut ports: HashMap<String, u16> = HashMap::new();
     for spec in &plan.order {
@@ -228,24 +258,7 @@ pub(super) async fn start_services(
             deployment_id: deployment_id.to_owned(),
             digest: image.manifest_digest.clone(),
         };
-        let runtime = Arc::clone(&inner.runtime);
-        let req = request.clone();
-        let prepared = tokio::task::spawn_blocking(move || runtime.prepare(&req))
-            .await
-            .map_err(|e| Failure::Failed(format!("service {}: {e}", spec.name)))?;
-        let prepared = match prepared {
-            Ok(p) => p,
-            Err(e) => {
-                mark_service(inner, deployment_id, &spec.name, ServiceStatus::Failed).await;
-                return Err(Failure::Failed(format!(
-                    "service {} was refused: {e}",
-                    spec.name
-                )));
-            }
-        };
-        let port = free_port()
-            .map_err(|e| Failure::Failed(format!("no free port for service {}: {e}", spec.name)))?;
-        let mut env = vec![("PORT".to_owned(), port.to_string())];
+        let mut env = Vec::new();
         for dep in &spec.depends_on {
             if let Some(p) = ports.get(dep) {
                 env.push((
@@ -287,11 +300,42 @@ pub(super) async fn start_services(
         let mut with_secrets: Vec<(String, String)> = secrets
             .env
             .into_iter()
-            .filter(|(name, _)| env.iter().all(|(own, _)| own != name))
+            .filter(|(name, _)| name != "PORT" && env.iter().all(|(own, _)| own != name))
             .collect();
         with_secrets.extend(env);
-        let env = with_secrets;
+        let mut env = with_secrets;
+        let config = config_digest(&image.manifest_digest, &env);
         let log = log_path(&inner.data_dir, deployment_id, &spec.name);
+        if let Some(kept) = previous
+            .iter()
+            .find(|s| s.request.service == spec.name && s.config == config)
+        {
+            keep_instance(inner, deployment_id, &spec.name, kept, &log).await;
+            ports.insert(spec.name.clone(), kept.port);
+            started.push(Started {
+                service: Arc::clone(kept),
+                kept: true,
+            });
+            continue;
+        }
+        let runtime = Arc::clone(&inner.runtime);
+        let req = request.clone();
+        let prepared = tokio::task::spawn_blocking(move || runtime.prepare(&req))
+            .await
+            .map_err(|e| Failure::Failed(format!("service {}: {e}", spec.name)))?;
+        let prepared = match prepared {
+            Ok(p) => p,
+            Err(e) => {
+                mark_service(inner, deployment_id, &spec.name, ServiceStatus::Failed).await;
+                return Err(Failure::Failed(format!(
+                    "service {} was refused: {e}",
+                    spec.name
+                )));
+            }
+        };
+        let port = free_port()
+            .map_err(|e| Failure::Failed(format!("no free port for service {}: {e}", spec.name)))?;
+        env.push(("PORT".to_owned(), port.to_string()));
         let recorded = async {
             let mut tx = inner.db.begin_write().await?;
             deployments::service_started(&mut tx, deployment_id, &spec.name, Some(port)).await?;
@@ -315,13 +359,16 @@ pub(super) async fn start_services(
             &inner.tracker,
         );
         let state = Arc::clone(&supervised.state);
-        started.push((
-            LiveService {
+        started.push(Started {
+            service: Arc::new(LiveService {
                 request,
                 supervised,
-            },
-            Some(port),
-        ));
+                port,
+                config,
+                log: log.clone(),
+            }),
+            kept: false,
+        });
         let result = wait_healthy(inner, spec, port, &state, &log, token).await;
         match &result {
             Ok(()) => {
@@ -336,6 +383,55 @@ pub(super) async fn start_services(
         ports.insert(spec.name.clone(), port);
     }
     Ok(())
+}
+
+/// What a service runs, as a digest (see `LiveService::config`).
+fn config_digest(manifest_digest: &str, env: &[(String, String)]) -> [u8; 32] {
+    use sha2::Digest as _;
+    let mut sorted: Vec<&(String, String)> = env.iter().collect();
+    sorted.sort();
+    let mut hasher = sha2::Sha256::new();
+    hasher.update(manifest_digest.as_bytes());
+    for (name, value) in sorted {
+        hasher.update([0]);
+        hasher.update(name.as_bytes());
+        hasher.update([0]);
+        hasher.update(value.as_bytes());
+    }
+    hasher.finalize().into()
+}
+
+/// Records that deployment `deployment_id` runs `service` on the live deployment's instance
+/// `kept`: its port, healthy, and its log (the new deployment's log path links to the file the
+/// instance writes).
+async fn keep_instance(
+    inner: &Inner,
+    deployment_id: &str,
+    service: &str,
+    kept: &LiveService,
+    log: &Path,
+) {
+    if let Some(dir) = log.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    if let Err(e) = std::os::unix::fs::symlink(&kept.log, log) {
+        tracing::warn!(deployment_id, service, error = %e, "cannot link a kept service's log");
+    }
+    let recorded = async {
+        let mut tx = inner.db.begin_write().await?;
+        deployments::service_started(&mut tx, deployment_id, service, Some(kept.port)).await?;
+        tx.commit().await
+    }
+    .await;
+    if let Err(e) = recorded {
+        tracing::warn!(deployment_id, error = %e, "cannot record a kept service");
+    }
+    mark_service(inner, deployment_id, service, ServiceStatus::Healthy).await;
+    tracing::info!(
+        deployment_id,
+        service,
+        "service unchanged: its instance is kept"
+    );
 }
 
 pub(super) async fn mark_service(

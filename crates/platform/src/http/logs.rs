@@ -440,6 +440,10 @@ async fn follow(state: &AppState, app_id: &str, query: StreamQuery, sender: &Sen
                         .ok()
                         .and_then(Result::ok)
                         .unwrap_or(0)
+                } else if is_link(&path_of(state, source)) {
+                    // A kept instance's log (the deployment before already streamed it):
+                    // only what it writes from now on.
+                    std::fs::metadata(path_of(state, source)).map_or(0, |m| m.len())
                 } else {
                     0
                 };
@@ -484,6 +488,11 @@ async fn follow(state: &AppState, app_id: &str, query: StreamQuery, sender: &Sen
         }
         tokio::time::sleep(FOLLOW_INTERVAL).await;
     }
+}
+
+/// Whether `path` is a symbolic link (the log of a service a newer deployment kept running).
+fn is_link(path: &std::path::Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
 }
 
 fn path_of(state: &AppState, source: &LogSource) -> std::path::PathBuf {

@@ -351,7 +351,7 @@ async fn an_app_deploys_serves_through_the_gateway_disables_enables_and_deletes(
 }
 
 #[tokio::test]
-async fn two_services_start_in_dependency_order() {
+async fn two_services_start_in_dependency_order_and_an_unchanged_one_is_kept() {
     for backend in backends() {
         let app = spawn_app(backend).await;
         // web is listed first but depends on api, whose URL its health check calls.
@@ -405,6 +405,72 @@ async fn two_services_start_in_dependency_order() {
         let (status, body) = through_gateway(&app, "api.shop.localhost").await;
         assert_eq!(status, StatusCode::OK);
         assert!(body.starts_with("hello from api"), "{body}");
+
+        // Only web changes: the next deployment starts a new web and keeps api's instance
+        // (same image, same environment), so api is not redeployed.
+        let pid = |body: &str| {
+            body.split(" pid ")
+                .nth(1)
+                .and_then(|r| r.split(' ').next())
+                .map(str::to_owned)
+        };
+        let (_, web_before) = through_gateway(&app, "shop.localhost").await;
+        let api_before = body;
+        let mut files = project(&df);
+        files.push(("web-note.txt".into(), b"web changed".to_vec()));
+        let (status, body) = app
+            .upload(
+                &app.owner,
+                &id,
+                "service_name=web",
+                "application/zstd",
+                crate::support::tar_zst(&files),
+            )
+            .await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+        let deadline = Instant::now() + Duration::from_secs(120);
+        let (_, history) = loop {
+            let (code, history) = app
+                .send(
+                    Method::GET,
+                    &format!("/v1/apps/{id}/deployments"),
+                    Some(&app.owner),
+                    None,
+                )
+                .await;
+            let all = history["deployments"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            if all.len() == 2 && all[0]["status"] == "RUNNING" {
+                break (code, history);
+            }
+            assert!(Instant::now() < deadline, "no second deployment: {history}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
+        let (_, api_after) = through_gateway(&app, "api.shop.localhost").await;
+        let (_, web_after) = through_gateway(&app, "shop.localhost").await;
+        assert_eq!(
+            pid(&api_after),
+            pid(&api_before),
+            "{backend:?}: api kept: {history}"
+        );
+        assert_ne!(pid(&web_after), pid(&web_before), "web redeployed");
+        assert!(web_after.contains("api http://127.0.0.1:"), "{web_after}");
+        // The kept service's log is the new deployment's too.
+        let newest = &history["deployments"][0];
+        let log = app
+            .data_dir()
+            .join("deployments")
+            .join(newest["id"].as_str().unwrap())
+            .join("api.log");
+        assert!(
+            std::fs::read_to_string(&log)
+                .unwrap()
+                .contains("serving api"),
+            "{}",
+            log.display()
+        );
         app.finish().await;
     }
 }
