@@ -361,7 +361,8 @@ async fn current_sources(
 /// logs): the app's build and runtime logs as Server-Sent Events, one `log` event per line,
 /// following new builds and deployments as they start. Each event's `id` is a cursor; a
 /// client that reconnects with it (`?cursor=` or `Last-Event-ID`) gets exactly the lines after
-/// that event. A new stream starts with the last `tail` lines (default 100) of each log.
+/// that event (404 when it names a build or deployment that is not this app's). A new stream
+/// starts with the last `tail` lines (default 100) of each log.
 async fn stream(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -385,10 +386,16 @@ async fn stream(
             }
         };
         if !ours {
-            return Err(ApiError::invalid(
-                "cursor",
-                "names a build or deployment that is not this app's",
-            ));
+            return Err(ApiError::NotFound(format!(
+                "the cursor names {} {}, which is not a {} of this app",
+                source.kind(),
+                source.owner_id(),
+                if source.kind() == "build" {
+                    "build"
+                } else {
+                    "deployment"
+                }
+            )));
         }
     }
     tx.commit().await?;
