@@ -439,18 +439,18 @@ async fn follow(state: &AppState, app_id: &str, query: StreamQuery, sender: &Sen
         for source in &current {
             if cursor.offset(source).is_none() {
                 // A log that appears after the stream began is sent whole.
+                let path = path_of(state, source);
                 let start = if first && !resumed {
-                    let path = path_of(state, source);
                     let tail = query.tail;
                     tokio::task::spawn_blocking(move || follow::tail_offset(&path, tail))
                         .await
                         .ok()
                         .and_then(Result::ok)
                         .unwrap_or(0)
-                } else if is_link(&path_of(state, source)) {
+                } else if is_link(&path) {
                     // A kept instance's log (the deployment before already streamed it):
                     // only what it writes from now on.
-                    std::fs::metadata(path_of(state, source)).map_or(0, |m| m.len())
+                    std::fs::metadata(&path).map_or(0, |m| m.len())
                 } else {
                     0
                 };

@@ -32,8 +32,8 @@ use crate::error::ToolError;
 use crate::platform::ProjectFiles;
 use crate::platform::stream::{Follow, LogLine, follow_logs};
 use crate::platform::{
-    APP_FILE, AppFile, AppIdArgs, BuildAppArgs, Client, build_app_with_progress, disable_app,
-    history, upload_services,
+    AppIdArgs, BuildAppArgs, Client, build_app_with_progress, disable_app, history, read_app_file,
+    upload_services,
 };
 use fingerprint::{Fingerprints, Mode};
 
@@ -391,10 +391,7 @@ fn spawn_log_follower(client: Client, app_id: String, stop: StopHandle, emit: Em
 }
 
 fn app_id_of(root: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(root.join(APP_FILE)).ok()?;
-    serde_json::from_str::<AppFile>(&text)
-        .ok()
-        .map(|a| a.app_id)
+    read_app_file(root).ok().flatten().map(|a| a.app_id)
 }
 
 fn newest_deployment(client: &Client, app_id: &str) -> Result<Option<Value>, ToolError> {

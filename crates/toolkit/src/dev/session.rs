@@ -12,7 +12,6 @@ use serde::Serialize;
 use super::fingerprint::Mode;
 use super::{DevEvent, DevOptions, Emit, StopHandle, run};
 use crate::error::ToolError;
-use crate::fsutil::atomic_write;
 use crate::platform::{APP_FILE, AppFile, Client};
 
 /// Events kept for polling (log lines included); older ones are dropped.
@@ -219,17 +218,13 @@ pub fn attach(
             }
             Ok(())
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let file = AppFile {
-                app_id: app_id.to_owned(),
-                name: app_name.to_owned(),
-                platform_url: platform_url.to_owned(),
-            };
-            let text = serde_json::to_string_pretty(&file)
-                .map_err(|e| ToolError::Internal(e.to_string()))?
-                + "\n";
-            atomic_write(&path, text.as_bytes()).map_err(|e| ToolError::io("write", &path, &e))
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => AppFile {
+            app_id: app_id.to_owned(),
+            name: app_name.to_owned(),
+            platform_url: platform_url.to_owned(),
         }
+        .write(root)
+        .map(|_| ()),
         Err(e) => Err(ToolError::io("read", &path, &e)),
     }
 }

@@ -1,7 +1,7 @@
 //! The app-management tools: register_app (and its `.app` file), list_apps, get_app,
 //! get_app_status, get_app_logs, enable_app, disable_app, delete_app, cancel_build.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use reqwest::Method;
 use serde::{Deserialize, Serialize};
@@ -23,6 +23,18 @@ pub struct AppFile {
     pub name: String,
     /// The platform the app lives on.
     pub platform_url: String,
+}
+
+impl AppFile {
+    /// Writes `dir/.app` atomically; returns its path.
+    pub fn write(&self, dir: &Path) -> Result<PathBuf, ToolError> {
+        let path = dir.join(APP_FILE);
+        let text = serde_json::to_string_pretty(self)
+            .map_err(|e| ToolError::Internal(e.to_string()))?
+            + "\n";
+        atomic_write(&path, text.as_bytes()).map_err(|e| ToolError::io("write", &path, &e))?;
+        Ok(path)
+    }
 }
 
 /// Arguments of `register_app`.
@@ -160,16 +172,12 @@ pub fn register_app(client: &Client, args: &RegisterAppArgs) -> Result<Value, To
         json!(format!("registered {} ({app_id})", args.name)),
     )];
     if let Some(dir) = &args.project_path {
-        let file = AppFile {
+        let path = AppFile {
             app_id: app_id.clone(),
             name: args.name.clone(),
             platform_url: client.base_url().to_owned(),
-        };
-        let path = Path::new(dir).join(APP_FILE);
-        let text = serde_json::to_string_pretty(&file)
-            .map_err(|e| ToolError::Internal(e.to_string()))?
-            + "\n";
-        atomic_write(&path, text.as_bytes()).map_err(|e| ToolError::io("write", &path, &e))?;
+        }
+        .write(Path::new(dir))?;
         extra.push(("app_file", json!(path.display().to_string())));
     }
     Ok(with_success(app_view(app), &extra))

@@ -142,12 +142,6 @@ pub fn build_app_with_progress(
     };
     let app_file = read_app_file(&root)?;
 
-    let dockerfiles: Vec<String> = services
-        .iter()
-        .filter_map(|s| s.dockerfile.clone())
-        .collect();
-    let mut always: Vec<&str> = vec!["devfile.yaml"];
-    always.extend(dockerfiles.iter().map(String::as_str));
     let mut context_files = None;
     let query = args
         .service_name
@@ -157,7 +151,7 @@ pub fn build_app_with_progress(
     let (created, attempts) = match (&local, &app_file) {
         (None, Some(app)) => {
             progress("packing the build context");
-            let packed = pack::pack(&root, &always)?;
+            let packed = pack::pack_project(&root, &model)?;
             progress(&format!(
                 "uploading {} files ({} KiB)",
                 packed.files,
@@ -175,7 +169,7 @@ pub fn build_app_with_progress(
         }
         (None, None) => {
             progress("packing the build context");
-            let packed = pack::pack(&root, &always)?;
+            let packed = pack::pack_project(&root, &model)?;
             progress(&format!(
                 "uploading {} files ({} KiB)",
                 packed.files,
@@ -235,12 +229,7 @@ pub fn build_app_with_progress(
             name: model.metadata.name.clone(),
             platform_url: client.base_url().to_owned(),
         };
-        let path = root.join(APP_FILE);
-        let text = serde_json::to_string_pretty(&file)
-            .map_err(|e| ToolError::Internal(e.to_string()))?
-            + "\n";
-        atomic_write(&path, text.as_bytes()).map_err(|e| ToolError::io("write", &path, &e))?;
-        Some(path)
+        Some(file.write(&root)?)
     } else {
         None
     };
@@ -357,14 +346,7 @@ pub(crate) fn upload_services(
         .map_err(|e| ToolError::io("read", &root.join("devfile.yaml"), &e))?;
     let model =
         Devfile::parse(&text).map_err(|e| ToolError::Internal(format!("devfile.yaml: {e}")))?;
-    let dockerfiles: Vec<String> = model
-        .services()
-        .iter()
-        .filter_map(|s| s.dockerfile.clone())
-        .collect();
-    let mut always: Vec<&str> = vec!["devfile.yaml"];
-    always.extend(dockerfiles.iter().map(String::as_str));
-    let packed = pack::pack(root, &always)?;
+    let packed = pack::pack_project(root, &model)?;
     progress(&format!(
         "uploading {} files ({} KiB) to {} {}",
         packed.files,
@@ -404,7 +386,7 @@ fn add_logs(out: &mut Value, builds: &[Value]) {
     out["build_logs"] = json!(logs);
 }
 
-fn read_app_file(root: &Path) -> Result<Option<AppFile>, ToolError> {
+pub(crate) fn read_app_file(root: &Path) -> Result<Option<AppFile>, ToolError> {
     let path = root.join(APP_FILE);
     match std::fs::read_to_string(&path) {
         Ok(text) => serde_json::from_str(&text).map(Some).map_err(|e| {

@@ -20,7 +20,7 @@ pub use apps::{
     get_build_scan_report, list_apps, register_app,
 };
 pub use build::{BuildAppArgs, build_app, build_app_with_progress};
-pub(crate) use build::{Files as ProjectFiles, upload_services};
+pub(crate) use build::{Files as ProjectFiles, read_app_file, upload_services};
 pub use client::{Client, fetch_text};
 pub use endpoint::{ENV_TOKEN, ENV_URL, Endpoint};
 pub use secrets::{

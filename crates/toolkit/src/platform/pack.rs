@@ -52,6 +52,19 @@ pub fn pack(root: &Path, always: &[&str]) -> Result<Packed, ToolError> {
     Ok(Packed { bytes, files })
 }
 
+/// Packs the project at `root` whose devfile is `model`, always shipping the devfile and
+/// every service's Dockerfile (see [`pack`]).
+pub fn pack_project(root: &Path, model: &slipway_devfile::Devfile) -> Result<Packed, ToolError> {
+    let dockerfiles: Vec<String> = model
+        .services()
+        .iter()
+        .filter_map(|s| s.dockerfile.clone())
+        .collect();
+    let mut always: Vec<&str> = vec!["devfile.yaml"];
+    always.extend(dockerfiles.iter().map(String::as_str));
+    pack(root, &always)
+}
+
 fn dockerignore(root: &Path) -> Result<Gitignore, ToolError> {
     let mut builder = GitignoreBuilder::new(root);
     let path = root.join(".dockerignore");
