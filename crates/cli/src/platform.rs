@@ -24,6 +24,37 @@ pub enum PlatformCommand {
     /// Remove images and app-secret versions the newest N deployments of each app do not
     /// need (stop the server first) and print what was removed as JSON.
     Prune(PruneArgs),
+    /// Base images for builds on machines that cannot pull them.
+    Images {
+        #[command(subcommand)]
+        command: ImagesCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ImagesCommand {
+    /// Put an image the platform cannot pull into the local image storage buildah and podman
+    /// share, under the name a Dockerfile's FROM uses, and print {"image","id","source"}.
+    /// FILE is an OCI archive, a docker archive, or a root file system tarball (plain or
+    /// compressed), told apart by its contents.
+    Import(ImportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The archive or tarball.
+    file: PathBuf,
+    /// The name a Dockerfile's FROM uses (python:3.12-slim is stored as
+    /// docker.io/library/python:3.12-slim, which that FROM resolves to).
+    #[arg(long)]
+    tag: String,
+    /// For a root file system: an environment entry NAME=value (repeatable; PATH defaults to
+    /// the usual one).
+    #[arg(long = "env", value_name = "NAME=VALUE")]
+    env: Vec<String>,
+    /// For a root file system: the default command.
+    #[arg(long)]
+    cmd: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -105,6 +136,42 @@ pub struct ServeArgs {
     /// else docker, whichever runs).
     #[arg(long, value_name = "PROGRAM")]
     container_engine: Option<PathBuf>,
+    /// The memory limit of a service whose devfile sets no memoryLimit (a quantity such as
+    /// 512Mi, or none). Applied by the container runtime.
+    #[arg(long, default_value = "1Gi", value_name = "QUANTITY", value_parser = memory_limit)]
+    default_memory_limit: Limit,
+    /// The CPU limit of a service whose devfile sets no cpuLimit (500m, 2, or none).
+    #[arg(long, default_value = "none", value_name = "QUANTITY", value_parser = cpu_limit)]
+    default_cpu_limit: Limit,
+    /// A CA bundle that Dockerfile builds trust while they run (mounted, never part of the
+    /// image), for package registries behind a TLS-inspecting proxy; e.g.
+    /// /etc/ssl/certs/ca-certificates.crt.
+    #[arg(long, value_name = "FILE")]
+    build_ca_bundle: Option<PathBuf>,
+}
+
+/// A limit flag's value: a number, or none.
+#[derive(Debug, Clone, Copy)]
+struct Limit(Option<u64>);
+
+fn memory_limit(text: &str) -> Result<Limit, String> {
+    if text == "none" {
+        return Ok(Limit(None));
+    }
+    slipway_platform::quantity::memory_bytes(text)
+        .map(|b| Limit(Some(b)))
+        .ok_or_else(|| {
+            format!("{text:?} is not a memory quantity (for example 512Mi or 1Gi) or none")
+        })
+}
+
+fn cpu_limit(text: &str) -> Result<Limit, String> {
+    if text == "none" {
+        return Ok(Limit(None));
+    }
+    slipway_platform::quantity::cpu_millis(text)
+        .map(|m| Limit(Some(m)))
+        .ok_or_else(|| format!("{text:?} is not a CPU quantity (for example 500m or 2) or none"))
 }
 
 #[derive(Debug, Args)]
@@ -148,6 +215,11 @@ pub fn run(command: PlatformCommand) -> ExitCode {
             config.vault_key_file = args.vault_key_file;
             config.runtime = args.runtime;
             config.container_engine = args.container_engine;
+            config.default_limits = slipway_platform::Limits {
+                memory_bytes: args.default_memory_limit.0,
+                cpu_millis: args.default_cpu_limit.0,
+            };
+            config.build_ca_bundle = args.build_ca_bundle;
             runtime
                 .block_on(slipway_platform::serve(config))
                 .map(|()| None)
@@ -179,6 +251,18 @@ pub fn run(command: PlatformCommand) -> ExitCode {
                 args.dry_run,
             ))
             .map(|report| serde_json::to_string_pretty(&report).ok()),
+        PlatformCommand::Images {
+            command: ImagesCommand::Import(args),
+        } => slipway_platform::base_image::import(
+            &args.file,
+            &args.tag,
+            &slipway_platform::base_image::RootFsConfig {
+                env: args.env,
+                cmd: args.cmd,
+            },
+        )
+        .map(|imported| serde_json::to_string(&imported).ok())
+        .map_err(|e| slipway_platform::PlatformError::Config(e.to_string())),
     };
     match outcome {
         Ok(Some(json)) => {

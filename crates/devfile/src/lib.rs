@@ -9,6 +9,7 @@ mod generate;
 pub mod graph;
 mod model;
 mod name;
+pub mod quantity;
 pub mod secret_path;
 pub mod validate;
 pub mod yaml;

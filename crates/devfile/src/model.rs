@@ -235,6 +235,10 @@ pub struct ServiceSpec {
     pub build_command: Option<(String, String)>,
     /// Run command line and working directory (relative to the project root).
     pub run_command: Option<(String, String)>,
+    /// `memoryLimit` in bytes (validated: see [`crate::quantity`]).
+    pub memory_limit: Option<u64>,
+    /// `cpuLimit` in millicores.
+    pub cpu_limit: Option<u64>,
 }
 
 impl ServiceSpec {
@@ -304,6 +308,14 @@ impl Devfile {
                     env: container.env.clone(),
                     build_command: self.command_for(&c.name, "build"),
                     run_command: self.command_for(&c.name, "run"),
+                    memory_limit: container
+                        .memory_limit
+                        .as_deref()
+                        .and_then(crate::quantity::memory_bytes),
+                    cpu_limit: container.cpu_limit.as_ref().and_then(|v| match v {
+                        serde_json::Value::String(s) => crate::quantity::cpu_millis(s),
+                        other => crate::quantity::cpu_millis(&other.to_string()),
+                    }),
                 })
             })
             .collect()

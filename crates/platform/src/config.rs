@@ -41,7 +41,18 @@ pub struct PlatformConfig {
     /// The container engine's CLI for the `container` runtime (`--container-engine`, a name
     /// on `PATH` or a path); `None` takes `podman`, else `docker`, whichever runs.
     pub container_engine: Option<PathBuf>,
+    /// Limits for services whose devfile sets no `memoryLimit` / `cpuLimit`
+    /// (`--default-memory-limit`, default 1Gi; `--default-cpu-limit`, default none). Applied
+    /// by the container runtime.
+    pub default_limits: slipway_runtime::runtime::Limits,
+    /// A CA bundle that builds running a Dockerfile get as the image's trusted roots while
+    /// they run (`--build-ca-bundle FILE`), for package registries behind TLS-inspecting
+    /// proxies; never part of the built image.
+    pub build_ca_bundle: Option<PathBuf>,
 }
+
+/// The memory limit of a service whose devfile sets none.
+pub const DEFAULT_MEMORY_LIMIT: u64 = 1 << 30;
 
 impl PlatformConfig {
     /// A configuration on the default SQLite database under `data_dir`.
@@ -57,6 +68,11 @@ impl PlatformConfig {
             vault_key_file: None,
             runtime: RuntimeKind::Auto,
             container_engine: None,
+            default_limits: slipway_runtime::runtime::Limits {
+                memory_bytes: Some(DEFAULT_MEMORY_LIMIT),
+                cpu_millis: None,
+            },
+            build_ca_bundle: None,
         }
     }
 }

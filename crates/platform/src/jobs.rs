@@ -53,6 +53,7 @@ struct Inner {
     built: tokio::sync::mpsc::UnboundedSender<String>,
     /// The OSV advisory directory scans check against (`--advisory-db`).
     advisory_db: Option<PathBuf>,
+    ca_bundle: Option<PathBuf>,
 }
 
 /// The builder `kind` stands for on this machine: `auto` is buildah when it runs, else
@@ -80,6 +81,7 @@ impl Runner {
         kind: BuilderKind,
         built: tokio::sync::mpsc::UnboundedSender<String>,
         advisory_db: Option<PathBuf>,
+        ca_bundle: Option<PathBuf>,
     ) -> Result<Self, PlatformError> {
         let builder = resolve_builder(kind)?;
         let store = ImageStore::open(data_dir).map_err(|e| PlatformError::Config(e.to_string()))?;
@@ -119,6 +121,7 @@ impl Runner {
                 tracker: TaskTracker::new(),
                 built,
                 advisory_db,
+                ca_bundle,
             }),
         })
     }
@@ -479,6 +482,7 @@ fn job_of(
         cache: inner.data_dir.join(crate::data_dir::CACHE_DIR),
         log,
         cancel,
+        ca_bundle: inner.ca_bundle.clone(),
     })
 }
 

@@ -40,6 +40,12 @@ pub use http::{AppState, router};
 pub use model::AppStatus;
 pub use model::Token;
 pub use pagination::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE};
+/// The resource limits and the quantities they are written in (the CLI's default-limit
+/// flags).
+pub use slipway_devfile::quantity;
+/// Base images for machines without a registry (`slipway platform images import`).
+pub use slipway_runtime::base_image;
+pub use slipway_runtime::runtime::Limits;
 pub use store::accounts::NewUser;
 
 use db::Db;
@@ -82,6 +88,7 @@ pub async fn prepare(config: &PlatformConfig) -> Result<AppState, PlatformError>
         config.builder,
         built_tx,
         config.advisory_db.clone(),
+        config.build_ca_bundle.clone(),
     )
     .await?;
     let signer = logs::presign::UrlSigner::load_or_create(&config.data_dir)?;
@@ -108,6 +115,7 @@ pub async fn prepare(config: &PlatformConfig) -> Result<AppState, PlatformError>
         config.health_timeout,
         gateway_port,
         vault.clone(),
+        config.default_limits,
     );
     deployer.resume().await?;
     deployer.listen(built_rx);

@@ -1,27 +1,38 @@
 //! The `container` runtime: runs a service's image as a container of podman or docker
 //! ([`Engine`]), for hosts that can run containers. Chosen with `--runtime container`; the
-//! server checks at start that the engine can run a container ([`Engine::probe`]) and
-//! refuses to start otherwise.
+//! server checks at start that the engine can run a container ([`Engine::probe`], trying the
+//! platform's own podman configurations in turn: [`Engine::candidates`]) and refuses to
+//! start otherwise.
 //!
 //! Preparing verifies the platform signature first, like the process runtime, then writes
 //! the image as an archive and `load`s it as `slipway.local/<app_id>/<service>:<deployment_id>`,
-//! and creates the deployment's network `slipway-<deployment_id>`. An instance is `<engine>
-//! run --rm` of that image (its own command, working directory and environment) with `PORT`
-//! and the deployment's variables as `-e`, attached so that its output goes to the runtime
-//! log and its exit code is the container's, on the deployment's network under the
-//! service's name (so `<DEP>_URL` is `http://<dep>:<port>`), with `PORT` published on
-//! `127.0.0.1` for the health checks and the gateway. The service must listen on all of the
-//! container's interfaces (`0.0.0.0:$PORT`): the container's loopback is its own.
+//! and creates the app's network `slipway-<app_id>` (per app, not per deployment: a service
+//! kept unchanged by a newer deployment must still answer its dependents by name). An instance is `<engine>
+//! run` of that image (its own command, working directory and environment) with `PORT` and
+//! the deployment's variables as `-e`, attached so that its output goes to the runtime log
+//! and its exit code is the container's, on the app's network under the service's
+//! name (so `<DEP>_URL` is `http://<dep>:<port>`), with `PORT` published on `127.0.0.1` for
+//! the health checks and the gateway. The service must listen on all of the container's
+//! interfaces (`0.0.0.0:$PORT`): the container's loopback is its own.
+//!
+//! Every container and network carries labels naming this platform (a random id kept in
+//! `DATA_DIR/engine/platform-id`, so two platforms on one machine never touch each other's),
+//! the app, the deployment and the service; the platform finds its own by those labels at
+//! start (what a killed platform left running is removed before anything is brought back)
+//! and when an app is deleted. Memory and CPU limits are the engine's (`--memory` with no
+//! extra swap, `--cpus`), with a pids limit; a container killed at its memory limit ends
+//! with that reason.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use crate::engine::{Engine, IMAGE_PREFIX, write_archive};
+use crate::engine::{ENGINE_DIR, Engine, IMAGE_PREFIX, write_archive};
 use crate::process::{RUN_DIR, STOP_GRACE};
 use crate::runtime::{
-    BoxFuture, ContainerImage, Exit, ImageRequest, Instance, PreparedImage, Runtime, RuntimeError,
+    BoxFuture, ContainerImage, Exit, ImageRequest, Instance, Limits, PreparedImage, Runtime,
+    RuntimeError,
 };
 use slipway_image::{ImageStore, verify_image};
 
@@ -30,28 +41,129 @@ use slipway_image::{ImageStore, verify_image};
 pub struct ContainerRuntime {
     data_dir: PathBuf,
     engine: Engine,
+    /// This platform's id in the `slipway.platform` label.
+    platform_id: String,
     /// Makes container names unique across restarts of a service.
     starts: AtomicU64,
+}
+
+/// Label keys on every container and network the platform makes.
+pub const LABEL_PLATFORM: &str = "slipway.platform";
+/// The app's id.
+pub const LABEL_APP: &str = "slipway.app";
+/// The deployment's id.
+pub const LABEL_DEPLOYMENT: &str = "slipway.deployment";
+/// The service's name.
+pub const LABEL_SERVICE: &str = "slipway.service";
+/// Most processes one container may hold: a fork bomb in one app cannot exhaust the host.
+pub const PIDS_LIMIT: u32 = 4096;
+/// The exit code of a container whose process was killed by SIGKILL (128 + 9), which is how
+/// the kernel's OOM killer ends it.
+pub const SIGKILL_EXIT: i32 = 137;
+
+/// The platform id in `DATA_DIR/engine/platform-id`, made on first use.
+fn platform_id(data_dir: &Path) -> Result<String, String> {
+    let file = data_dir.join(ENGINE_DIR).join("platform-id");
+    match std::fs::read_to_string(&file) {
+        Ok(id) if !id.trim().is_empty() => return Ok(id.trim().to_owned()),
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(format!("cannot read {}: {e}", file.display())),
+    }
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    slipway_server::file::write(&file, id.as_bytes(), slipway_server::file::Mode::Ordinary)
+        .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+    Ok(id)
 }
 
 impl ContainerRuntime {
     /// Finds the engine (`engine`, else podman, else docker) and proves it can run a
     /// container; blocking. The error is the message the server stops with.
     pub fn open(data_dir: &Path, engine: Option<&Path>) -> Result<Self, String> {
-        let engine = Engine::find(engine)?;
+        let found = Engine::find(engine)?;
         let scratch = data_dir.join(RUN_DIR);
         std::fs::create_dir_all(&scratch)
             .map_err(|e| format!("cannot create {}: {e}", scratch.display()))?;
-        engine.probe(&scratch).map_err(|e| {
-            format!(
-                "{e}. Start the platform with --runtime process on this host, or fix the engine"
-            )
-        })?;
-        Ok(Self {
-            data_dir: data_dir.to_path_buf(),
-            engine,
-            starts: AtomicU64::new(0),
-        })
+        let mut failures = Vec::new();
+        for mut candidate in found.candidates(data_dir)? {
+            match candidate.probe(&scratch) {
+                Ok(()) => {
+                    candidate.settle(data_dir)?;
+                    tracing::info!(engine = %candidate.name(), config = %candidate.setup(), "the container engine runs containers");
+                    return Ok(Self {
+                        data_dir: data_dir.to_path_buf(),
+                        engine: candidate,
+                        platform_id: platform_id(data_dir)?,
+                        starts: AtomicU64::new(0),
+                    });
+                }
+                Err(e) => failures.push(format!("with {}: {e}", candidate.setup())),
+            }
+        }
+        Err(format!(
+            "{}. Start the platform with --runtime process on this host, or fix the engine",
+            failures.join("; ")
+        ))
+    }
+
+    /// The engine in use (with the platform's configuration).
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// This platform's `slipway.platform` label value.
+    pub fn platform_label(&self) -> String {
+        format!("{LABEL_PLATFORM}={}", self.platform_id)
+    }
+
+    /// Names of this platform's containers (running or not) matching `filter` (a
+    /// `label=k=v`), or of its networks when `networks`.
+    fn owned(&self, networks: bool, extra: Option<String>) -> Vec<String> {
+        let mut args: Vec<String> = if networks {
+            vec!["network".into(), "ls".into()]
+        } else {
+            vec!["ps".into(), "-a".into()]
+        };
+        args.push("--filter".into());
+        args.push(format!("label={}", self.platform_label()));
+        if let Some(extra) = extra {
+            args.push("--filter".into());
+            args.push(format!("label={extra}"));
+        }
+        args.push("--format".into());
+        args.push(if networks { "{{.Name}}" } else { "{{.Names}}" }.into());
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        match self.engine.run(&refs) {
+            Ok(out) => String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .map(str::to_owned)
+                .collect(),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot list the platform's containers or networks");
+                Vec::new()
+            }
+        }
+    }
+
+    /// Removes this platform's containers and then networks matching `extra` (all of them
+    /// when `None`); returns how many containers were removed.
+    fn sweep(&self, extra: Option<String>) -> usize {
+        let containers = self.owned(false, extra.clone());
+        if !containers.is_empty() {
+            let mut args = vec!["rm", "-f", "-t", "0"];
+            args.extend(containers.iter().map(String::as_str));
+            if let Err(e) = self.engine.run(&args) {
+                tracing::warn!(error = %e, "cannot remove containers");
+            }
+        }
+        for network in self.owned(true, extra) {
+            if let Err(e) = self.engine.run(&["network", "rm", "-f", &network]) {
+                tracing::warn!(error = %e, "cannot remove a network");
+            }
+        }
+        containers.len()
     }
 
     fn root_of(&self, request: &ImageRequest) -> PathBuf {
@@ -71,9 +183,9 @@ pub fn image_reference(request: &ImageRequest) -> String {
     )
 }
 
-/// The network of a deployment.
-pub fn network_name(deployment_id: &str) -> String {
-    format!("slipway-{deployment_id}")
+/// The network of an app.
+pub fn network_name(app_id: &str) -> String {
+    format!("slipway-{app_id}")
 }
 
 impl Runtime for ContainerRuntime {
@@ -95,8 +207,17 @@ impl Runtime for ContainerRuntime {
         let loaded = self.engine.run(&["load", "-i", &archive_arg]);
         let _ = std::fs::remove_file(&archive);
         loaded.map_err(RuntimeError::Engine)?;
-        let network = network_name(&request.deployment_id);
-        if let Err(e) = self.engine.run(&["network", "create", &network])
+        let network = network_name(&request.app_id);
+        let labels = [
+            self.platform_label(),
+            format!("{LABEL_APP}={}", request.app_id),
+        ];
+        let mut args = vec!["network", "create"];
+        for label in &labels {
+            args.extend(["--label", label]);
+        }
+        args.push(&network);
+        if let Err(e) = self.engine.run(&args)
             && !e.contains("exists")
         {
             return Err(RuntimeError::Engine(e));
@@ -111,6 +232,7 @@ impl Runtime for ContainerRuntime {
                 reference,
                 network,
                 alias: request.service.clone(),
+                request: request.clone(),
             }),
         })
     }
@@ -139,14 +261,24 @@ impl Runtime for ContainerRuntime {
         let err = out.try_clone()?;
         let name = format!(
             "slipway-{}-{}-{}",
-            container.network.trim_start_matches("slipway-"),
+            container.request.deployment_id,
             container.alias,
             self.starts.fetch_add(1, Ordering::Relaxed)
         );
         let publish = format!("127.0.0.1:{port}:{port}");
+        let request = &container.request;
         let mut args: Vec<String> = [
             "run",
-            "--rm",
+            "--label",
+            &self.platform_label(),
+            "--label",
+            &format!("{LABEL_APP}={}", request.app_id),
+            "--label",
+            &format!("{LABEL_DEPLOYMENT}={}", request.deployment_id),
+            "--label",
+            &format!("{LABEL_SERVICE}={}", request.service),
+            "--pids-limit",
+            &PIDS_LIMIT.to_string(),
             "--name",
             &name,
             "--network",
@@ -159,6 +291,7 @@ impl Runtime for ContainerRuntime {
         .iter()
         .map(|s| (*s).to_owned())
         .collect();
+        args.extend(limit_args(&request.limits));
         // `-e NAME` without a value makes the engine read the value from its own environment:
         // values (app secrets among them) never appear on a command line, where `ps` and error
         // messages would show them.
@@ -184,7 +317,23 @@ impl Runtime for ContainerRuntime {
             child,
             engine: self.engine.clone(),
             name,
+            limits: request.limits,
         }))
+    }
+
+    fn reap_orphans(&self) -> usize {
+        self.sweep(None)
+    }
+
+    fn remove_app(&self, app_id: &str) {
+        let removed = self.sweep(Some(format!("{LABEL_APP}={app_id}")));
+        if removed > 0 {
+            tracing::info!(
+                app_id,
+                removed,
+                "removed the deleted app's remaining containers"
+            );
+        }
     }
 
     fn discard(&self, request: &ImageRequest) {
@@ -192,11 +341,11 @@ impl Runtime for ContainerRuntime {
         if let Err(e) = self.engine.run(&["rmi", "-f", &reference]) {
             tracing::warn!(error = %e, "cannot remove a loaded image");
         }
-        // Fails while other services of the deployment are attached; the last one's
-        // discard removes it.
+        // Fails while any container of the app is attached (another service, or the newer
+        // deployment's instances); the last one's discard removes it.
         let _ = self
             .engine
-            .run(&["network", "rm", &network_name(&request.deployment_id)]);
+            .run(&["network", "rm", &network_name(&request.app_id)]);
         let root = self.root_of(request);
         if root.exists()
             && let Err(e) = std::fs::remove_dir_all(&root)
@@ -210,15 +359,50 @@ impl Runtime for ContainerRuntime {
     }
 }
 
+/// The engine's flags for `limits`: memory without extra swap (so the limit is the limit),
+/// CPU as a fraction of cores.
+pub fn limit_args(limits: &Limits) -> Vec<String> {
+    let mut args = Vec::new();
+    if let Some(bytes) = limits.memory_bytes {
+        args.extend([
+            "--memory".into(),
+            format!("{bytes}b"),
+            "--memory-swap".into(),
+            format!("{bytes}b"),
+        ]);
+    }
+    if let Some(millis) = limits.cpu_millis {
+        args.extend(["--cpus".into(), format!("{}", millis as f64 / 1000.0)]);
+    }
+    args
+}
+
 /// One attached `<engine> run` client and the container it runs.
 struct ContainerInstance {
     child: tokio::process::Child,
     engine: Engine,
     name: String,
+    limits: Limits,
 }
 
 impl ContainerInstance {
-    /// `<engine> rm -f <name>`, in case `--rm` did not happen (the client was killed).
+    /// Whether the engine says the kernel killed the container for memory. podman on hosts
+    /// with cgroup v1 memory does not always set it, so [`Instance::wait`] also reads a
+    /// SIGKILL of a memory-limited container as one.
+    async fn oom_killed(&self) -> bool {
+        let out = self
+            .engine
+            .async_command()
+            .args(["inspect", "--format", "{{.State.OOMKilled}}", &self.name])
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .output()
+            .await;
+        out.is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "true")
+    }
+
+    /// `<engine> rm -f <name>`: the container is kept after it exits only to read how it
+    /// ended.
     async fn remove(&self) {
         let _ = self
             .engine
@@ -244,12 +428,13 @@ impl Instance for ContainerInstance {
     fn wait(&mut self) -> BoxFuture<'_, Exit> {
         Box::pin(async move {
             let status = self.child.wait().await;
+            let oom = self.oom_killed().await;
             self.remove().await;
             match status {
                 Ok(s) => match s.code() {
                     Some(code) => Exit {
                         code: Some(code),
-                        description: format!("exit code {code}"),
+                        description: exit_description(code, oom, &self.limits),
                     },
                     None => Exit {
                         code: None,
@@ -292,6 +477,23 @@ impl Instance for ContainerInstance {
     }
 }
 
+/// How a container's end reads in the deployment's reason.
+fn exit_description(code: i32, oom: bool, limits: &Limits) -> String {
+    let limit = limits
+        .memory_bytes
+        .map(slipway_devfile::quantity::format_memory);
+    match (oom, code == SIGKILL_EXIT, limit) {
+        (true, _, Some(limit)) => {
+            format!("out of memory: killed at its memory limit of {limit} (exit code {code})")
+        }
+        (true, _, None) => format!("out of memory: killed by the kernel (exit code {code})"),
+        (false, true, Some(limit)) => format!(
+            "killed (SIGKILL, exit code {code}), most likely out of memory at its memory limit of {limit}"
+        ),
+        _ => format!("exit code {code}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -303,18 +505,51 @@ mod tests {
             service: "api".into(),
             deployment_id: "d1".into(),
             digest: String::new(),
+            limits: Limits::default(),
         };
         assert_eq!(image_reference(&request), "slipway.local/a1/api:d1");
-        assert_eq!(network_name("d1"), "slipway-d1");
+        assert_eq!(network_name("a1"), "slipway-a1");
         // `true` answers `--version`, which is all finding an engine asks.
         let runtime = ContainerRuntime {
             data_dir: PathBuf::from("/nonexistent"),
             engine: Engine::find(Some(Path::new("true"))).unwrap(),
+            platform_id: "p1".into(),
             starts: AtomicU64::new(0),
         };
+        assert_eq!(runtime.platform_label(), "slipway.platform=p1");
         assert_eq!(
             runtime.dependency_url("order-db", 5000),
             "http://order-db:5000"
         );
+    }
+
+    #[test]
+    fn limits_become_engine_flags_and_an_oom_reads_as_one() {
+        let limits = Limits {
+            memory_bytes: Some(64 << 20),
+            cpu_millis: Some(500),
+        };
+        assert_eq!(
+            limit_args(&limits),
+            [
+                "--memory",
+                "67108864b",
+                "--memory-swap",
+                "67108864b",
+                "--cpus",
+                "0.5"
+            ]
+        );
+        assert!(limit_args(&Limits::default()).is_empty());
+        assert_eq!(
+            exit_description(137, true, &limits),
+            "out of memory: killed at its memory limit of 64Mi (exit code 137)"
+        );
+        assert!(exit_description(137, false, &limits).contains("most likely out of memory"));
+        assert_eq!(
+            exit_description(137, false, &Limits::default()),
+            "exit code 137"
+        );
+        assert_eq!(exit_description(1, false, &limits), "exit code 1");
     }
 }

@@ -9,6 +9,7 @@
 //! one that cannot (no daemon, no privileges — `crun: setrlimit … Operation not permitted`
 //! in unprivileged sandboxes) fails earlier, differently, and the server refuses to start.
 
+use std::ffi::OsString;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -34,6 +35,41 @@ pub use crate::build::IMAGE_HOST as IMAGE_PREFIX;
 #[derive(Debug, Clone)]
 pub struct Engine {
     program: PathBuf,
+    /// Variables every command of the engine gets (`CONTAINERS_CONF` for podman).
+    env: Vec<(OsString, OsString)>,
+    /// What configuration is in use, for the start-up log.
+    setup: String,
+}
+
+/// The directory under DATA_DIR holding the engine configuration the platform passes.
+pub const ENGINE_DIR: &str = "engine";
+
+/// podman's configuration as the platform passes it (`CONTAINERS_CONF`), never the machine's
+/// global files. `default_ulimits = []` lets containers inherit the platform's own limits:
+/// podman's built-in default (`nofile=1048576`) exceeds the hard limit of hosts without
+/// `CAP_SYS_RESOURCE`, where every container would fail to start. `runc` is named only when
+/// the default runtime cannot run a container here (crun 1.8 refuses hosts that mix cgroup v1
+/// and v2 controllers).
+fn podman_conf(runtime: Option<&str>) -> String {
+    let mut conf = String::from(
+        "# Written by the Slipway platform; passed to podman as CONTAINERS_CONF.\n\
+         [containers]\ndefault_ulimits = []\n",
+    );
+    if let Some(runtime) = runtime {
+        conf.push_str(&format!("[engine]\nruntime = \"{runtime}\"\n"));
+    }
+    conf
+}
+
+/// Whether `program --version` runs.
+pub fn runs(program: &str) -> bool {
+    Command::new(program)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 impl Engine {
@@ -46,7 +82,11 @@ impl Engine {
         };
         let mut tried = Vec::new();
         for program in candidates {
-            let engine = Self { program };
+            let engine = Self {
+                program,
+                env: Vec::new(),
+                setup: "its own configuration".into(),
+            };
             match engine.run(&["--version"]) {
                 Ok(_) => return Ok(engine),
                 Err(e) => tried.push(e),
@@ -67,14 +107,97 @@ impl Engine {
     }
 
     /// A command of the engine, its environment inherited (the CLI needs `HOME`,
-    /// `XDG_RUNTIME_DIR`, `DOCKER_HOST`, …).
+    /// `XDG_RUNTIME_DIR`, `DOCKER_HOST`, …) plus the platform's configuration.
     pub fn command(&self) -> Command {
-        Command::new(&self.program)
+        let mut command = Command::new(&self.program);
+        command.envs(self.env.iter().map(|(k, v)| (k, v)));
+        command
     }
 
     /// The same, for async use.
     pub fn async_command(&self) -> tokio::process::Command {
-        tokio::process::Command::new(&self.program)
+        let mut command = tokio::process::Command::new(&self.program);
+        command.envs(self.env.iter().map(|(k, v)| (k, v)));
+        command
+    }
+
+    /// The variables the platform adds to the engine's commands (for other tools that share
+    /// its storage and configuration, such as buildah).
+    pub fn env(&self) -> &[(OsString, OsString)] {
+        &self.env
+    }
+
+    /// Makes the configuration that worked (one of [`Engine::candidates`]) the platform's
+    /// `DATA_DIR/engine/containers.conf`, where a user finds it to look at the platform's
+    /// containers (`CONTAINERS_CONF=… podman ps`), and removes the other candidates.
+    pub fn settle(&mut self, data_dir: &Path) -> Result<(), String> {
+        let dir = data_dir.join(ENGINE_DIR);
+        let Some((_, file)) = self.env.iter_mut().find(|(k, _)| k == "CONTAINERS_CONF") else {
+            return Ok(());
+        };
+        let chosen = PathBuf::from(file.clone());
+        if chosen.parent() != Some(dir.as_path()) {
+            return Ok(());
+        }
+        let settled = dir.join("containers.conf");
+        std::fs::rename(&chosen, &settled)
+            .map_err(|e| format!("cannot rename {}: {e}", chosen.display()))?;
+        *file = settled.clone().into_os_string();
+        self.setup = self.setup.replace(
+            &chosen.display().to_string(),
+            &settled.display().to_string(),
+        );
+        if let Ok(entries) = std::fs::read_dir(&dir) {
+            for entry in entries.flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if name.starts_with("probe-") && name.ends_with(".conf") {
+                    let _ = std::fs::remove_file(entry.path());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Which configuration is in use, in words.
+    pub fn setup(&self) -> &str {
+        &self.setup
+    }
+
+    /// The configurations to try, in order: for podman without a `CONTAINERS_CONF` of the
+    /// user's, the platform's own file under `DATA_DIR/engine` (see [`podman_conf`]), then the
+    /// same naming runc when runc is installed; otherwise the engine as it is.
+    pub fn candidates(&self, data_dir: &Path) -> Result<Vec<Engine>, String> {
+        if self.name() != "podman" || std::env::var_os("CONTAINERS_CONF").is_some() {
+            return Ok(vec![self.clone()]);
+        }
+        let dir = data_dir.join(ENGINE_DIR);
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let mut out = Vec::new();
+        let mut runtimes = vec![None];
+        if runs("runc") {
+            runtimes.push(Some("runc"));
+        }
+        for runtime in runtimes {
+            let file = dir.join(match runtime {
+                Some(r) => format!("probe-{r}.conf"),
+                None => "probe-default.conf".into(),
+            });
+            slipway_server::file::write(
+                &file,
+                podman_conf(runtime).as_bytes(),
+                slipway_server::file::Mode::Ordinary,
+            )
+            .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+            let mut engine = self.clone();
+            engine.env = vec![("CONTAINERS_CONF".into(), file.clone().into_os_string())];
+            engine.setup = match runtime {
+                Some(r) => format!("{} (OCI runtime {r})", file.display()),
+                None => file.display().to_string(),
+            };
+            out.push(engine);
+        }
+        Ok(out)
     }
 
     /// `engine args…` as written in messages, with the program as given.

@@ -13,6 +13,7 @@
 //! **Invariant:** nothing runs from an image whose signature does not verify
 //! ([`slipway_image::verify_image`] is called in every runtime's `prepare`).
 
+pub mod base_image;
 pub mod build;
 pub mod container;
 pub mod engine;

@@ -24,6 +24,19 @@ pub struct ImageRequest {
     pub deployment_id: String,
     /// `sha256:…` of the image manifest.
     pub digest: String,
+    /// The resources the service may use (the devfile's, else the platform's defaults).
+    pub limits: Limits,
+}
+
+/// A service's resource limits, as the runtimes apply them: the container runtime through
+/// the engine's cgroup limits; the process runtime cannot confine a process group this way
+/// and says so in its documentation.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Limits {
+    /// Memory, in bytes (`memoryLimit`); swap is not added on top.
+    pub memory_bytes: Option<u64>,
+    /// CPU, in millicores (`cpuLimit`).
+    pub cpu_millis: Option<u64>,
 }
 
 /// An image ready to start: its command, working directory and environment as the runtime
@@ -51,6 +64,8 @@ pub struct ContainerImage {
     pub network: String,
     /// The service's host name on that network (its name).
     pub alias: String,
+    /// The request it was prepared for: labels and limits come from it.
+    pub request: ImageRequest,
 }
 
 /// How one instance ended.
@@ -121,6 +136,12 @@ pub trait Runtime: Send + Sync + std::fmt::Debug {
     /// service ever runs twice. Returns how many were stopped.
     fn reap_orphans(&self) -> usize {
         0
+    }
+    /// Removes whatever the backend still holds for an app that is being deleted (the
+    /// container backend: every container and network labelled with the app, whoever made
+    /// them). Blocking.
+    fn remove_app(&self, app_id: &str) {
+        let _ = app_id;
     }
     /// The base URL a service reaches its dependency `service` on `port` at (`<DEP>_URL`):
     /// loopback for processes on this host; a container needs the dependency's name on the

@@ -479,20 +479,11 @@ fn quantity(ctx: &mut Ctx, node: &Node, path: &str, memory: bool) {
             return;
         }
     };
-    let suffixes: &[&str] = if memory {
-        &[
-            "Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "k", "M", "G", "T", "P", "E", "",
-        ]
+    let ok = if memory {
+        crate::quantity::memory_bytes(&text).is_some()
     } else {
-        &["m", ""]
+        crate::quantity::cpu_millis(&text).is_some()
     };
-    let ok = suffixes.iter().any(|suffix| {
-        text.strip_suffix(suffix).is_some_and(|num| {
-            !num.is_empty()
-                && num.chars().all(|c| c.is_ascii_digit() || c == '.')
-                && num.parse::<f64>().is_ok_and(|v| v > 0.0)
-        })
-    });
     if !ok {
         let example = if memory {
             "512Mi or 1Gi"

@@ -28,7 +28,7 @@ use crate::store::apps;
 use crate::store::builds;
 use crate::store::deployments::{self, DeploymentRecord, NewService, Origin};
 use crate::vault::Vault;
-use runtime::{ImageRequest, Runtime};
+use runtime::{ImageRequest, Limits, Runtime};
 use supervisor::{Launch, Supervised};
 
 mod crash;
@@ -76,6 +76,8 @@ struct Inner {
     health_timeout: Duration,
     gateway_port: Option<u16>,
     vault: Vault,
+    /// Limits for services whose devfile sets none.
+    default_limits: Limits,
     client: health::HttpClient,
     slots: Mutex<HashMap<String, Arc<AppSlot>>>,
     routes: RwLock<HashMap<String, Routes>>,
@@ -126,6 +128,7 @@ impl Deployer {
         health_timeout: Duration,
         gateway_port: Option<u16>,
         vault: Vault,
+        default_limits: Limits,
     ) -> Self {
         Self {
             inner: Arc::new(Inner {
@@ -135,6 +138,7 @@ impl Deployer {
                 health_timeout,
                 gateway_port,
                 vault,
+                default_limits,
                 client: health::client(),
                 slots: Mutex::new(HashMap::new()),
                 routes: RwLock::new(HashMap::new()),
@@ -339,6 +343,9 @@ impl Deployer {
         if let Ok(mut slots) = self.inner.slots.lock() {
             slots.remove(app_id);
         }
+        let runtime = Arc::clone(&self.inner.runtime);
+        let id = app_id.to_owned();
+        let _ = tokio::task::spawn_blocking(move || runtime.remove_app(&id)).await;
         let _ = tokio::fs::remove_dir_all(
             self.inner
                 .data_dir
@@ -371,11 +378,14 @@ impl Deployer {
 
     /// Stops every service (SIGTERM to each process group, SIGKILL after the grace) and
     /// waits for every task. Deployment rows stay as they are, so the next start brings
-    /// RUNNING apps back.
+    /// RUNNING apps back. Then whatever the runtime still holds of this platform (container
+    /// networks) is removed: a stopped platform leaves nothing in the engine.
     pub async fn shutdown(&self) {
         self.inner.shutdown.cancel();
         self.inner.tracker.close();
         self.inner.tracker.wait().await;
+        let runtime = Arc::clone(&self.inner.runtime);
+        let _ = tokio::task::spawn_blocking(move || runtime.reap_orphans()).await;
     }
 }
 

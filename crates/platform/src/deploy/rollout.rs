@@ -257,6 +257,10 @@ pub(super) async fn start_services(
             service: spec.name.clone(),
             deployment_id: deployment_id.to_owned(),
             digest: image.manifest_digest.clone(),
+            limits: runtime::Limits {
+                memory_bytes: spec.memory_limit.or(inner.default_limits.memory_bytes),
+                cpu_millis: spec.cpu_limit.or(inner.default_limits.cpu_millis),
+            },
         };
         let mut env = Vec::new();
         for dep in &spec.depends_on {
@@ -297,19 +301,26 @@ pub(super) async fn start_services(
                 spec.name
             )));
         }
-        let mut with_secrets: Vec<(String, String)> = secrets
-            .env
-            .into_iter()
-            .filter(|(name, _)| name != "PORT" && env.iter().all(|(own, _)| own != name))
-            .collect();
-        with_secrets.extend(env);
-        let mut env = with_secrets;
+        // The devfile's `env` first (every builder's image gets it, not only the native
+        // builder's), then the app's secrets, then what the platform sets: a later source
+        // wins over an earlier one of the same name. `PORT` is the platform's alone.
+        let mut layered: Vec<(String, String)> = Vec::new();
+        let declared = spec.env.iter().map(|v| (v.name.clone(), v.value.clone()));
+        let app_set = declared
+            .chain(secrets.env)
+            .filter(|(name, _)| name != "PORT");
+        for (name, value) in app_set.chain(env) {
+            layered.retain(|(n, _)| *n != name);
+            layered.push((name, value));
+        }
+        let mut env = layered;
         let config = config_digest(&image.manifest_digest, &env);
         let log = log_path(&inner.data_dir, deployment_id, &spec.name);
-        if let Some(kept) = previous
-            .iter()
-            .find(|s| s.request.service == spec.name && s.config == config)
-        {
+        if let Some(kept) = previous.iter().find(|s| {
+            s.request.service == spec.name
+                && s.config == config
+                && s.request.limits == request.limits
+        }) {
             keep_instance(inner, deployment_id, &spec.name, kept, &log).await;
             ports.insert(spec.name.clone(), kept.port);
             started.push(Started {

@@ -1,12 +1,10 @@
-//! The container runtime (`--runtime container`). Machines of this project's kind cannot run
-//! containers (crun fails on `setrlimit`, no image can be pulled), so the engine is a **test
-//! double**: `fixtures/fake_engine.py`, installed as `podman` (or `docker`) in a temporary
-//! directory and given as the engine. It records every command line and emulates `load`,
-//! `run` (exec of the image's command, its port on the host as a published port is) and
-//! `stop`, so the backend's command lines and the deployment lifecycle around them are real
-//! and asserted; what a real engine does with them is not exercised here. The refusal test
-//! uses the double's failure modes (crun's setrlimit error, docker without a daemon) and, when
-//! a real podman is installed, that one too.
+//! The container runtime (`--runtime container`) against a **test double** of the engine:
+//! `fixtures/fake_engine.py`, installed as `podman` (or `docker`) in a temporary directory
+//! and given as the engine. It records every command line and emulates `load`, `run` (exec
+//! of the image's command, its port on the host as a published port is) and `stop`, so the
+//! exact command lines are asserted, and it injects the failures a real engine cannot be made
+//! to show on demand (crun's setrlimit error, docker without a daemon). The real engine is
+//! exercised in `podman.rs`.
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
@@ -90,7 +88,9 @@ async fn a_service_runs_through_the_engine_cli_and_stops_with_it() {
 
         let deployment = running["deployment_id"].as_str().unwrap();
         let reference = format!("slipway.local/{id}/api:{deployment}");
-        let network = format!("slipway-{deployment}");
+        let network = format!("slipway-{id}");
+        let platform = std::fs::read_to_string(app.data_dir().join("engine/platform-id"))
+            .expect("the platform id");
         let name = format!("slipway-{deployment}-api-0");
         let all = calls(engine_dir.path());
         let load = find(&all[5..], &["load", "-i"]).expect("the image is loaded");
@@ -99,14 +99,27 @@ async fn a_service_runs_through_the_engine_cli_and_stops_with_it() {
             "{load:?}"
         );
         assert!(
-            find(&all, &["network", "create", &network]).is_some(),
+            all.iter().any(
+                |c| c.starts_with(&["network".to_owned(), "create".to_owned()])
+                    && c.last() == Some(&network)
+                    && c.contains(&format!("slipway.app={id}"))
+            ),
             "{all:?}"
         );
         let run = find(&all[5..], &["run"]).expect("a run");
         let port = running_port(run);
         let expected: Vec<String> = [
             "run",
-            "--rm",
+            "--label",
+            &format!("slipway.platform={platform}"),
+            "--label",
+            &format!("slipway.app={id}"),
+            "--label",
+            &format!("slipway.deployment={deployment}"),
+            "--label",
+            "slipway.service=api",
+            "--pids-limit",
+            "4096",
             "--name",
             &name,
             "--network",
@@ -115,6 +128,10 @@ async fn a_service_runs_through_the_engine_cli_and_stops_with_it() {
             "api",
             "-p",
             &format!("127.0.0.1:{port}:{port}"),
+            "--memory",
+            "1073741824b",
+            "--memory-swap",
+            "1073741824b",
             "-e",
             "PORT",
             &reference,
@@ -173,7 +190,8 @@ async fn the_server_refuses_to_start_when_the_engine_cannot_run_containers() {
     config.container_engine = Some(fake_engine(broken.path(), "podman", &["BROKEN"]));
     let message = refusal(&config).await;
     for part in [
-        "--runtime container: podman cannot run containers here",
+        "--runtime container: with ",
+        "probe-default.conf: podman cannot run containers here",
         "podman run --rm --network none slipway.local/probe:",
         "/slipway-probe-missing` was expected to fail with exit code 127",
         "exit code 126",

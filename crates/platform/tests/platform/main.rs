@@ -13,6 +13,7 @@ mod isolation;
 mod matrix;
 mod openapi;
 mod pagination;
+mod podman;
 mod prebuilt;
 mod scan;
 mod secrets;

@@ -106,6 +106,11 @@ impl TestApp {
         }
     }
 
+    /// Serves again after [`TestApp::stop`], on the same data directory and database.
+    pub async fn start_again(&mut self) {
+        self.start().await;
+    }
+
     /// Stops the server and serves again on the same data directory and database.
     pub async fn restart(&mut self) {
         self.stop().await;

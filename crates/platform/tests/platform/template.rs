@@ -17,6 +17,25 @@ use slipway_toolkit::{ScaffoldArgs, scaffold_app};
 use crate::deploy::{post, wait_status};
 use crate::support::{TestApp, backends, spawn_app};
 
+/// Every file of a project scaffolded from `template` as app `name`, relative to its root.
+pub(crate) fn template_files(template: &str, name: &str) -> Vec<(String, Vec<u8>)> {
+    let out = tempfile::tempdir().unwrap();
+    let scaffolded = scaffold_app(&ScaffoldArgs {
+        app_name: name.into(),
+        app_type: template.into(),
+        output_directory: out.path().display().to_string(),
+        description: None,
+        display_name: None,
+        port: None,
+        fabrics: None,
+        permissions: None,
+        overwrite: None,
+        durable: None,
+    })
+    .expect("scaffold");
+    project_files(Path::new(&scaffolded.project_path))
+}
+
 /// Every file of the scaffolded project, relative to its root.
 fn project_files(root: &Path) -> Vec<(String, Vec<u8>)> {
     fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
@@ -72,21 +91,7 @@ async fn the_python_api_template_builds_deploys_answers_suspends_resumes_and_del
     for backend in backends() {
         let app = spawn_app(backend).await;
         share_pip_cache(&app);
-        let out = tempfile::tempdir().unwrap();
-        let scaffolded = scaffold_app(&ScaffoldArgs {
-            app_name: "orders-api".into(),
-            app_type: "python-api".into(),
-            output_directory: out.path().display().to_string(),
-            description: Some("Takes orders".into()),
-            display_name: None,
-            port: None,
-            fabrics: None,
-            permissions: None,
-            overwrite: None,
-            durable: None,
-        })
-        .expect("scaffold python-api");
-        let files = project_files(Path::new(&scaffolded.project_path));
+        let files = template_files("python-api", "orders-api");
         assert!(files.iter().any(|(p, _)| p == "requirements.txt"));
 
         let created = app.register(&app.owner, "orders-api").await;

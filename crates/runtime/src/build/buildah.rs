@@ -14,13 +14,7 @@ use slipway_image::{Digest, ImageError};
 
 /// Whether `buildah` is on `PATH` and runs (`buildah --version` succeeds).
 pub fn available() -> bool {
-    std::process::Command::new("buildah")
-        .arg("--version")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
+    crate::engine::runs("buildah")
 }
 
 /// Why a service cannot be built with buildah, if it cannot (checked when the upload arrives).
@@ -71,10 +65,15 @@ pub async fn build(job: &Job, out: &Output) -> Result<BuiltImage, BuildError> {
     let layout = job.work.join("oci");
 
     let mut build = tokio::process::Command::new("buildah");
+    build.arg("build").arg("--isolation").arg("chroot");
+    let mut shown = String::new();
+    for (host, target) in trust_mounts(job)? {
+        build
+            .arg("--volume")
+            .arg(format!("{}:{target}:ro", host.display()));
+        shown.push_str(&format!("--volume <{}>:{target}:ro ", host.display()));
+    }
     build
-        .arg("build")
-        .arg("--isolation")
-        .arg("chroot")
         .arg("-f")
         .arg(&dockerfile_path)
         .arg("-t")
@@ -82,7 +81,7 @@ pub async fn build(job: &Job, out: &Output) -> Result<BuiltImage, BuildError> {
         .arg(&context)
         .env("BUILDAH_ISOLATION", "chroot");
     job.log.note(&format!(
-        "$ buildah build --isolation chroot -f {dockerfile} -t {tag} {}",
+        "$ buildah build --isolation chroot {shown}-f {dockerfile} -t {tag} {}",
         service.build_context
     ));
     run_logged(build, "buildah build", job).await?;
@@ -110,6 +109,32 @@ pub async fn build(job: &Job, out: &Output) -> Result<BuiltImage, BuildError> {
         image_uri: image_uri(&job.app_name, &service.name, &digest),
         digest,
     })
+}
+
+/// Where a build's `RUN` steps find the trusted roots: the CA bundle at the path Debian,
+/// Ubuntu and Alpine images read (OpenSSL, curl, apt, Node with `--use-openssl-ca`), and a
+/// pip configuration pointing at it (pip uses its own bundle otherwise). Mounted read-only
+/// for the build only: nothing of the host's trust ends up in the image.
+pub const CA_TARGET: &str = "/etc/ssl/certs/ca-certificates.crt";
+
+/// The `(host file, path in the build)` mounts for `job.ca_bundle`.
+fn trust_mounts(job: &Job) -> Result<Vec<(std::path::PathBuf, &'static str)>, BuildError> {
+    let Some(bundle) = &job.ca_bundle else {
+        return Ok(Vec::new());
+    };
+    if !bundle.is_file() {
+        return Err(BuildError::Spec(format!(
+            "the build CA bundle {} (--build-ca-bundle) is not a readable file",
+            bundle.display()
+        )));
+    }
+    std::fs::create_dir_all(&job.work)?;
+    let pip_conf = job.work.join("pip.conf");
+    std::fs::write(&pip_conf, format!("[global]\ncert = {CA_TARGET}\n"))?;
+    Ok(vec![
+        (bundle.clone(), CA_TARGET),
+        (pip_conf, "/etc/pip.conf"),
+    ])
 }
 
 /// The base images a Dockerfile starts `FROM` (not `scratch`, not an earlier stage's name,

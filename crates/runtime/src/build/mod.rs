@@ -50,6 +50,8 @@ pub struct Job {
     pub log: BuildLog,
     /// Cancelled by a cancel request or a server shutdown.
     pub cancel: CancellationToken,
+    /// A CA bundle Dockerfile builds trust while they run (`--build-ca-bundle`).
+    pub ca_bundle: Option<PathBuf>,
 }
 
 /// An image a builder stored and signed.

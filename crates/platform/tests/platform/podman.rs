@@ -1,0 +1,446 @@
+//! The container runtime on a real engine: podman with the platform's own configuration
+//! (`DATA_DIR/engine/containers.conf`), images built by buildah from the templates' own
+//! Dockerfiles `FROM python:3.12-slim` — made on this machine from Debian packages by
+//! `bash scripts/dev images`, since no registry is reachable here.
+//!
+//! These tests need podman, buildah and that base image. `bash scripts/dev test` (CI) makes
+//! the image and sets `SLIPWAY_TEST_CONTAINERS=1`, under which a missing prerequisite fails
+//! the test; without it the tests say why they skip when the machine lacks them.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use reqwest::StatusCode;
+use serde_json::Value;
+use slipway_platform::{BuilderKind, RuntimeKind};
+
+use crate::deploy::{post, status_of, wait_status};
+use crate::support::{TestApp, backends, spawn_app_configured, tar_zst};
+use crate::template::template_files;
+
+/// The base image the fixtures and the templates build on.
+const BASE: &str = "docker.io/library/python:3.12-slim";
+
+/// Whether to run: see the module documentation.
+fn containers_here() -> bool {
+    if std::env::var_os("SLIPWAY_TEST_CONTAINERS").is_some_and(|v| v == "1") {
+        return true;
+    }
+    let present = Command::new("buildah")
+        .args(["inspect", "--type", "image", BASE])
+        .output()
+        .is_ok_and(|o| o.status.success())
+        && Command::new("podman")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+    if !present {
+        eprintln!(
+            "skipped: podman, buildah or {BASE} is missing (run `bash scripts/dev images`, or set \
+             SLIPWAY_TEST_CONTAINERS=1 to make this a failure)"
+        );
+    }
+    present
+}
+
+/// A platform on the container runtime with the buildah builder, builds trusting this
+/// machine's CA bundle (its HTTPS goes through a TLS-inspecting proxy).
+async fn spawn(backend: slipway_platform::Backend) -> TestApp {
+    spawn_app_configured(backend, |c| {
+        c.runtime = RuntimeKind::Container;
+        c.builder = BuilderKind::Buildah;
+        let bundle = Path::new("/etc/ssl/certs/ca-certificates.crt");
+        if bundle.is_file() {
+            c.build_ca_bundle = Some(bundle.to_path_buf());
+        }
+    })
+    .await
+}
+
+/// `podman args…` with the platform's configuration; its stdout.
+fn podman(app: &TestApp, args: &[&str]) -> String {
+    let out = Command::new("podman")
+        .args(args)
+        .env(
+            "CONTAINERS_CONF",
+            app.data_dir().join("engine/containers.conf"),
+        )
+        .output()
+        .expect("podman runs");
+    assert!(
+        out.status.success(),
+        "podman {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The names of the containers (or networks) labelled with `label`.
+fn labelled(app: &TestApp, networks: bool, label: &str) -> Vec<String> {
+    let filter = format!("label={label}");
+    let args: Vec<&str> = if networks {
+        vec![
+            "network",
+            "ls",
+            "--filter",
+            &filter,
+            "--format",
+            "{{.Name}}",
+        ]
+    } else {
+        vec!["ps", "-a", "--filter", &filter, "--format", "{{.Names}}"]
+    };
+    podman(app, &args)
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+fn app_label(id: &str) -> String {
+    format!("slipway.app={id}")
+}
+
+/// Asserts nothing of app `id` is left in the engine: no container, no network.
+fn assert_nothing_left(app: &TestApp, id: &str, when: &str) {
+    assert_eq!(
+        labelled(app, false, &app_label(id)),
+        Vec::<String>::new(),
+        "containers left {when}"
+    );
+    assert_eq!(
+        labelled(app, true, &app_label(id)),
+        Vec::<String>::new(),
+        "networks left {when}"
+    );
+}
+
+/// Uploads `files` (every service), waits for each build and asserts they succeeded with
+/// buildah; returns the app id.
+async fn register_and_build(app: &TestApp, name: &str, files: &[(String, Vec<u8>)]) -> String {
+    let created = app.register(&app.owner, name).await;
+    let id = created["id"].as_str().unwrap().to_owned();
+    let (status, body) = app
+        .upload(&app.owner, &id, "", "application/zstd", tar_zst(files))
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    let deadline = Instant::now() + Duration::from_secs(600);
+    for build in body["build_ids"].as_array().unwrap() {
+        let build = build.as_str().unwrap();
+        loop {
+            let (_, b) = app.get_build(&app.owner, build, true).await;
+            if ["succeeded", "failed", "cancelled"]
+                .iter()
+                .any(|s| b["status"] == *s)
+            {
+                assert_eq!(b["status"], "succeeded", "{}", b["log"]);
+                assert_eq!(b["builder"], "buildah", "{b}");
+                break;
+            }
+            assert!(Instant::now() < deadline, "build never ended: {b}");
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
+    id
+}
+
+/// The end of every service log of every deployment, for failure messages.
+fn service_logs(app: &TestApp) -> String {
+    let mut out = String::new();
+    let Ok(deployments) = std::fs::read_dir(app.data_dir().join("deployments")) else {
+        return out;
+    };
+    for deployment in deployments.flatten() {
+        for log in std::fs::read_dir(deployment.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let text = std::fs::read_to_string(log.path()).unwrap_or_default();
+            let start = text.len().saturating_sub(2000);
+            out.push_str(&format!(
+                "--- {}\n{}\n",
+                log.path().display(),
+                &text[start..]
+            ));
+        }
+    }
+    out
+}
+
+/// `GET http://127.0.0.1:<gateway><path>` for `host`, retried until it answers 200 (30 s).
+async fn get_ok(app: &TestApp, host: &str, path: &str) -> String {
+    let gateway = app.gateway.expect("the gateway listens");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let answer = app
+            .client
+            .get(format!("http://{gateway}{path}"))
+            .header("host", format!("{host}:{}", gateway.port()))
+            .timeout(Duration::from_secs(10))
+            .send()
+            .await;
+        if let Ok(r) = answer {
+            let status = r.status();
+            let body = r.text().await.unwrap_or_default();
+            if status == StatusCode::OK {
+                return body;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{host}{path} answered {status}: {body}\n{}",
+                service_logs(app)
+            );
+        }
+        assert!(Instant::now() < deadline, "{host}{path} never answered");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test]
+async fn the_python_api_template_runs_as_a_labelled_limited_container_and_leaves_nothing_behind() {
+    if !containers_here() {
+        return;
+    }
+    for backend in backends() {
+        let mut app = spawn(backend).await;
+        let files = template_files("python-api", "boxed-api");
+        let id = register_and_build(&app, "boxed-api", &files).await;
+        let running = wait_status(&app, &id, &["RUNNING", "FAILED"]).await;
+        assert_eq!(running["status"], "RUNNING", "{backend:?}: {running}");
+        assert!(
+            get_ok(&app, "boxed-api.localhost", "/health")
+                .await
+                .contains("ok")
+        );
+
+        // One container, labelled with its app, deployment and service, limited as the
+        // template's devfile says (memoryLimit: 512Mi).
+        let containers = labelled(&app, false, &app_label(&id));
+        assert_eq!(containers.len(), 1, "{containers:?}");
+        let inspect: Value =
+            serde_json::from_str(&podman(&app, &["inspect", &containers[0]])).unwrap();
+        let labels = &inspect[0]["Config"]["Labels"];
+        assert_eq!(labels["slipway.service"], "api", "{labels}");
+        assert_eq!(labels["slipway.deployment"], running["deployment_id"]);
+        assert_eq!(inspect[0]["HostConfig"]["Memory"], 512u64 << 20);
+        assert_eq!(inspect[0]["HostConfig"]["PidsLimit"], 4096);
+        assert_eq!(labelled(&app, true, &app_label(&id)).len(), 1);
+
+        // Disable stops and removes it; enable brings a new one.
+        let (status, body) = post(&app, &id, "disable").await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_nothing_left(&app, &id, "after disable");
+        let (status, body) = post(&app, &id, "enable").await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let running = wait_status(&app, &id, &["RUNNING", "FAILED"]).await;
+        assert_eq!(running["status"], "RUNNING", "{running}");
+        get_ok(&app, "boxed-api.localhost", "/health").await;
+
+        // A restart stops everything, and the next start brings it back.
+        app.stop().await;
+        assert_nothing_left(&app, &id, "after a stop");
+        // What a killed platform leaves: a container carrying this platform's labels. The
+        // next start removes it before bringing the app back.
+        let platform = std::fs::read_to_string(app.data_dir().join("engine/platform-id"))
+            .expect("the platform id");
+        let stray = podman(
+            &app,
+            &[
+                "run",
+                "-d",
+                "--label",
+                &format!("slipway.platform={}", platform.trim()),
+                "--label",
+                &app_label(&id),
+                BASE,
+                "sleep",
+                "600",
+            ],
+        );
+        assert_eq!(labelled(&app, false, &app_label(&id)).len(), 1, "{stray}");
+        app.start_again().await;
+        let running = wait_status(&app, &id, &["RUNNING", "FAILED"]).await;
+        assert_eq!(running["status"], "RUNNING", "{running}");
+        let containers = labelled(&app, false, &app_label(&id));
+        assert_eq!(containers.len(), 1, "the stray one is gone: {containers:?}");
+        assert!(!containers[0].starts_with(stray.trim()), "{containers:?}");
+        get_ok(&app, "boxed-api.localhost", "/health").await;
+
+        // Delete leaves nothing.
+        let (status, body) = app.delete_app(&app.owner, &id).await;
+        assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
+        assert_nothing_left(&app, &id, "after delete");
+        app.finish().await;
+    }
+}
+
+#[tokio::test]
+async fn the_multi_container_template_finds_its_services_by_name_in_depends_on_order() {
+    if !containers_here() {
+        return;
+    }
+    for backend in backends() {
+        let app = spawn(backend).await;
+        let files = template_files("multi-container", "boxed-trio");
+        let id = register_and_build(&app, "boxed-trio", &files).await;
+        let running = wait_status(&app, &id, &["RUNNING", "FAILED"]).await;
+        assert_eq!(running["status"], "RUNNING", "{backend:?}: {running}");
+
+        // web reaches api by its name on the app's network (API_URL = http://api:8001).
+        let answer = get_ok(&app, "boxed-trio.localhost", "/api/health").await;
+        assert!(
+            answer.contains("\"api\"") || answer.contains("ok"),
+            "{answer}"
+        );
+        let stats = get_ok(&app, "boxed-trio.localhost", "/api/stats").await;
+        assert!(stats.starts_with('{'), "{stats}");
+
+        // api started (and was healthy) before the two that depend on it.
+        let services = running["services"].as_array().unwrap();
+        let at = |name: &str, key: &str| -> String {
+            services.iter().find(|s| s["name"] == name).unwrap()[key]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        };
+        for dependent in ["web", "worker"] {
+            assert!(
+                at("api", "healthy_at") <= at(dependent, "started_at"),
+                "{running}"
+            );
+        }
+        assert_eq!(labelled(&app, false, &app_label(&id)).len(), 3);
+        assert_eq!(
+            labelled(&app, true, &app_label(&id)).len(),
+            1,
+            "one network per app"
+        );
+
+        let (status, _) = app.delete_app(&app.owner, &id).await;
+        assert_eq!(status, StatusCode::NO_CONTENT);
+        assert_nothing_left(&app, &id, "after delete");
+        app.finish().await;
+    }
+}
+
+/// A one-service app built `FROM python:3.12-slim` with the standard library only:
+/// `server.py` is `script`, run with `PORT` set; the devfile gives it `env` and
+/// `memory_limit`.
+fn stdlib_app(
+    name: &str,
+    script: &str,
+    env: &[(&str, &str)],
+    memory: &str,
+) -> Vec<(String, Vec<u8>)> {
+    let env: String = env
+        .iter()
+        .map(|(k, v)| format!("        - name: {k}\n          value: {v:?}\n"))
+        .collect();
+    let env = if env.is_empty() {
+        String::new()
+    } else {
+        format!("      env:\n{env}")
+    };
+    let devfile = format!(
+        "schemaVersion: 2.2.0\nmetadata:\n  name: {name}\n  displayName: {name}\ncomponents:\n  - name: svc-image\n    image:\n      imageName: svc\n      dockerfile:\n        uri: Dockerfile\n        buildContext: .\n  - name: svc\n    attributes:\n      healthPath: /health\n    container:\n      image: svc\n      memoryLimit: {memory}\n{env}      endpoints:\n        - name: http\n          targetPort: 8000\n          exposure: public\n          protocol: http\n"
+    );
+    let dockerfile = "FROM python:3.12-slim\nWORKDIR /app\nCOPY server.py .\nEXPOSE 8000\nCMD [\"python3\", \"server.py\"]\n";
+    vec![
+        ("devfile.yaml".into(), devfile.into_bytes()),
+        ("Dockerfile".into(), dockerfile.as_bytes().to_vec()),
+        ("server.py".into(), script.as_bytes().to_vec()),
+    ]
+}
+
+/// An HTTP server on `$PORT` whose `/health` answers `ok` and whose `/probe` answers what
+/// `probe()` returns as JSON; `prelude` runs first.
+fn server(prelude: &str, probe: &str) -> String {
+    format!(
+        "import json, os, http.server\n{prelude}\ndef probe():\n{probe}\nclass H(http.server.BaseHTTPRequestHandler):\n    def do_GET(self):\n        body = (json.dumps(probe()) if self.path == '/probe' else 'ok').encode()\n        self.send_response(200)\n        self.end_headers()\n        self.wfile.write(body)\nhttp.server.ThreadingHTTPServer(('0.0.0.0', int(os.environ['PORT'])), H).serve_forever()\n"
+    )
+}
+
+#[tokio::test]
+async fn a_container_app_cannot_read_the_platform_files_or_another_apps_environment() {
+    if !containers_here() {
+        return;
+    }
+    for backend in backends() {
+        let app = spawn(backend).await;
+        let marker = format!("holder-{}", uuid::Uuid::new_v4().simple());
+        let holder = stdlib_app(
+            "holder",
+            &server("", "    return {}"),
+            &[("HOLDER_TOKEN", &marker)],
+            "128Mi",
+        );
+        let holder_id = register_and_build(&app, "holder", &holder).await;
+        let data_dir = app.data_dir().canonicalize().unwrap();
+        let snoop = stdlib_app(
+            "snoop",
+            &server(
+                "",
+                "    needle = b'holder-' + os.environ['NEEDLE'].encode()\n    found = []\n    for pid in os.listdir('/proc'):\n        for part in ('environ', 'cmdline'):\n            try:\n                if needle in open(f'/proc/{pid}/{part}', 'rb').read():\n                    found.append(pid)\n            except OSError:\n                pass\n    def readable(path):\n        try:\n            open(path, 'rb').read(1)\n            return True\n        except OSError:\n            return False\n    def listable(path):\n        try:\n            os.listdir(path)\n            return True\n        except OSError:\n            return False\n    return {'environ_hits': found, 'data_dir': listable(os.environ['DATA_DIR']), 'vault_key': readable(os.environ['DATA_DIR'] + '/vault.key'), 'procs': len([p for p in os.listdir('/proc') if p.isdigit()])}",
+            ),
+            &[
+                ("DATA_DIR", &data_dir.display().to_string()),
+                ("NEEDLE", &marker["holder-".len()..]),
+            ],
+            "128Mi",
+        );
+        let snoop_id = register_and_build(&app, "snoop", &snoop).await;
+        for id in [&holder_id, &snoop_id] {
+            let running = wait_status(&app, id, &["RUNNING", "FAILED"]).await;
+            assert_eq!(running["status"], "RUNNING", "{backend:?}: {running}");
+        }
+        // The platform's own files are there on the host, and the holder runs with its
+        // token in its environment.
+        assert!(data_dir.join("vault.key").is_file());
+        let report: Value =
+            serde_json::from_str(&get_ok(&app, "snoop.localhost", "/probe").await).unwrap();
+        assert_eq!(report["data_dir"], false, "{report}");
+        assert_eq!(report["vault_key"], false, "{report}");
+        assert_eq!(report["environ_hits"], serde_json::json!([]), "{report}");
+        // Its own process table only: no process of the host or of the other app.
+        assert!(report["procs"].as_u64().unwrap() < 5, "{report}");
+        app.finish().await;
+    }
+}
+
+#[tokio::test]
+async fn a_container_killed_at_its_memory_limit_fails_its_deployment_saying_so() {
+    if !containers_here() {
+        return;
+    }
+    for backend in backends() {
+        let app = spawn(backend).await;
+        // Takes 256 MiB once it has started answering, under a 64Mi limit.
+        let hog = stdlib_app(
+            "hog",
+            &server(
+                "import threading, time\ndef grow():\n    time.sleep(1)\n    hoard = []\n    for _ in range(256):\n        hoard.append(bytearray(1 << 20))\nthreading.Thread(target=grow).start()",
+                "    return {}",
+            ),
+            &[],
+            "64Mi",
+        );
+        let id = register_and_build(&app, "hog", &hog).await;
+        let deadline = Instant::now() + Duration::from_secs(120);
+        let reason = loop {
+            let status = status_of(&app, &id).await;
+            let reason = status["reason"].as_str().unwrap_or_default().to_owned();
+            if reason.contains("memory") {
+                break reason;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no out-of-memory reason: {status}"
+            );
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        };
+        assert!(reason.contains("memory limit of 64Mi"), "{reason}");
+        app.finish().await;
+    }
+}
