@@ -295,11 +295,8 @@ class DesktopTest(unittest.TestCase):
         s.wait_text("#watch-rebuilt", lambda t: "api (sync)" in t, timeout=60)
         s.wait_text("#watch-change", lambda t: "main.py" in t, timeout=10)
         state = s.wait_text("#watch-state", lambda t: t.startswith("RUNNING"), timeout=120)
-        port = int(re.search(r"localhost:(\d+)", state).group(1))
-        served = urllib.request.urlopen(
-            urllib.request.Request(f"http://127.0.0.1:{port}/", headers={"Host": f"desk-run.localhost:{port}"}),
-            timeout=10,
-        ).read().decode()
+        url = re.search(r"http://127\.0\.0\.1:\d+", state).group(0)
+        served = urllib.request.urlopen(url + "/", timeout=10).read().decode()
         self.assertIn('"watched":"yes"', served)
         s.wait_text("#watch-log", lambda t: "api | " in t and "with the sync builder" in t, timeout=60)
         s.screenshot("watch")

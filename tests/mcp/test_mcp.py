@@ -16,6 +16,7 @@ import subprocess
 import tempfile
 import time
 import unittest
+import urllib.request
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
@@ -151,7 +152,10 @@ class McpEndToEnd(unittest.TestCase):
                         break
                     await asyncio.sleep(1)
                 self.assertEqual(status["status"], "RUNNING", status)
-                self.assertTrue(status["app_url"].startswith("http://mcp-demo.localhost:"), status)
+                # Reachable by a plain HTTP client (an assistant's fetch tool), not only a browser.
+                self.assertTrue(status["app_url"].startswith("http://127.0.0.1:"), status)
+                with urllib.request.urlopen(status["app_url"] + "/health", timeout=10) as answer:
+                    self.assertEqual(answer.status, 200)
 
                 logs = await self.call(session, "get_app_logs", {"app_id": app_id, "latest_only": True})
                 self.assertTrue(logs["success"])

@@ -114,9 +114,19 @@ pub struct ServeArgs {
     /// Image builder: auto (buildah when it runs here, else native), buildah, or native.
     #[arg(long, default_value = "auto")]
     builder: slipway_platform::BuilderKind,
-    /// Where the app gateway listens; apps are reached at http://<service>.<app>.localhost:<port>.
+    /// Where the host-routed app gateway listens: http://<service>.<app>.localhost:<port>
+    /// (browsers and curl resolve *.localhost names).
     #[arg(long, default_value = "127.0.0.1:8780")]
     gateway_listen: SocketAddr,
+    /// How apps' URLs look: ports (each public service also answers on a loopback port of its
+    /// own, http://127.0.0.1:<port>, which every HTTP client reaches) or hosts (only the
+    /// host-routed gateway's *.localhost names).
+    #[arg(long, default_value = "ports", value_name = "MODE")]
+    gateway_mode: slipway_platform::GatewayMode,
+    /// A domain your DNS and TLS proxy point at the gateway: apps' URLs become
+    /// https://<service>.<app>.<domain>, routed by Host.
+    #[arg(long, value_name = "DOMAIN", value_parser = public_domain)]
+    public_domain: Option<String>,
     /// Directory of OSV JSON advisories the image scans match packages against.
     #[arg(long)]
     advisory_db: Option<PathBuf>,
@@ -148,6 +158,24 @@ pub struct ServeArgs {
     /// /etc/ssl/certs/ca-certificates.crt.
     #[arg(long, value_name = "FILE")]
     build_ca_bundle: Option<PathBuf>,
+}
+
+fn public_domain(text: &str) -> Result<String, String> {
+    let domain = text.trim_end_matches('.').to_ascii_lowercase();
+    let label_ok = |l: &str| {
+        !l.is_empty()
+            && l.len() <= 63
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+            && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+    };
+    if domain.len() <= 253 && domain.contains('.') && domain.split('.').all(label_ok) {
+        Ok(domain)
+    } else {
+        Err(format!(
+            "{text:?} is not a domain name (dot-separated labels of letters, digits and '-', for example apps.example.org)"
+        ))
+    }
 }
 
 /// A limit flag's value: a number, or none.
@@ -220,6 +248,8 @@ pub fn run(command: PlatformCommand) -> ExitCode {
                 cpu_millis: args.default_cpu_limit.0,
             };
             config.build_ca_bundle = args.build_ca_bundle;
+            config.gateway_mode = args.gateway_mode;
+            config.public_domain = args.public_domain;
             runtime
                 .block_on(slipway_platform::serve(config))
                 .map(|()| None)

@@ -49,6 +49,62 @@ pub struct PlatformConfig {
     /// they run (`--build-ca-bundle FILE`), for package registries behind TLS-inspecting
     /// proxies; never part of the built image.
     pub build_ca_bundle: Option<PathBuf>,
+    /// How apps are reached (`--gateway-mode ports|hosts`; default `ports`, which every
+    /// client resolves). See [`GatewayMode`].
+    pub gateway_mode: GatewayMode,
+    /// A domain the user's DNS and TLS proxy serve for the gateway (`--public-domain`): apps
+    /// are then `https://<service>.<app>.<domain>`, routed by `Host`, whatever the mode.
+    pub public_domain: Option<String>,
+}
+
+/// How apps' URLs look.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UrlScheme {
+    /// `http://127.0.0.1:<port>`, one port per public service (the default).
+    LoopbackPorts,
+    /// `http://<service>.<app>.localhost:<gateway port>`, routed by `Host` (browsers, curl).
+    LocalHosts,
+    /// `https://<service>.<app>.<domain>`, routed by `Host` behind the user's TLS proxy.
+    Domain(String),
+}
+
+/// How deployed apps are reached (`--gateway-mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum GatewayMode {
+    /// Each public service also answers on a loopback port of its own:
+    /// `http://127.0.0.1:<port>` (the default: every HTTP client on a plain machine reaches
+    /// it).
+    #[default]
+    Ports,
+    /// Only the host-routed gateway: `http://<service>.<app>.localhost:<gateway port>`
+    /// (browsers and curl resolve `*.localhost`; the system resolver of a stock Debian or
+    /// macOS does not).
+    Hosts,
+}
+
+impl std::str::FromStr for GatewayMode {
+    type Err = PlatformError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "ports" => Ok(GatewayMode::Ports),
+            "hosts" => Ok(GatewayMode::Hosts),
+            other => Err(PlatformError::Config(format!(
+                "--gateway-mode must be ports or hosts, not {other:?}"
+            ))),
+        }
+    }
+}
+
+impl PlatformConfig {
+    /// How apps' URLs look under this configuration.
+    pub fn url_scheme(&self) -> UrlScheme {
+        match (&self.public_domain, self.gateway_mode) {
+            (Some(domain), _) => UrlScheme::Domain(domain.clone()),
+            (None, GatewayMode::Ports) => UrlScheme::LoopbackPorts,
+            (None, GatewayMode::Hosts) => UrlScheme::LocalHosts,
+        }
+    }
 }
 
 /// The memory limit of a service whose devfile sets none.
@@ -73,6 +129,8 @@ impl PlatformConfig {
                 cpu_millis: None,
             },
             build_ca_bundle: None,
+            gateway_mode: GatewayMode::Ports,
+            public_domain: None,
         }
     }
 }

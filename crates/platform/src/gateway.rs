@@ -1,6 +1,6 @@
 //! The gateway: a second listener that routes plain HTTP by `Host` to the current instance
-//! of a service. `<service>.<app>.localhost[:port]` goes to that service,
-//! `<app>.localhost[:port]` to the app's primary service (its first service with a public
+//! of a service. `<service>.<app>.localhost[:port]` (or `.<public domain>` when one is
+//! configured) goes to that service, `<app>.localhost[:port]` to the app's primary service (its first service with a public
 //! endpoint). A known app with nothing running answers 502; an unknown host 404. Requests and
 //! responses are streamed, never buffered.
 
@@ -30,15 +30,17 @@ pub fn router(deployer: Deployer) -> Router {
     Router::new().fallback(proxy).with_state(deployer)
 }
 
-/// `(app, service)` of a gateway host, or `None` when the host is not one.
-pub fn parse_host(host: &str) -> Option<(String, Option<String>)> {
+/// `(app, service)` of a gateway host under `localhost` or `domain`, or `None` when the
+/// host is not one.
+pub fn parse_host(host: &str, domain: Option<&str>) -> Option<(String, Option<String>)> {
     let host = host.trim().to_ascii_lowercase();
     let name = match host.rsplit_once(':') {
         Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => name.to_owned(),
         _ => host,
     };
     let name = name.trim_end_matches('.');
-    let labels = name.strip_suffix(DOMAIN)?.strip_suffix('.')?;
+    let under = |suffix: &str| name.strip_suffix(suffix)?.strip_suffix('.');
+    let labels = under(DOMAIN).or_else(|| under(&domain?.to_ascii_lowercase()))?;
     let parts: Vec<&str> = labels.split('.').collect();
     let valid = |l: &str| {
         !l.is_empty()
@@ -71,7 +73,11 @@ async fn proxy(State(deployer): State<Deployer>, mut request: Request) -> Respon
         .and_then(|h| h.to_str().ok())
         .map(str::to_owned)
         .or_else(|| request.uri().host().map(str::to_owned));
-    let Some((app, service)) = host.as_deref().and_then(parse_host) else {
+    let domain = match deployer.url_scheme() {
+        crate::deploy::UrlScheme::Domain(d) => Some(d.as_str()),
+        _ => None,
+    };
+    let Some((app, service)) = host.as_deref().and_then(|h| parse_host(h, domain)) else {
         return plain(StatusCode::NOT_FOUND, "unknown host");
     };
     let Some(port) = deployer.route(&app, service.as_deref()) else {
@@ -126,14 +132,22 @@ mod tests {
     #[test]
     fn hosts_map_to_app_and_service() {
         assert_eq!(
-            parse_host("shop.localhost:8080"),
+            parse_host("shop.localhost:8080", None),
             Some(("shop".into(), None))
         );
         assert_eq!(
-            parse_host("Web.Shop.localhost:8080"),
+            parse_host("Web.Shop.localhost:8080", None),
             Some(("shop".into(), Some("web".into())))
         );
-        assert_eq!(parse_host("shop.localhost"), Some(("shop".into(), None)));
+        assert_eq!(
+            parse_host("shop.localhost", None),
+            Some(("shop".into(), None))
+        );
+        assert_eq!(
+            parse_host("web.shop.apps.example.org", Some("apps.example.org")),
+            Some(("shop".into(), Some("web".into())))
+        );
+        assert_eq!(parse_host("web.shop.apps.example.org", None), None);
         for bad in [
             "localhost:8080",
             "127.0.0.1:8080",
@@ -142,7 +156,7 @@ mod tests {
             "sh_op.localhost",
             ".localhost",
         ] {
-            assert_eq!(parse_host(bad), None, "{bad}");
+            assert_eq!(parse_host(bad, Some("apps.example.org")), None, "{bad}");
         }
     }
 }

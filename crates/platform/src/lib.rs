@@ -32,7 +32,7 @@ pub mod vault;
 use std::future::Future;
 use std::path::Path;
 
-pub use config::{BuilderKind, PlatformConfig, RuntimeKind};
+pub use config::{BuilderKind, GatewayMode, PlatformConfig, RuntimeKind};
 pub use data_dir::{BOOTSTRAP_TOKEN_FILE, SQLITE_FILE};
 pub use db::Backend;
 pub use error::PlatformError;
@@ -112,10 +112,13 @@ pub async fn prepare(config: &PlatformConfig) -> Result<AppState, PlatformError>
         db.clone(),
         &config.data_dir,
         runtime,
-        config.health_timeout,
-        gateway_port,
         vault.clone(),
-        config.default_limits,
+        deploy::Settings {
+            health_timeout: config.health_timeout,
+            gateway_port,
+            default_limits: config.default_limits,
+            urls: config.url_scheme(),
+        },
     );
     deployer.resume().await?;
     deployer.listen(built_rx);

@@ -39,6 +39,9 @@ pub struct Engine {
     env: Vec<(OsString, OsString)>,
     /// What configuration is in use, for the start-up log.
     setup: String,
+    /// Where its commands run: conmon leaves files (an `oom` marker among them) in its
+    /// working directory, which must be the platform's, not wherever the server started.
+    cwd: Option<PathBuf>,
 }
 
 /// The directory under DATA_DIR holding the engine configuration the platform passes.
@@ -86,6 +89,7 @@ impl Engine {
                 program,
                 env: Vec::new(),
                 setup: "its own configuration".into(),
+                cwd: None,
             };
             match engine.run(&["--version"]) {
                 Ok(_) => return Ok(engine),
@@ -111,6 +115,9 @@ impl Engine {
     pub fn command(&self) -> Command {
         let mut command = Command::new(&self.program);
         command.envs(self.env.iter().map(|(k, v)| (k, v)));
+        if let Some(dir) = &self.cwd {
+            command.current_dir(dir);
+        }
         command
     }
 
@@ -118,6 +125,9 @@ impl Engine {
     pub fn async_command(&self) -> tokio::process::Command {
         let mut command = tokio::process::Command::new(&self.program);
         command.envs(self.env.iter().map(|(k, v)| (k, v)));
+        if let Some(dir) = &self.cwd {
+            command.current_dir(dir);
+        }
         command
     }
 
@@ -167,12 +177,14 @@ impl Engine {
     /// user's, the platform's own file under `DATA_DIR/engine` (see [`podman_conf`]), then the
     /// same naming runc when runc is installed; otherwise the engine as it is.
     pub fn candidates(&self, data_dir: &Path) -> Result<Vec<Engine>, String> {
-        if self.name() != "podman" || std::env::var_os("CONTAINERS_CONF").is_some() {
-            return Ok(vec![self.clone()]);
-        }
         let dir = data_dir.join(ENGINE_DIR);
         std::fs::create_dir_all(&dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let mut this = self.clone();
+        this.cwd = Some(dir.clone());
+        if self.name() != "podman" || std::env::var_os("CONTAINERS_CONF").is_some() {
+            return Ok(vec![this]);
+        }
         let mut out = Vec::new();
         let mut runtimes = vec![None];
         if runs("runc") {
@@ -189,7 +201,7 @@ impl Engine {
                 slipway_server::file::Mode::Ordinary,
             )
             .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
-            let mut engine = self.clone();
+            let mut engine = this.clone();
             engine.env = vec![("CONTAINERS_CONF".into(), file.clone().into_os_string())];
             engine.setup = match runtime {
                 Some(r) => format!("{} (OCI runtime {r})", file.display()),

@@ -321,7 +321,7 @@ fn new_build_status_logs() {
             .lines()
             .last()
             .unwrap()
-            .starts_with("RUNNING  http://daily.localhost:"),
+            .starts_with("RUNNING  http://127.0.0.1:"),
         "{stdout}"
     );
 

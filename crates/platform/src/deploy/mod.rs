@@ -27,19 +27,22 @@ use crate::model::{AppStatus, BuildStatus, DeploymentCause, DeploymentStatus, Se
 use crate::store::apps;
 use crate::store::builds;
 use crate::store::deployments::{self, DeploymentRecord, NewService, Origin};
+use crate::store::service_ports;
 use crate::vault::Vault;
 use runtime::{ImageRequest, Limits, Runtime};
 use supervisor::{Launch, Supervised};
 
 mod crash;
 mod plan;
+mod ports;
 mod rollout;
 mod routes;
 
 use crash::*;
 use plan::*;
-pub use rollout::tail;
+pub use ports::UrlScheme;
 use rollout::*;
+pub use rollout::{is_public, tail};
 pub use routes::{Routes, dependency_variable, gateway_url};
 
 pub use crate::config::DEFAULT_HEALTH_TIMEOUT;
@@ -78,6 +81,10 @@ struct Inner {
     vault: Vault,
     /// Limits for services whose devfile sets none.
     default_limits: Limits,
+    /// How apps' URLs look.
+    urls: UrlScheme,
+    /// The loopback listeners of the `ports` mode, by (app id, service).
+    forwards: Mutex<HashMap<(String, String), ports::Forward>>,
     client: health::HttpClient,
     slots: Mutex<HashMap<String, Arc<AppSlot>>>,
     routes: RwLock<HashMap<String, Routes>>,
@@ -118,6 +125,19 @@ struct LiveService {
     log: PathBuf,
 }
 
+/// The deployer's settings from the configuration.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// How long a starting service has to answer its health check.
+    pub health_timeout: Duration,
+    /// The host-routed gateway's port, when it listens.
+    pub gateway_port: Option<u16>,
+    /// Limits for services whose devfile sets none.
+    pub default_limits: Limits,
+    /// How apps' URLs look.
+    pub urls: UrlScheme,
+}
+
 impl Deployer {
     /// A deployer on `runtime`. Call [`Deployer::resume`] once to bring back what ran before
     /// a restart.
@@ -125,11 +145,15 @@ impl Deployer {
         db: Db,
         data_dir: &Path,
         runtime: Arc<dyn Runtime>,
-        health_timeout: Duration,
-        gateway_port: Option<u16>,
         vault: Vault,
-        default_limits: Limits,
+        settings: Settings,
     ) -> Self {
+        let Settings {
+            health_timeout,
+            gateway_port,
+            default_limits,
+            urls,
+        } = settings;
         Self {
             inner: Arc::new(Inner {
                 db,
@@ -139,6 +163,8 @@ impl Deployer {
                 gateway_port,
                 vault,
                 default_limits,
+                urls,
+                forwards: Mutex::new(HashMap::new()),
                 client: health::client(),
                 slots: Mutex::new(HashMap::new()),
                 routes: RwLock::new(HashMap::new()),
@@ -152,6 +178,17 @@ impl Deployer {
     /// The gateway's port, when the gateway listens.
     pub fn gateway_port(&self) -> Option<u16> {
         self.inner.gateway_port
+    }
+
+    /// The limits of services whose devfile sets none.
+    pub fn default_limits(&self) -> Limits {
+        self.inner.default_limits
+    }
+
+    /// Whether the runtime applies `memoryLimit` / `cpuLimit` (only the container runtime
+    /// can).
+    pub fn enforces_limits(&self) -> bool {
+        self.inner.runtime.name() == "container"
     }
 
     /// The HTTP client the gateway proxies with.
@@ -343,6 +380,7 @@ impl Deployer {
         if let Ok(mut slots) = self.inner.slots.lock() {
             slots.remove(app_id);
         }
+        self.close_forwards(app_id);
         let runtime = Arc::clone(&self.inner.runtime);
         let id = app_id.to_owned();
         let _ = tokio::task::spawn_blocking(move || runtime.remove_app(&id)).await;

@@ -98,9 +98,28 @@ pub(super) async fn deploy(
     drop(previous);
     match outcome {
         Ok(()) => {
-            let url = inner
-                .gateway_port
-                .map(|port| gateway_url(port, &plan.app_name, None));
+            let url = app_url(inner, &plan).await;
+            // Only public services are reachable from outside the app; internal ones answer
+            // their dependents only (`<DEP>_URL`).
+            let public: Vec<&str> = plan
+                .order
+                .iter()
+                .filter(|s| is_public(s))
+                .map(|s| s.name.as_str())
+                .collect();
+            let routes = Routes {
+                services: started
+                    .iter()
+                    .filter(|s| public.contains(&s.service.request.service.as_str()))
+                    .map(|s| (s.service.request.service.clone(), s.service.port))
+                    .collect(),
+                primary: plan.primary(),
+            };
+            // The gateway routes to the new instances before the deployment is recorded
+            // RUNNING: whoever reads RUNNING reaches what it runs.
+            if let Ok(mut r) = inner.routes.write() {
+                r.insert(plan.app_name.clone(), routes);
+            }
             let recorded = async {
                 let mut tx = inner.db.begin_write().await?;
                 deployments::finish(&mut tx, &deployment_id, DeploymentStatus::Running, None)
@@ -120,13 +139,6 @@ pub(super) async fn deploy(
             if let Err(e) = recorded {
                 tracing::error!(app_id, error = %e, "cannot record a healthy deployment");
             }
-            let routes = Routes {
-                services: started
-                    .iter()
-                    .map(|s| (s.service.request.service.clone(), s.service.port))
-                    .collect(),
-                primary: plan.primary(),
-            };
             let watchers: Vec<(String, supervisor::Watcher)> = started
                 .iter()
                 .map(|s| {
@@ -143,9 +155,6 @@ pub(super) async fn deploy(
             };
             let kept = live.services.clone();
             let old = slot.live.lock().ok().and_then(|mut l| l.replace(live));
-            if let Ok(mut r) = inner.routes.write() {
-                r.insert(plan.app_name.clone(), routes);
-            }
             if let Some(mut old) = old {
                 // What the new deployment kept running is its now, not the old one's to stop.
                 old.services
@@ -228,6 +237,40 @@ pub(super) async fn deploy(
     {
         pending.take();
     }
+}
+
+/// The app's URL once `plan` runs: in the `ports` mode its primary service's loopback port
+/// (every public service gets its port now), else its gateway host.
+async fn app_url(inner: &Arc<Inner>, plan: &Plan) -> Option<String> {
+    let deployer = Deployer {
+        inner: Arc::clone(inner),
+    };
+    let mut ports = std::collections::BTreeMap::new();
+    if *deployer.url_scheme() == UrlScheme::LoopbackPorts {
+        for spec in plan.order.iter().filter(|s| is_public(s)) {
+            match deployer
+                .ensure_forward(&plan.app_id, &plan.app_name, &spec.name)
+                .await
+            {
+                Ok(port) => {
+                    ports.insert(spec.name.clone(), port);
+                }
+                Err(e) => {
+                    tracing::warn!(app_id = %plan.app_id, service = %spec.name, error = %e, "no loopback port for the service");
+                }
+            }
+        }
+        let primary = plan.primary()?;
+        return deployer.service_url(&plan.app_name, Some(&primary), &ports);
+    }
+    deployer.service_url(&plan.app_name, None, &ports)
+}
+
+/// Whether a service has a public endpoint (the only ones given URLs).
+pub fn is_public(spec: &ServiceSpec) -> bool {
+    spec.endpoints
+        .iter()
+        .any(|e| e.exposure.as_deref().unwrap_or("public") == "public")
 }
 
 /// A service of a deployment being started.

@@ -19,7 +19,7 @@ pub fn dependency_variable(service: &str) -> String {
 /// Where the gateway sends an app's traffic.
 #[derive(Debug, Clone, Default)]
 pub struct Routes {
-    /// Service → port of its current instance.
+    /// Public service → port of its current instance.
     pub services: HashMap<String, u16>,
     /// The service `<app>.localhost` goes to (the first with a public endpoint).
     pub primary: Option<String>,

@@ -11,11 +11,12 @@ use super::apps::{app_not_found, authorized_app};
 use super::error::ApiError;
 use super::{Access, AppState};
 use crate::db::{Tx, rfc3339};
-use crate::deploy::gateway_url;
+use crate::deploy::{UrlScheme, is_public};
 use crate::model::{AppStatus, DeploymentStatus, ServiceStatus};
 use crate::policy::AppAction;
 use crate::store::apps::{self, AppRecord};
 use crate::store::deployments;
+use crate::store::service_ports;
 
 /// The routes of this module, relative to `/v1`.
 pub fn router() -> Router<AppState> {
@@ -34,8 +35,8 @@ pub struct StatusView {
     pub status: AppStatus,
     /// False while disabled.
     pub enabled: bool,
-    /// `http://<app>.localhost:<gateway port>` once deployed; null before, or without a
-    /// gateway.
+    /// The primary service's URL once deployed (see [`ServiceView::url`]); null before, or
+    /// without a gateway.
     pub app_url: Option<String>,
     /// Why the latest deployment failed; null otherwise.
     pub reason: Option<String>,
@@ -52,14 +53,29 @@ pub struct ServiceView {
     pub name: String,
     /// `pending`, `starting`, `healthy`, `failed` or `stopped`.
     pub status: ServiceStatus,
-    /// `http://<service>.<app>.localhost:<gateway port>`.
+    /// Where it answers: `http://127.0.0.1:<port>` (the `ports` gateway mode),
+    /// `http://<service>.<app>.localhost:<gateway port>` (`hosts`) or
+    /// `https://<service>.<app>.<domain>`; null for a service without a public endpoint.
     pub url: Option<String>,
+    /// Its resource limits and whether the runtime enforces them.
+    pub limits: LimitsView,
     /// The build whose image it runs.
     pub build_id: String,
     /// When it first started (RFC 3339), if it did.
     pub started_at: Option<String>,
     /// When it first answered its health check, if it did.
     pub healthy_at: Option<String>,
+}
+
+/// A service's limits as status reports them.
+#[derive(Debug, Serialize)]
+pub struct LimitsView {
+    /// `512Mi`; null when unlimited.
+    pub memory: Option<String>,
+    /// `500m`; null when unlimited.
+    pub cpu: Option<String>,
+    /// True on the container runtime, which applies them.
+    pub enforced: bool,
 }
 
 async fn view(state: &AppState, tx: &mut Tx, app: &AppRecord) -> Result<StatusView, ApiError> {
@@ -75,12 +91,46 @@ async fn view(state: &AppState, tx: &mut Tx, app: &AppRecord) -> Result<StatusVi
     let reason = latest
         .filter(|d| d.status == DeploymentStatus::Failed)
         .and_then(|d| d.reason.clone());
-    let port = state.deployer().gateway_port();
+    let deployer = state.deployer();
+    let ports = service_ports::of_app(tx, &app.id).await?;
+    let specs = app
+        .devfile
+        .as_deref()
+        .and_then(|text| slipway_devfile::Devfile::parse(text).ok())
+        .map(|d| d.services())
+        .unwrap_or_default();
+    // Only services with a public endpoint get a URL.
+    let public: Vec<&str> = specs
+        .iter()
+        .filter(|s| is_public(s))
+        .map(|s| s.name.as_str())
+        .collect();
+    let defaults = deployer.default_limits();
+    let limits_of = |service: &str| {
+        let spec = specs.iter().find(|s| s.name == service);
+        LimitsView {
+            memory: spec
+                .and_then(|s| s.memory_limit)
+                .or(defaults.memory_bytes)
+                .map(slipway_devfile::quantity::format_memory),
+            cpu: spec
+                .and_then(|s| s.cpu_limit)
+                .or(defaults.cpu_millis)
+                .map(slipway_devfile::quantity::format_cpu),
+            enforced: deployer.enforces_limits(),
+        }
+    };
     let mut services = Vec::new();
     if let Some(d) = shown {
         for s in deployments::services(tx, &d.id).await? {
+            let url = if public.contains(&s.service.as_str()) {
+                deployer.service_url(&app.name, Some(&s.service), &ports)
+            } else {
+                None
+            };
             services.push(ServiceView {
-                url: port.map(|p| gateway_url(p, &app.name, Some(&s.service))),
+                url,
+                limits: limits_of(&s.service),
                 name: s.service,
                 status: s.status,
                 build_id: s.build_id,
@@ -89,11 +139,16 @@ async fn view(state: &AppState, tx: &mut Tx, app: &AppRecord) -> Result<StatusVi
             });
         }
     }
+    // The ports mode names the primary service's port, recorded when the deployment ran.
+    let app_url = match deployer.url_scheme() {
+        UrlScheme::LoopbackPorts => app.url.clone(),
+        _ => deployer.service_url(&app.name, None, &ports),
+    };
     Ok(StatusView {
         app_id: app.id.clone(),
         status: app.status,
         enabled: app.enabled,
-        app_url: shown.and(port).map(|p| gateway_url(p, &app.name, None)),
+        app_url: shown.and(app_url),
         reason,
         deployment_id: shown.map(|d| d.id.clone()),
         services,

@@ -261,6 +261,7 @@ pub async fn delete(tx: &mut Tx, id: &str) -> Result<bool, sqlx::Error> {
     super::secrets::delete_app_secrets(tx, id).await?;
     super::builds::delete_for_app(tx, id).await?;
     super::deployments::delete_for_app(tx, id).await?;
+    super::service_ports::delete_for_app(tx, id).await?;
     access::delete_resource(tx, id).await?;
     sqlx::query("DELETE FROM service_principal WHERE app_id = $1")
         .bind(id.to_owned())

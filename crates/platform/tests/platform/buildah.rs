@@ -62,8 +62,14 @@ async fn auto_records_the_native_fallback_so_a_sync_can_follow() {
         let app = spawn_app_with(backend, BuilderKind::Auto).await;
         let created = app.register(&app.owner, "fallback").await;
         let app_id = created["id"].as_str().unwrap();
-        // python:3.12-slim is not here and no registry answers: auto builds natively.
-        let files = crate::support::python_project(&python_devfile("fallback", "true"));
+        // The Dockerfile's base image is on no machine and no registry answers: auto builds
+        // natively.
+        let mut files = crate::support::python_project(&python_devfile("fallback", "true"));
+        for (path, bytes) in &mut files {
+            if path == "Dockerfile" {
+                *bytes = b"FROM slipway-test/absent-base:never\nCOPY . /app\n".to_vec();
+            }
+        }
         let id = app.build_one(app_id, &files).await;
         let build = app.wait_build(&id, &["succeeded", "failed"]).await;
         assert_eq!(build["status"], "succeeded", "{backend:?}: {build}");

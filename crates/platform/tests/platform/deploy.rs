@@ -154,6 +154,26 @@ pub(crate) async fn wait_status(app: &TestApp, id: &str, wanted: &[&str]) -> Val
     }
 }
 
+/// `GET url` with Python's urllib (the system resolver, no browser magic); its body. Async:
+/// the platform under test serves on this test's runtime.
+pub(crate) async fn urllib_get(url: &str) -> String {
+    let out = tokio::process::Command::new("python3")
+        .args([
+            "-c",
+            "import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())",
+            url,
+        ])
+        .output()
+        .await
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "urllib could not GET {url}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// `GET http://127.0.0.1:<gateway>/` with `Host: <host>:<gateway port>`.
 pub(crate) async fn through_gateway(app: &TestApp, host: &str) -> (StatusCode, String) {
     let gateway = app.gateway.expect("the gateway listens");
@@ -253,16 +273,16 @@ async fn an_app_deploys_serves_through_the_gateway_disables_enables_and_deletes(
         let id = register_and_build(&app, "hello", &df).await;
         let running = wait_status(&app, &id, &["RUNNING", "FAILED"]).await;
         assert_eq!(running["status"], "RUNNING", "{backend:?}: {running}");
-        let port = app.gateway.unwrap().port();
-        assert_eq!(running["app_url"], format!("http://hello.localhost:{port}"));
+        // The default gateway mode: the public service answers on a loopback port of its
+        // own, which Python's urllib (the system resolver) reaches right away.
+        let url = running["app_url"].as_str().unwrap().to_owned();
+        assert!(url.starts_with("http://127.0.0.1:"), "{running}");
         assert_eq!(running["services"][0]["name"], "api");
         assert_eq!(running["services"][0]["status"], "healthy");
-        assert_eq!(
-            running["services"][0]["url"],
-            format!("http://api.hello.localhost:{port}")
-        );
+        assert_eq!(running["services"][0]["url"], url.as_str());
         let (_, got) = app.get_app(&app.owner, &id).await;
-        assert_eq!(got["url"], format!("http://hello.localhost:{port}"));
+        assert_eq!(got["url"], url.as_str());
+        assert!(urllib_get(&url).await.starts_with("hello from api"));
 
         let (status, body) = through_gateway(&app, "hello.localhost").await;
         assert_eq!(status, StatusCode::OK, "{body}");
@@ -301,6 +321,8 @@ async fn an_app_deploys_serves_through_the_gateway_disables_enables_and_deletes(
         );
         let again = wait_status(&app, &id, &["RUNNING", "FAILED"]).await;
         assert_eq!(again["status"], "RUNNING", "{again}");
+        assert_eq!(again["app_url"], url.as_str(), "the URL stays the same");
+        assert!(urllib_get(&url).await.starts_with("hello from api"));
         let (status, body) = through_gateway(&app, "hello.localhost").await;
         assert_eq!(status, StatusCode::OK, "{body}");
         let pid = pid_in(&body);
@@ -405,6 +427,16 @@ async fn two_services_start_in_dependency_order_and_an_unchanged_one_is_kept() {
         let (status, body) = through_gateway(&app, "api.shop.localhost").await;
         assert_eq!(status, StatusCode::OK);
         assert!(body.starts_with("hello from api"), "{body}");
+        // Both are public: each has its own URL, which Python's urllib reaches.
+        for s in [&api, &web] {
+            let url = s["url"].as_str().unwrap();
+            assert!(
+                urllib_get(url)
+                    .await
+                    .starts_with(&format!("hello from {}", s["name"].as_str().unwrap()))
+            );
+        }
+        assert_eq!(running["app_url"], web["url"]);
 
         // Only web changes: the next deployment starts a new web and keeps api's instance
         // (same image, same environment), so api is not redeployed.
@@ -470,6 +502,57 @@ async fn two_services_start_in_dependency_order_and_an_unchanged_one_is_kept() {
                 .contains("serving api"),
             "{}",
             log.display()
+        );
+        app.finish().await;
+    }
+}
+
+#[tokio::test]
+async fn an_internal_service_has_no_url_and_answers_its_dependents_only() {
+    for backend in backends() {
+        let app = spawn_app(backend).await;
+        let df = devfile(
+            "inner",
+            "echo built > BUILT",
+            &[
+                Service {
+                    name: "web",
+                    port: 3000,
+                    run: "python3 server.py web",
+                    depends_on: &["api"],
+                },
+                Service {
+                    name: "api",
+                    port: 8002,
+                    run: "python3 server.py api",
+                    depends_on: &[],
+                },
+            ],
+        )
+        .replacen(
+            "          targetPort: 8002\n",
+            "          targetPort: 8002\n          exposure: internal\n",
+            1,
+        );
+        let id = register_and_build(&app, "inner", &df).await;
+        let running = wait_status(&app, &id, &["RUNNING", "FAILED"]).await;
+        assert_eq!(running["status"], "RUNNING", "{backend:?}: {running}");
+        let services = running["services"].as_array().unwrap();
+        let url_of =
+            |name: &str| services.iter().find(|s| s["name"] == name).unwrap()["url"].clone();
+        assert_eq!(url_of("api"), Value::Null, "{running}");
+        let web = url_of("web");
+        let body = urllib_get(web.as_str().unwrap()).await;
+        assert!(body.starts_with("hello from web"), "{body}");
+        assert!(
+            body.contains("api http://127.0.0.1:"),
+            "web has API_URL: {body}"
+        );
+        let (status, _) = through_gateway(&app, "api.inner.localhost").await;
+        assert_eq!(
+            status,
+            StatusCode::BAD_GATEWAY,
+            "no route to an internal service"
         );
         app.finish().await;
     }

@@ -15,7 +15,7 @@ use reqwest::StatusCode;
 use serde_json::Value;
 use slipway_platform::{BuilderKind, RuntimeKind};
 
-use crate::deploy::{post, status_of, wait_status};
+use crate::deploy::{post, status_of, urllib_get, wait_status};
 use crate::support::{TestApp, backends, spawn_app_configured, tar_zst};
 use crate::template::template_files;
 
@@ -214,6 +214,8 @@ async fn the_python_api_template_runs_as_a_labelled_limited_container_and_leaves
                 .await
                 .contains("ok")
         );
+        let url = running["services"][0]["url"].as_str().unwrap().to_owned();
+        assert!(urllib_get(&format!("{url}/health")).await.contains("ok"));
 
         // One container, labelled with its app, deployment and service, limited as the
         // template's devfile says (memoryLimit: 512Mi).
@@ -296,6 +298,16 @@ async fn the_multi_container_template_finds_its_services_by_name_in_depends_on_o
         );
         let stats = get_ok(&app, "boxed-trio.localhost", "/api/stats").await;
         assert!(stats.starts_with('{'), "{stats}");
+        // Only web is public: it alone has a URL, which Python's urllib reaches.
+        for service in running["services"].as_array().unwrap() {
+            match service["name"].as_str().unwrap() {
+                "web" => {
+                    let url = service["url"].as_str().unwrap();
+                    assert!(urllib_get(&format!("{url}/health")).await.contains("web"));
+                }
+                _ => assert_eq!(service["url"], Value::Null, "{running}"),
+            }
+        }
 
         // api started (and was healthy) before the two that depend on it.
         let services = running["services"].as_array().unwrap();

@@ -51,9 +51,17 @@ pub async fn build(job: &Job, out: &Output) -> Result<BuiltImage, BuildError> {
             "the Dockerfile {dockerfile:?} is not in the build context"
         )));
     }
-    let missing = missing_base_images(&std::fs::read_to_string(&dockerfile_path)?, job).await;
+    let text = std::fs::read_to_string(&dockerfile_path)?;
+    let missing = missing_base_images(&text, job).await;
     if !missing.is_empty() {
         return Err(BuildError::BaseImagesMissing(missing));
+    }
+    let bases = base_images(&text);
+    if !bases.is_empty() {
+        job.log.note(&format!(
+            "buildah: the Dockerfile's base images are here: {}",
+            bases.join(", ")
+        ));
     }
     let tag = format!(
         "{}/{}/{}:{}",

@@ -97,7 +97,7 @@ pub enum BuildError {
     /// Buildah cannot start: base images of the Dockerfile are neither on this machine nor
     /// pullable (no registry answers). `--builder auto` falls back to the native builder.
     #[error(
-        "the Dockerfile's base images {} are not on this machine and cannot be pulled (no registry answered); load them into buildah's storage (for example `buildah pull docker-archive:<file>`) or build with --builder native",
+        "the Dockerfile's base images {} are not on this machine and cannot be pulled (no registry answered); import them where the platform runs (`slipway platform images import <archive or root file system tarball> --tag <name>`; `bash scripts/dev images` makes the templates' base images from Debian packages) or build with --builder native",
         .0.join(", ")
     )]
     BaseImagesMissing(Vec<String>),

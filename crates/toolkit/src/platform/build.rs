@@ -297,6 +297,8 @@ pub fn build_app_with_progress(
         .as_array()
         .into_iter()
         .flatten()
+        // Services without a public endpoint have no URL and are not listed.
+        .filter(|s| s["url"].is_string())
         .filter_map(|s| Some((s["name"].as_str()?.to_owned(), s["url"].clone())))
         .collect();
     let deploy_order = model.deploy_order().unwrap_or_default();

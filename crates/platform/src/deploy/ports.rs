@@ -1,0 +1,174 @@
+//! The `ports` gateway mode: each public service of each app also answers on a loopback port
+//! of its own, `http://127.0.0.1:<port>`, which every client resolves — Python's urllib,
+//! Node, Go, curl and an AI assistant's fetch tool alike — unlike `*.localhost` names, which
+//! only browsers and curl resolve on a stock Debian or macOS. The port is kept per app and
+//! service (`service_port`), so a URL stays the same across deployments and restarts.
+//!
+//! Forwarding is plain TCP to the service's current instance (so WebSockets and streaming
+//! pass through unchanged); a connection that arrives while nothing runs gets a 502 answer.
+
+use tokio::io::AsyncWriteExt as _;
+use tokio::net::{TcpListener, TcpStream};
+
+use super::*;
+
+pub use crate::config::UrlScheme;
+
+/// One loopback listener.
+#[derive(Debug)]
+pub(super) struct Forward {
+    pub(super) port: u16,
+    stop: CancellationToken,
+}
+
+/// The answer to a connection that arrives while the service has no running instance.
+const NOTHING_RUNS: &[u8] = b"HTTP/1.1 502 Bad Gateway\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: 48\r\nconnection: close\r\n\r\nthe app has no running instance of this service\n";
+
+impl Deployer {
+    /// Makes sure `service` of app `app_id` answers on its loopback port: the recorded one
+    /// when it can still be bound, else a new one (recorded). Returns the port.
+    pub(super) async fn ensure_forward(
+        &self,
+        app_id: &str,
+        app_name: &str,
+        service: &str,
+    ) -> Result<u16, String> {
+        let key = (app_id.to_owned(), service.to_owned());
+        if let Some(port) = self
+            .inner
+            .forwards
+            .lock()
+            .ok()
+            .and_then(|f| f.get(&key).map(|f| f.port))
+        {
+            return Ok(port);
+        }
+        let recorded = async {
+            let mut tx = self.inner.db.begin_read().await?;
+            let ports = service_ports::of_app(&mut tx, app_id).await?;
+            tx.commit().await?;
+            Ok::<_, sqlx::Error>(ports.get(service).copied())
+        }
+        .await
+        .map_err(|e| format!("cannot read the service ports: {e}"))?;
+        let listener = match recorded {
+            Some(port) => match TcpListener::bind(("127.0.0.1", port)).await {
+                Ok(l) => l,
+                Err(e) => {
+                    tracing::warn!(app_id, service, port, error = %e, "the service's port is taken; choosing another");
+                    bind_any().await?
+                }
+            },
+            None => bind_any().await?,
+        };
+        let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+        if recorded != Some(port) {
+            let stored = async {
+                let mut tx = self.inner.db.begin_write().await?;
+                service_ports::set(&mut tx, app_id, service, port).await?;
+                tx.commit().await
+            }
+            .await;
+            stored.map_err(|e| format!("cannot record the service's port: {e}"))?;
+        }
+        let stop = self.inner.shutdown.child_token();
+        let this = self.clone();
+        let (app, svc, token) = (app_name.to_owned(), service.to_owned(), stop.clone());
+        self.inner
+            .tracker
+            .spawn(async move { this.serve_forward(listener, app, svc, token).await });
+        if let Ok(mut forwards) = self.inner.forwards.lock() {
+            forwards.insert(key, Forward { port, stop });
+        }
+        tracing::info!(
+            app_id,
+            service,
+            port,
+            "service answers on its loopback port"
+        );
+        Ok(port)
+    }
+
+    async fn serve_forward(
+        &self,
+        listener: TcpListener,
+        app_name: String,
+        service: String,
+        stop: CancellationToken,
+    ) {
+        loop {
+            let accepted = tokio::select! {
+                accepted = listener.accept() => accepted,
+                () = stop.cancelled() => return,
+            };
+            let Ok((mut client, _)) = accepted else {
+                continue;
+            };
+            let target = self.route(&app_name, Some(&service));
+            let stop = stop.clone();
+            tokio::spawn(async move {
+                let Some(port) = target else {
+                    let _ = client.write_all(NOTHING_RUNS).await;
+                    return;
+                };
+                let Ok(mut upstream) = TcpStream::connect(("127.0.0.1", port)).await else {
+                    let _ = client.write_all(NOTHING_RUNS).await;
+                    return;
+                };
+                tokio::select! {
+                    _ = tokio::io::copy_bidirectional(&mut client, &mut upstream) => {}
+                    () = stop.cancelled() => {}
+                }
+            });
+        }
+    }
+
+    /// Closes every loopback listener of a deleted app.
+    pub(super) fn close_forwards(&self, app_id: &str) {
+        if let Ok(mut forwards) = self.inner.forwards.lock() {
+            forwards.retain(|(app, _), forward| {
+                let keep = app != app_id;
+                if !keep {
+                    forward.stop.cancel();
+                }
+                keep
+            });
+        }
+    }
+
+    /// How apps' URLs look here.
+    pub fn url_scheme(&self) -> &UrlScheme {
+        &self.inner.urls
+    }
+
+    /// The URL of `service` of app `app_name` (`None`: the app's primary service, named by
+    /// `primary`), given the app's recorded loopback ports; `None` when it has none (no
+    /// gateway, or not public).
+    pub fn service_url(
+        &self,
+        app_name: &str,
+        service: Option<&str>,
+        ports: &std::collections::BTreeMap<String, u16>,
+    ) -> Option<String> {
+        match &self.inner.urls {
+            UrlScheme::LoopbackPorts => {
+                let port = ports.get(service?)?;
+                Some(format!("http://127.0.0.1:{port}"))
+            }
+            UrlScheme::LocalHosts => self
+                .inner
+                .gateway_port
+                .map(|port| gateway_url(port, app_name, service)),
+            UrlScheme::Domain(domain) => Some(match service {
+                Some(s) => format!("https://{s}.{app_name}.{domain}"),
+                None => format!("https://{app_name}.{domain}"),
+            }),
+        }
+    }
+}
+
+async fn bind_any() -> Result<TcpListener, String> {
+    TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .map_err(|e| format!("cannot bind a loopback port: {e}"))
+}
