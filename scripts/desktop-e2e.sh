@@ -16,7 +16,9 @@ export SLIPWAY_DESKTOP_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/slipway-deskt
 if [ -e "$SLIPWAY_DESKTOP_BIN" ] && [ -n "$(find ui -type f -newer "$SLIPWAY_DESKTOP_BIN" -print -quit)" ]; then
   touch src-tauri/src/lib.rs
 fi
-cargo build -p slipway-desktop --quiet
+cargo build -p slipway-desktop -p slipway-cli --quiet
+# The tests add a platform user with the CLI, as an admin would.
+export SLIPWAY_CLI_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/slipway"
 unset SLIPWAY_PLATFORM_URL SLIPWAY_TOKEN
 for attempt in 1 2 3 4 5; do
   # No platform configured: the app starts its embedded one under a fresh throwaway home.

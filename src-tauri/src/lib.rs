@@ -23,6 +23,7 @@ pub fn desktop_data_dir() -> PathBuf {
 /// with no care service configured, care commands use an embedded one with the demo data.
 pub fn build_app<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
     builder
+        .plugin(tauri_plugin_opener::init())
         .manage(commands::tools::Tools::new(
             slipway_platform::embedded::default_data_dir(),
         ))
@@ -77,4 +78,96 @@ pub fn run() {
                 app.state::<Arc<commands::care::Care>>().shutdown();
             }
         });
+}
+
+#[cfg(test)]
+mod wiring {
+    //! The command wiring on Tauri's mock runtime, with the app's real context (its
+    //! capabilities included): every command the UI calls is registered and allowed for the
+    //! main window, arguments arrive under the names `api.js` sends, and a command that is not
+    //! wired is refused. No window system is needed.
+
+    use serde_json::{Value, json};
+    use tauri::ipc::{CallbackFn, InvokeBody};
+    use tauri::test::{INVOKE_KEY, get_ipc_response, mock_builder};
+    use tauri::webview::InvokeRequest;
+
+    fn app() -> (
+        tauri::App<tauri::test::MockRuntime>,
+        tauri::WebviewWindow<tauri::test::MockRuntime>,
+    ) {
+        let app = super::build_app(mock_builder())
+            .build(tauri::generate_context!())
+            .expect("the app builds on the mock runtime");
+        let window = tauri::WebviewWindowBuilder::new(&app, "main", Default::default())
+            .build()
+            .expect("the main window");
+        (app, window)
+    }
+
+    fn invoke(
+        window: &tauri::WebviewWindow<tauri::test::MockRuntime>,
+        cmd: &str,
+        args: Value,
+    ) -> Result<Value, Value> {
+        get_ipc_response(
+            window,
+            InvokeRequest {
+                cmd: cmd.into(),
+                callback: CallbackFn(0),
+                error: CallbackFn(1),
+                url: "tauri://localhost".parse().unwrap(),
+                body: InvokeBody::Json(args),
+                headers: Default::default(),
+                invoke_key: INVOKE_KEY.to_string(),
+            },
+        )
+        .map(|body| body.deserialize::<Value>().unwrap())
+    }
+
+    #[test]
+    fn the_ui_commands_are_wired_and_allowed() {
+        let (_app, window) = app();
+        let tools = invoke(&window, "list_tools", json!({})).expect("list_tools");
+        let names: Vec<&str> = tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|t| t["name"].as_str())
+            .collect();
+        assert!(
+            names.contains(&"scaffold_app") && names.contains(&"share_secret"),
+            "{names:?}"
+        );
+
+        // A tool through call_tool, with the argument names api.js uses: a devfile with an
+        // error comes back as the validator's findings, not as a failed command.
+        let dir = tempfile::tempdir().unwrap();
+        let devfile = dir.path().join("devfile.yaml");
+        std::fs::write(&devfile, "schemaVersion: 2.2.0\nmetadata: {}\n").unwrap();
+        let checked = invoke(
+            &window,
+            "call_tool",
+            json!({"name": "validate_devfile", "args": {"devfile_path": devfile.display().to_string()}}),
+        )
+        .expect("call_tool");
+        assert_eq!(checked["valid"], false, "{checked}");
+        assert!(checked.to_string().contains("metadata.name"), "{checked}");
+
+        // A tool's own refusal is a result naming the field; an unknown tool is an error.
+        let refused = invoke(
+            &window,
+            "call_tool",
+            json!({"name": "scaffold_app", "args": {"app_name": "Bad Name", "app_type": "python-api", "output_directory": dir.path().display().to_string()}}),
+        )
+        .expect("call_tool");
+        assert_eq!(refused["success"], false, "{refused}");
+        assert_eq!(refused["field"], "app_name", "{refused}");
+        let unknown = invoke(&window, "call_tool", json!({"name": "nope", "args": {}}))
+            .expect_err("an unknown tool");
+        assert!(unknown.to_string().contains("unknown tool"), "{unknown}");
+
+        // Something the window never calls is not there.
+        assert!(invoke(&window, "no_such_command", json!({})).is_err());
+    }
 }

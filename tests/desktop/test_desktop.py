@@ -15,6 +15,7 @@ import http.client
 import json
 import os
 import re
+import subprocess
 import tempfile
 import time
 import unittest
@@ -222,6 +223,57 @@ class DesktopTest(unittest.TestCase):
         s.click("#secret-save")
         s.wait_text("#app-detail", lambda t: "secret_path" in t and "'/'" in t)
         s.screenshot("apps")
+
+    def test_secrets_add_update_and_view_version_1(self):
+        """Developers: a secret of their own is saved, updated (a new version), and its history
+        shows both versions, each viewable; the value stays hidden until asked for."""
+        s = self.s
+        s.click("nav button[data-view=secrets]")
+        s.wait_text("#secrets-list", lambda t: "No secrets" in t or "api/key" in t, timeout=60)
+        s.fill("#new-secret-path", "api/key")
+        s.fill("#new-secret-data", '{"KEY": "one"}')
+        s.click("#new-secret-save")
+        s.wait_text("#new-secret-result", lambda t: "version 1" in t, timeout=30)
+        s.wait_text("#secrets-list", lambda t: "api/key" in t)
+        self.assertNotIn("one", s.read("return document.querySelector('#secrets-list').textContent;"))
+        s.fill("#new-secret-path", "api/key")
+        s.fill("#new-secret-data", '{"KEY": "two"}')
+        s.click("#new-secret-save")
+        s.wait_text("#new-secret-result", lambda t: "version 2" in t, timeout=30)
+        s.wait_text("#secret-detail", lambda t: "2 versions kept" in t, timeout=30)
+        s.click("#secret-versions button[data-version='1']")
+        s.wait_text("#secret-value-1", lambda t: '"KEY":"one"' in t.replace(" ", ""))
+        s.click("#secret-versions button[data-version='2']")
+        s.wait_text("#secret-value-2", lambda t: '"KEY":"two"' in t.replace(" ", ""))
+        s.screenshot("secrets")
+        # A bad prefix is refused with its rule.
+        s.fill("#secrets-prefix", "/abs")
+        s.wait_text("#secrets-list", lambda t: "prefix" in t, timeout=10)
+        s.fill("#secrets-prefix", "api/")
+        s.wait_text("#secrets-list", lambda t: "api/key" in t, timeout=10)
+
+    def test_grant_and_revoke_a_role(self):
+        """Admins: a colleague (added to the account with the CLI) is granted editor on an app,
+        picked from the account's users, then revoked."""
+        s = self.s
+        s.click("nav button[data-view=apps]")
+        s.wait_text("#apps-list", lambda t: "No apps yet" in t or "desk-" in t, timeout=60)
+        s.click("#register summary")
+        s.fill("#register-form [name=name]", "desk-share")
+        s.fill("#register-form [name=display_name]", "Desk Share")
+        s.click("#register-button")
+        s.wait_text("#register-result", lambda t: "registered desk-share" in t, timeout=60)
+        s.wait_text("#access-table", lambda t: "owner" in t)
+        data_dir = os.path.join(os.environ["XDG_DATA_HOME"], "slipway", "embedded-platform")
+        subprocess.run([os.environ["SLIPWAY_CLI_BIN"], "platform", "user", "add", "--data-dir", data_dir,
+                        "--email", "dana@example.org", "--name", "Dana"], check=True, capture_output=True)
+        s.fill("[name=grant_user]", "dana@example.org")
+        s.js("const r = document.querySelector('[name=grant_role]'); r.value = 'editor';")
+        s.click("#grant-button")
+        s.wait_text("#access-table", lambda t: "dana@example.org" in t and "editor" in t, timeout=30)
+        s.screenshot("access")
+        s.click("#access-table button[data-user='dana@example.org']")
+        s.wait_text("#access-table", lambda t: "dana@example.org" not in t and "owner" in t, timeout=30)
 
     def test_build_to_running_then_history_and_rollback(self):
         """A template scaffolded from the window is built and deployed from the window until

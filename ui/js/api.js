@@ -112,3 +112,8 @@ export const careCreateUser = (user) => command("care_create_user", { user });
 export const careSetPermissions = (id, permissions) => command("care_set_permissions", { id, permissions });
 /** Deletes a care user. */
 export const careDeleteUser = (id) => command("care_delete_user", { id });
+
+/** Opens an http(s) URL in the system browser (Tauri's opener plugin). */
+export function openUrl(url) {
+  return command("plugin:opener|open_url", { url });
+}

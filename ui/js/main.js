@@ -9,6 +9,7 @@ const VIEWS = {
   new: () => import("./views/new-app.js"),
   check: () => import("./views/check.js"),
   apps: () => import("./views/apps.js"),
+  secrets: () => import("./views/secrets.js"),
   enroll: () => import("./views/enroll.js"),
   missing: () => import("./views/missing-info.js"),
   "care-users": () => import("./views/care-users.js"),

@@ -111,7 +111,9 @@ pub struct ServeArgs {
     /// `postgres://…` to use PostgreSQL instead of SQLite.
     #[arg(long)]
     database_url: Option<String>,
-    /// Image builder: auto (buildah when it runs here, else native), buildah, or native.
+    /// Image builder: auto (what the runtime runs: native for processes when the devfile has a
+    /// build command; buildah for containers, native when a FROM image is missing), buildah, or
+    /// native.
     #[arg(long, default_value = "auto")]
     builder: slipway_platform::BuilderKind,
     /// Where the host-routed app gateway listens: http://<service>.<app>.localhost:<port>

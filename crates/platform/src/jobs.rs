@@ -54,6 +54,10 @@ struct Inner {
     /// The OSV advisory directory scans check against (`--advisory-db`).
     advisory_db: Option<PathBuf>,
     ca_bundle: Option<PathBuf>,
+    /// Whether deployments run on the container runtime: `auto` then builds Dockerfiles with
+    /// buildah; on the process runtime it prefers the native builder, whose images that
+    /// runtime runs whole (a Dockerfile image's system paths would resolve on the host).
+    containers: bool,
 }
 
 /// The builder `kind` stands for on this machine: `auto` is buildah when it runs, else
@@ -82,6 +86,7 @@ impl Runner {
         built: tokio::sync::mpsc::UnboundedSender<String>,
         advisory_db: Option<PathBuf>,
         ca_bundle: Option<PathBuf>,
+        containers: bool,
     ) -> Result<Self, PlatformError> {
         let builder = resolve_builder(kind)?;
         let store = ImageStore::open(data_dir).map_err(|e| PlatformError::Config(e.to_string()))?;
@@ -113,6 +118,7 @@ impl Runner {
                 data_dir: data_dir.to_path_buf(),
                 builder,
                 auto: kind == BuilderKind::Auto,
+                containers,
                 output: Output { store, key },
                 slots: Semaphore::new(MAX_CONCURRENT_BUILDS),
                 jobs: Mutex::new(HashMap::new()),
@@ -277,6 +283,18 @@ async fn run_job(
                     .map(|image| (image, builds::SYNC_BUILDER))
             } else {
                 match inner.builder {
+                    BuilderKind::Buildah
+                        if inner.auto
+                            && !inner.containers
+                            && native::unbuildable(&job.service).is_none() =>
+                    {
+                        log.note(
+                            "--builder auto: deployments run as processes here, which run what the native builder makes: building with the devfile's build command (with --runtime container, auto builds the Dockerfile with buildah)",
+                        );
+                        native::build(&job, &inner.output)
+                            .await
+                            .map(|image| (image, BuilderKind::Native.as_str()))
+                    }
                     BuilderKind::Buildah => match buildah::build(&job, &inner.output).await {
                         Err(missing @ BuildError::BaseImagesMissing(_))
                             if inner.auto && native::unbuildable(&job.service).is_none() =>

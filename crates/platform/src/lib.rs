@@ -89,6 +89,7 @@ pub async fn prepare(config: &PlatformConfig) -> Result<AppState, PlatformError>
         built_tx,
         config.advisory_db.clone(),
         config.build_ca_bundle.clone(),
+        config.runtime == RuntimeKind::Container,
     )
     .await?;
     let signer = logs::presign::UrlSigner::load_or_create(&config.data_dir)?;

@@ -99,9 +99,25 @@ export function mount(root, { api }) {
     if (listed && status.status) listed.replaceWith(badge(status.status));
     const header = el("div", { class: "row" }, el("h2", { id: "app-name" }, app.display_name || app.name), el("span", { id: "app-status" }, badge(status.status || app.status)));
     const info = el("p", { class: "muted mono" }, `${app.name} · ${app.app_id}`);
-    const urls = el("ul", { class: "list mono" });
-    if (status.app_url) urls.append(el("li", {}, `App: ${status.app_url}`));
-    for (const svc of status.services || []) urls.append(el("li", {}, `${svc.name} (${svc.status}): ${text(svc.url)}`));
+    // Service URLs open in the system browser; limits say whether the runtime enforces them.
+    const link = (url) => {
+      const a = el("a", { href: url, class: "url" }, url);
+      a.addEventListener("click", (ev) => {
+        ev.preventDefault();
+        api.openUrl(url);
+      });
+      return a;
+    };
+    const limits = (l) => {
+      if (!l || (!l.memory && !l.cpu)) return "";
+      const parts = [l.memory && `memory ${l.memory}`, l.cpu && `cpu ${l.cpu}`].filter(Boolean).join(", ");
+      return ` · ${parts}${l.enforced ? "" : " (not enforced by the process runtime)"}`;
+    };
+    const urls = el("ul", { class: "list mono", id: "app-urls" });
+    if (status.app_url) urls.append(el("li", {}, "App: ", link(status.app_url)));
+    for (const svc of status.services || []) {
+      urls.append(el("li", {}, `${svc.name} (${svc.status}): `, svc.url ? link(svc.url) : el("span", { class: "muted" }, "internal"), el("span", { class: "muted" }, limits(svc.limits))));
+    }
     const reason = status.reason ? el("p", { class: "error" }, status.reason) : el("span");
     const failed = (status.status || app.status) === "FAILED";
     pane.replaceChildren(header, info, urls, reason, lifecycle(app), ...(failed ? [diagnosisBox(app)] : []), buildBox(app), historyBox(app), logsBox(app), secretsBox(app), accessBox(app));
@@ -417,7 +433,13 @@ export function mount(root, { api }) {
   function accessBox(app) {
     const table = el("div", { id: "access-table" }, el("p", { class: "muted" }, "Loading access…"));
     const box = el("div", { class: "result" });
-    const who = el("input", { name: "grant_user", placeholder: "colleague@example.com" });
+    // The account's users to pick from; an e-mail or id typed in works too.
+    const who = el("input", { name: "grant_user", placeholder: "colleague@example.com", list: "account-users" });
+    const people = el("datalist", { id: "account-users" });
+    tool("list_account_users", {}).then((res) => {
+      if (res.success === false) return;
+      people.replaceChildren(...(res.users || []).map((u) => el("option", { value: u.email }, u.name)));
+    });
     const role = el("select", { name: "grant_role" });
     const grant = el("button", { type: "button", class: "small", id: "grant-button" }, "Grant");
     async function refresh() {
@@ -428,7 +450,7 @@ export function mount(root, { api }) {
       grant.disabled = grantable.length === 0;
       const t = el("table", {}, el("tr", {}, el("th", {}, "user"), el("th", {}, "email"), el("th", {}, "role"), el("th", {}, "")));
       for (const u of perms.users) {
-        const revoke = el("button", { type: "button", class: "small" }, "Revoke");
+        const revoke = el("button", { type: "button", class: "small", "data-user": u.email || u.user_id }, "Revoke");
         // Whether this role may be revoked, and why not, is the toolkit's answer.
         revoke.disabled = !u.revocable;
         if (u.revoke_note) revoke.title = u.revoke_note;
@@ -449,7 +471,7 @@ export function mount(root, { api }) {
       refresh();
     });
     refresh();
-    return section("Access", table, el("div", { class: "inline" }, el("label", {}, "User (e-mail or id)", who), el("label", {}, "Role", role), grant), box);
+    return section("Access", table, el("div", { class: "inline" }, el("label", {}, "User (e-mail or id)", who, people), el("label", {}, "Role", role), grant), box);
   }
 
   $("#apps-refresh", root).addEventListener("click", () => loadApps());

@@ -62,8 +62,9 @@ async fn auto_records_the_native_fallback_so_a_sync_can_follow() {
         let app = spawn_app_with(backend, BuilderKind::Auto).await;
         let created = app.register(&app.owner, "fallback").await;
         let app_id = created["id"].as_str().unwrap();
-        // The Dockerfile's base image is on no machine and no registry answers: auto builds
-        // natively.
+        // Deployments run as processes here: auto builds natively (and would, with the
+        // container runtime, fall back to native for this base image, which is on no machine
+        // and in no reachable registry).
         let mut files = crate::support::python_project(&python_devfile("fallback", "true"));
         for (path, bytes) in &mut files {
             if path == "Dockerfile" {
@@ -76,6 +77,11 @@ async fn auto_records_the_native_fallback_so_a_sync_can_follow() {
         assert_eq!(
             build["builder"], "native",
             "the builder that made the image: {build}"
+        );
+        let log = build["log"].as_str().unwrap_or_default();
+        assert!(
+            log.contains("--builder auto: deployments run as processes"),
+            "{log}"
         );
         let (status, body) = app
             .upload(
