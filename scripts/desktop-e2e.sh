@@ -20,6 +20,9 @@ cargo build -p slipway-desktop -p slipway-cli --quiet
 # The tests add a platform user with the CLI, as an admin would.
 export SLIPWAY_CLI_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/slipway"
 unset SLIPWAY_PLATFORM_URL SLIPWAY_TOKEN
+# WebKitWebDriver's screenshots hang on some pages when compositing is off (the window's lean
+# default): a screenshot run keeps WebKit's defaults. The tests themselves run as users do.
+if [ -n "${SCREENSHOT_DIR:-}" ]; then export SLIPWAY_WEBVIEW_DEFAULTS=1; fi
 for attempt in 1 2 3 4 5; do
   # No platform configured: the app starts its embedded one under a fresh throwaway home.
   home=$(mktemp -d)
@@ -45,6 +48,8 @@ print(*(p.getsockname()[1] for p in ports))')
     kill $driver 2>/dev/null || true
     exit $status
   ' >"$log" 2>&1 || status=$?
+  # Each test's outcome, then the end of the run (a failure's traceback).
+  grep -E -e '\.\.\. (ok|ERROR|FAIL)' -e '^(ERROR|FAIL):' "$log" || true
   grep -v -e dbus-daemon -e portal -e PipeWire -e pw.conf "$log" | tail -n 30
   rm -rf "$home"
   if [ "$status" -eq 0 ]; then

@@ -4,6 +4,7 @@
 const COMMANDS: &[&str] = &[
     "list_tools",
     "call_tool",
+    "forget_app_file",
     "environment",
     "dismiss_welcome",
     "care_missing_info",
@@ -29,6 +30,7 @@ const COMMANDS: &[&str] = &[
     "dev_stop",
     "devfile_watch",
     "devfile_latest",
+    "ui_ready",
 ];
 
 fn main() {

@@ -34,9 +34,16 @@ pub fn build_app<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builde
             slipway_care::embedded::default_data_dir(),
             desktop_data_dir(),
         )))
+        .setup(|app| {
+            if let Some(window) = app.get_webview_window("main") {
+                lean_webview(&window);
+            }
+            Ok(())
+        })
         .invoke_handler(tauri::generate_handler![
             commands::tools::list_tools,
             commands::tools::call_tool,
+            commands::tools::forget_app_file,
             commands::env::environment,
             commands::env::dismiss_welcome,
             commands::care::care_missing_info,
@@ -62,7 +69,41 @@ pub fn build_app<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builde
             commands::dev::dev_stop,
             commands::dev::devfile_watch,
             commands::dev::devfile_latest,
+            commands::startup::ui_ready,
         ])
+}
+
+/// WebKitGTK's settings for a forms-and-tables window: no GPU compositing (its buffers were
+/// 70 MB of the web process's memory, for a UI that does not animate) and the document-viewer
+/// cache model (no page cache for back/forward navigation the app never does). Measured with
+/// `scripts/bench-desktop.py` (BENCHMARKS.md).
+/// `SLIPWAY_WEBVIEW_DEFAULTS=1` keeps WebKit's defaults: WebKitWebDriver's screenshots hang
+/// on some pages without compositing, so the run that takes the documentation's screenshots
+/// sets it (scripts/desktop-e2e.sh with SCREENSHOT_DIR).
+fn lean_webview<R: tauri::Runtime>(window: &tauri::WebviewWindow<R>) {
+    if std::env::var_os("SLIPWAY_WEBVIEW_DEFAULTS").is_some_and(|v| v == "1") {
+        return;
+    }
+    #[cfg(target_os = "linux")]
+    {
+        let applied = window.with_webview(|webview| {
+            use webkit2gtk::{SettingsExt as _, WebContextExt as _, WebViewExt as _};
+            let view = webview.inner();
+            if let Some(settings) = view.settings() {
+                settings.set_hardware_acceleration_policy(
+                    webkit2gtk::HardwareAccelerationPolicy::Never,
+                );
+            }
+            if let Some(context) = view.context() {
+                context.set_cache_model(webkit2gtk::CacheModel::DocumentViewer);
+            }
+        });
+        if let Err(e) = applied {
+            eprintln!("slipway: the window's WebKit settings could not be applied: {e}");
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = window;
 }
 
 /// Starts the desktop app; on exit, stops the embedded platform (and the apps it runs) and

@@ -317,6 +317,13 @@ class DesktopTest(unittest.TestCase):
         self.assertIn("build", rows[1])
         s.click("#status-refresh")
         s.wait_text("#app-status", lambda t: t == "RUNNING", timeout=60)
+        # Watch status settles at RUNNING, then shows the app with its latest logs; the
+        # service URL is a link every client reaches.
+        s.click("#status-watch")
+        s.wait_text("#app-detail", lambda t: "presigned URL" in t and "runtime" in t, timeout=60)
+        url = s.read("return document.querySelector('#app-urls a.url').getAttribute('href');")
+        self.assertTrue(url.startswith("http://127.0.0.1:"), url)
+        self.assertIn("status", urllib.request.urlopen(url + "/health", timeout=10).read().decode())
         build_and_wait(2)
         s.screenshot("deployments")
         # Roll back to the first deployment (the last row), confirming first.
@@ -354,6 +361,15 @@ class DesktopTest(unittest.TestCase):
         s.screenshot("watch")
         s.click("#watch-switch")
         s.wait_text("#watch-state", lambda t: t.startswith("Not watching"), timeout=60)
+
+        # Delete offers to remove the project's .app file (it names the deleted app).
+        self.assertTrue(os.path.exists(os.path.join(project, ".app")))
+        s.click("#app-detail button.danger")
+        self.assertEqual(s.read("return document.querySelector('#forget-project').value;"), project)
+        self.assertTrue(s.read("return document.querySelector('#forget-app-file').checked;"))
+        s.click("#confirm-delete")
+        s.wait_text("#forgot-app-file", lambda t: t.startswith("removed"), timeout=60)
+        self.assertFalse(os.path.exists(os.path.join(project, ".app")))
 
     def test_care_enrollment_with_a_field_error_then_enrolled(self):
         """Care staff: the service's validator places an error on its field as the user types;

@@ -117,3 +117,13 @@ export const careDeleteUser = (id) => command("care_delete_user", { id });
 export function openUrl(url) {
   return command("plugin:opener|open_url", { url });
 }
+
+/** After a delete: removes the project's `.app` file when it names that app (Rust checks). */
+export function forgetAppFile(projectPath, appId) {
+  return command("forget_app_file", { projectPath, appId });
+}
+
+/** Tells the shell the first view is on screen (the start-up benchmark's mark). */
+export function uiReady() {
+  return command("ui_ready", {});
+}

@@ -70,6 +70,8 @@ for (const b of document.querySelectorAll("nav button")) {
 document.body.dataset.ready = "true";
 
 // The first view, unless the user already picked one while the environment was read.
-header().then((env) => {
-  if (current === null) go(env && env.welcome ? "welcome" : "new");
+header().then(async (env) => {
+  if (current === null) await go(env && env.welcome ? "welcome" : "new");
+  // The first view is on screen: the window is interactive.
+  requestAnimationFrame(() => api.uiReady());
 });

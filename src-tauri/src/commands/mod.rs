@@ -5,4 +5,5 @@ pub mod care;
 pub mod dev;
 pub mod env;
 pub mod history;
+pub mod startup;
 pub mod tools;

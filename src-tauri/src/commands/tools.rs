@@ -83,6 +83,17 @@ pub async fn call_tool(
     run(Arc::clone(&tools.runner), name, args).await
 }
 
+/// After an app is deleted: removes the `.app` file in its project folder, only when the
+/// file names that app. Returns the removed file's path.
+#[tauri::command]
+pub fn forget_app_file(project_path: String, app_id: String) -> Result<String, CommandError> {
+    slipway_toolkit::platform::AppFile::forget(std::path::Path::new(&project_path), &app_id)
+        .map(|path| path.display().to_string())
+        .map_err(|e| CommandError {
+            message: e.to_string(),
+        })
+}
+
 async fn run(runner: Arc<Runner>, name: String, args: Value) -> Result<Value, CommandError> {
     tauri::async_runtime::spawn_blocking(move || runner.call(&name, args))
         .await

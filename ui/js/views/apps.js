@@ -1,6 +1,7 @@
 // Apps: the list, each app's status and service URLs, lifecycle, build, logs, secrets and
 // access. Every decision (what may be revoked, create or update of a secret) comes from Rust.
 import { $, el, showResult, text } from "../components/dom.js";
+import { INTERVAL_MS, watchStatus } from "../watch-status.js";
 
 export function mount(root, { api }) {
   const tool = async (name, args) => {
@@ -136,21 +137,65 @@ export function mount(root, { api }) {
     });
     const refresh = el("button", { type: "button", class: "small", id: "status-refresh" }, "Refresh status");
     refresh.addEventListener("click", () => openApp(app.app_id));
+    // Watch status: poll every 10 s until RUNNING or FAILED, then show the app with its logs.
+    const watch = el("button", { type: "button", class: "small", id: "status-watch" }, "Watch status");
+    const watching = el("p", { class: "muted", id: "status-watching", "aria-live": "polite" });
+    watch.addEventListener("click", async () => {
+      if (watch.signal) {
+        watch.signal.stopped = true;
+        return;
+      }
+      const signal = { stopped: false };
+      watch.signal = signal;
+      watch.textContent = "Stop watching";
+      const settled = await watchStatus({
+        fetchStatus: () => tool("get_app_status", { app_id: app.app_id }),
+        onUpdate: (s) => {
+          const now = new Date().toLocaleTimeString();
+          watching.textContent = s.success === false
+            ? `${now}: ${s.error} (trying again in ${INTERVAL_MS / 1000} s)`
+            : `${now}: ${s.status}; checking every ${INTERVAL_MS / 1000} s until RUNNING or FAILED`;
+        },
+        signal,
+      });
+      watch.signal = null;
+      watch.textContent = "Watch status";
+      if (!settled || currentApp !== app.app_id) return;
+      await openApp(app.app_id);
+      const logs = $("#app-detail [data-action=show-logs]", root);
+      if (logs) logs.click();
+    });
     const del = el("button", { type: "button", class: "small danger" }, "Delete…");
     del.addEventListener("click", () => {
       const sure = el("button", { type: "button", class: "small danger", id: "confirm-delete" }, `Delete ${app.name} permanently`);
       const no = el("button", { type: "button", class: "small" }, "Keep it");
+      // The project's .app file names the deleted app; offer to remove it too (the folder the
+      // build box was given, if any).
+      const built = $("#app-detail [name=project_path]", root);
+      const folder = el("input", { name: "forget_project", id: "forget-project", value: built ? built.value.trim() : "", placeholder: "/home/you/projects/" + app.name });
+      const forget = el("input", { type: "checkbox", id: "forget-app-file" });
+      forget.checked = Boolean(folder.value);
       no.addEventListener("click", () => box.replaceChildren());
       sure.addEventListener("click", async () => {
         const res = await tool("delete_app", { app_id: app.app_id });
         if (res.success === false) return resultLine(box, res);
         currentApp = null;
-        $("#app-detail", root).replaceChildren(el("p", { class: "ok" }, res.message));
+        const lines = [el("p", { class: "ok" }, res.message)];
+        if (forget.checked && folder.value.trim()) {
+          const gone = await api.forgetAppFile(folder.value.trim(), app.app_id);
+          lines.push(gone.ok ? el("p", { class: "ok", id: "forgot-app-file" }, `removed ${gone.value}`) : el("p", { class: "error", id: "forgot-app-file" }, gone.error));
+        }
+        $("#app-detail", root).replaceChildren(...lines);
         loadApps();
       });
-      box.replaceChildren(el("p", {}, "This stops the app, deletes its builds, logs and secrets, and frees its name."), el("div", { class: "row" }, sure, no));
+      box.replaceChildren(
+        el("p", {}, "This stops the app, deletes its builds, logs and secrets, and frees its name."),
+        el("div", { class: "inline" },
+          el("label", { class: "check" }, forget, "Also remove the .app file in"),
+          el("label", {}, "Project folder", folder)),
+        el("div", { class: "row" }, sure, no));
     });
-    return el("div", {}, el("div", { class: "row" }, refresh, toggle, del), box);
+    return el("div", {}, el("div", { class: "row" }, refresh, watch, toggle, del), watching, box);
   }
 
   // Why a FAILED app failed: the platform's diagnosis, shown as it comes.
@@ -381,7 +426,7 @@ export function mount(root, { api }) {
 
   function logsBox(app) {
     const box = el("div", {});
-    const show = el("button", { type: "button", class: "small" }, "Show latest logs");
+    const show = el("button", { type: "button", class: "small", "data-action": "show-logs" }, "Show latest logs");
     show.addEventListener("click", async () => {
       const res = await tool("get_app_logs", { app_id: app.app_id, latest_only: true });
       if (res.success === false) return resultLine(box, res);

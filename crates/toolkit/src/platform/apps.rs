@@ -35,6 +35,29 @@ impl AppFile {
         atomic_write(&path, text.as_bytes()).map_err(|e| ToolError::io("write", &path, &e))?;
         Ok(path)
     }
+
+    /// Removes `dir/.app` after its app was deleted, but only when it names `app_id`: a file
+    /// that names another app (the folder was registered again) is left alone and the error
+    /// says so. Returns the removed file's path.
+    pub fn forget(dir: &Path, app_id: &str) -> Result<PathBuf, ToolError> {
+        let path = dir.join(APP_FILE);
+        let named = super::build::read_app_file(dir)?.ok_or_else(|| {
+            ToolError::invalid("project_path", format!("{} does not exist", path.display()))
+        })?;
+        if named.app_id != app_id {
+            return Err(ToolError::invalid(
+                "project_path",
+                format!(
+                    "{} names app {} ({}), not {app_id}: it was left alone",
+                    path.display(),
+                    named.name,
+                    named.app_id
+                ),
+            ));
+        }
+        std::fs::remove_file(&path).map_err(|e| ToolError::io("remove", &path, &e))?;
+        Ok(path)
+    }
 }
 
 /// Arguments of `register_app`.
@@ -325,4 +348,32 @@ pub(crate) fn encode(value: &str) -> String {
             _ => format!("%{b:02X}"),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forgetting_removes_only_the_file_that_names_the_app() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = AppFile {
+            app_id: "11111111-1111-1111-1111-111111111111".into(),
+            name: "orders".into(),
+            platform_url: "http://127.0.0.1:8700".into(),
+        };
+        let path = file.write(dir.path()).unwrap();
+        let other = AppFile::forget(dir.path(), "22222222-2222-2222-2222-222222222222")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            other.contains("names app orders") && other.contains("left alone"),
+            "{other}"
+        );
+        assert!(path.exists());
+        assert_eq!(AppFile::forget(dir.path(), &file.app_id).unwrap(), path);
+        assert!(!path.exists());
+        let missing = AppFile::forget(dir.path(), &file.app_id).unwrap_err();
+        assert!(missing.to_string().contains("does not exist"), "{missing}");
+    }
 }

@@ -1,0 +1,30 @@
+// Watching an app's status: poll every `interval` ms until it is RUNNING or FAILED (or the
+// watch is stopped), reporting each answer. Kept apart from the view so the loop is tested
+// with a fake clock (tests/watch-status.test.js).
+
+/** The statuses a deployment settles in. */
+export const SETTLED = ["RUNNING", "FAILED"];
+
+/** The default poll interval: every 10 s, as people expect of a status watch. */
+export const INTERVAL_MS = 10_000;
+
+/**
+ * Polls `fetchStatus()` (resolving to a status object or `{success: false, error}`) until its
+ * `status` is settled. `onUpdate(status, round)` sees every answer. Resolves to the settled
+ * status, or to null when `signal.stopped` becomes true. A failed poll does not end the
+ * watch: the next round tries again.
+ */
+export async function watchStatus({ fetchStatus, onUpdate = () => {}, interval = INTERVAL_MS, sleep = defaultSleep, signal = { stopped: false } }) {
+  for (let round = 1; ; round++) {
+    if (signal.stopped) return null;
+    const status = await fetchStatus();
+    if (signal.stopped) return null;
+    onUpdate(status, round);
+    if (status && SETTLED.includes(status.status)) return status;
+    await sleep(interval);
+  }
+}
+
+function defaultSleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
