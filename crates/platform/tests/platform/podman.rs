@@ -456,3 +456,42 @@ async fn a_container_killed_at_its_memory_limit_fails_its_deployment_saying_so()
         app.finish().await;
     }
 }
+
+#[tokio::test]
+async fn an_image_archive_is_imported_under_the_name_a_from_line_uses() {
+    if !containers_here() {
+        return;
+    }
+    // An OCI archive and a docker archive of the base image, as `podman save` writes them.
+    let dir = tempfile::tempdir().unwrap();
+    for (format, tag) in [
+        ("oci-archive", "slipway-test/imported-oci:1"),
+        ("docker-archive", "slipway-test/imported-docker:1"),
+    ] {
+        let archive = dir.path().join(format!("{format}.tar"));
+        let saved = Command::new("podman")
+            .args(["save", "--format", format, "-o"])
+            .arg(&archive)
+            .arg(BASE)
+            .output()
+            .unwrap();
+        assert!(
+            saved.status.success(),
+            "{}",
+            String::from_utf8_lossy(&saved.stderr)
+        );
+        let imported = slipway_platform::base_image::import(&archive, tag, &Default::default())
+            .unwrap_or_else(|e| panic!("{format}: {e}"));
+        let qualified = format!("docker.io/{tag}");
+        assert_eq!(imported.image, qualified);
+        let inspect = Command::new("buildah")
+            .args(["inspect", "--type", "image", &qualified])
+            .output()
+            .unwrap();
+        assert!(
+            inspect.status.success(),
+            "{format}: not in buildah's storage"
+        );
+        let _ = Command::new("buildah").args(["rmi", &qualified]).output();
+    }
+}
