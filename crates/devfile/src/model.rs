@@ -147,6 +147,13 @@ pub struct Endpoint {
     pub path: Option<String>,
 }
 
+impl Endpoint {
+    /// Whether it is reachable from outside the app (`exposure` public, the default).
+    pub fn is_public(&self) -> bool {
+        self.exposure.as_deref().unwrap_or("public") == "public"
+    }
+}
+
 /// `components[].image`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -242,11 +249,16 @@ pub struct ServiceSpec {
 }
 
 impl ServiceSpec {
+    /// Whether it has a public endpoint (the only services given URLs and gateway routes).
+    pub fn is_public(&self) -> bool {
+        self.endpoints.iter().any(Endpoint::is_public)
+    }
+
     /// The port traffic goes to: the first public endpoint's, else the first endpoint's.
     pub fn port(&self) -> Option<u16> {
         self.endpoints
             .iter()
-            .find(|e| e.exposure.as_deref().unwrap_or("public") == "public")
+            .find(|e| e.is_public())
             .or_else(|| self.endpoints.first())
             .map(|e| e.target_port)
     }

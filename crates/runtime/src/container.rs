@@ -106,18 +106,13 @@ impl ContainerRuntime {
         ))
     }
 
-    /// The engine in use (with the platform's configuration).
-    pub fn engine(&self) -> &Engine {
-        &self.engine
-    }
-
     /// This platform's `slipway.platform` label value.
     pub fn platform_label(&self) -> String {
         format!("{LABEL_PLATFORM}={}", self.platform_id)
     }
 
-    /// Names of this platform's containers (running or not) matching `filter` (a
-    /// `label=k=v`), or of its networks when `networks`.
+    /// Names of this platform's containers (running or not), or of its networks when
+    /// `networks`, that also carry the label `extra` (`k=v`) when given.
     fn owned(&self, networks: bool, extra: Option<String>) -> Vec<String> {
         let mut args: Vec<String> = if networks {
             vec!["network".into(), "ls".into()]

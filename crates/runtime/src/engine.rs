@@ -131,12 +131,6 @@ impl Engine {
         command
     }
 
-    /// The variables the platform adds to the engine's commands (for other tools that share
-    /// its storage and configuration, such as buildah).
-    pub fn env(&self) -> &[(OsString, OsString)] {
-        &self.env
-    }
-
     /// Makes the configuration that worked (one of [`Engine::candidates`]) the platform's
     /// `DATA_DIR/engine/containers.conf`, where a user finds it to look at the platform's
     /// containers (`CONTAINERS_CONF=… podman ps`), and removes the other candidates.

@@ -41,8 +41,8 @@ mod routes;
 use crash::*;
 use plan::*;
 pub use ports::UrlScheme;
+pub use rollout::tail;
 use rollout::*;
-pub use rollout::{is_public, tail};
 pub use routes::{Routes, dependency_variable, gateway_url};
 
 pub use crate::config::DEFAULT_HEALTH_TIMEOUT;

@@ -30,11 +30,7 @@ impl Plan {
         }
         services
             .iter()
-            .find(|s| {
-                s.endpoints
-                    .iter()
-                    .any(|e| e.exposure.as_deref().unwrap_or("public") == "public")
-            })
+            .find(|s| s.is_public())
             .or_else(|| services.iter().find(|s| !s.endpoints.is_empty()))
             .map(|s| s.name.clone())
     }

@@ -104,7 +104,7 @@ pub(super) async fn deploy(
             let public: Vec<&str> = plan
                 .order
                 .iter()
-                .filter(|s| is_public(s))
+                .filter(|s| s.is_public())
                 .map(|s| s.name.as_str())
                 .collect();
             let routes = Routes {
@@ -247,7 +247,7 @@ async fn app_url(inner: &Arc<Inner>, plan: &Plan) -> Option<String> {
     };
     let mut ports = std::collections::BTreeMap::new();
     if *deployer.url_scheme() == UrlScheme::LoopbackPorts {
-        for spec in plan.order.iter().filter(|s| is_public(s)) {
+        for spec in plan.order.iter().filter(|s| s.is_public()) {
             match deployer
                 .ensure_forward(&plan.app_id, &plan.app_name, &spec.name)
                 .await
@@ -264,13 +264,6 @@ async fn app_url(inner: &Arc<Inner>, plan: &Plan) -> Option<String> {
         return deployer.service_url(&plan.app_name, Some(&primary), &ports);
     }
     deployer.service_url(&plan.app_name, None, &ports)
-}
-
-/// Whether a service has a public endpoint (the only ones given URLs).
-pub fn is_public(spec: &ServiceSpec) -> bool {
-    spec.endpoints
-        .iter()
-        .any(|e| e.exposure.as_deref().unwrap_or("public") == "public")
 }
 
 /// A service of a deployment being started.

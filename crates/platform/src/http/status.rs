@@ -11,7 +11,7 @@ use super::apps::{app_not_found, authorized_app};
 use super::error::ApiError;
 use super::{Access, AppState};
 use crate::db::{Tx, rfc3339};
-use crate::deploy::{UrlScheme, is_public};
+use crate::deploy::UrlScheme;
 use crate::model::{AppStatus, DeploymentStatus, ServiceStatus};
 use crate::policy::AppAction;
 use crate::store::apps::{self, AppRecord};
@@ -92,7 +92,12 @@ async fn view(state: &AppState, tx: &mut Tx, app: &AppRecord) -> Result<StatusVi
         .filter(|d| d.status == DeploymentStatus::Failed)
         .and_then(|d| d.reason.clone());
     let deployer = state.deployer();
-    let ports = service_ports::of_app(tx, &app.id).await?;
+    // Only the `ports` mode's URLs are made of recorded ports.
+    let ports = if *deployer.url_scheme() == UrlScheme::LoopbackPorts {
+        service_ports::of_app(tx, &app.id).await?
+    } else {
+        Default::default()
+    };
     let specs = app
         .devfile
         .as_deref()
@@ -102,7 +107,7 @@ async fn view(state: &AppState, tx: &mut Tx, app: &AppRecord) -> Result<StatusVi
     // Only services with a public endpoint get a URL.
     let public: Vec<&str> = specs
         .iter()
-        .filter(|s| is_public(s))
+        .filter(|s| s.is_public())
         .map(|s| s.name.as_str())
         .collect();
     let defaults = deployer.default_limits();

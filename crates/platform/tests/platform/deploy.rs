@@ -98,6 +98,29 @@ pub(crate) fn devfile(app: &str, build: &str, services: &[Service<'_>]) -> Strin
     out
 }
 
+/// `web` (listed first, port 3000) depending on `api` (port 8002), whose URL web's health
+/// check calls.
+fn web_and_api(app: &str) -> String {
+    devfile(
+        app,
+        "echo built > BUILT",
+        &[
+            Service {
+                name: "web",
+                port: 3000,
+                run: "python3 server.py web",
+                depends_on: &["api"],
+            },
+            Service {
+                name: "api",
+                port: 8002,
+                run: "python3 server.py api",
+                depends_on: &[],
+            },
+        ],
+    )
+}
+
 fn project(devfile: &str) -> Vec<(String, Vec<u8>)> {
     vec![
         ("devfile.yaml".into(), devfile.as_bytes().to_vec()),
@@ -377,24 +400,7 @@ async fn two_services_start_in_dependency_order_and_an_unchanged_one_is_kept() {
     for backend in backends() {
         let app = spawn_app(backend).await;
         // web is listed first but depends on api, whose URL its health check calls.
-        let df = devfile(
-            "shop",
-            "echo built > BUILT",
-            &[
-                Service {
-                    name: "web",
-                    port: 3000,
-                    run: "python3 server.py web",
-                    depends_on: &["api"],
-                },
-                Service {
-                    name: "api",
-                    port: 8002,
-                    run: "python3 server.py api",
-                    depends_on: &[],
-                },
-            ],
-        );
+        let df = web_and_api("shop");
         let id = register_and_build(&app, "shop", &df).await;
         let running = wait_status(&app, &id, &["RUNNING", "FAILED"]).await;
         assert_eq!(running["status"], "RUNNING", "{backend:?}: {running}");
@@ -511,25 +517,7 @@ async fn two_services_start_in_dependency_order_and_an_unchanged_one_is_kept() {
 async fn an_internal_service_has_no_url_and_answers_its_dependents_only() {
     for backend in backends() {
         let app = spawn_app(backend).await;
-        let df = devfile(
-            "inner",
-            "echo built > BUILT",
-            &[
-                Service {
-                    name: "web",
-                    port: 3000,
-                    run: "python3 server.py web",
-                    depends_on: &["api"],
-                },
-                Service {
-                    name: "api",
-                    port: 8002,
-                    run: "python3 server.py api",
-                    depends_on: &[],
-                },
-            ],
-        )
-        .replacen(
+        let df = web_and_api("inner").replacen(
             "          targetPort: 8002\n",
             "          targetPort: 8002\n          exposure: internal\n",
             1,
