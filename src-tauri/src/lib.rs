@@ -22,10 +22,13 @@ pub fn desktop_data_dir() -> PathBuf {
 /// platform configured, platform tools use an embedded one under the user's data directory;
 /// with no care service configured, care commands use an embedded one with the demo data.
 pub fn build_app<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
+    let selection = Arc::new(commands::env::Selection::load(&desktop_data_dir()));
     builder
         .plugin(tauri_plugin_opener::init())
+        .manage(Arc::clone(&selection))
         .manage(commands::tools::Tools::new(
             slipway_platform::embedded::default_data_dir(),
+            Arc::clone(&selection),
         ))
         .manage(commands::dev::DevSessions::default())
         .manage(commands::build::Builds::default())
@@ -33,6 +36,7 @@ pub fn build_app<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builde
         .manage(Arc::new(commands::care::Care::new(
             slipway_care::embedded::default_data_dir(),
             desktop_data_dir(),
+            selection,
         )))
         .setup(|app| {
             if let Some(window) = app.get_webview_window("main") {
@@ -44,8 +48,13 @@ pub fn build_app<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builde
             commands::tools::list_tools,
             commands::tools::call_tool,
             commands::tools::forget_app_file,
+            commands::tools::check_new_app,
             commands::env::environment,
             commands::env::dismiss_welcome,
+            commands::env::environments,
+            commands::env::sign_in,
+            commands::env::use_environment,
+            commands::env::sign_out,
             commands::care::care_missing_info,
             commands::care::care_submit_missing_info,
             commands::care::care_enrollment_options,
@@ -62,6 +71,8 @@ pub fn build_app<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builde
             commands::history::app_deployment_diff,
             commands::history::app_rollback,
             commands::history::app_diagnosis,
+            commands::history::app_builds,
+            commands::history::build_log,
             commands::build::build_start,
             commands::build::build_poll,
             commands::dev::dev_start,
@@ -207,6 +218,37 @@ mod wiring {
         let unknown = invoke(&window, "call_tool", json!({"name": "nope", "args": {}}))
             .expect_err("an unknown tool");
         assert!(unknown.to_string().contains("unknown tool"), "{unknown}");
+
+        // New app's live check: scaffold_app's rule, on its field, and nothing written.
+        let checked = invoke(
+            &window,
+            "check_new_app",
+            json!({"args": {"app_name": "Bad--Name", "app_type": "python-api", "output_directory": dir.path().display().to_string()}}),
+        )
+        .expect("check_new_app");
+        assert_eq!(checked["valid"], false, "{checked}");
+        assert_eq!(checked["field"], "app_name", "{checked}");
+        let fine = invoke(
+            &window,
+            "check_new_app",
+            json!({"args": {"app_name": "fine", "app_type": "python-api", "output_directory": dir.path().display().to_string()}}),
+        )
+        .expect("check_new_app");
+        assert_eq!(fine["valid"], true, "{fine}");
+        assert!(!dir.path().join("fine").exists());
+
+        // A sign-in with a broken field is refused on that field before anything is asked of
+        // the network or saved.
+        let refused = invoke(
+            &window,
+            "sign_in",
+            json!({"environment": {"name": "staging", "platform_url": "localhost:8700", "platform_token": "t"}}),
+        )
+        .expect("sign_in");
+        assert_eq!(refused["success"], false, "{refused}");
+        assert_eq!(refused["field"], "platform_url", "{refused}");
+        let listed = invoke(&window, "environments", json!({})).expect("environments");
+        assert!(listed["saved"].is_array(), "{listed}");
 
         // Something the window never calls is not there.
         assert!(invoke(&window, "no_such_command", json!({})).is_err());

@@ -15,6 +15,7 @@ import http.client
 import json
 import os
 import re
+import socket
 import subprocess
 import tempfile
 import time
@@ -160,18 +161,31 @@ class DesktopTest(unittest.TestCase):
         self.assertEqual(names, ["python-api", "python-dashboard", "js-web", "multi-container", "js-web-advanced", "durable-agent"])
         s.click("#view-new .card")
 
+        # The name is checked by the Rust rule as it is typed: the message appears under the
+        # field and the pipeline's name step fails, before anything is submitted.
         s.fill("[name=app_name]", "Bad--Name")
+        s.wait_text("#view-new [data-path=app_name]", lambda t: "lowercase" in t)
+        s.wait_for("#pipeline [data-step=name].failed")
         s.fill("[name=output_directory]", self.out)
         s.click("#scaffold-button")
         s.wait_text("#scaffold-result", lambda t: "app_name" in t and "lowercase" in t)
-        s.wait_text("#view-new [data-path=app_name]", lambda t: "lowercase" in t)
         self.assertEqual(os.listdir(self.out), [])
 
+        # Scaffold only: the platform steps are skipped.
+        s.click("#view-new [name=deploy]")
         s.fill("[name=app_name]", "desk-app")
+        s.wait_for("#pipeline [data-step=name].done")
+        s.wait_text("#pipeline [data-step=folder]", lambda t: "done" in t and os.path.join(self.out, "desk-app") in t)
         s.click("#scaffold-button")
-        s.wait_text("#scaffold-result", lambda t: t.startswith("Created ") and "devfile.yaml" in t)
+        s.wait_text("#scaffold-result", lambda t: t.startswith("Created ") and "files" in t)
+        s.wait_for("#pipeline [data-step=validate].done")
+        self.assertEqual(s.count("#pipeline .step.skipped"), 3)
         project = os.path.join(self.out, "desk-app")
         self.assertTrue(os.path.isfile(os.path.join(project, "devfile.yaml")))
+        # The same name again is refused as it is typed: the project exists.
+        s.fill("[name=app_name]", "desk-ap")
+        s.fill("[name=app_name]", "desk-app")
+        s.wait_text("#view-new [data-path=app_name]", lambda t: "already has" in t)
         s.screenshot("new-app")
 
         s.click("nav button[data-view=check]")
@@ -280,22 +294,33 @@ class DesktopTest(unittest.TestCase):
         RUNNING; a second build makes a second deployment; the history shows both, and a
         rollback to the first (confirmed first) makes a third, started by a rollback."""
         s = self.s
+        # New app runs the whole pipeline: scaffold, validate, register, build, deploy.
         s.click("nav button[data-view=new]")
         s.wait_for("#view-new .card")
         s.click("#view-new .card")
         s.fill("[name=app_name]", "desk-run")
+        s.fill("[name=display_name]", "Desk Run")
         s.fill("[name=output_directory]", self.out)
+        s.wait_for("#pipeline [data-step=folder].done")
         s.click("#scaffold-button")
-        s.wait_text("#scaffold-result", lambda t: t.startswith("Created "))
+        s.wait_for("#pipeline [data-step=build].running", timeout=120)
+        s.wait_text("#pipeline [data-step=build]", lambda t: "on the platform" in t or "done" in t, timeout=300)
+        deployed = s.wait_text("#pipeline [data-step=deploy]", lambda t: "RUNNING at http://127.0.0.1:" in t or "failed" in t, timeout=400)
+        self.assertIn("RUNNING", deployed)
+        for step in ("scaffold", "validate", "register", "build", "deploy"):
+            self.assertEqual(s.count(f"#pipeline [data-step={step}].done"), 1, step)
         project = os.path.join(self.out, "desk-run")
-
-        s.click("nav button[data-view=apps]")
-        s.click("#register summary")
-        s.fill("#register-form [name=name]", "desk-run")
-        s.fill("#register-form [name=display_name]", "Desk Run")
-        s.fill("#register-form [name=project_path]", project)
-        s.click("#register-button")
+        self.assertTrue(os.path.exists(os.path.join(project, ".app")))
+        s.screenshot("new-app-pipeline")
+        s.click("#open-new-app")
         s.wait_text("#app-name", lambda t: t == "Desk Run", timeout=60)
+        # The build history: the pipeline's build, its log and its image's scan report.
+        s.wait_text("#builds", lambda t: "succeeded" in t and "api" in t, timeout=60)
+        s.click("#builds tr[data-build] [data-action=build-log]")
+        s.wait_text("#builds .build-log", lambda t: "succeeded" in t, timeout=30)
+        s.click("#builds tr[data-build] [data-action=build-scan]")
+        s.wait_text("#scan-summary", lambda t: "packages" in t, timeout=60)
+        s.screenshot("builds")
 
         def build_and_wait(deployments):
             s.fill("#app-detail [name=project_path]", project)
@@ -313,7 +338,15 @@ class DesktopTest(unittest.TestCase):
                     return rows
             raise AssertionError(f"no RUNNING deployment #{deployments}: {s.page()!r}")
 
-        rows = build_and_wait(1)
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            s.click("#history-refresh")
+            time.sleep(1)
+            rows = s.texts("#history tr")
+            if len(rows) == 2:
+                break
+        self.assertEqual(len(rows), 2, rows)
+        self.assertIn("RUNNING", rows[1])
         self.assertIn("build", rows[1])
         s.click("#status-refresh")
         s.wait_text("#app-status", lambda t: t == "RUNNING", timeout=60)
@@ -370,6 +403,126 @@ class DesktopTest(unittest.TestCase):
         s.click("#confirm-delete")
         s.wait_text("#forgot-app-file", lambda t: t.startswith("removed"), timeout=60)
         self.assertFalse(os.path.exists(os.path.join(project, ".app")))
+
+    # Every control in the visible view with no accessible name (a label, aria-label or
+    # aria-labelledby, or a button's text), or taken out of the tab order.
+    AUDIT = """
+const view = document.querySelector('#main .view:not(.hidden)') || document.body;
+const scope = [document.querySelector('header'), view];
+const bad = [];
+const name = (e) => {
+  if (e.getAttribute('aria-label')) return e.getAttribute('aria-label');
+  const by = e.getAttribute('aria-labelledby');
+  if (by) return by.split(' ').map((id) => (document.getElementById(id) || {}).textContent || '').join(' ');
+  if (e.labels && e.labels.length) return Array.from(e.labels).map((l) => l.textContent).join(' ');
+  if (e.tagName === 'BUTTON' || e.tagName === 'A' || e.tagName === 'SUMMARY') return e.textContent;
+  return '';
+};
+for (const root of scope) for (const e of root.querySelectorAll('input, select, textarea, button, a[href], summary')) {
+  if (e.type === 'hidden' || e.closest('.hidden')) continue;
+  const what = `${e.tagName.toLowerCase()}${e.name ? '[name=' + e.name + ']' : ''}${e.id ? '#' + e.id : ''}`;
+  if (!name(e).trim()) bad.push(`${what}: no accessible name`);
+  if (e.tabIndex < 0) bad.push(`${what}: not reachable by Tab`);
+}
+return bad;
+"""
+
+    def test_every_view_names_its_controls_and_keeps_them_in_the_tab_order(self):
+        """Accessibility: in every view (and an app's detail), every input, select, button and
+        link has an accessible name and is reachable by keyboard; the focus ring is visible."""
+        s = self.s
+        s.wait_text("#env", lambda t: "Signed in" in t)
+        problems = {}
+        for view in ["new", "check", "apps", "secrets", "enroll", "missing", "care-users"]:
+            s.click(f"nav button[data-view={view}]")
+            s.wait_for(f"#view-{view}:not(.hidden)")
+            time.sleep(1.5)
+            if view == "apps" and s.count("#apps-list button[data-app]"):
+                s.click("#apps-list button[data-app]")
+                s.wait_for("#app-name", timeout=60)
+                time.sleep(2)
+            found = s.read(self.AUDIT)
+            if found:
+                problems[view] = found
+        s.click("#env-switch")
+        s.wait_for("#sign-in-form")
+        found = s.read(self.AUDIT)
+        if found:
+            problems["env"] = found
+        self.assertEqual(problems, {})
+        # The focus ring: the style sheet draws an outline on keyboard focus, and nothing
+        # takes it away.
+        rules = s.read("""return Array.from(document.styleSheets).flatMap((sh) => Array.from(sh.cssRules))
+            .filter((r) => r.selectorText && r.selectorText.includes('focus'))
+            .map((r) => [r.selectorText, r.style.outlineStyle || r.style.outline]);""")
+        ring = [r for r in rules if ":focus-visible" in r[0] and "solid" in r[1]]
+        self.assertTrue(ring, rules)
+        removed = [r for r in rules if r[1] in ("none", "0") and not r[0].startswith("main")]
+        self.assertEqual(removed, [], rules)
+
+    def test_sign_in_to_a_remote_environment_then_sign_out(self):
+        """Named remote environment: a platform started apart from the window. A wrong token
+        is refused on its field; the right one is checked, stored (in a 0600 file: no keyring
+        service runs under Xvfb here, and the header says so) and used: an app registered from
+        the window lands on that platform. Signing out forgets the token and the window is back
+        on this computer."""
+        s = self.s
+        data = tempfile.mkdtemp(prefix="slipway-remote-")
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+        sock.close()
+        server = subprocess.Popen(
+            [os.environ["SLIPWAY_CLI_BIN"], "platform", "serve", "--listen", f"127.0.0.1:{port}", "--gateway-listen", "127.0.0.1:0", "--data-dir", data],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "RUST_LOG": "warn"})
+        try:
+            token_file = os.path.join(data, "bootstrap-token")
+            deadline = time.time() + 60
+            while not (os.path.exists(token_file) and open(token_file).read().strip()):
+                self.assertLess(time.time(), deadline, "the remote platform never wrote its token")
+                time.sleep(0.2)
+            token = open(token_file).read().strip()
+            url = f"http://127.0.0.1:{port}"
+
+            s.click("#env-switch")
+            s.wait_for("#sign-in-form")
+            s.fill("#sign-in-form [name=name]", "staging")
+            s.fill("#sign-in-form [name=platform_url]", url)
+            s.fill("#sign-in-form [name=platform_token]", "not-the-token")
+            s.click("#sign-in-button")
+            s.wait_text("#view-env [data-path=platform_token]", lambda t: "refused" in t, timeout=30)
+            s.fill("#sign-in-form [name=platform_token]", token)
+            s.click("#sign-in-button")
+            # The window reloads on the new environment and shows the environments again.
+            s.wait_text("#env", lambda t: "staging" in t and "@" in t, timeout=30)
+            header = s.wait_text("#env", lambda t: "tokens in" in t)
+            stored = os.path.join(os.environ["SLIPWAY_CONFIG_DIR"], "tokens", "staging")
+            if "keyring" not in header:
+                self.assertIn(stored, header)
+                self.assertEqual(os.stat(stored).st_mode & 0o777, 0o600)
+            s.wait_text("#environments", lambda t: "staging" in t and "in use" in t)
+            s.screenshot("environments")
+
+            # An app registered now is on the remote platform.
+            s.click("nav button[data-view=apps]")
+            s.wait_text("#apps-list", lambda t: "No apps yet" in t, timeout=60)
+            s.click("#register summary")
+            s.fill("#register-form [name=name]", "remote-app")
+            s.fill("#register-form [name=display_name]", "Remote App")
+            s.click("#register-button")
+            s.wait_text("#app-name", lambda t: t == "Remote App", timeout=60)
+            req = urllib.request.Request(f"{url}/v1/apps", headers={"Authorization": f"Bearer {token}"})
+            names = [a["name"] for a in json.load(urllib.request.urlopen(req, timeout=10))["apps"]]
+            self.assertEqual(names, ["remote-app"])
+
+            s.click("#env-switch")
+            s.click("#environments tr[data-env=staging] [data-action=sign-out]")
+            s.wait_text("#env", lambda t: "Embedded" in t or "Configured" in t, timeout=30)
+            s.wait_text("#environments", lambda t: "signed out" in t)
+            self.assertFalse(os.path.exists(stored))
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
 
     def test_care_enrollment_with_a_field_error_then_enrolled(self):
         """Care staff: the service's validator places an error on its field as the user types;

@@ -47,8 +47,19 @@ export async function tool(name, args = {}) {
   return res;
 }
 
+/** Checks a new app's settings with scaffold_app's rules, writing nothing: {valid, project_path} or {valid: false, field, error}. */
+export const checkNewApp = (args) => command("check_new_app", { args });
+
 /** The environment the window works in and who is signed in. */
 export const environment = () => command("environment");
+/** The saved environments (never a token) and the one in use: {current, saved}. */
+export const environments = () => command("environments");
+/** Checks the platform token, saves the environment (tokens in the keyring or a 0600 file) and uses it. */
+export const signIn = (environment) => platformCall("sign_in", { environment });
+/** Uses a saved, signed-in environment; null for this computer. */
+export const useEnvironment = (name) => command("use_environment", { name });
+/** Forgets an environment's tokens; its URLs stay. */
+export const signOut = (name) => command("sign_out", { name });
 /** Remembers that the welcome was seen. */
 export const dismissWelcome = () => command("dismiss_welcome");
 
@@ -86,6 +97,11 @@ export const appDeploymentDiff = (appId, deploymentId, against = null) => platfo
 export const appRollback = (appId, deploymentId) => platformCall("app_rollback", { appId, deploymentId });
 /** Why an app is where it is (log tails, failed build, devfile findings, changes since it ran well). */
 export const appDiagnosis = (appId) => platformCall("app_diagnosis", { appId });
+
+/** One page of an app's builds, newest first: {builds, next_page_token}. */
+export const appBuilds = (appId, pageToken = null) => platformCall("app_builds", { appId, pageToken });
+/** One build with its log (`log`, and `log_truncated` when only its end is shown). */
+export const buildLog = (buildId) => platformCall("build_log", { buildId });
 
 /** Starts build_app on a project folder with progress; the value is a ticket for buildPoll. */
 export const buildStart = (projectPath) => command("build_start", { projectPath });

@@ -13,6 +13,7 @@ const VIEWS = {
   enroll: () => import("./views/enroll.js"),
   missing: () => import("./views/missing-info.js"),
   "care-users": () => import("./views/care-users.js"),
+  env: () => import("./views/environments.js"),
 };
 
 const mounted = new Map();
@@ -56,22 +57,30 @@ async function header() {
     return null;
   }
   const env = res.value;
+  const change = el("button", { type: "button", class: "small", id: "env-switch", "data-view": "env" }, "Environments…");
+  change.addEventListener("click", () => go("env"));
   box.replaceChildren(
     el("span", { class: "badge env-name", title: env.description }, env.name),
-    el("span", { id: "signed-in" }, `Signed in: ${env.signed_in}`),
+    el("span", { id: "signed-in", title: env.description }, `Signed in: ${env.signed_in}`),
+    ...(env.token_store ? [el("span", { id: "token-store", class: "muted" }, env.token_store)] : []),
+    change,
   );
   return env;
 }
 
 for (const b of document.querySelectorAll("nav button")) {
-  b.addEventListener("click", () => go(b.dataset.view));
+  // After a switch the keyboard continues in the view, not back at the top of the page.
+  b.addEventListener("click", () => go(b.dataset.view).then(() => document.getElementById("main").focus({ preventScroll: true })));
 }
 // The navigation works from here on (the end-to-end test waits for this).
 document.body.dataset.ready = "true";
 
 // The first view, unless the user already picked one while the environment was read.
 header().then(async (env) => {
-  if (current === null) await go(env && env.welcome ? "welcome" : "new");
+  // After a switch of environment the window reloads and shows the environments again.
+  const again = sessionStorage.getItem("slipway.view");
+  sessionStorage.removeItem("slipway.view");
+  if (current === null) await go(again || (env && env.welcome ? "welcome" : "new"));
   // The first view is on screen: the window is interactive.
   requestAnimationFrame(() => api.uiReady());
 });

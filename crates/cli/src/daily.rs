@@ -109,6 +109,13 @@ pub struct LoginArgs {
     environment: String,
 }
 
+#[derive(Debug, Args)]
+pub struct LogoutArgs {
+    /// The environment (as given to `slipway login`).
+    #[arg(long, default_value = "production")]
+    environment: String,
+}
+
 fn fail(message: &str) -> ExitCode {
     eprintln!("error: {message}");
     ExitCode::FAILURE
@@ -306,6 +313,37 @@ pub fn login(args: LoginArgs) -> ExitCode {
                 args.url,
                 args.environment,
                 path.display()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(&e.to_string()),
+    }
+}
+
+pub fn logout(args: LogoutArgs) -> ExitCode {
+    match platform::credentials::sign_out(&args.environment) {
+        Ok(()) => {
+            println!(
+                "Logged out of environment {:?}: its tokens are gone from the keyring and the token files.",
+                args.environment
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(&e.to_string()),
+    }
+}
+
+pub fn whoami(args: LogoutArgs) -> ExitCode {
+    let who = Endpoint::from_env(Some(&args.environment))
+        .and_then(Client::new)
+        .and_then(|c| platform::whoami(&c).map(|me| (c.base_url().to_owned(), me)));
+    match who {
+        Ok((url, me)) => {
+            println!(
+                "{} <{}> on {url} (environment {:?})",
+                me["name"].as_str().unwrap_or("?"),
+                me["email"].as_str().unwrap_or("?"),
+                args.environment
             );
             ExitCode::SUCCESS
         }

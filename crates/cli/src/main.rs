@@ -36,6 +36,10 @@ enum Command {
     Tools,
     /// Save a platform's URL and token for the tools (OS keyring, or a 0600 file when there is none).
     Login(daily::LoginArgs),
+    /// Forget an environment's stored tokens (keyring and file); its URLs stay for the next login.
+    Logout(daily::LogoutArgs),
+    /// Show who the environment's token belongs to.
+    Whoami(daily::LogoutArgs),
     /// Create a new app project from a template.
     New(daily::NewArgs),
     /// Build and deploy the project (validates first; shows progress).
@@ -84,6 +88,8 @@ fn run(cli: Cli) -> ExitCode {
         }
         Command::Care { command } => care::run(command),
         Command::Login(args) => daily::login(args),
+        Command::Logout(args) => daily::logout(args),
+        Command::Whoami(args) => daily::whoami(args),
         Command::New(args) => daily::new(args),
         Command::Build(args) => daily::build(args),
         Command::Dev(args) => dev::dev(args),

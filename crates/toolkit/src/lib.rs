@@ -20,6 +20,6 @@ pub use devfile_tools::{
 };
 pub use error::ToolError;
 pub use registry::{CallError, TOOLS, ToolInfo, call, call_with, input_schema};
-pub use runner::{Fallback, Runner};
-pub use scaffold::{ScaffoldArgs, ScaffoldResult, scaffold_app};
+pub use runner::{Chooser, Fallback, Runner};
+pub use scaffold::{ScaffoldArgs, ScaffoldResult, check_scaffold, scaffold_app};
 pub use templates::{Template, get_available_templates};

@@ -13,15 +13,22 @@ use crate::registry::{CallError, ToolInfo, call, call_with};
 /// Supplies a platform when none is configured.
 pub type Fallback = Box<dyn Fn() -> Result<Endpoint, ToolError> + Send + Sync>;
 
+/// Picks the platform before the process environment and the fallback are asked: the
+/// desktop's chosen remote environment, which can change while the window runs. `Ok(None)`
+/// leaves the choice to them.
+pub type Chooser = Box<dyn Fn() -> Result<Option<Endpoint>, ToolError> + Send + Sync>;
+
 /// Runs tools, with an optional fallback platform.
 pub struct Runner {
     fallback: Option<Fallback>,
+    chooser: Option<Chooser>,
 }
 
 impl std::fmt::Debug for Runner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Runner")
             .field("fallback", &self.fallback.is_some())
+            .field("chooser", &self.chooser.is_some())
             .finish()
     }
 }
@@ -29,19 +36,40 @@ impl std::fmt::Debug for Runner {
 impl Runner {
     /// A runner that only uses configured platforms.
     pub fn new() -> Self {
-        Self { fallback: None }
+        Self {
+            fallback: None,
+            chooser: None,
+        }
     }
 
     /// A runner that asks `fallback` for a platform when none is configured.
     pub fn with_fallback(fallback: Fallback) -> Self {
         Self {
             fallback: Some(fallback),
+            chooser: None,
+        }
+    }
+
+    /// This runner, asking `chooser` first for every platform call.
+    #[must_use]
+    pub fn with_chooser(mut self, chooser: Chooser) -> Self {
+        self.chooser = Some(chooser);
+        self
+    }
+
+    fn chosen(&self) -> Result<Option<Endpoint>, ToolError> {
+        match &self.chooser {
+            Some(chooser) => chooser(),
+            None => Ok(None),
         }
     }
 
     /// A client of the default environment's platform, or of the fallback when none is
     /// configured (for what is not a tool: the MCP server's prompts and resources).
     pub fn client(&self) -> Result<crate::platform::Client, ToolError> {
+        if let Some(endpoint) = self.chosen()? {
+            return crate::platform::Client::new(endpoint);
+        }
         let endpoint = match (Endpoint::from_env(None), &self.fallback) {
             (Err(ToolError::NotConfigured(_)), Some(fallback)) => fallback()?,
             (other, _) => other?,
@@ -51,12 +79,17 @@ impl Runner {
 
     /// Runs tool `name` on `args` (see [`crate::call`]).
     pub fn call(&self, name: &str, args: Value) -> Result<Value, CallError> {
-        let Some(fallback) = &self.fallback else {
-            return call(name, args);
-        };
         if ToolInfo::find(name).is_none_or(|t| !t.needs_platform) {
             return call(name, args);
         }
+        match self.chosen() {
+            Ok(Some(endpoint)) => return call_with(Some(&endpoint), name, args),
+            Ok(None) => {}
+            Err(e) => return Ok(e.to_json()),
+        }
+        let Some(fallback) = &self.fallback else {
+            return call(name, args);
+        };
         let environment = args.get("environment").and_then(Value::as_str);
         let default_env = environment.is_none_or(|e| e == "production");
         match Endpoint::from_env(environment) {

@@ -61,8 +61,46 @@ pub struct ScaffoldResult {
 
 const OVERLAY_DIR: &str = "_overlays/durable/python";
 
+/// A project rendered in memory, not yet written.
+struct Prepared {
+    project: PathBuf,
+    files: BTreeMap<String, Vec<u8>>,
+    durable: bool,
+}
+
 /// Scaffolds a project. See the module docs for the guarantees.
 pub fn scaffold_app(args: &ScaffoldArgs) -> Result<ScaffoldResult, ToolError> {
+    let prepared = prepare(args)?;
+    write_project(
+        &prepared.project,
+        &prepared.files,
+        args.overwrite.unwrap_or(false),
+    )?;
+    Ok(ScaffoldResult {
+        success: true,
+        project_path: prepared.project.display().to_string(),
+        files_created: prepared.files.keys().cloned().collect(),
+        durable: prepared.durable,
+    })
+}
+
+/// Every check `scaffold_app` makes before it writes, and nothing written: the desktop runs
+/// it as the user types, so each rule's message appears under the field it names, and the
+/// rules stay in one place. Returns the project path the scaffold would create.
+pub fn check_scaffold(args: &ScaffoldArgs) -> Result<PathBuf, ToolError> {
+    let prepared = prepare(args)?;
+    if prepared.project.exists() {
+        conflicts(
+            &prepared.project,
+            &prepared.files,
+            args.overwrite.unwrap_or(false),
+        )?;
+    }
+    Ok(prepared.project)
+}
+
+/// Checks the arguments and renders the project in memory.
+fn prepare(args: &ScaffoldArgs) -> Result<Prepared, ToolError> {
     let name = AppName::parse(&args.app_name).map_err(|e| ToolError::invalid("app_name", e))?;
     let template = templates::find(&args.app_type).ok_or_else(|| {
         let names: Vec<&str> = templates::catalog()
@@ -142,12 +180,9 @@ pub fn scaffold_app(args: &ScaffoldArgs) -> Result<ScaffoldResult, ToolError> {
     }
 
     let output = absolute(Path::new(&args.output_directory))?;
-    let project = output.join(name.as_str());
-    write_project(&project, &files, args.overwrite.unwrap_or(false))?;
-    Ok(ScaffoldResult {
-        success: true,
-        project_path: project.display().to_string(),
-        files_created: files.keys().cloned().collect(),
+    Ok(Prepared {
+        project: output.join(name.as_str()),
+        files,
         durable,
     })
 }
@@ -337,6 +372,44 @@ fn absolute(path: &Path) -> Result<PathBuf, ToolError> {
     }
 }
 
+/// Refuses an existing project path that is not a directory, or (without `overwrite`) one
+/// that already holds any of the template's files.
+fn conflicts(
+    project: &Path,
+    files: &BTreeMap<String, Vec<u8>>,
+    overwrite: bool,
+) -> Result<(), ToolError> {
+    if !project.is_dir() {
+        return Err(ToolError::conflict(format!(
+            "{} exists and is not a directory",
+            project.display()
+        ))
+        .with_field("app_name"));
+    }
+    if !overwrite {
+        let existing: Vec<&str> = files
+            .keys()
+            .filter(|rel| project.join(rel).exists())
+            .map(String::as_str)
+            .collect();
+        if !existing.is_empty() {
+            return Err(ToolError::conflict(format!(
+                "{} already has {} of the template's files ({}); nothing was written. Pass overwrite: true to replace them, or choose another app_name or output_directory",
+                project.display(),
+                existing.len(),
+                existing
+                    .iter()
+                    .take(5)
+                    .copied()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+            .with_field("app_name"));
+        }
+    }
+    Ok(())
+}
+
 /// Writes the project. A new project is assembled in a hidden sibling directory and renamed
 /// into place, so it appears whole or not at all. Into an existing directory, every file is
 /// written atomically, after checking that none exists (unless `overwrite`).
@@ -346,34 +419,7 @@ fn write_project(
     overwrite: bool,
 ) -> Result<(), ToolError> {
     if project.exists() {
-        if !project.is_dir() {
-            return Err(ToolError::conflict(format!(
-                "{} exists and is not a directory",
-                project.display()
-            ))
-            .with_field("app_name"));
-        }
-        if !overwrite {
-            let existing: Vec<&str> = files
-                .keys()
-                .filter(|rel| project.join(rel).exists())
-                .map(String::as_str)
-                .collect();
-            if !existing.is_empty() {
-                return Err(ToolError::conflict(format!(
-                    "{} already has {} of the template's files ({}); nothing was written. Pass overwrite: true to replace them, or choose another app_name or output_directory",
-                    project.display(),
-                    existing.len(),
-                    existing
-                        .iter()
-                        .take(5)
-                        .copied()
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ))
-                .with_field("app_name"));
-            }
-        }
+        conflicts(project, files, overwrite)?;
         for (rel, bytes) in files {
             let path = project.join(rel);
             atomic_write(&path, bytes).map_err(|e| ToolError::io("write", &path, &e))?;
@@ -403,6 +449,53 @@ fn write_project(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn args(name: &str, dir: &Path) -> ScaffoldArgs {
+        ScaffoldArgs {
+            app_name: name.into(),
+            app_type: "python-api".into(),
+            output_directory: dir.display().to_string(),
+            description: None,
+            display_name: None,
+            port: None,
+            fabrics: None,
+            permissions: None,
+            overwrite: None,
+            durable: None,
+        }
+    }
+
+    #[test]
+    fn check_names_the_field_of_the_broken_rule_and_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = check_scaffold(&args("Orders", dir.path())).unwrap_err();
+        assert_eq!(err.field(), Some("app_name"));
+        assert!(err.to_string().contains("lowercase"), "{err}");
+        let mut bad_port = args("orders", dir.path());
+        bad_port.port = Some(70000);
+        assert_eq!(check_scaffold(&bad_port).unwrap_err().field(), Some("port"));
+        let mut no_dir = args("orders", dir.path());
+        no_dir.output_directory = " ".into();
+        assert_eq!(
+            check_scaffold(&no_dir).unwrap_err().field(),
+            Some("output_directory")
+        );
+        let project = check_scaffold(&args("orders", dir.path())).unwrap();
+        assert_eq!(project, dir.path().join("orders"));
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn check_refuses_what_scaffold_would_refuse() {
+        let dir = tempfile::tempdir().unwrap();
+        scaffold_app(&args("orders", dir.path())).unwrap();
+        let err = check_scaffold(&args("orders", dir.path())).unwrap_err();
+        assert_eq!(err.field(), Some("app_name"));
+        assert!(err.to_string().contains("already has"), "{err}");
+        let mut again = args("orders", dir.path());
+        again.overwrite = Some(true);
+        check_scaffold(&again).unwrap();
+    }
 
     #[test]
     fn title_case_names() {

@@ -9,6 +9,9 @@ use serde::Serialize;
 use serde_json::Value;
 use slipway_care::embedded::{Lazy, tokens};
 use slipway_toolkit::care::{self, Client, Endpoint, Failure, draft};
+use slipway_toolkit::platform::credentials;
+
+use super::env::Selection;
 
 /// Which token a call presents.
 #[derive(Debug, Clone, Copy)]
@@ -24,16 +27,21 @@ pub enum Role {
 #[derive(Debug)]
 pub struct Care {
     embedded: Lazy,
-    configured: Option<(String, String, Option<String>, Option<String>)>,
+    configured: Option<Service>,
+    selection: Arc<Selection>,
     data_dir: PathBuf,
 }
 
+use credentials::CareService as Service;
+
 impl Care {
-    /// Care on the environment's configured service, else an embedded one on `care_dir`.
-    pub fn new(care_dir: PathBuf, data_dir: PathBuf) -> Self {
+    /// Care on the remote environment `selection` names, else on the process environment's
+    /// configured service, else on an embedded one on `care_dir`.
+    pub fn new(care_dir: PathBuf, data_dir: PathBuf, selection: Arc<Selection>) -> Self {
         Self {
             embedded: Lazy::new(care_dir),
             configured: care::configured(),
+            selection,
             data_dir,
         }
     }
@@ -41,6 +49,24 @@ impl Care {
     /// Whether a care service is configured (rather than embedded).
     pub fn is_configured(&self) -> bool {
         self.configured.is_some()
+    }
+
+    /// The service calls go to, and how its tokens are named in messages: the remote
+    /// environment's, the configured one, or `None` for the embedded one.
+    fn service(&self) -> Result<Option<(Service, String)>, Failure> {
+        if let Some(name) = self.selection.current() {
+            return match credentials::saved_care(&name) {
+                Ok(Some(service)) => Ok(Some((service, format!("environment {name:?}")))),
+                Ok(None) => Err(Failure::unavailable(format!(
+                    "environment {name:?} has no care services: sign in to it again with their URL, or switch to this computer"
+                ))),
+                Err(e) => Err(Failure::unavailable(e.to_string())),
+            };
+        }
+        Ok(self
+            .configured
+            .clone()
+            .map(|s| (s, "the environment variables".to_owned())))
     }
 
     /// The embedded service's data directory.
@@ -53,24 +79,43 @@ impl Care {
         self.data_dir.clone()
     }
 
-    /// Who calls care as staff: the configured token's owner or the demo staff user.
-    pub fn staff_name(&self) -> &'static str {
-        if self.is_configured() {
-            "care staff (SLIPWAY_CARE_TOKEN)"
-        } else {
-            "Demo Staff (demo-staff)"
+    /// Who calls care as staff: the remote environment's or the configured token, or the
+    /// demo staff user.
+    pub fn staff_name(&self) -> String {
+        match self.service() {
+            Ok(Some(((url, _, staff, admin), _))) => {
+                let tokens = [
+                    staff.as_ref().map(|_| "staff"),
+                    admin.as_ref().map(|_| "admin"),
+                ]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>();
+                if tokens.is_empty() {
+                    format!("no token for {url}")
+                } else {
+                    format!("{} token for {url}", tokens.join(" and "))
+                }
+            }
+            Ok(None) => "Demo Staff (demo-staff)".to_owned(),
+            Err(e) => e.message,
         }
     }
 
     fn client(&self, role: Role) -> Result<Client, Failure> {
-        let endpoint = match &self.configured {
-            Some((url, ns, staff, admin)) => {
-                let (token, var) = match role {
-                    Role::Staff => (staff, care::ENV_TOKEN),
-                    Role::Admin => (admin, care::ENV_ADMIN_TOKEN),
+        let endpoint = match self.service()? {
+            Some(((url, ns, staff, admin), source)) => {
+                let (token, what) = match role {
+                    Role::Staff => (staff, format!("a care staff token ({})", care::ENV_TOKEN)),
+                    Role::Admin => (
+                        admin,
+                        format!("a care admin token ({})", care::ENV_ADMIN_TOKEN),
+                    ),
                 };
-                let token = token.clone().ok_or_else(|| {
-                    Failure::unavailable(format!("set {var} to call the care service at {url}"))
+                let token = token.ok_or_else(|| {
+                    Failure::unavailable(format!(
+                        "no {what} is set in {source} for the care service at {url}"
+                    ))
                 })?;
                 Endpoint::new(url.as_str(), ns.as_str(), token)
             }

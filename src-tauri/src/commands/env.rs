@@ -1,21 +1,89 @@
-//! The environment the window works in: embedded (everything on this computer) or
-//! configured, who is signed in, and whether to show the first-start welcome.
+//! The environment the window works in: this computer (the embedded platform and care
+//! service, or the platform the process environment configures), or a named remote
+//! environment the user signed in to. Tokens live in the OS keyring, or in 0600 files where
+//! there is none (`slipway_toolkit::platform::credentials`, the same store as `slipway
+//! login`); the header says which.
 
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
 
 use serde::Serialize;
+use serde_json::{Value, json};
+use slipway_toolkit::ToolError;
+use slipway_toolkit::platform::credentials::{self, RemoteEnvironment, SavedEnvironment};
+use slipway_toolkit::platform::{Client, Endpoint, whoami};
 
 use super::care::Care;
+use super::tools::Tools;
+
+/// Which environment is in use, remembered across starts in the desktop's data directory.
+#[derive(Debug)]
+pub struct Selection {
+    current: RwLock<Option<String>>,
+    file: PathBuf,
+}
+
+impl Selection {
+    /// The choice saved in `data_dir` (none: this computer).
+    pub fn load(data_dir: &Path) -> Self {
+        let file = data_dir.join("environment");
+        let current = std::fs::read_to_string(&file)
+            .ok()
+            .map(|s| s.trim().to_owned())
+            .filter(|s| !s.is_empty());
+        Self {
+            current: RwLock::new(current),
+            file,
+        }
+    }
+
+    /// The remote environment in use, if any.
+    pub fn current(&self) -> Option<String> {
+        self.current.read().map(|c| c.clone()).unwrap_or(None)
+    }
+
+    fn set(&self, name: Option<String>) -> Result<(), String> {
+        match &name {
+            Some(n) => slipway_toolkit::fsutil::atomic_write(&self.file, n.as_bytes()),
+            None => match std::fs::remove_file(&self.file) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+                _ => Ok(()),
+            },
+        }
+        .map_err(|e| format!("could not remember the environment: {e}"))?;
+        if let Ok(mut current) = self.current.write() {
+            *current = name;
+        }
+        Ok(())
+    }
+
+    /// The platform of the remote environment in use (`None`: this computer's).
+    pub fn platform(&self) -> Result<Option<Endpoint>, ToolError> {
+        let Some(name) = self.current() else {
+            return Ok(None);
+        };
+        match credentials::saved(&name)? {
+            Some((url, token)) => Ok(Some(Endpoint::new(url, token))),
+            None => Err(ToolError::NotConfigured(format!(
+                "environment {name:?} is no longer saved; sign in again or switch to this computer"
+            ))),
+        }
+    }
+}
 
 /// What the header shows.
 #[derive(Debug, Serialize)]
 pub struct Environment {
-    /// Short name: `Embedded` or `Configured`.
-    pub name: &'static str,
+    /// Short name: `Embedded`, `Configured`, or the remote environment's name.
+    pub name: String,
+    /// True for a remote environment the user signed in to.
+    pub remote: bool,
     /// One sentence on what runs where.
     pub description: String,
     /// Who is signed in, to the platform and to care.
     pub signed_in: String,
+    /// Where the tokens are kept (remote environments): the keyring, or a 0600 file.
+    pub token_store: Option<String>,
     /// First start with nothing configured: show the welcome.
     pub welcome: bool,
     /// The embedded platform's data directory.
@@ -26,19 +94,76 @@ pub struct Environment {
 
 const WELCOMED: &str = "welcomed";
 
+/// How the header names a token store.
+fn store_note(store: &str) -> String {
+    if store == "keyring" {
+        "tokens in the OS keyring".to_owned()
+    } else {
+        format!("tokens in {store} (readable by you only; no OS keyring service here)")
+    }
+}
+
 /// The environment, read from the same settings the commands use.
 #[tauri::command]
-pub async fn environment(care: tauri::State<'_, Arc<Care>>) -> Result<Environment, String> {
+pub async fn environment(
+    care: tauri::State<'_, Arc<Care>>,
+    tools: tauri::State<'_, Tools>,
+    selection: tauri::State<'_, Arc<Selection>>,
+) -> Result<Environment, String> {
     let care = Arc::clone(&care);
+    let runner = tools.runner();
+    let selection = Arc::clone(&selection);
     tauri::async_runtime::spawn_blocking(move || {
-        let platform = slipway_toolkit::platform::Endpoint::from_env(None).ok();
+        let platform_dir = slipway_platform::embedded::default_data_dir()
+            .display()
+            .to_string();
+        let care_dir = care.embedded_dir().display().to_string();
+        if let Some(name) = selection.current() {
+            let saved = credentials::environments()
+                .unwrap_or_default()
+                .into_iter()
+                .find(|e| e.name == name);
+            let who = runner.client().and_then(|c| whoami(&c));
+            let platform_who = match who {
+                Ok(me) => format!(
+                    "{} <{}>",
+                    me["name"].as_str().unwrap_or("?"),
+                    me["email"].as_str().unwrap_or("?")
+                ),
+                Err(e) => format!("not signed in ({e})"),
+            };
+            return Environment {
+                description: match &saved {
+                    Some(s) => format!(
+                        "platform at {}{}",
+                        s.platform_url,
+                        s.care_url
+                            .as_ref()
+                            .map(|c| format!(", care at {c}"))
+                            .unwrap_or_else(|| ", no care services".into())
+                    ),
+                    None => "no longer saved".into(),
+                },
+                token_store: saved
+                    .and_then(|s| s.token_store)
+                    .map(|store| store_note(&store)),
+                signed_in: format!("{platform_who} · care: {}", care.staff_name()),
+                name,
+                remote: true,
+                welcome: false,
+                platform_dir,
+                care_dir,
+            };
+        }
+        let platform = Endpoint::from_env(None).ok();
         let embedded = platform.is_none() && !care.is_configured();
         let platform_who = match &platform {
             Some(p) => format!("platform {}", p.url),
             None => "you (owner of the local platform)".to_owned(),
         };
         Environment {
-            name: if embedded { "Embedded" } else { "Configured" },
+            name: if embedded { "Embedded" } else { "Configured" }.to_owned(),
+            remote: false,
             description: match &platform {
                 None => {
                     "the platform and the care services run on this computer, started on first use"
@@ -47,11 +172,10 @@ pub async fn environment(care: tauri::State<'_, Arc<Care>>) -> Result<Environmen
                 Some(p) => format!("platform at {}", p.url),
             },
             signed_in: format!("{platform_who} · care: {}", care.staff_name()),
+            token_store: None,
             welcome: embedded && !care.data_dir().join(WELCOMED).exists(),
-            platform_dir: slipway_platform::embedded::default_data_dir()
-                .display()
-                .to_string(),
-            care_dir: care.embedded_dir().display().to_string(),
+            platform_dir,
+            care_dir,
         }
     })
     .await
@@ -63,4 +187,129 @@ pub async fn environment(care: tauri::State<'_, Arc<Care>>) -> Result<Environmen
 pub fn dismiss_welcome(care: tauri::State<'_, Arc<Care>>) -> Result<(), String> {
     slipway_toolkit::fsutil::atomic_write(&care.data_dir().join(WELCOMED), b"")
         .map_err(|e| format!("could not remember the welcome: {e}"))
+}
+
+/// The saved environments and the one in use.
+#[derive(Debug, Serialize)]
+pub struct Environments {
+    /// The remote environment in use; null for this computer.
+    pub current: Option<String>,
+    /// Every saved environment (never a token).
+    pub saved: Vec<SavedEnvironment>,
+}
+
+/// The saved environments and the one in use.
+#[tauri::command]
+pub async fn environments(
+    selection: tauri::State<'_, Arc<Selection>>,
+) -> Result<Environments, String> {
+    let selection = Arc::clone(&selection);
+    tauri::async_runtime::spawn_blocking(move || {
+        Ok(Environments {
+            current: selection.current(),
+            saved: credentials::environments().map_err(|e| e.to_string())?,
+        })
+    })
+    .await
+    .map_err(|e| e.to_string())?
+}
+
+/// Checks a remote environment (every field, then the platform token against the platform
+/// itself), saves it with its tokens and switches to it. Refusals are results naming their
+/// field (`{success: false, field, error}`), and nothing is saved.
+#[tauri::command]
+pub async fn sign_in(
+    selection: tauri::State<'_, Arc<Selection>>,
+    environment: Value,
+) -> Result<Value, String> {
+    let selection = Arc::clone(&selection);
+    tauri::async_runtime::spawn_blocking(move || {
+        let result = serde_json::from_value::<RemoteEnvironment>(environment)
+            .map_err(|e| ToolError::invalid_args(e.to_string()))
+            .and_then(|env| env.checked())
+            .and_then(|env| {
+                let me = Client::new(Endpoint::new(
+                    env.platform_url.as_str(),
+                    env.platform_token.as_str(),
+                ))
+                .and_then(|c| whoami(&c))
+                .map_err(|e| refused(&env.platform_url, e))?;
+                let store = credentials::sign_in(&env)?;
+                Ok((env, me, store))
+            });
+        match result {
+            Ok((env, me, store)) => {
+                selection.set(Some(env.name.clone()))?;
+                Ok(json!({
+                    "success": true,
+                    "name": env.name,
+                    "email": me["email"],
+                    "token_store": store_note(&store.describe()),
+                }))
+            }
+            Err(e) => Ok(e.to_json()),
+        }
+    })
+    .await
+    .map_err(|e| e.to_string())?
+}
+
+/// A failed token check, placed on the field the user can fix.
+fn refused(url: &str, e: ToolError) -> ToolError {
+    let text = e.to_string();
+    // The client says "refused the token" for a 401 (and 403 for a token without access).
+    if text.contains("refused the token") || matches!(e, ToolError::PermissionDenied(_)) {
+        ToolError::invalid(
+            "platform_token",
+            format!("the platform at {url} refused this token (401)"),
+        )
+    } else {
+        ToolError::invalid(
+            "platform_url",
+            format!("no Slipway platform answered at {url}: {text}"),
+        )
+    }
+}
+
+/// Switches to a saved, signed-in environment, or to this computer (`name` null).
+#[tauri::command]
+pub async fn use_environment(
+    selection: tauri::State<'_, Arc<Selection>>,
+    name: Option<String>,
+) -> Result<(), String> {
+    let selection = Arc::clone(&selection);
+    tauri::async_runtime::spawn_blocking(move || {
+        if let Some(n) = &name {
+            let saved = credentials::environments().map_err(|e| e.to_string())?;
+            match saved.iter().find(|e| &e.name == n) {
+                None => return Err(format!("no environment {n:?} is saved")),
+                Some(e) if !e.signed_in => {
+                    return Err(format!("sign in to {n:?} first: it has no stored token"));
+                }
+                Some(_) => {}
+            }
+        }
+        selection.set(name)
+    })
+    .await
+    .map_err(|e| e.to_string())?
+}
+
+/// Signs out of `name`: its tokens are forgotten (keyring and files); its URLs stay. When it
+/// was in use, the window goes back to this computer.
+#[tauri::command]
+pub async fn sign_out(
+    selection: tauri::State<'_, Arc<Selection>>,
+    name: String,
+) -> Result<(), String> {
+    let selection = Arc::clone(&selection);
+    tauri::async_runtime::spawn_blocking(move || {
+        credentials::sign_out(&name).map_err(|e| e.to_string())?;
+        if selection.current().as_deref() == Some(name.as_str()) {
+            selection.set(None)?;
+        }
+        Ok(())
+    })
+    .await
+    .map_err(|e| e.to_string())?
 }

@@ -1,12 +1,12 @@
-//! Deployment history commands: the history, the diff of two deployments, a rollback and
-//! the diagnosis of an app, each one call into `slipway_toolkit::platform::history` on the
+//! History commands: an app's deployments, the diff of two, a rollback, the diagnosis, and
+//! its builds with each one's log, each one call into `slipway_toolkit::platform` on the
 //! same platform the tools use (the configured one, or the embedded one).
 
 use std::sync::Arc;
 
 use serde_json::Value;
 use slipway_toolkit::Runner;
-use slipway_toolkit::platform::{Client, history};
+use slipway_toolkit::platform::{Client, builds, history};
 
 use super::tools::{CommandError, Tools};
 
@@ -71,4 +71,26 @@ pub async fn app_diagnosis(
     app_id: String,
 ) -> Result<Value, CommandError> {
     with_client(tools.runner(), move |c| history::diagnosis(c, &app_id)).await
+}
+
+/// One page of the app's builds, newest first (`pageToken` from the page before).
+#[tauri::command]
+pub async fn app_builds(
+    tools: tauri::State<'_, Tools>,
+    app_id: String,
+    page_token: Option<String>,
+) -> Result<Value, CommandError> {
+    with_client(tools.runner(), move |c| {
+        builds::list(c, &app_id, 20, page_token.as_deref())
+    })
+    .await
+}
+
+/// One build with its log.
+#[tauri::command]
+pub async fn build_log(
+    tools: tauri::State<'_, Tools>,
+    build_id: String,
+) -> Result<Value, CommandError> {
+    with_client(tools.runner(), move |c| builds::with_log(c, &build_id)).await
 }

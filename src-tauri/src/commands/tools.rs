@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Value, json};
 use slipway_platform::embedded::Lazy;
 use slipway_toolkit::Runner;
 
@@ -16,8 +16,9 @@ pub struct Tools {
 }
 
 impl Tools {
-    /// Tools whose platform calls fall back to an embedded platform on `data_dir`.
-    pub fn new(data_dir: std::path::PathBuf) -> Self {
+    /// Tools whose platform calls go to the remote environment `selection` names, else to
+    /// the configured platform, else to an embedded platform on `data_dir`.
+    pub fn new(data_dir: std::path::PathBuf, selection: Arc<super::env::Selection>) -> Self {
         let embedded = Arc::new(Lazy::new(data_dir));
         let fallback = Arc::clone(&embedded);
         let runner = Runner::with_fallback(Box::new(move || {
@@ -25,7 +26,8 @@ impl Tools {
                 .endpoint()
                 .map(|(url, token)| slipway_toolkit::platform::Endpoint::new(url, token))
                 .map_err(slipway_toolkit::ToolError::Unavailable)
-        }));
+        }))
+        .with_chooser(Box::new(move || selection.platform()));
         Self {
             runner: Arc::new(runner),
             embedded,
@@ -92,6 +94,20 @@ pub fn forget_app_file(project_path: String, app_id: String) -> Result<String, C
         .map_err(|e| CommandError {
             message: e.to_string(),
         })
+}
+
+/// Checks a new app's settings with `scaffold_app`'s own rules and writes nothing; the New
+/// app view calls it as the user types. `{valid: true, project_path}` or
+/// `{valid: false, field, error}`.
+#[tauri::command]
+pub fn check_new_app(args: Value) -> Value {
+    let checked = serde_json::from_value::<slipway_toolkit::ScaffoldArgs>(args)
+        .map_err(|e| slipway_toolkit::ToolError::invalid_args(e.to_string()))
+        .and_then(|a| slipway_toolkit::check_scaffold(&a));
+    match checked {
+        Ok(project) => json!({"valid": true, "project_path": project.display().to_string()}),
+        Err(e) => json!({"valid": false, "field": e.field(), "error": e.to_string()}),
+    }
 }
 
 async fn run(runner: Arc<Runner>, name: String, args: Value) -> Result<Value, CommandError> {

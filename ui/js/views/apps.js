@@ -3,7 +3,7 @@
 import { $, el, showResult, text } from "../components/dom.js";
 import { INTERVAL_MS, watchStatus } from "../watch-status.js";
 
-export function mount(root, { api }) {
+export function mount(root, { api, shared }) {
   const tool = async (name, args) => {
     const r = await api.tool(name, args);
     return r.ok ? r.value : { success: false, error: r.error, field: r.field };
@@ -121,7 +121,7 @@ export function mount(root, { api }) {
     }
     const reason = status.reason ? el("p", { class: "error" }, status.reason) : el("span");
     const failed = (status.status || app.status) === "FAILED";
-    pane.replaceChildren(header, info, urls, reason, lifecycle(app), ...(failed ? [diagnosisBox(app)] : []), buildBox(app), historyBox(app), logsBox(app), secretsBox(app), accessBox(app));
+    pane.replaceChildren(header, info, urls, reason, lifecycle(app), ...(failed ? [diagnosisBox(app)] : []), buildBox(app), buildsBox(app), historyBox(app), logsBox(app), secretsBox(app), accessBox(app));
   }
 
   function lifecycle(app) {
@@ -226,6 +226,99 @@ export function mount(root, { api }) {
     for (const s of diff.secrets || []) rows.push(el("li", {}, `secret ${s.path} (${s.service}): version ${text(s.from_version)} → ${text(s.to_version)}`));
     const list = el("ul", { class: "list mono diff" }, ...(rows.length ? rows : [el("li", { class: "muted" }, "same images and secret versions")]));
     return el("div", {}, list, diff.devfile && diff.devfile.changed ? el("pre", { class: "mono log" }, diff.devfile.diff) : el("p", { class: "muted" }, "devfile unchanged"));
+  }
+
+  // The build history: every build of every service, newest first, each with its log and
+  // its image's scan report on request; paged like the app list.
+  function buildsBox(app) {
+    const table = el("table", { id: "builds" });
+    const more = el("button", { type: "button", class: "small hidden", id: "builds-more" }, "Load more builds");
+    const empty = el("p", { class: "muted" }, "Loading builds…");
+    let next = null;
+    const duration = (b) => {
+      if (!b.started_at || !b.finished_at) return "";
+      const s = Math.round((Date.parse(b.finished_at) - Date.parse(b.started_at)) / 1000);
+      return s >= 60 ? ` · ${Math.floor(s / 60)} min ${s % 60} s` : ` · ${s} s`;
+    };
+    function row(b) {
+      const detail = el("div", { class: "build-detail" });
+      const logButton = el("button", { type: "button", class: "small", "data-action": "build-log" }, "Log");
+      logButton.addEventListener("click", async () => {
+        logButton.disabled = true;
+        detail.replaceChildren(el("p", { class: "muted" }, "Loading the log…"));
+        const res = await api.buildLog(b.build_id);
+        logButton.disabled = false;
+        if (!res.ok) return detail.replaceChildren(el("p", { class: "error", role: "alert" }, res.error));
+        const log = res.value.log || "";
+        detail.replaceChildren(
+          ...(res.value.log_truncated ? [el("p", { class: "muted" }, "Only the end of a long log is shown.")] : []),
+          log.trim() ? el("pre", { class: "mono log build-log", tabindex: "0" }, log) : el("p", { class: "muted" }, "The log is empty."));
+      });
+      const scanButton = el("button", { type: "button", class: "small", "data-action": "build-scan" }, "Scan report");
+      scanButton.disabled = b.status !== "succeeded";
+      scanButton.title = scanButton.disabled ? "Only a succeeded build has an image to scan" : "";
+      scanButton.addEventListener("click", async () => {
+        scanButton.disabled = true;
+        detail.replaceChildren(el("p", { class: "muted" }, "Loading the scan report…"));
+        const res = await tool("get_build_scan_report", { build_id: b.build_id });
+        scanButton.disabled = false;
+        detail.replaceChildren(scanView(res));
+      });
+      return el("tr", { "data-build": b.build_id },
+        el("td", {}, b.created_at, el("div", { class: "muted" }, `${b.builder}${duration(b)}`)),
+        el("td", {}, b.service),
+        el("td", {}, badge(b.status), b.error ? el("div", { class: "error" }, b.error) : ""),
+        el("td", {}, el("div", { class: "row" }, logButton, scanButton), detail));
+    }
+    async function load(append) {
+      const ticket = viewTicket;
+      const res = await api.appBuilds(app.app_id, append ? next : null);
+      if (ticket !== viewTicket) return;
+      if (!res.ok) {
+        empty.className = "error";
+        empty.textContent = res.error;
+        return;
+      }
+      if (!append) table.replaceChildren(el("tr", {}, el("th", {}, "started"), el("th", {}, "service"), el("th", {}, "status"), el("th", {}, "")));
+      for (const b of res.value.builds || []) table.append(row(b));
+      next = res.value.next_page_token || null;
+      more.classList.toggle("hidden", !next);
+      const none = table.rows.length <= 1;
+      empty.className = none ? "muted empty" : "hidden";
+      empty.textContent = none ? "No builds yet: build the app from its project folder." : "";
+    }
+    more.addEventListener("click", () => load(true));
+    const reload = el("button", { type: "button", class: "small", id: "builds-refresh" }, "Refresh builds");
+    reload.addEventListener("click", () => load(false));
+    load(false);
+    return section("Build history", reload, empty, table, more);
+  }
+
+  // A build's scan: the advisories found (or why there is no report) and the package list.
+  function scanView(res) {
+    if (res.success === false) return el("p", { class: "error", role: "alert" }, res.error);
+    const packages = (res.report && res.report.sbom ? res.report.sbom : res.sbom || { packages: [] }).packages || [];
+    const parts = [];
+    if (res.report) {
+      const vulns = res.report.vulnerabilities || [];
+      const db = res.report.advisory_db || {};
+      parts.push(el("p", { class: vulns.length ? "error" : "ok", id: "scan-summary" },
+        vulns.length ? `${vulns.length} known vulnerabilit${vulns.length === 1 ? "y" : "ies"}` : "No known vulnerabilities",
+        ` in ${packages.length} packages (checked ${res.report.scanned_at} against ${db.advisories ?? "?"} advisories)`));
+      if (vulns.length) {
+        const t = el("table", {}, el("tr", {}, el("th", {}, "advisory"), el("th", {}, "package"), el("th", {}, "severity"), el("th", {}, "fixed in"), el("th", {}, "summary")));
+        for (const v of vulns) t.append(el("tr", {}, el("td", { class: "mono" }, v.id), el("td", { class: "mono" }, `${v.package} ${v.version}`), el("td", {}, v.severity || "—"), el("td", { class: "mono" }, v.fixed || "—"), el("td", {}, v.summary)));
+        parts.push(t);
+      }
+    } else {
+      parts.push(el("p", { class: "muted", id: "scan-summary" }, `No scan report: ${res.error || "the platform has none"}. ${packages.length} packages found in the image.`));
+    }
+    if (packages.length) {
+      const list = el("ul", { class: "mono" });
+      for (const p of packages) list.append(el("li", {}, `${p.name} ${p.version} (${p.ecosystem})`));
+      parts.push(el("details", {}, el("summary", {}, `${packages.length} packages`), list));
+    }
+    return el("div", { class: "scan" }, ...parts);
   }
 
   // The deployment history, each with its diff and a rollback (confirmed first).
@@ -521,5 +614,13 @@ export function mount(root, { api }) {
 
   $("#apps-refresh", root).addEventListener("click", () => loadApps());
   $("#apps-more", root).addEventListener("click", () => loadApps(true));
-  return () => loadApps();
+  // Every visit reloads the list; an app another view asked for (New app's "Show in Apps")
+  // opens.
+  return () => {
+    loadApps();
+    if (shared && shared.openApp) {
+      openApp(shared.openApp);
+      shared.openApp = null;
+    }
+  };
 }

@@ -379,3 +379,60 @@ fn new_build_status_logs() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("SLIPWAY_PLATFORM_URL"));
 }
+
+/// Without a keyring service (forced here with SLIPWAY_TOKEN_STORE=file, as on a headless
+/// machine) `login` keeps the token in a 0600 file; `whoami` shows whose it is; `logout`
+/// forgets it, after which the tools say to log in again.
+#[test]
+fn login_whoami_logout_with_the_file_store() {
+    use std::os::unix::fs::PermissionsExt;
+    let work = tempfile::tempdir().unwrap();
+    let (_server, _gateway, env) = platform(work.path());
+    let config = work.path().join("config");
+    let token_file = work.path().join("token");
+    std::fs::write(&token_file, format!("{}\n", env[1].1)).unwrap();
+    let store = [
+        ("SLIPWAY_CONFIG_DIR", config.display().to_string()),
+        ("SLIPWAY_TOKEN_STORE", "file".to_owned()),
+    ];
+    let run = |args: &[&str]| {
+        let out = slipway(work.path(), &store, args);
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let url = env[0].1.as_str();
+    let (ok, stdout, stderr) = run(&[
+        "login",
+        "--url",
+        url,
+        "--token-file",
+        token_file.to_str().unwrap(),
+        "--environment",
+        "staging",
+    ]);
+    assert!(ok, "{stderr}");
+    let stored = config.join("tokens").join("staging");
+    assert!(stdout.contains(&stored.display().to_string()), "{stdout}");
+    let mode = std::fs::metadata(&stored).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+
+    let (ok, stdout, stderr) = run(&["whoami", "--environment", "staging"]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains(url) && stdout.contains('@'), "{stdout}");
+
+    let (ok, stdout, stderr) = run(&["call", "list_apps", r#"{"environment": "staging"}"#]);
+    assert!(ok, "{stdout}{stderr}");
+
+    let (ok, _, stderr) = run(&["logout", "--environment", "staging"]);
+    assert!(ok, "{stderr}");
+    assert!(!stored.exists());
+    let (ok, _, stderr) = run(&["whoami", "--environment", "staging"]);
+    assert!(!ok);
+    assert!(stderr.contains("slipway login"), "{stderr}");
+    let (ok, _, stderr) = run(&["logout", "--environment", "bad name"]);
+    assert!(!ok);
+    assert!(stderr.contains("environment"), "{stderr}");
+}

@@ -18,7 +18,9 @@ use slipway_devfile::Devfile;
 use tokio::io::{AsyncReadExt as _, AsyncSeekExt as _, AsyncWriteExt as _};
 
 use super::apps::authorized_app;
+use super::deployments;
 use super::error::ApiError;
+use super::extract::Fields;
 use super::{Access, AppState};
 use crate::apps::RegisterError;
 use crate::db::rfc3339;
@@ -38,7 +40,7 @@ pub const MAX_LOG_BYTES: u64 = 1 << 20;
 /// The routes of this module, relative to `/v1`.
 pub fn router() -> Router<AppState> {
     Router::new()
-        .route("/apps/{app_id}/builds", post(create))
+        .route("/apps/{app_id}/builds", post(create).get(list))
         .route("/builds", post(create_inline))
         .route("/builds/{build_id}", get(get_one))
         .route("/builds/{build_id}/cancel", post(cancel))
@@ -521,6 +523,37 @@ async fn read_log(path: &std::path::Path) -> Result<(String, bool), ApiError> {
         .await
         .map_err(|e| internal("reading a build log", e))?;
     Ok((String::from_utf8_lossy(&bytes).into_owned(), cut))
+}
+
+/// One page of an app's builds.
+#[derive(Debug, Serialize)]
+pub struct BuildsPage {
+    /// Newest first, every service and builder (the dev loop's `sync` builds too).
+    pub builds: Vec<BuildView>,
+    /// Pass as `next_page_token` for the next page; null on the last.
+    pub next_page_token: Option<String>,
+}
+
+/// `GET /v1/apps/{app_id}/builds[?page_size&next_page_token]`: the app's build history, for
+/// anyone who may view the app. Logs are read one build at a time (`GET /v1/builds/{id}`).
+async fn list(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(app_id): Path<String>,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+) -> Result<Json<BuildsPage>, ApiError> {
+    let (mut tx, caller) = state.begin_as(&headers, Access::Read).await?;
+    let (app, _) = authorized_app(&mut tx, &caller, &app_id, AppAction::View).await?;
+    let fields = Fields::from_query(query, deployments::HISTORY_FIELDS)?;
+    let (page_size, before) = deployments::page_query(&fields)?;
+    let mut rows = builds::page_of_app(&mut tx, &app.id, before, page_size + 1).await?;
+    tx.commit().await?;
+    let next_page_token =
+        deployments::next_page(&mut rows, page_size, |b| (b.created_at, b.id.clone()));
+    Ok(Json(BuildsPage {
+        builds: rows.into_iter().map(BuildView::from).collect(),
+        next_page_token,
+    }))
 }
 
 /// `GET /v1/builds/{build_id}[?log=true]`.

@@ -153,6 +153,37 @@ pub(crate) const DIFF_FIELDS: &[&str] = &["against"];
 /// See [`HISTORY_FIELDS`].
 pub(crate) const ROLLBACK_FIELDS: &[&str] = &["deployment_id"];
 
+/// `page_size` and the position after the previous page (`next_page_token`) of a history
+/// paged newest first by `(created_at, id)`.
+pub(crate) fn page_query(fields: &Fields) -> Result<(u32, Option<(i64, String)>), ApiError> {
+    let page_size = parse_page_size(fields.string("page_size")?.as_deref())
+        .map_err(|e| ApiError::invalid("page_size", e.to_string()))?;
+    let before = match fields.string("next_page_token")?.as_deref() {
+        None | Some("") => None,
+        Some(t) => Some(
+            Cursor::decode(t)
+                .map(|c| (c.created_at, c.id))
+                .map_err(|e| ApiError::invalid("next_page_token", e.to_string()))?,
+        ),
+    };
+    Ok((page_size, before))
+}
+
+/// Cuts `rows` (fetched with one extra) to `page_size`; the token of the next page when the
+/// extra one was there.
+pub(crate) fn next_page<T>(
+    rows: &mut Vec<T>,
+    page_size: u32,
+    key: impl Fn(&T) -> (i64, String),
+) -> Option<String> {
+    let more = rows.len() > page_size as usize;
+    rows.truncate(page_size as usize);
+    more.then(|| rows.last()).flatten().map(|row| {
+        let (created_at, id) = key(row);
+        Cursor { created_at, id }.encode()
+    })
+}
+
 fn parse_deployment_id(field: &str, raw: &str) -> Result<String, ApiError> {
     uuid::Uuid::parse_str(raw)
         .map(|u| u.to_string())
@@ -175,29 +206,9 @@ async fn history(
     let (mut tx, caller) = state.begin_as(&headers, Access::Read).await?;
     let (app, _) = authorized_app(&mut tx, &caller, &app_id, AppAction::View).await?;
     let fields = query_fields(query, HISTORY_FIELDS)?;
-    let page_size = parse_page_size(fields.string("page_size")?.as_deref())
-        .map_err(|e| ApiError::invalid("page_size", e.to_string()))?;
-    let cursor = match fields.string("next_page_token")?.as_deref() {
-        None | Some("") => None,
-        Some(t) => Some(
-            Cursor::decode(t).map_err(|e| ApiError::invalid("next_page_token", e.to_string()))?,
-        ),
-    };
-    let before = cursor.map(|c| (c.created_at, c.id));
+    let (page_size, before) = page_query(&fields)?;
     let mut rows = deployments::page_of_app(&mut tx, &app.id, before, page_size + 1).await?;
-    let more = rows.len() > page_size as usize;
-    rows.truncate(page_size as usize);
-    let next_page_token = if more {
-        rows.last().map(|d| {
-            Cursor {
-                created_at: d.created_at,
-                id: d.id.clone(),
-            }
-            .encode()
-        })
-    } else {
-        None
-    };
+    let next_page_token = next_page(&mut rows, page_size, |d| (d.created_at, d.id.clone()));
     let mut out = Vec::new();
     for record in rows {
         out.push(view(&mut tx, record).await?);

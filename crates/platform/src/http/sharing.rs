@@ -8,6 +8,7 @@
 //!   account that role (their one role on the app; an earlier one is replaced).
 //! - `POST /v1/apps/{app_id}/permissions/revoke` `{"user_id", "role"}`: takes it away.
 //! - `GET /v1/account/users`: the members of the caller's account (`id`, `email`, `name`).
+//! - `GET /v1/account/me`: the caller (`id`, `email`, `name`, `account_id`).
 //!
 //! `user_id` is a user UUID or an e-mail address of an account member. A caller may grant or
 //! revoke only roles in its grantable set, may not change or revoke the role of a user who
@@ -39,6 +40,7 @@ pub fn router() -> Router<AppState> {
         .route("/apps/{app_id}/permissions", get(permissions).post(grant))
         .route("/apps/{app_id}/permissions/revoke", post(revoke))
         .route("/account/users", get(account_users))
+        .route("/account/me", get(me))
 }
 
 /// `GET …/grantable-roles`.
@@ -325,6 +327,36 @@ async fn account_users(
     let users = accounts::list_members(&mut tx, &caller.account_id).await?;
     tx.commit().await?;
     Ok(Json(AccountUsers { users }))
+}
+
+/// `GET /v1/account/me`: who the token belongs to (the desktop's header shows it, and a
+/// sign-in checks the token with it).
+#[derive(Debug, Serialize)]
+pub struct Me {
+    /// The user's UUID.
+    pub id: String,
+    /// E-mail address.
+    pub email: String,
+    /// Display name.
+    pub name: String,
+    /// The account's UUID.
+    pub account_id: String,
+}
+
+async fn me(State(state): State<AppState>, headers: HeaderMap) -> Result<Json<Me>, ApiError> {
+    let (mut tx, caller) = state.begin_as(&headers, Access::Read).await?;
+    let member = accounts::list_members(&mut tx, &caller.account_id)
+        .await?
+        .into_iter()
+        .find(|m| m.id == caller.user_id)
+        .ok_or_else(|| ApiError::NotFound("the token's user is no longer a member".into()))?;
+    tx.commit().await?;
+    Ok(Json(Me {
+        id: member.id,
+        email: member.email,
+        name: member.name,
+        account_id: caller.account_id,
+    }))
 }
 
 #[cfg(test)]

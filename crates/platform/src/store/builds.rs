@@ -258,6 +258,30 @@ pub async fn of_app_newest_first(
     rows.iter().map(record).collect()
 }
 
+/// One page of `app_id`'s jobs, newest first: at most `limit`, all older than `before`
+/// (`(created_at, id)` of the last one of the page before).
+pub async fn page_of_app(
+    tx: &mut Tx,
+    app_id: &str,
+    before: Option<(i64, String)>,
+    limit: u32,
+) -> Result<Vec<BuildRecord>, sqlx::Error> {
+    let (created, id) = before.unwrap_or((i64::MAX, String::new()));
+    let sql = format!(
+        "SELECT {COLUMNS} FROM build WHERE app_id = $1 \
+         AND (created_at < $2 OR (created_at = $2 AND id < $3)) \
+         ORDER BY created_at DESC, id DESC LIMIT $4"
+    );
+    let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(app_id.to_owned())
+        .bind(created)
+        .bind(id)
+        .bind(i64::from(limit))
+        .fetch_all(&mut **tx)
+        .await?;
+    rows.iter().map(record).collect()
+}
+
 /// `(build id, service)` of the newest build of each service of `app_id` (what a live log
 /// stream follows; polled, so it reads two columns, not every build).
 pub async fn latest_per_service(

@@ -216,6 +216,93 @@ async fn a_failing_build_command_fails_with_its_stderr_in_the_log() {
 }
 
 #[tokio::test]
+async fn an_apps_builds_are_listed_newest_first_in_pages_for_those_who_may_view_it() {
+    for backend in backends() {
+        let app = spawn_app(backend).await;
+        let created = app.register(&app.owner, "hist").await;
+        let app_id = created["id"].as_str().unwrap();
+        let failing = app
+            .build_one(
+                app_id,
+                &python_project(&python_devfile("hist", "echo nope >&2; exit 2")),
+            )
+            .await;
+        app.wait_build(&failing, &["failed"]).await;
+        let good = app
+            .build_one(app_id, &python_project(&python_devfile("hist", FAST_BUILD)))
+            .await;
+        app.wait_build(&good, &["succeeded"]).await;
+
+        let list = |token: String, query: String| {
+            let app = &app;
+            async move {
+                app.send(
+                    Method::GET,
+                    &format!("/v1/apps/{app_id}/builds{query}"),
+                    Some(&token),
+                    None,
+                )
+                .await
+            }
+        };
+        let (status, all) = list(app.owner.clone(), String::new()).await;
+        assert_eq!(status, StatusCode::OK, "{backend:?}: {all}");
+        let ids: Vec<&str> = all["builds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["build_id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids, [good.as_str(), failing.as_str()], "{all}");
+        assert_eq!(all["builds"][0]["status"], "succeeded");
+        assert_eq!(all["builds"][1]["status"], "failed");
+        assert!(all["builds"][1]["error"].is_string(), "{all}");
+        assert!(
+            all["builds"][0].get("log").is_none(),
+            "no logs in a list: {all}"
+        );
+        assert!(all["next_page_token"].is_null(), "{all}");
+
+        // One per page: the token leads to the older build, and the last page has none.
+        let (_, first) = list(app.owner.clone(), "?page_size=1".into()).await;
+        assert_eq!(first["builds"][0]["build_id"], good.as_str());
+        let token = first["next_page_token"].as_str().unwrap().to_owned();
+        let (_, second) = list(
+            app.owner.clone(),
+            format!("?page_size=1&next_page_token={token}"),
+        )
+        .await;
+        assert_eq!(
+            second["builds"][0]["build_id"],
+            failing.as_str(),
+            "{second}"
+        );
+        assert!(second["next_page_token"].is_null(), "{second}");
+
+        assert_error(
+            &list(app.owner.clone(), "?next_page_token=forged".into()).await,
+            StatusCode::BAD_REQUEST,
+            "invalid_argument",
+            Some("next_page_token"),
+        );
+        assert_error(
+            &list(app.owner.clone(), "?page_size=0".into()).await,
+            StatusCode::BAD_REQUEST,
+            "invalid_argument",
+            Some("page_size"),
+        );
+        let other = app.add_account("stranger@example.org").await;
+        assert_error(
+            &list(other.token.expose().to_owned(), String::new()).await,
+            StatusCode::NOT_FOUND,
+            "not_found",
+            None,
+        );
+        app.finish().await;
+    }
+}
+
+#[tokio::test]
 async fn a_running_build_is_cancelled_and_its_process_is_gone() {
     for backend in backends() {
         let app = spawn_app(backend).await;

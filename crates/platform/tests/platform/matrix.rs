@@ -297,6 +297,7 @@ async fn every_endpoint_answers_every_caller_as_documented() {
         for path in [
             "/v1/apps",
             "/v1/account/users",
+            "/v1/account/me",
             "/v1/secrets?secret_type=user",
             "/v1/secrets?secret_type=shared",
             "/v1/secrets/audit",

@@ -132,6 +132,17 @@ async fn roles_are_granted_and_revoked_within_rank() {
                 .unwrap();
             (me["id"].as_str().unwrap().to_owned(), me)
         };
+        // Each token says whose it is.
+        let (status, who) = app
+            .send(Method::GET, "/v1/account/me", Some(ed.token.expose()), None)
+            .await;
+        assert_eq!(status, StatusCode::OK, "{who}");
+        assert_eq!(who["email"], "ed@example.org", "{who}");
+        let (_, owner_me) = app
+            .send(Method::GET, "/v1/account/me", Some(&owner), None)
+            .await;
+        assert_eq!(owner_me["id"], owner_id.as_str(), "{owner_me}");
+        assert_eq!(owner_me["account_id"], who["account_id"], "{owner_me}");
         assert_error(
             &revoke(&app, ed.token.expose(), &id, &owner_id, "owner").await,
             StatusCode::FORBIDDEN,

@@ -28,6 +28,13 @@ struct Config {
 #[derive(Debug, Serialize, Deserialize)]
 struct EnvironmentConfig {
     url: String,
+    /// The care services' base URL, when the environment has them (the desktop signs in to
+    /// both).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    care_url: Option<String>,
+    /// The care services' namespace segment (default `care`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    care_namespace: Option<String>,
 }
 
 /// Where a token was stored.
@@ -99,30 +106,44 @@ pub fn login(environment: &str, url: &str, token: &str) -> Result<TokenStore, To
     }
     let store = store_token(environment, token.trim())?;
     let mut config = read_config()?;
-    config.environments.insert(
-        environment.to_owned(),
-        EnvironmentConfig {
-            url: url.trim_end_matches('/').to_owned(),
-        },
-    );
-    let text = serde_json::to_string_pretty(&config)
-        .map_err(|e| ToolError::Internal(e.to_string()))?
-        + "\n";
-    let path = config_path();
-    atomic_write(&path, text.as_bytes()).map_err(|e| ToolError::io("write", &path, &e))?;
+    let url = url.trim_end_matches('/').to_owned();
+    match config.environments.get_mut(environment) {
+        // A login keeps the care settings the desktop saved for the environment.
+        Some(existing) => existing.url = url,
+        None => {
+            config.environments.insert(
+                environment.to_owned(),
+                EnvironmentConfig {
+                    url,
+                    care_url: None,
+                    care_namespace: None,
+                },
+            );
+        }
+    }
+    write_config(&config)?;
     Ok(store)
 }
 
-fn store_token(environment: &str, token: &str) -> Result<TokenStore, ToolError> {
+fn write_config(config: &Config) -> Result<(), ToolError> {
+    let text = serde_json::to_string_pretty(config)
+        .map_err(|e| ToolError::Internal(e.to_string()))?
+        + "\n";
+    let path = config_path();
+    atomic_write(&path, text.as_bytes()).map_err(|e| ToolError::io("write", &path, &e))
+}
+
+/// Stores `token` under `account` (an environment's name, or [`care_account`] of one).
+fn store_token(account: &str, token: &str) -> Result<TokenStore, ToolError> {
     let forced_file = std::env::var("SLIPWAY_TOKEN_STORE").is_ok_and(|v| v == "file");
     if !forced_file {
-        let keyring = keyring::Entry::new(SERVICE, environment).and_then(|e| e.set_password(token));
+        let keyring = keyring::Entry::new(SERVICE, account).and_then(|e| e.set_password(token));
         if keyring.is_ok() {
-            let _ = std::fs::remove_file(token_path(environment));
+            let _ = std::fs::remove_file(token_path(account));
             return Ok(TokenStore::Keyring);
         }
     }
-    let path = token_path(environment);
+    let path = token_path(account);
     let dir = path.parent().unwrap_or(&path);
     std::fs::create_dir_all(dir).map_err(|e| ToolError::io("create", dir, &e))?;
     let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
@@ -147,5 +168,316 @@ pub fn saved(environment: &str) -> Result<Option<(String, String)>, ToolError> {
             "environment {environment:?} has a URL ({}) but no stored token; run `slipway login` again",
             env.url
         ))),
+    }
+}
+
+/// Which care token an account holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CareRole {
+    /// Care staff: enrollment and missing information.
+    Staff,
+    /// Care admin: users and permissions.
+    Admin,
+}
+
+/// The keyring account (and token file name) of an environment's care token. Environment
+/// names have no `.`, so these never collide with one.
+fn care_account(environment: &str, role: CareRole) -> String {
+    match role {
+        CareRole::Staff => format!("{environment}.care-staff"),
+        CareRole::Admin => format!("{environment}.care-admin"),
+    }
+}
+
+/// The token stored under `account`: the 0600 file first (it is only there when the keyring
+/// was not), then the keyring; `None` when neither has one.
+fn read_token(account: &str) -> Option<(String, TokenStore)> {
+    let path = token_path(account);
+    if let Ok(token) = std::fs::read_to_string(&path) {
+        return Some((token.trim().to_owned(), TokenStore::File(path)));
+    }
+    keyring::Entry::new(SERVICE, account)
+        .and_then(|e| e.get_password())
+        .ok()
+        .map(|t| (t, TokenStore::Keyring))
+}
+
+/// Forgets the token under `account` in both stores.
+fn forget_token(account: &str) -> Result<(), ToolError> {
+    let path = token_path(account);
+    match std::fs::remove_file(&path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(ToolError::io("remove", &path, &e)),
+    }
+    if let Ok(entry) = keyring::Entry::new(SERVICE, account) {
+        match entry.delete_credential() {
+            Ok(()) | Err(keyring::Error::NoEntry) => {}
+            // No keyring service here: nothing can be in it.
+            Err(keyring::Error::PlatformFailure(_) | keyring::Error::NoStorageAccess(_)) => {}
+            Err(e) => {
+                return Err(ToolError::Internal(format!(
+                    "could not remove the token from the keyring: {e}"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A remote environment as the desktop signs in to it: the platform, and optionally the care
+/// services, with their tokens.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RemoteEnvironment {
+    /// The environment's name (1-63 letters, digits, `-`, `_`).
+    pub name: String,
+    /// The platform's base URL.
+    pub platform_url: String,
+    /// The platform token.
+    pub platform_token: String,
+    /// The care services' base URL (none: the environment has no care services).
+    #[serde(default)]
+    pub care_url: Option<String>,
+    /// The care namespace segment (default `care`).
+    #[serde(default)]
+    pub care_namespace: Option<String>,
+    /// The care staff token.
+    #[serde(default)]
+    pub care_token: Option<String>,
+    /// The care admin token.
+    #[serde(default)]
+    pub care_admin_token: Option<String>,
+}
+
+fn check_url(field: &str, url: &str) -> Result<String, ToolError> {
+    let url = url.trim();
+    if !(url.starts_with("http://") || url.starts_with("https://")) || url.len() < 10 {
+        return Err(ToolError::invalid(
+            field,
+            format!("{url:?} must be an http:// or https:// URL"),
+        ));
+    }
+    Ok(url.trim_end_matches('/').to_owned())
+}
+
+fn blank_to_none(value: Option<&String>) -> Option<String> {
+    value.map(|v| v.trim().to_owned()).filter(|v| !v.is_empty())
+}
+
+impl RemoteEnvironment {
+    /// Checks every field, naming the first that breaks its rule; returns the environment
+    /// with URLs and tokens trimmed and empty optional fields as `None`.
+    pub fn checked(&self) -> Result<Self, ToolError> {
+        check_environment(&self.name)?;
+        let platform_url = check_url("platform_url", &self.platform_url)?;
+        if self.platform_token.trim().is_empty() {
+            return Err(ToolError::invalid("platform_token", "must not be empty"));
+        }
+        let care_url = match blank_to_none(self.care_url.as_ref()) {
+            Some(url) => Some(check_url("care_url", &url)?),
+            None => None,
+        };
+        let care_token = blank_to_none(self.care_token.as_ref());
+        let care_admin_token = blank_to_none(self.care_admin_token.as_ref());
+        if care_url.is_none() && (care_token.is_some() || care_admin_token.is_some()) {
+            return Err(ToolError::invalid(
+                "care_url",
+                "is needed for the care tokens: the care services' base URL",
+            ));
+        }
+        let care_namespace = blank_to_none(self.care_namespace.as_ref());
+        if let Some(ns) = &care_namespace
+            && !ns
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            return Err(ToolError::invalid(
+                "care_namespace",
+                format!("{ns:?} must be letters, digits, '-' or '_' (one path segment)"),
+            ));
+        }
+        Ok(Self {
+            name: self.name.clone(),
+            platform_url,
+            platform_token: self.platform_token.trim().to_owned(),
+            care_url,
+            care_namespace,
+            care_token,
+            care_admin_token,
+        })
+    }
+}
+
+/// Saves a remote environment: its URLs in `config.json`, its tokens in the keyring (or the
+/// 0600 files where there is none). Care tokens left out are forgotten, so what is stored is
+/// what was signed in with. Returns where the tokens went.
+pub fn sign_in(env: &RemoteEnvironment) -> Result<TokenStore, ToolError> {
+    let env = env.checked()?;
+    let store = store_token(&env.name, &env.platform_token)?;
+    for (role, token) in [
+        (CareRole::Staff, &env.care_token),
+        (CareRole::Admin, &env.care_admin_token),
+    ] {
+        let account = care_account(&env.name, role);
+        match token {
+            Some(t) => {
+                store_token(&account, t)?;
+            }
+            None => forget_token(&account)?,
+        }
+    }
+    let mut config = read_config()?;
+    config.environments.insert(
+        env.name.clone(),
+        EnvironmentConfig {
+            url: env.platform_url.clone(),
+            care_url: env.care_url.clone(),
+            care_namespace: env.care_namespace.clone(),
+        },
+    );
+    write_config(&config)?;
+    Ok(store)
+}
+
+/// Signs out of `environment`: forgets its tokens in both stores. Its URLs stay, so signing in
+/// again asks only for the tokens.
+pub fn sign_out(environment: &str) -> Result<(), ToolError> {
+    check_environment(environment)?;
+    forget_token(environment)?;
+    forget_token(&care_account(environment, CareRole::Staff))?;
+    forget_token(&care_account(environment, CareRole::Admin))
+}
+
+/// A saved environment as a list shows it (never a token).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SavedEnvironment {
+    /// Its name.
+    pub name: String,
+    /// The platform's URL.
+    pub platform_url: String,
+    /// The care services' URL, if any.
+    pub care_url: Option<String>,
+    /// The care namespace, if not the default.
+    pub care_namespace: Option<String>,
+    /// Whether a platform token is stored (signed in).
+    pub signed_in: bool,
+    /// Where the platform token is: `keyring`, or the file's path; null when signed out.
+    pub token_store: Option<String>,
+}
+
+impl TokenStore {
+    /// How a screen names the store.
+    pub fn describe(&self) -> String {
+        match self {
+            TokenStore::Keyring => "keyring".to_owned(),
+            TokenStore::File(path) => path.display().to_string(),
+        }
+    }
+}
+
+/// Every saved environment, by name.
+pub fn environments() -> Result<Vec<SavedEnvironment>, ToolError> {
+    Ok(read_config()?
+        .environments
+        .into_iter()
+        .map(|(name, env)| {
+            let store = read_token(&name).map(|(_, store)| store);
+            SavedEnvironment {
+                signed_in: store.is_some(),
+                token_store: store.as_ref().map(TokenStore::describe),
+                platform_url: env.url,
+                care_url: env.care_url,
+                care_namespace: env.care_namespace,
+                name,
+            }
+        })
+        .collect())
+}
+
+/// A care service: `(base URL, namespace, staff token, admin token)`, as
+/// [`crate::care::configured`] gives it from the process environment.
+pub type CareService = (String, String, Option<String>, Option<String>);
+
+/// A signed-in environment's care service; `None` when the environment has no care URL.
+pub fn saved_care(environment: &str) -> Result<Option<CareService>, ToolError> {
+    check_environment(environment)?;
+    let Some(env) = read_config()?.environments.remove(environment) else {
+        return Ok(None);
+    };
+    let Some(url) = env.care_url else {
+        return Ok(None);
+    };
+    let token = |role| read_token(&care_account(environment, role)).map(|(t, _)| t);
+    Ok(Some((
+        url,
+        env.care_namespace.unwrap_or_else(|| "care".to_owned()),
+        token(CareRole::Staff),
+        token(CareRole::Admin),
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn remote(name: &str) -> RemoteEnvironment {
+        RemoteEnvironment {
+            name: name.into(),
+            platform_url: "http://127.0.0.1:8700/".into(),
+            platform_token: " tok ".into(),
+            care_url: Some("http://127.0.0.1:8787".into()),
+            care_token: Some("staff-tok".into()),
+            ..RemoteEnvironment::default()
+        }
+    }
+
+    #[test]
+    fn each_broken_rule_names_its_field() {
+        let cases: Vec<(RemoteEnvironment, &str)> = vec![
+            (remote("a b"), "environment"),
+            (
+                RemoteEnvironment {
+                    platform_url: "ftp://x".into(),
+                    ..remote("ok")
+                },
+                "platform_url",
+            ),
+            (
+                RemoteEnvironment {
+                    platform_token: "  ".into(),
+                    ..remote("ok")
+                },
+                "platform_token",
+            ),
+            (
+                RemoteEnvironment {
+                    care_url: Some("care.example".into()),
+                    ..remote("ok")
+                },
+                "care_url",
+            ),
+            (
+                RemoteEnvironment {
+                    care_url: None,
+                    ..remote("ok")
+                },
+                "care_url",
+            ),
+            (
+                RemoteEnvironment {
+                    care_namespace: Some("a/b".into()),
+                    ..remote("ok")
+                },
+                "care_namespace",
+            ),
+        ];
+        for (env, field) in cases {
+            assert_eq!(env.checked().unwrap_err().field(), Some(field), "{env:?}");
+        }
+        let ok = remote("staging").checked().unwrap();
+        assert_eq!(ok.platform_url, "http://127.0.0.1:8700");
+        assert_eq!(ok.platform_token, "tok");
+        assert_eq!(ok.care_admin_token, None);
     }
 }

@@ -4,6 +4,7 @@
 
 mod apps;
 mod build;
+pub mod builds;
 mod client;
 pub mod credentials;
 mod endpoint;
@@ -29,5 +30,5 @@ pub use secrets::{
 };
 pub use sharing::{
     AccountArgs, AppRole, RoleArgs, grant_app_role, list_account_users, list_app_permissions,
-    list_grantable_roles, revoke_app_role,
+    list_grantable_roles, revoke_app_role, whoami,
 };

@@ -164,6 +164,12 @@ pub fn list_account_users(client: &Client, _args: &AccountArgs) -> Result<Value,
     Ok(json!({"success": true, "users": body["users"]}))
 }
 
+/// Who the client's token belongs to: `{id, email, name, account_id}` (not a spec tool; a
+/// desktop sign-in checks a token with it and the header shows it).
+pub fn whoami(client: &Client) -> Result<Value, ToolError> {
+    Ok(client.json(Method::GET, "/v1/account/me", None)?.body)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
