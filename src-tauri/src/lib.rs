@@ -117,6 +117,48 @@ fn lean_webview<R: tauri::Runtime>(window: &tauri::WebviewWindow<R>) {
     let _ = window;
 }
 
+/// WebKit settings that exist only as environment variables, read when WebKit starts its
+/// processes: no DMA-BUF renderer (the window composites nothing on the GPU anyway, see
+/// [`lean_webview`]) and no JavaScript JIT (a forms UI does not need it). Together they take
+/// 17 MiB off the window's memory (BENCHMARKS.md). Only WebKit reads them, so the apps the
+/// embedded platform starts are unaffected.
+#[cfg(target_os = "linux")]
+const LEAN_ENV: &[(&str, &str)] = &[("WEBKIT_DISABLE_DMABUF_RENDERER", "1"), ("JSC_useJIT", "0")];
+
+/// Re-executes this program with [`LEAN_ENV`] set (a variable the user set is kept), unless
+/// `SLIPWAY_WEBVIEW_DEFAULTS=1`. Setting them in-process would need `unsafe` (`set_var`
+/// while other threads may read the environment); `exec` keeps the process id, so WebDriver
+/// and process managers see one process. Returns only when nothing needs changing, or when
+/// the exec failed (then WebKit's defaults apply and stderr says so).
+pub fn relaunch_lean() {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::process::CommandExt as _;
+        if std::env::var_os("SLIPWAY_WEBVIEW_DEFAULTS").is_some_and(|v| v == "1") {
+            return;
+        }
+        let missing: Vec<&(&str, &str)> = LEAN_ENV
+            .iter()
+            .filter(|(k, _)| std::env::var_os(k).is_none())
+            .collect();
+        if missing.is_empty() {
+            return;
+        }
+        let Ok(exe) = std::env::current_exe() else {
+            return;
+        };
+        let mut command = std::process::Command::new(exe);
+        command.args(std::env::args_os().skip(1));
+        for (k, v) in missing {
+            command.env(k, v);
+        }
+        let error = command.exec();
+        eprintln!(
+            "slipway: could not restart with the lean WebKit settings ({error}); WebKit's defaults apply"
+        );
+    }
+}
+
 /// Starts the desktop app; on exit, stops the embedded platform (and the apps it runs) and
 /// the embedded care service.
 pub fn run() {

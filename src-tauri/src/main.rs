@@ -2,5 +2,6 @@
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 fn main() {
+    slipway_desktop::relaunch_lean();
     slipway_desktop::run();
 }
