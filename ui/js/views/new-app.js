@@ -159,28 +159,33 @@ function NewApp({ api, shared, go }) {
     return () => clearTimeout(timer);
   }, [form, picked]);
 
+  // The settings the last run scaffolded with: while the form still holds them, the live
+  // check's "already has the template's files" is that run's own project, not a mistake.
+  const ranArgs = useRef(null);
+  const scaffolded = Boolean(run && run.some((x) => x.id === "scaffold" && x.status === DONE) && ranArgs.current === JSON.stringify(args()));
   const set = (k) => (v) => setForm({ ...form, [k]: v });
   const typed = { template: Boolean(picked), name: form.app_name.trim() !== "", folder: form.output_directory.trim() !== "", options: true };
   // A field's message: the live check's (once the user typed there) or the last run's.
   const errs = (k) => {
+    if (scaffolded) return [];
     if (check && !check.valid && check.field === k && (k !== "app_name" || typed.name) && (k !== "output_directory" || typed.folder)) return [check.error];
     if (result && !result.ok && result.field === k) return [result.error];
     return [];
   };
 
   function formStep(step) {
-    const field = check && !check.valid ? check.field : null;
+    const field = check && !check.valid && !scaffolded ? check.field : null;
     if (field && step.fields.includes(field) && (step.id !== "name" || typed.name) && (step.id !== "folder" || typed.folder) && (step.id !== "template" || picked))
       return { id: step.id, label: step.label, status: FAILED, detail: "", error: check.error };
     if (!typed[step.id]) return { id: step.id, label: step.label, status: PENDING, detail: "", error: null };
     const detail = {
       template: picked && picked.name,
       name: form.app_name.trim(),
-      folder: check && check.valid ? check.project_path : form.output_directory.trim(),
+      folder: scaffolded ? pipeline.current.ctx().project : check && check.valid ? check.project_path : form.output_directory.trim(),
       options: [String(form.port).trim() ? `port ${form.port}` : picked ? `port ${picked.default_port}` : null, form.durable ? "durable" : null, form.overwrite ? "replace files" : null, form.deploy ? "then deploy" : "scaffold only"].filter(Boolean).join(", "),
     }[step.id];
     // The later form steps are only done once the earlier ones' fields pass the check.
-    const done = check && (check.valid || !step.fields.includes(check.field));
+    const done = scaffolded || (check && (check.valid || !step.fields.includes(check.field)));
     return { id: step.id, label: step.label, status: done ? DONE : PENDING, detail, error: null };
   }
 
@@ -200,6 +205,7 @@ function NewApp({ api, shared, go }) {
     }
     setResult(null);
     setBusy(true);
+    ranArgs.current = JSON.stringify(args());
     const ok = await pipeline.current.start(form.deploy ? [] : PLATFORM_STEPS);
     finish(ok);
   }
