@@ -477,6 +477,13 @@ return bad;
         server = subprocess.Popen(
             [os.environ["SLIPWAY_CLI_BIN"], "platform", "serve", "--listen", f"127.0.0.1:{port}", "--gateway-listen", "127.0.0.1:0", "--data-dir", data],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "RUST_LOG": "warn"})
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        care_port = sock.getsockname()[1]
+        sock.close()
+        care = subprocess.Popen(
+            [os.environ["SLIPWAY_CLI_BIN"], "care", "serve", "--listen", f"127.0.0.1:{care_port}", "--demo", "--data-dir", tempfile.mkdtemp(prefix="slipway-remote-care-")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "RUST_LOG": "warn"})
         try:
             token_file = os.path.join(data, "bootstrap-token")
             deadline = time.time() + 60
@@ -501,6 +508,8 @@ return bad;
             s.click("#sign-in-button")
             s.wait_text("#view-env [data-path=platform_token]", lambda t: "refused" in t, timeout=30)
             s.fill("#sign-in-form [name=platform_token]", token)
+            s.fill("#sign-in-form [name=care_url]", f"http://127.0.0.1:{care_port}")
+            s.fill("#sign-in-form [name=care_token]", "demo-staff")
             s.click("#sign-in-button")
             # The window reloads on the new environment and shows the environments again.
             s.wait_text("#env", lambda t: "staging" in t and "@" in t, timeout=30)
@@ -509,8 +518,20 @@ return bad;
             if "keyring" not in header:
                 self.assertIn(stored, header)
                 self.assertEqual(os.stat(stored).st_mode & 0o777, 0o600)
+            s.wait_text("#env", lambda t: f"staff token for http://127.0.0.1:{care_port}" in t)
             s.wait_text("#environments", lambda t: "staging" in t and "in use" in t)
             s.screenshot("environments")
+
+            # Care staff work on the remote care service: its demo request opens, and once
+            # that service is stopped the window says it is unavailable.
+            s.click("nav button[data-view=missing]")
+            s.fill("[name=mi-uuid]", DEMO_REQUEST)
+            s.click("#mi-open")
+            s.wait_for("#mi-form", timeout=60)
+            care.terminate()
+            care.wait(timeout=30)
+            s.click("#mi-open")
+            s.wait_text("#view-missing", lambda t: "unavailable" in t, timeout=60)
 
             # An app registered now is on the remote platform.
             s.click("nav button[data-view=apps]")
@@ -530,8 +551,9 @@ return bad;
             s.wait_text("#environments", lambda t: "signed out" in t)
             self.assertFalse(os.path.exists(stored))
         finally:
-            server.terminate()
-            server.wait(timeout=30)
+            for process in (server, care):
+                process.terminate()
+                process.wait(timeout=30)
 
     def test_care_enrollment_with_a_field_error_then_enrolled(self):
         """Care staff: the service's validator places an error on its field as the user types;

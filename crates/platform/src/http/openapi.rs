@@ -272,8 +272,8 @@ mod tests {
             }
         }
         assert_eq!(
-            page_sizes, 4,
-            "listApps, listSecrets, secretAudit and listDeployments take page_size"
+            page_sizes, 5,
+            "listApps, listSecrets, secretAudit, listDeployments and listBuilds take page_size"
         );
 
         let roles = all_roles();
@@ -500,6 +500,7 @@ mod tests {
             sorted(opaque),
             owned(&[
                 "get /v1/apps next_page_token",
+                "get /v1/apps/{app_id}/builds next_page_token",
                 "get /v1/apps/{app_id}/deployments next_page_token",
                 "get /v1/secrets next_token",
                 "get /v1/secrets/audit next_token",
