@@ -158,13 +158,9 @@ pub fn saved(environment: &str) -> Result<Option<(String, String)>, ToolError> {
     let Some(env) = read_config()?.environments.remove(environment) else {
         return Ok(None);
     };
-    let path = token_path(environment);
-    if let Ok(token) = std::fs::read_to_string(&path) {
-        return Ok(Some((env.url, token.trim().to_owned())));
-    }
-    match keyring::Entry::new(SERVICE, environment).and_then(|e| e.get_password()) {
-        Ok(token) => Ok(Some((env.url, token))),
-        Err(_) => Err(ToolError::NotConfigured(format!(
+    match read_token(environment) {
+        Some((token, _)) => Ok(Some((env.url, token))),
+        None => Err(ToolError::NotConfigured(format!(
             "environment {environment:?} has a URL ({}) but no stored token; run `slipway login` again",
             env.url
         ))),
