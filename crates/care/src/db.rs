@@ -117,15 +117,105 @@ pub async fn upsert(
     external_id: &str,
     cols: &[(&'static str, Val)],
 ) -> Result<(i64, Change), sqlx::Error> {
+    let rows = [UpsertRow {
+        external_id: external_id.to_owned(),
+        cols: cols.to_vec(),
+    }];
+    Ok(upsert_many(tx, table, &rows).await?[0])
+}
+
+/// One record of [`upsert_many`].
+#[derive(Debug, Clone)]
+pub struct UpsertRow {
+    /// The record's external ID.
+    pub external_id: String,
+    /// The columns to set.
+    pub cols: Vec<(&'static str, Val)>,
+}
+
+/// Rows per multi-row `INSERT` (far below either backend's limit on bound parameters).
+const ROWS_PER_INSERT: usize = 64;
+
+/// [`upsert`] of several records of one table, in their order: records with the same
+/// columns are inserted by one multi-row `INSERT … ON CONFLICT (external_id) DO NOTHING
+/// RETURNING id, external_id`, so the records of a new enrollment cost one round trip per
+/// table instead of one each; those that already existed (not returned) are then read and
+/// updated one by one, as [`upsert`] does. A record repeated in `rows` is created once and
+/// then treated as existing.
+pub async fn upsert_many(
+    tx: &mut Tx,
+    table: &'static str,
+    rows: &[UpsertRow],
+) -> Result<Vec<(i64, Change)>, sqlx::Error> {
+    let mut results: Vec<Option<(i64, Change)>> = vec![None; rows.len()];
+    // Groups of row indices with the same column names, in order of first appearance.
+    let mut groups: Vec<(Vec<&'static str>, Vec<usize>)> = Vec::new();
+    for (i, row) in rows.iter().enumerate() {
+        let names: Vec<&'static str> = row.cols.iter().map(|(n, _)| *n).collect();
+        match groups.iter_mut().find(|(g, _)| *g == names) {
+            Some((_, members)) => members.push(i),
+            None => groups.push((names, vec![i])),
+        }
+    }
+    for (names, members) in &groups {
+        for chunk in members.chunks(ROWS_PER_INSERT) {
+            let width = names.len() + 3;
+            let values: Vec<String> = (0..chunk.len())
+                .map(|r| {
+                    let ph: Vec<String> =
+                        (1..=width).map(|c| format!("${}", r * width + c)).collect();
+                    format!("({})", ph.join(", "))
+                })
+                .collect();
+            let sql = format!(
+                "INSERT INTO {table} (external_id{}{}, created_at, updated_at) VALUES {} \
+                 ON CONFLICT (external_id) DO NOTHING RETURNING id, external_id",
+                if names.is_empty() { "" } else { ", " },
+                names.join(", "),
+                values.join(", ")
+            );
+            let ts = now();
+            let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
+            for &i in chunk {
+                q = q.bind(rows[i].external_id.clone());
+                for (_, v) in &rows[i].cols {
+                    q = bind_val(q, v);
+                }
+                q = q.bind(ts).bind(ts);
+            }
+            let mut created: std::collections::HashMap<String, i64> = q
+                .fetch_all(&mut **tx)
+                .await?
+                .iter()
+                .map(|r| Ok((r.try_get(1)?, r.try_get(0)?)))
+                .collect::<Result<_, sqlx::Error>>()?;
+            for &i in chunk {
+                if let Some(id) = created.remove(&rows[i].external_id) {
+                    results[i] = Some((id, Change::Created));
+                }
+            }
+        }
+    }
+    let mut out = Vec::with_capacity(rows.len());
+    for (row, result) in rows.iter().zip(results) {
+        out.push(match result {
+            Some(done) => done,
+            None => update_existing(tx, table, row).await?,
+        });
+    }
+    Ok(out)
+}
+
+/// The second half of an upsert, for a record whose insert found it there: reads it and
+/// updates it if a value changed. If it is gone by then (deleted by another transaction)
+/// it is inserted again.
+async fn update_existing(
+    tx: &mut Tx,
+    table: &'static str,
+    row: &UpsertRow,
+) -> Result<(i64, Change), sqlx::Error> {
+    let cols = &row.cols;
     let names: Vec<&str> = cols.iter().map(|(n, _)| *n).collect();
-    let placeholders: Vec<String> = (1..=cols.len() + 3).map(|i| format!("${i}")).collect();
-    let insert = format!(
-        "INSERT INTO {table} (external_id{}{}, created_at, updated_at) VALUES ({}) \
-         ON CONFLICT (external_id) DO NOTHING RETURNING id",
-        if names.is_empty() { "" } else { ", " },
-        names.join(", "),
-        placeholders.join(", ")
-    );
     let select = if names.is_empty() {
         format!("SELECT id FROM {table} WHERE external_id = $1")
     } else {
@@ -135,25 +225,33 @@ pub async fn upsert(
         )
     };
     for _attempt in 0..2 {
-        let mut q = sqlx::query(sqlx::AssertSqlSafe(insert.clone())).bind(external_id.to_owned());
-        for (_, v) in cols {
-            q = bind_val(q, v);
-        }
-        let ts = now();
-        let inserted = q.bind(ts).bind(ts).fetch_optional(&mut **tx).await?;
-        if let Some(row) = inserted {
-            return Ok((row.try_get(0)?, Change::Created));
-        }
         let existing = sqlx::query(sqlx::AssertSqlSafe(select.clone()))
-            .bind(external_id.to_owned())
+            .bind(row.external_id.clone())
             .fetch_optional(&mut **tx)
             .await?;
-        // Gone between the two statements (deleted by another transaction): insert again.
-        let Some(row) = existing else { continue };
-        let id: i64 = row.try_get(0)?;
+        let Some(found) = existing else {
+            let placeholders: Vec<String> = (1..=cols.len() + 3).map(|i| format!("${i}")).collect();
+            let insert = format!(
+                "INSERT INTO {table} (external_id{}{}, created_at, updated_at) VALUES ({}) \
+                 ON CONFLICT (external_id) DO NOTHING RETURNING id",
+                if names.is_empty() { "" } else { ", " },
+                names.join(", "),
+                placeholders.join(", ")
+            );
+            let mut q = sqlx::query(sqlx::AssertSqlSafe(insert)).bind(row.external_id.clone());
+            for (_, v) in cols {
+                q = bind_val(q, v);
+            }
+            let ts = now();
+            if let Some(r) = q.bind(ts).bind(ts).fetch_optional(&mut **tx).await? {
+                return Ok((r.try_get(0)?, Change::Created));
+            }
+            continue;
+        };
+        let id: i64 = found.try_get(0)?;
         let mut changed = false;
         for (i, (_, v)) in cols.iter().enumerate() {
-            if read_val(&row, i + 1, v)? != *v {
+            if read_val(&found, i + 1, v)? != *v {
                 changed = true;
                 break;
             }

@@ -1,5 +1,6 @@
-//! `POST {base}/{ns}/eRxApi`: one transaction that records the eRX request (kept for failed
-//! requests too), validates the body and upserts every record it describes.
+//! `POST {base}/{ns}/eRxApi`: validates the body against the reference catalog, then one
+//! write transaction upserts every record it describes and records the eRX request (kept
+//! for refused and failed requests too).
 
 use axum::Router;
 use axum::body::Bytes;
@@ -12,7 +13,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::error::ApiError;
-use super::{AppState, begin_as_caller, body_bytes, json};
+use super::{AppState, body_bytes, json, read_as_caller};
+use crate::enrollment::model::Enrollment;
 use crate::enrollment::validate::{self, Rejection, codes};
 use crate::store::enrollment::{self as store, RecordChange};
 use crate::store::erx;
@@ -48,68 +50,106 @@ async fn enroll(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let body = body_bytes(body)?;
-    let (mut tx, caller) = begin_as_caller(&state, &headers).await?;
+    // Authentication, parsing and validation against the reference catalog only read: they
+    // run in a read transaction, outside the writer queue. The writes (the records and the
+    // eRX request record) then take one write transaction. A catalog change that commits in
+    // between is seen by the next request, as if it had committed just after this one.
+    let (mut read, caller) = read_as_caller(&state, &headers).await?;
     let request_id = uuid::Uuid::new_v4().to_string();
     // PostgreSQL text cannot hold NUL; a raw NUL can only come with a body that is not JSON.
     let payload = String::from_utf8_lossy(&body).replace('\0', "\u{fffd}");
-    match process(&state, &mut tx, &caller, &request_id, &payload, &body).await {
-        Ok(response) => {
-            tx.commit().await?;
-            Ok(with_request_id(response, &request_id))
+    let checked = check(&state, &mut read, &caller, &body).await;
+    read.rollback().await?;
+    let written = match checked {
+        Ok(outcome) => {
+            let mut tx = state.db().begin_write().await?;
+            match write(&mut tx, &caller, &request_id, &payload, outcome).await {
+                Ok(response) => tx.commit().await.map(|()| response).map_err(ApiError::from),
+                Err(error) => {
+                    tx.rollback().await?;
+                    Err(error)
+                }
+            }
         }
+        Err(error) => Err(error),
+    };
+    match written {
+        Ok(response) => Ok(with_request_id(response, &request_id)),
         Err(error) => {
             // The work is rolled back; the audit record of the request is still kept.
-            drop(tx);
             let errors = serde_json::to_value(error.items()).unwrap_or_default();
             let mut tx = state.db().begin_write().await?;
-            let row_id =
-                erx::insert_request(&mut tx, &request_id, caller.user_id, &payload).await?;
-            erx::finish_request(&mut tx, row_id, "error", &errors, None).await?;
+            erx::record(
+                &mut tx,
+                &request_id,
+                caller.user_id,
+                &payload,
+                "error",
+                &errors,
+                None,
+            )
+            .await?;
             tx.commit().await?;
             Err(error)
         }
     }
 }
 
-/// The work of one enrollment inside the request's transaction; the caller commits.
-async fn process(
+/// Parses the body and validates it against the reference catalog (read in `tx`).
+async fn check(
     state: &AppState,
+    tx: &mut crate::db::Tx,
+    caller: &crate::auth::Caller,
+    body: &[u8],
+) -> Result<Result<Enrollment, Rejection>, ApiError> {
+    let doc = match serde_json::from_slice::<Value>(body) {
+        Err(e) => {
+            return Ok(Err(Rejection::Invalid(vec![Violation::new(
+                codes::INVALID_JSON,
+                format!(
+                    "the request body is not valid JSON (line {}, column {})",
+                    e.line(),
+                    e.column()
+                ),
+                "",
+            )])));
+        }
+        Ok(doc) => doc,
+    };
+    let text = |k: &str| {
+        doc.get(k)
+            .and_then(Value::as_str)
+            .filter(|v| !v.contains('\0'))
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let catalog = store::load_catalog(tx, &text("vendorName"), &text("programName")).await?;
+    Ok(validate::validate(&doc, &catalog, state.settings(), caller))
+}
+
+/// The writes of one checked enrollment inside the request's write transaction: its
+/// records if it is valid, and its eRX request record either way; the caller commits.
+async fn write(
     tx: &mut crate::db::Tx,
     caller: &crate::auth::Caller,
     request_id: &str,
     payload: &str,
-    body: &[u8],
+    outcome: Result<Enrollment, Rejection>,
 ) -> Result<Response, ApiError> {
-    let row_id = erx::insert_request(tx, request_id, caller.user_id, payload).await?;
-    let outcome = match serde_json::from_slice::<Value>(body) {
-        Err(e) => Err(Rejection::Invalid(vec![Violation::new(
-            codes::INVALID_JSON,
-            format!(
-                "the request body is not valid JSON (line {}, column {})",
-                e.line(),
-                e.column()
-            ),
-            "",
-        )])),
-        Ok(doc) => {
-            let text = |k: &str| {
-                doc.get(k)
-                    .and_then(Value::as_str)
-                    .filter(|v| !v.contains('\0'))
-                    .unwrap_or_default()
-                    .to_owned()
-            };
-            let catalog =
-                store::load_catalog(tx, &text("vendorName"), &text("programName")).await?;
-            validate::validate(&doc, &catalog, state.settings(), caller)
-        }
-    };
-
     match outcome {
         Ok(enrollment) => {
             let records = store::store(tx, &enrollment).await?;
             let plan = enrollment.care_plan_external_id();
-            erx::finish_request(tx, row_id, "success", &Value::Array(vec![]), Some(&plan)).await?;
+            erx::record(
+                tx,
+                request_id,
+                caller.user_id,
+                payload,
+                "success",
+                &Value::Array(vec![]),
+                Some(&plan),
+            )
+            .await?;
             let created = records
                 .iter()
                 .filter(|r| r.result == crate::db::Change::Created)
@@ -130,7 +170,16 @@ async fn process(
             };
             let error = ApiError::from(rejection);
             let errors = serde_json::to_value(error.items()).unwrap_or_default();
-            erx::finish_request(tx, row_id, label, &errors, None).await?;
+            erx::record(
+                tx,
+                request_id,
+                caller.user_id,
+                payload,
+                label,
+                &errors,
+                None,
+            )
+            .await?;
             tracing::info!(
                 errors = error.items().len(),
                 status = error.status().as_u16(),

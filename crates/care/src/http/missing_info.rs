@@ -14,7 +14,7 @@ use axum::routing::get;
 use serde::Serialize;
 
 use super::error::{ApiError, ErrorItem};
-use super::{AppState, begin_as_caller, body_bytes, json};
+use super::{AppState, begin_as_caller, body_bytes, json, read_as_caller};
 use crate::auth::{Access, Caller};
 use crate::fhir;
 use crate::missing_info::{self as mi, DataRequest};
@@ -149,7 +149,13 @@ async fn run(
     headers: &HeaderMap,
     body: Option<Bytes>,
 ) -> Result<Response, ApiError> {
-    let (mut tx, caller) = begin_as_caller(state, headers).await?;
+    // A GET only reads until its history record: it reads in a read transaction, outside
+    // the writer queue, and writes that one record in a short write transaction of its own.
+    // A POST reads what it checks and writes in one transaction.
+    let (mut tx, caller) = match method {
+        Method::Get => read_as_caller(state, headers).await?,
+        Method::Post => begin_as_caller(state, headers).await?,
+    };
     let uuid = parse_uuid(raw_uuid)?;
     let Some(req) = data_requests::find(&mut tx, &uuid).await? else {
         return Err(ApiError::NotFound(ErrorItem::new(
@@ -173,22 +179,14 @@ async fn run(
         Ok(_) => StatusCode::OK,
         Err(e) => e.status(),
     };
-    if matches!(outcome, Err(ApiError::Database(_) | ApiError::Internal(_))) {
-        // Roll the failed work back, then still leave the history record.
-        drop(tx);
-        let mut tx = state.db().begin_write().await?;
-        data_requests::record_history(
-            &mut tx,
-            req.id,
-            Some(caller.user_id),
-            method.as_str(),
-            status.as_u16(),
-            &submitted,
-        )
-        .await?;
-        tx.commit().await?;
-        return outcome;
-    }
+    let failed = matches!(outcome, Err(ApiError::Database(_) | ApiError::Internal(_)));
+    let mut tx = if method == Method::Get || failed {
+        // Done reading, or roll the failed work back; the history record is still left.
+        tx.rollback().await?;
+        state.db().begin_write().await?
+    } else {
+        tx
+    };
     data_requests::record_history(
         &mut tx,
         req.id,
@@ -199,12 +197,14 @@ async fn run(
     )
     .await?;
     tx.commit().await?;
-    tracing::info!(
-        method = method.as_str(),
-        status = status.as_u16(),
-        fields = submitted.len(),
-        "missing-information call"
-    );
+    if !failed {
+        tracing::info!(
+            method = method.as_str(),
+            status = status.as_u16(),
+            fields = submitted.len(),
+            "missing-information call"
+        );
+    }
     outcome
 }
 

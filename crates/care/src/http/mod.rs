@@ -110,14 +110,30 @@ pub(crate) fn bearer(headers: &HeaderMap) -> Result<String, ApiError> {
         .ok_or(ApiError::Unauthorized)
 }
 
-/// Opens the request's transaction and authenticates the caller in it.
+/// Opens the request's write transaction and authenticates the caller in it.
 pub(crate) async fn begin_as_caller(
     state: &AppState,
     headers: &HeaderMap,
 ) -> Result<(Tx, Caller), ApiError> {
     let token = bearer(headers)?;
-    let mut tx = state.db().begin_write().await?;
-    let caller = load_caller(&mut tx, &token)
+    let tx = state.db().begin_write().await?;
+    authenticate(tx, &token).await
+}
+
+/// Opens a read-only transaction and authenticates the caller in it. The read part of a
+/// request runs here, outside the writer queue (SQLite has one writer; readers run side by
+/// side), and only its writes then take a write transaction.
+pub(crate) async fn read_as_caller(
+    state: &AppState,
+    headers: &HeaderMap,
+) -> Result<(Tx, Caller), ApiError> {
+    let token = bearer(headers)?;
+    let tx = state.db().begin_read().await?;
+    authenticate(tx, &token).await
+}
+
+async fn authenticate(mut tx: Tx, token: &str) -> Result<(Tx, Caller), ApiError> {
+    let caller = load_caller(&mut tx, token)
         .await?
         .ok_or(ApiError::Unauthorized)?;
     Ok((tx, caller))

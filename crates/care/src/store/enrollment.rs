@@ -11,7 +11,7 @@ use sqlx::Row;
 use super::records::set_record_field;
 use super::{Result, objects as object_config};
 use crate::auth::objects;
-use crate::db::{Change, Tx, Val, upsert};
+use crate::db::{Change, Tx, UpsertRow, Val, upsert, upsert_many};
 use crate::enrollment::model::{Enrollment, PartyKind, scoped_id};
 use crate::enrollment::validate::Catalog;
 
@@ -86,34 +86,73 @@ async fn upsert_extra(
     Ok(change)
 }
 
-/// Upserts every record of a valid enrollment; returns what happened to each.
+/// One record of an enrollment, ready for [`upsert_many`], and what the 200 body says of it.
+struct Planned<'e> {
+    object: &'static str,
+    path: String,
+    row: UpsertRow,
+    extra: &'e Map<String, Value>,
+}
+
+/// Upserts the planned records of one table (one multi-row insert for the new ones) and
+/// their configured field values; appends what happened to `changes`; returns the row ids.
+async fn upsert_all(
+    tx: &mut Tx,
+    table: &'static str,
+    planned: Vec<Planned<'_>>,
+    changes: &mut Vec<RecordChange>,
+) -> Result<Vec<i64>> {
+    let rows: Vec<UpsertRow> = planned.iter().map(|p| p.row.clone()).collect();
+    let done = upsert_many(tx, table, &rows).await?;
+    let mut ids = Vec::with_capacity(done.len());
+    for (p, (id, change)) in planned.into_iter().zip(done) {
+        let change = change.and(upsert_extra(tx, p.object, id, p.extra).await?);
+        ids.push(id);
+        changes.push(RecordChange {
+            object: p.object,
+            path: p.path,
+            external_id: p.row.external_id,
+            result: change,
+        });
+    }
+    Ok(ids)
+}
+
+/// Upserts every record of a valid enrollment, one table at a time (parties, care plan,
+/// contacts, consents, insurances, prescriptions, additional records); returns what
+/// happened to each, care plan first.
 pub async fn store(tx: &mut Tx, e: &Enrollment) -> Result<Vec<RecordChange>> {
     let vendor = e.vendor.as_str();
     let mut changes = Vec::new();
-    let mut account_ids: HashMap<&'static str, i64> = HashMap::new();
-    let mut contact_records = Vec::new();
 
-    for (kind, party) in &e.parties {
-        let ext = scoped_id(vendor, kind.key(), &party.id);
-        let mut c = vec![
-            ("kind", Val::from(kind.key())),
-            ("vendor_api_name", Val::from(vendor)),
-            ("source_id", Val::from(party.id.clone())),
-        ];
-        c.extend(cols(&party.columns));
-        let (id, change) = upsert(tx, "account", &ext, &c).await?;
-        let change = change.and(upsert_extra(tx, objects::ACCOUNT, id, &party.extra).await?);
-        account_ids.insert(kind.key(), id);
-        changes.push(RecordChange {
-            object: objects::ACCOUNT,
-            path: party.path.clone(),
-            external_id: ext,
-            result: change,
-        });
-        for contact in &party.contacts {
-            contact_records.push((id, contact));
-        }
-    }
+    let parties: Vec<Planned> = e
+        .parties
+        .iter()
+        .map(|(kind, party)| {
+            let mut c = vec![
+                ("kind", Val::from(kind.key())),
+                ("vendor_api_name", Val::from(vendor)),
+                ("source_id", Val::from(party.id.clone())),
+            ];
+            c.extend(cols(&party.columns));
+            Planned {
+                object: objects::ACCOUNT,
+                path: party.path.clone(),
+                row: UpsertRow {
+                    external_id: scoped_id(vendor, kind.key(), &party.id),
+                    cols: c,
+                },
+                extra: &party.extra,
+            }
+        })
+        .collect();
+    let party_ids = upsert_all(tx, "account", parties, &mut changes).await?;
+    let account_ids: HashMap<&'static str, i64> = e
+        .parties
+        .iter()
+        .zip(&party_ids)
+        .map(|((kind, _), id)| (kind.key(), *id))
+        .collect();
     let patient_id = account_ids
         .get(PartyKind::Patient.key())
         .copied()
@@ -149,105 +188,128 @@ pub async fn store(tx: &mut Tx, e: &Enrollment) -> Result<Vec<RecordChange>> {
         },
     );
 
-    for (account_id, contact) in contact_records {
-        let ext = scoped_id(vendor, contact.kind.name(), &contact.id);
-        let mut c = vec![
-            ("account_id", Val::from(account_id)),
-            ("kind", Val::from(contact.kind.name())),
-        ];
-        c.extend(cols(&contact.columns));
-        if let Some(p) = contact.primary {
-            c.push(("is_primary", Val::from(i64::from(p))));
-        }
-        let (id, change) = upsert(tx, "contact_point", &ext, &c).await?;
-        let change =
-            change.and(upsert_extra(tx, objects::CONTACT_POINT, id, &contact.extra).await?);
-        changes.push(RecordChange {
-            object: objects::CONTACT_POINT,
-            path: contact.path.clone(),
-            external_id: ext,
-            result: change,
-        });
-    }
+    let contacts: Vec<Planned> = e
+        .parties
+        .iter()
+        .zip(&party_ids)
+        .flat_map(|((_, party), account_id)| party.contacts.iter().map(move |c| (*account_id, c)))
+        .map(|(account_id, contact)| {
+            let mut c = vec![
+                ("account_id", Val::from(account_id)),
+                ("kind", Val::from(contact.kind.name())),
+            ];
+            c.extend(cols(&contact.columns));
+            if let Some(p) = contact.primary {
+                c.push(("is_primary", Val::from(i64::from(p))));
+            }
+            Planned {
+                object: objects::CONTACT_POINT,
+                path: contact.path.clone(),
+                row: UpsertRow {
+                    external_id: scoped_id(vendor, contact.kind.name(), &contact.id),
+                    cols: c,
+                },
+                extra: &contact.extra,
+            }
+        })
+        .collect();
+    upsert_all(tx, "contact_point", contacts, &mut changes).await?;
 
-    for consent in &e.consents {
-        let ext = scoped_id(vendor, "consent", &consent.id);
-        let mut c = vec![
-            ("care_plan_id", Val::from(plan_id)),
-            ("patient_account_id", Val::from(patient_id)),
-            ("data_use_purpose_id", Val::from(consent.purpose_id)),
-        ];
-        c.extend(cols(&consent.columns));
-        let (id, change) = upsert(tx, "consent", &ext, &c).await?;
-        let change = change.and(upsert_extra(tx, objects::CONSENT, id, &consent.extra).await?);
-        changes.push(RecordChange {
-            object: objects::CONSENT,
-            path: consent.path.clone(),
-            external_id: ext,
-            result: change,
-        });
-    }
+    let consents: Vec<Planned> = e
+        .consents
+        .iter()
+        .map(|consent| {
+            let mut c = vec![
+                ("care_plan_id", Val::from(plan_id)),
+                ("patient_account_id", Val::from(patient_id)),
+                ("data_use_purpose_id", Val::from(consent.purpose_id)),
+            ];
+            c.extend(cols(&consent.columns));
+            Planned {
+                object: objects::CONSENT,
+                path: consent.path.clone(),
+                row: UpsertRow {
+                    external_id: scoped_id(vendor, "consent", &consent.id),
+                    cols: c,
+                },
+                extra: &consent.extra,
+            }
+        })
+        .collect();
+    upsert_all(tx, "consent", consents, &mut changes).await?;
 
-    for ins in &e.insurances {
-        let ext = match &ins.id {
-            Some(id) => scoped_id(vendor, "insurance", id),
-            None => format!("{plan_ext}:insurance#{}", ins.index),
-        };
-        let mut c = vec![
-            ("care_plan_id", Val::from(plan_id)),
-            ("patient_account_id", Val::from(patient_id)),
-        ];
-        c.extend(cols(&ins.columns));
-        let (id, change) = upsert(tx, "member_plan", &ext, &c).await?;
-        let change = change.and(upsert_extra(tx, objects::MEMBER_PLAN, id, &ins.extra).await?);
-        changes.push(RecordChange {
-            object: objects::MEMBER_PLAN,
-            path: ins.path.clone(),
-            external_id: ext,
-            result: change,
-        });
-    }
+    let insurances: Vec<Planned> = e
+        .insurances
+        .iter()
+        .map(|ins| {
+            let external_id = match &ins.id {
+                Some(id) => scoped_id(vendor, "insurance", id),
+                None => format!("{plan_ext}:insurance#{}", ins.index),
+            };
+            let mut c = vec![
+                ("care_plan_id", Val::from(plan_id)),
+                ("patient_account_id", Val::from(patient_id)),
+            ];
+            c.extend(cols(&ins.columns));
+            Planned {
+                object: objects::MEMBER_PLAN,
+                path: ins.path.clone(),
+                row: UpsertRow {
+                    external_id,
+                    cols: c,
+                },
+                extra: &ins.extra,
+            }
+        })
+        .collect();
+    upsert_all(tx, "member_plan", insurances, &mut changes).await?;
 
-    for rx in &e.prescriptions {
-        let ext = scoped_id(vendor, "prescription", &rx.id);
-        let mut c = vec![
-            ("care_plan_id", Val::from(plan_id)),
-            ("patient_account_id", Val::from(patient_id)),
-            ("product_id", Val::from(rx.product_id)),
-        ];
-        if let Some(p) = pharmacy_id {
-            c.push(("pharmacy_account_id", Val::from(p)));
-        }
-        if let Some(r) = rx.refills {
-            c.push(("refills", Val::from(r)));
-        }
-        c.extend(cols(&rx.columns));
-        let (id, change) = upsert(tx, "prescription", &ext, &c).await?;
-        let change = change.and(upsert_extra(tx, objects::PRESCRIPTION, id, &rx.extra).await?);
-        changes.push(RecordChange {
-            object: objects::PRESCRIPTION,
-            path: rx.path.clone(),
-            external_id: ext,
-            result: change,
-        });
-    }
+    let prescriptions: Vec<Planned> = e
+        .prescriptions
+        .iter()
+        .map(|rx| {
+            let mut c = vec![
+                ("care_plan_id", Val::from(plan_id)),
+                ("patient_account_id", Val::from(patient_id)),
+                ("product_id", Val::from(rx.product_id)),
+            ];
+            if let Some(p) = pharmacy_id {
+                c.push(("pharmacy_account_id", Val::from(p)));
+            }
+            if let Some(r) = rx.refills {
+                c.push(("refills", Val::from(r)));
+            }
+            c.extend(cols(&rx.columns));
+            Planned {
+                object: objects::PRESCRIPTION,
+                path: rx.path.clone(),
+                row: UpsertRow {
+                    external_id: scoped_id(vendor, "prescription", &rx.id),
+                    cols: c,
+                },
+                extra: &rx.extra,
+            }
+        })
+        .collect();
+    upsert_all(tx, "prescription", prescriptions, &mut changes).await?;
 
-    for rec in &e.additional {
-        let ext = format!("{plan_ext}:{}#{}", rec.object_name, rec.index);
-        let c = vec![
-            ("care_plan_id", Val::from(plan_id)),
-            ("object_name", Val::from(rec.object_name.clone())),
-            ("record_type", Val::from(rec.record_type.clone())),
-        ];
-        let (id, change) = upsert(tx, "additional_record", &ext, &c).await?;
-        let change =
-            change.and(upsert_extra(tx, objects::ADDITIONAL_OBJECT, id, &rec.fields).await?);
-        changes.push(RecordChange {
+    let additional: Vec<Planned> = e
+        .additional
+        .iter()
+        .map(|rec| Planned {
             object: objects::ADDITIONAL_OBJECT,
             path: rec.path.clone(),
-            external_id: ext,
-            result: change,
-        });
-    }
+            row: UpsertRow {
+                external_id: format!("{plan_ext}:{}#{}", rec.object_name, rec.index),
+                cols: vec![
+                    ("care_plan_id", Val::from(plan_id)),
+                    ("object_name", Val::from(rec.object_name.clone())),
+                    ("record_type", Val::from(rec.record_type.clone())),
+                ],
+            },
+            extra: &rec.fields,
+        })
+        .collect();
+    upsert_all(tx, "additional_record", additional, &mut changes).await?;
     Ok(changes)
 }

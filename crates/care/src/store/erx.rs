@@ -1,5 +1,5 @@
-//! eRX request (audit) records: written at the start of every enrollment, finished with its
-//! outcome and errors, read back by the admin API (`erx_request`).
+//! eRX request (audit) records: one per enrollment request that got past authentication,
+//! with its outcome and errors, read back by the admin API (`erx_request`).
 
 use serde_json::Value;
 use sqlx::Row;
@@ -14,7 +14,8 @@ pub struct ErxRequestRow {
     pub external_id: String,
     /// Unix time in seconds.
     pub received_at: i64,
-    /// `processing`, `success`, `rejected`, `forbidden` or `error`.
+    /// `success`, `rejected`, `forbidden` or `error` (`processing` in records written before
+    /// the record was written once, with its outcome).
     pub outcome: String,
     /// The error entries (`null` if unreadable).
     pub errors: Value,
@@ -24,38 +25,25 @@ pub struct ErxRequestRow {
     pub payload: String,
 }
 
-/// Creates the eRX request record at the start of the request's transaction; its row id.
-pub async fn insert_request(
+/// Writes the eRX request record of a finished request, in the transaction that holds its
+/// records (so a `success` record never exists without them).
+pub async fn record(
     tx: &mut Tx,
     external_id: &str,
     user_id: i64,
     payload: &str,
-) -> Result<i64> {
-    let row = sqlx::query(
-        "INSERT INTO erx_request (external_id, user_id, received_at, payload, outcome) \
-         VALUES ($1, $2, $3, $4, 'processing') RETURNING id",
-    )
-    .bind(external_id.to_owned())
-    .bind(user_id)
-    .bind(now())
-    .bind(payload.to_owned())
-    .fetch_one(&mut **tx)
-    .await?;
-    Ok(row.try_get(0)?)
-}
-
-/// Records the outcome and errors of an eRX request.
-pub async fn finish_request(
-    tx: &mut Tx,
-    id: i64,
     outcome: &str,
     errors: &Value,
     care_plan_external_id: Option<&str>,
 ) -> Result<()> {
     sqlx::query(
-        "UPDATE erx_request SET outcome = $2, errors = $3, care_plan_external_id = $4 WHERE id = $1",
+        "INSERT INTO erx_request (external_id, user_id, received_at, payload, outcome, errors, \
+         care_plan_external_id) VALUES ($1, $2, $3, $4, $5, $6, $7)",
     )
-    .bind(id)
+    .bind(external_id.to_owned())
+    .bind(user_id)
+    .bind(now())
+    .bind(payload.to_owned())
     .bind(outcome.to_owned())
     .bind(errors.to_string())
     .bind(care_plan_external_id.map(str::to_owned))

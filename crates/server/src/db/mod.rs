@@ -7,8 +7,9 @@
 //! load; so on SQLite every write transaction first takes an in-process FIFO queue (a fair
 //! `tokio` mutex) and then `BEGIN IMMEDIATE`, which takes SQLite's write lock at once: a
 //! deferred transaction that read first could fail with a stale snapshot when it later tries
-//! to write. The busy timeout stays as the guard against a second process. PostgreSQL has
-//! row locks and needs neither.
+//! to write. The busy timeout stays as the guard against a second process. The requests in
+//! that queue share one SQLite transaction, a savepoint each, and one `COMMIT`
+//! ([`group_commit`]). PostgreSQL has row locks and needs none of this.
 
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
@@ -17,7 +18,10 @@ use std::time::Duration;
 use sqlx::any::AnyPoolOptions;
 use sqlx::migrate::{MigrateError, Migrator};
 use sqlx::{Any, AnyConnection, AnyPool};
-use tokio::sync::{Mutex, OwnedMutexGuard};
+
+mod group_commit;
+
+pub use group_commit::GroupCommitStats;
 
 /// How long a write transaction waits for its turn in the SQLite queue before it gives up
 /// with [`sqlx::Error::PoolTimedOut`] (the same as the pool's acquire timeout): a bounded wait
@@ -66,42 +70,62 @@ pub struct Options {
 }
 
 /// The transaction a request (or an administrative call) runs in. A write transaction on
-/// SQLite also holds its place in the writer queue until it commits, rolls back or drops.
+/// SQLite holds the writer lock and a savepoint in the open batch until it commits, rolls
+/// back or drops (a dropped one rolls back).
 pub struct Tx {
-    inner: sqlx::Transaction<'static, Any>,
-    _turn: Option<OwnedMutexGuard<()>>,
+    inner: Inner,
+}
+
+enum Inner {
+    /// A transaction of its own: reads, and every transaction on PostgreSQL.
+    Own(sqlx::Transaction<'static, Any>),
+    /// A request's part of the SQLite writer's batch.
+    Batched(group_commit::Turn),
 }
 
 impl std::fmt::Debug for Tx {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Tx")
-            .field("queued_writer", &self._turn.is_some())
+            .field("batched_writer", &matches!(self.inner, Inner::Batched(_)))
             .finish_non_exhaustive()
     }
 }
 
 impl Tx {
-    /// Commits, then gives the writer queue to the next transaction.
+    /// Commits; returns once the writes are durable (on SQLite, once the batch holding them
+    /// committed).
     pub async fn commit(self) -> Result<(), sqlx::Error> {
-        self.inner.commit().await
+        match self.inner {
+            Inner::Own(tx) => tx.commit().await,
+            Inner::Batched(turn) => turn.commit().await,
+        }
     }
 
-    /// Rolls back, then gives the writer queue to the next transaction.
+    /// Rolls back (on SQLite, this request's savepoint; the batch goes on).
     pub async fn rollback(self) -> Result<(), sqlx::Error> {
-        self.inner.rollback().await
+        match self.inner {
+            Inner::Own(tx) => tx.rollback().await,
+            Inner::Batched(turn) => turn.rollback().await,
+        }
     }
 }
 
 impl Deref for Tx {
     type Target = AnyConnection;
     fn deref(&self) -> &AnyConnection {
-        &self.inner
+        match &self.inner {
+            Inner::Own(tx) => tx,
+            Inner::Batched(turn) => turn.conn(),
+        }
     }
 }
 
 impl DerefMut for Tx {
     fn deref_mut(&mut self) -> &mut AnyConnection {
-        &mut self.inner
+        match &mut self.inner {
+            Inner::Own(tx) => &mut *tx,
+            Inner::Batched(turn) => turn.conn_mut(),
+        }
     }
 }
 
@@ -110,7 +134,7 @@ impl DerefMut for Tx {
 pub struct Db {
     pool: AnyPool,
     backend: Backend,
-    writers: Option<Arc<Mutex<()>>>,
+    writer: Option<Arc<group_commit::Writer>>,
 }
 
 impl Db {
@@ -157,11 +181,12 @@ impl Db {
                     .await?
             }
         };
-        let writers = (backend == Backend::Sqlite).then(|| Arc::new(Mutex::new(())));
+        let writer =
+            (backend == Backend::Sqlite).then(|| Arc::new(group_commit::Writer::new(pool.clone())));
         Ok(Self {
             pool,
             backend,
-            writers,
+            writer,
         })
     }
 
@@ -183,31 +208,31 @@ impl Db {
     /// Starts a transaction that only reads (never queued: WAL readers do not block).
     pub async fn begin_read(&self) -> Result<Tx, sqlx::Error> {
         Ok(Tx {
-            inner: self.pool.begin().await?,
-            _turn: None,
+            inner: Inner::Own(self.pool.begin().await?),
         })
     }
 
     /// Starts a transaction that will write: on SQLite it waits for its turn in the writer
-    /// queue, then `BEGIN IMMEDIATE`.
+    /// queue and joins the open batch (or opens one with `BEGIN IMMEDIATE`).
     pub async fn begin_write(&self) -> Result<Tx, sqlx::Error> {
-        let turn = match &self.writers {
-            Some(queue) => Some(
-                tokio::time::timeout(QUEUE_TIMEOUT, queue.clone().lock_owned())
-                    .await
-                    .map_err(|_| sqlx::Error::PoolTimedOut)?,
-            ),
-            None => None,
+        let inner = match &self.writer {
+            Some(writer) => Inner::Batched(writer.begin(QUEUE_TIMEOUT).await?),
+            None => Inner::Own(self.pool.begin().await?),
         };
-        let inner = match self.backend {
-            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
-            Backend::Postgres => self.pool.begin().await?,
-        };
-        Ok(Tx { inner, _turn: turn })
+        Ok(Tx { inner })
+    }
+
+    /// Batches the SQLite writer committed so far and the requests they held (`None` on
+    /// PostgreSQL).
+    pub fn group_commits(&self) -> Option<GroupCommitStats> {
+        self.writer.as_ref().map(|w| w.stats())
     }
 
     /// Closes every connection (SQLite checkpoints its WAL on the last close).
     pub async fn close(&self) {
+        if let Some(writer) = &self.writer {
+            writer.shut(QUEUE_TIMEOUT).await;
+        }
         self.pool.close().await;
     }
 }
@@ -233,6 +258,13 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    /// Runs one statement in a write transaction of its own and commits it.
+    async fn write(db: &Db, sql: &'static str) {
+        let mut tx = db.begin_write().await.unwrap();
+        sqlx::query(sql).execute(&mut *tx).await.unwrap();
+        tx.commit().await.unwrap();
     }
 
     async fn sqlite(dir: &tempfile::TempDir) -> Db {
@@ -312,5 +344,98 @@ mod tests {
             .unwrap();
         assert_eq!(n, 0);
         tx.rollback().await.unwrap();
+    }
+
+    /// Many writers at once: some commit, some roll back, some are dropped mid-way (their
+    /// futures cancelled, as when a client goes away). Exactly the committed rows remain,
+    /// each committed writer sees its row from another connection as soon as `commit`
+    /// returns (answered means durable), and the commits shared batches.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn batched_writers_commit_together_and_fail_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = sqlite(&dir).await;
+        write(&db, "CREATE TABLE item (n BIGINT PRIMARY KEY)").await;
+        let mut tasks = Vec::new();
+        for n in 0..96i64 {
+            let db = db.clone();
+            tasks.push(tokio::spawn(async move {
+                let mut tx = db.begin_write().await?;
+                sqlx::query("INSERT INTO item (n) VALUES ($1)")
+                    .bind(n)
+                    .execute(&mut *tx)
+                    .await?;
+                tokio::task::yield_now().await;
+                match n % 4 {
+                    0 => {
+                        // A second insert of the same key fails; the request rolls back.
+                        let dup = sqlx::query("INSERT INTO item (n) VALUES ($1)")
+                            .bind(n)
+                            .execute(&mut *tx)
+                            .await;
+                        assert!(dup.is_err());
+                        tx.rollback().await?;
+                        Ok(false)
+                    }
+                    1 => {
+                        drop(tx);
+                        Ok(false)
+                    }
+                    _ => {
+                        tx.commit().await?;
+                        let mut read = db.begin_read().await?;
+                        let seen: i64 = sqlx::query("SELECT COUNT(*) FROM item WHERE n = $1")
+                            .bind(n)
+                            .fetch_one(&mut *read)
+                            .await?
+                            .try_get(0)?;
+                        assert_eq!(seen, 1, "row {n} visible once commit returned");
+                        Ok::<bool, sqlx::Error>(true)
+                    }
+                }
+            }));
+        }
+        let mut committed = 0;
+        for t in tasks {
+            if t.await.unwrap().unwrap() {
+                committed += 1;
+            }
+        }
+        // A writer whose future is cancelled while it holds its turn.
+        let cancelled = {
+            let db = db.clone();
+            tokio::spawn(async move {
+                let mut tx = db.begin_write().await.unwrap();
+                sqlx::query("INSERT INTO item (n) VALUES (1000)")
+                    .execute(&mut *tx)
+                    .await
+                    .unwrap();
+                std::future::pending::<()>().await;
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        cancelled.abort();
+        let _ = cancelled.await;
+        write(&db, "INSERT INTO item (n) VALUES (2000)").await;
+
+        let mut read = db.begin_read().await.unwrap();
+        let rows: Vec<i64> = sqlx::query("SELECT n FROM item ORDER BY n")
+            .fetch_all(&mut *read)
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| r.try_get(0).unwrap())
+            .collect();
+        read.rollback().await.unwrap();
+        let mut expected: Vec<i64> = (0..96).filter(|n| n % 4 >= 2).collect();
+        expected.push(2000);
+        assert_eq!(rows, expected);
+        assert_eq!(committed, 48);
+        let stats = db.group_commits().unwrap();
+        assert_eq!(stats.requests, 48 + 3, "every commit counted once");
+        assert!(
+            stats.batches < stats.requests,
+            "concurrent commits shared batches: {stats:?}"
+        );
+        db.close().await;
     }
 }
