@@ -306,8 +306,14 @@ fn main() {
         .build()
         .expect("runtime");
     runtime.block_on(async {
-        let mut backends = vec![Backend::Sqlite];
-        if std::env::var("SLIPWAY_TEST_PG_URL").is_ok_and(|v| !v.is_empty()) {
+        // CARE_BENCH_ONLY=sqlite|postgres runs one backend.
+        let only = std::env::var("CARE_BENCH_ONLY").unwrap_or_default();
+        let mut backends = Vec::new();
+        if only != "postgres" {
+            backends.push(Backend::Sqlite);
+        }
+        if only == "sqlite" {
+        } else if std::env::var("SLIPWAY_TEST_PG_URL").is_ok_and(|v| !v.is_empty()) {
             backends.push(Backend::Postgres);
         } else {
             println!("SLIPWAY_TEST_PG_URL not set: PostgreSQL skipped");

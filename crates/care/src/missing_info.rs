@@ -11,6 +11,7 @@ use serde_json::Value;
 use crate::auth::{Access, Caller, objects};
 use crate::db::Tx;
 use crate::fields::{self, FieldDef};
+use crate::store::records::RequestContext;
 use crate::store::{self, StoreError};
 use crate::violation::Violation;
 
@@ -190,28 +191,32 @@ fn missing(code: &'static str, what: &str) -> RequestError {
     ))
 }
 
-/// Finds the care plan, program, group with its fields, and patient account; refused naming
-/// the first one missing.
-pub async fn resolve(tx: &mut Tx, req: &DataRequest) -> Result<Resolved, RequestError> {
-    let plan = store::records::care_plan(tx, &req.care_plan_external_id)
-        .await?
+/// The care plan, program, group with its fields, and patient account of a request (read with
+/// it: `context`); refused naming the first one missing.
+pub async fn resolve(
+    tx: &mut Tx,
+    req: &DataRequest,
+    context: RequestContext,
+) -> Result<Resolved, RequestError> {
+    let (care_plan_id, patient_account_id) = context
+        .plan
         .ok_or_else(|| missing("CARE_PLAN_NOT_FOUND", "care plan"))?;
-    let program_name = store::reference::program_name(tx, &plan.program_api_name)
-        .await?
+    let program_name = context
+        .program_name
         .ok_or_else(|| missing("CARE_PROGRAM_NOT_FOUND", "care program"))?;
-    if !store::groups::exists(tx, &req.group_external_id).await? {
+    if !context.group_exists {
         return Err(missing(
             "GROUP_NOT_FOUND",
             "missing-information group metadata",
         ));
     }
-    let patient_external_id = store::records::account_external_id(tx, plan.patient_account_id)
-        .await?
+    let patient_external_id = context
+        .patient_external_id
         .ok_or_else(|| missing("PATIENT_ACCOUNT_NOT_FOUND", "patient account"))?;
     let fields = store::groups::fields(tx, &req.group_external_id).await?;
     Ok(Resolved {
-        care_plan_id: plan.id,
-        patient_account_id: plan.patient_account_id,
+        care_plan_id,
+        patient_account_id,
         patient_external_id,
         program_name,
         fields,

@@ -19,6 +19,7 @@ use crate::auth::{Access, Caller};
 use crate::fhir;
 use crate::missing_info::{self as mi, DataRequest};
 use crate::store::data_requests;
+use crate::store::records::RequestContext;
 
 /// Routes of the missing-information service (nested under `{base}/{ns}`).
 pub fn router() -> Router<AppState> {
@@ -157,7 +158,7 @@ async fn run(
         Method::Post => begin_as_caller(state, headers).await?,
     };
     let uuid = parse_uuid(raw_uuid)?;
-    let Some(req) = data_requests::find(&mut tx, &uuid).await? else {
+    let Some((req, context)) = data_requests::find_with_context(&mut tx, &uuid).await? else {
         return Err(ApiError::NotFound(ErrorItem::new(
             "REQUEST_NOT_FOUND",
             "no data request has this UUID",
@@ -168,9 +169,8 @@ async fn run(
     let outcome = evaluate(
         &mut tx,
         &caller,
-        &req,
-        method,
-        form,
+        (&req, context),
+        (method, form),
         body.as_deref(),
         &mut submitted,
     )
@@ -181,9 +181,10 @@ async fn run(
     };
     let failed = matches!(outcome, Err(ApiError::Database(_) | ApiError::Internal(_)));
     let mut tx = if method == Method::Get || failed {
-        // Done reading, or roll the failed work back; the history record is still left.
+        // Done reading, or roll the failed work back; the history record is still left, the
+        // one statement of its write.
         tx.rollback().await?;
-        state.db().begin_write().await?
+        state.db().begin_single_write().await?
     } else {
         tx
     };
@@ -219,14 +220,13 @@ struct PostResponse {
 async fn evaluate(
     tx: &mut crate::db::Tx,
     caller: &Caller,
-    req: &DataRequest,
-    method: Method,
-    form: Form,
+    (req, context): (&DataRequest, RequestContext),
+    (method, form): (Method, Form),
     body: Option<&[u8]>,
     submitted: &mut Vec<String>,
 ) -> Result<Response, ApiError> {
     mi::check_active(req)?;
-    let resolved = mi::resolve(tx, req).await?;
+    let resolved = mi::resolve(tx, req, context).await?;
     mi::check_access(caller, &resolved, method.access())?;
     let body = body.unwrap_or_default();
     let entries = match (method, form) {

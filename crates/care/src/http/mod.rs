@@ -128,7 +128,7 @@ pub(crate) async fn read_as_caller(
     headers: &HeaderMap,
 ) -> Result<(Tx, Caller), ApiError> {
     let token = bearer(headers)?;
-    let tx = state.db().begin_read().await?;
+    let tx = state.db().begin_reads().await?;
     authenticate(tx, &token).await
 }
 

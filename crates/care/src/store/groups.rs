@@ -7,11 +7,6 @@ use crate::db::{Tx, json_strings, now};
 use crate::fields::{FieldDef, FieldType};
 use crate::missing_info::{Group, GroupField};
 
-/// Whether a group with this external ID exists.
-pub async fn exists(tx: &mut Tx, id: &str) -> Result<bool> {
-    Ok(name(tx, id).await?.is_some())
-}
-
 /// The name of the group with this external ID.
 pub async fn name(tx: &mut Tx, id: &str) -> Result<Option<String>> {
     let row = sqlx::query("SELECT name FROM mi_group WHERE external_id = $1")

@@ -58,13 +58,19 @@ pub async fn care_plan(tx: &mut Tx, external_id: &str) -> Result<Option<CarePlan
         .transpose()?)
 }
 
-/// The external ID of the account with this row id.
-pub async fn account_external_id(tx: &mut Tx, id: i64) -> Result<Option<String>> {
-    let row = sqlx::query("SELECT external_id FROM account WHERE id = $1")
-        .bind(id)
-        .fetch_optional(&mut **tx)
-        .await?;
-    Ok(row.map(|r| r.try_get(0)).transpose()?)
+/// What a data request refers to (read with it by
+/// [`super::data_requests::find_with_context`]): its care plan, the plan's program name and
+/// patient account, and whether its group exists. `None` where a record is missing.
+#[derive(Debug, Clone, Default)]
+pub struct RequestContext {
+    /// Row ids of the care plan and its patient account.
+    pub plan: Option<(i64, i64)>,
+    /// Display name of the plan's program.
+    pub program_name: Option<String>,
+    /// Whether the group exists.
+    pub group_exists: bool,
+    /// External ID of the plan's patient account.
+    pub patient_external_id: Option<String>,
 }
 
 /// The patient columns of an account.

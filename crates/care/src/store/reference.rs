@@ -112,15 +112,6 @@ pub async fn count_named(tx: &mut Tx, kind: Named) -> Result<i64> {
         .try_get(0)?)
 }
 
-/// The display name of a program.
-pub async fn program_name(tx: &mut Tx, api_name: &str) -> Result<Option<String>> {
-    let row = sqlx::query("SELECT name FROM program WHERE api_name = $1")
-        .bind(api_name.to_owned())
-        .fetch_optional(&mut **tx)
-        .await?;
-    Ok(row.map(|r| r.try_get(0)).transpose()?)
-}
-
 /// A product of a program.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Product {

@@ -79,31 +79,31 @@ pub async fn load_caller(
     tx: &mut Tx,
     token: &str,
 ) -> std::result::Result<Option<Caller>, sqlx::Error> {
-    let Some(row) = sqlx::query("SELECT id, is_admin FROM app_user WHERE token_hash = $1")
-        .bind(hash_token(token))
-        .fetch_optional(&mut **tx)
-        .await?
-    else {
-        return Ok(None);
-    };
-    let user_id: i64 = row.try_get(0)?;
-    let admin: i64 = row.try_get(1)?;
+    // The user and its permissions in one statement (a user without any: one row of NULLs).
     let rows = sqlx::query(
-        "SELECT object_name, field_name, can_read, can_create, can_edit \
-         FROM user_permission WHERE user_id = $1",
+        "SELECT u.id, u.is_admin, p.object_name, p.field_name, p.can_read, p.can_create, \
+         p.can_edit FROM app_user u LEFT JOIN user_permission p ON p.user_id = u.id \
+         WHERE u.token_hash = $1",
     )
-    .bind(user_id)
+    .bind(hash_token(token))
     .fetch_all(&mut **tx)
     .await?;
+    let Some(first) = rows.first() else {
+        return Ok(None);
+    };
+    let user_id: i64 = first.try_get(0)?;
+    let admin: i64 = first.try_get(1)?;
     let mut objects = HashMap::new();
     let mut fields = HashMap::new();
     for r in rows {
-        let object: String = r.try_get(0)?;
-        let field: String = r.try_get(1)?;
+        let Some(object) = r.try_get::<Option<String>, _>(2)? else {
+            continue;
+        };
+        let field: String = r.try_get(3)?;
         let flags = Flags {
-            read: r.try_get::<i64, _>(2)? != 0,
-            create: r.try_get::<i64, _>(3)? != 0,
-            edit: r.try_get::<i64, _>(4)? != 0,
+            read: r.try_get::<i64, _>(4)? != 0,
+            create: r.try_get::<i64, _>(5)? != 0,
+            edit: r.try_get::<i64, _>(6)? != 0,
         };
         if field.is_empty() {
             objects.insert(object, flags);

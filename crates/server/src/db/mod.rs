@@ -81,6 +81,9 @@ enum Inner {
     Own(sqlx::Transaction<'static, Any>),
     /// A request's part of the SQLite writer's batch.
     Batched(group_commit::Turn),
+    /// A pooled connection whose statements commit on their own ([`Db::begin_reads`] and
+    /// [`Db::begin_single_write`] on PostgreSQL); commit and rollback have nothing to do.
+    Statements(sqlx::pool::PoolConnection<Any>),
 }
 
 impl std::fmt::Debug for Tx {
@@ -98,6 +101,7 @@ impl Tx {
         match self.inner {
             Inner::Own(tx) => tx.commit().await,
             Inner::Batched(turn) => turn.commit().await,
+            Inner::Statements(_) => Ok(()),
         }
     }
 
@@ -106,6 +110,7 @@ impl Tx {
         match self.inner {
             Inner::Own(tx) => tx.rollback().await,
             Inner::Batched(turn) => turn.rollback().await,
+            Inner::Statements(_) => Ok(()),
         }
     }
 }
@@ -116,6 +121,7 @@ impl Deref for Tx {
         match &self.inner {
             Inner::Own(tx) => tx,
             Inner::Batched(turn) => turn.conn(),
+            Inner::Statements(conn) => conn,
         }
     }
 }
@@ -125,6 +131,7 @@ impl DerefMut for Tx {
         match &mut self.inner {
             Inner::Own(tx) => &mut *tx,
             Inner::Batched(turn) => turn.conn_mut(),
+            Inner::Statements(conn) => &mut *conn,
         }
     }
 }
@@ -210,6 +217,34 @@ impl Db {
         Ok(Tx {
             inner: Inner::Own(self.pool.begin().await?),
         })
+    }
+
+    /// Starts the reads of a request that reads before it writes, as cheaply as the backend
+    /// allows while every statement still sees only committed data: on SQLite a read
+    /// transaction (one snapshot for all of them); on PostgreSQL a plain connection, since at
+    /// its READ COMMITTED level each statement takes a snapshot of its own inside a
+    /// transaction too, and `BEGIN` and `ROLLBACK` would only add two round trips. Nothing
+    /// may be written through it.
+    pub async fn begin_reads(&self) -> Result<Tx, sqlx::Error> {
+        let inner = match self.backend {
+            Backend::Sqlite => Inner::Own(self.pool.begin().await?),
+            Backend::Postgres => Inner::Statements(self.pool.acquire().await?),
+        };
+        Ok(Tx { inner })
+    }
+
+    /// Starts the write of a request that writes exactly **one** statement (a history or
+    /// audit record): on PostgreSQL that statement commits on its own, atomic and durable by
+    /// itself, in one round trip instead of `BEGIN`, the statement and `COMMIT`; on SQLite it
+    /// is a write transaction like [`Db::begin_write`] (the statement joins the writer's
+    /// group commit). `commit` must still be called.
+    pub async fn begin_single_write(&self) -> Result<Tx, sqlx::Error> {
+        match self.backend {
+            Backend::Sqlite => self.begin_write().await,
+            Backend::Postgres => Ok(Tx {
+                inner: Inner::Statements(self.pool.acquire().await?),
+            }),
+        }
     }
 
     /// Starts a transaction that will write: on SQLite it waits for its turn in the writer
