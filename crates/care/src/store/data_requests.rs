@@ -17,18 +17,20 @@ pub async fn find(tx: &mut Tx, uuid: &str) -> Result<Option<DataRequest>> {
     .bind(uuid.to_owned())
     .fetch_optional(&mut **tx)
     .await?;
-    Ok(row
-        .map(|r| -> std::result::Result<_, sqlx::Error> {
-            Ok(DataRequest {
-                id: r.try_get(0)?,
-                uuid: r.try_get(1)?,
-                care_plan_external_id: r.try_get(2)?,
-                group_external_id: r.try_get(3)?,
-                status: r.try_get(4)?,
-                expiration_date: r.try_get(5)?,
-            })
-        })
-        .transpose()?)
+    Ok(row.as_ref().map(data_request).transpose()?)
+}
+
+/// A data request from the first six columns of a row (`id`, `external_id`,
+/// `care_plan_external_id`, `group_external_id`, `status`, `expiration_date`).
+fn data_request(r: &sqlx::any::AnyRow) -> std::result::Result<DataRequest, sqlx::Error> {
+    Ok(DataRequest {
+        id: r.try_get(0)?,
+        uuid: r.try_get(1)?,
+        care_plan_external_id: r.try_get(2)?,
+        group_external_id: r.try_get(3)?,
+        status: r.try_get(4)?,
+        expiration_date: r.try_get(5)?,
+    })
 }
 
 /// Finds a data request by UUID together with what it refers to, in one statement (the
@@ -54,14 +56,7 @@ pub async fn find_with_context(
     let plan_id: Option<i64> = r.try_get(6)?;
     let patient_id: Option<i64> = r.try_get(7)?;
     Ok(Some((
-        DataRequest {
-            id: r.try_get(0)?,
-            uuid: r.try_get(1)?,
-            care_plan_external_id: r.try_get(2)?,
-            group_external_id: r.try_get(3)?,
-            status: r.try_get(4)?,
-            expiration_date: r.try_get(5)?,
-        },
+        data_request(&r)?,
         RequestContext {
             plan: plan_id.zip(patient_id),
             program_name: r.try_get(8)?,
