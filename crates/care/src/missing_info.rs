@@ -192,12 +192,8 @@ fn missing(code: &'static str, what: &str) -> RequestError {
 }
 
 /// The care plan, program, group with its fields, and patient account of a request (read with
-/// it: `context`); refused naming the first one missing.
-pub async fn resolve(
-    tx: &mut Tx,
-    req: &DataRequest,
-    context: RequestContext,
-) -> Result<Resolved, RequestError> {
+/// it by `store::data_requests::find_with_context`); refused naming the first one missing.
+pub fn resolve(context: RequestContext) -> Result<Resolved, RequestError> {
     let (care_plan_id, patient_account_id) = context
         .plan
         .ok_or_else(|| missing("CARE_PLAN_NOT_FOUND", "care plan"))?;
@@ -213,13 +209,12 @@ pub async fn resolve(
     let patient_external_id = context
         .patient_external_id
         .ok_or_else(|| missing("PATIENT_ACCOUNT_NOT_FOUND", "patient account"))?;
-    let fields = store::groups::fields(tx, &req.group_external_id).await?;
     Ok(Resolved {
         care_plan_id,
         patient_account_id,
         patient_external_id,
         program_name,
-        fields,
+        fields: context.fields,
     })
 }
 

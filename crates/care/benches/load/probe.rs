@@ -375,8 +375,11 @@ pub async fn sqlite(
         .journal_mode(SqliteJournalMode::Wal)
         .synchronous(SqliteSynchronous::Normal)
         .busy_timeout(Duration::from_secs(10));
+    // No ping before each acquire (sqlx's default), as the service's pool does not ping a
+    // connection in steady use either.
     let pool = SqlitePoolOptions::new()
         .max_connections(8)
+        .test_before_acquire(false)
         .connect_with(options)
         .await
         .expect("probe pool");

@@ -226,7 +226,7 @@ async fn evaluate(
     submitted: &mut Vec<String>,
 ) -> Result<Response, ApiError> {
     mi::check_active(req)?;
-    let resolved = mi::resolve(tx, req, context).await?;
+    let resolved = mi::resolve(context)?;
     mi::check_access(caller, &resolved, method.access())?;
     let body = body.unwrap_or_default();
     let entries = match (method, form) {

@@ -3,6 +3,7 @@
 
 use sqlx::Row;
 
+use super::groups::{field_columns, group_field};
 use super::records::RequestContext;
 use super::{Result, json_list};
 use crate::db::{Tx, json_strings, now};
@@ -34,34 +35,46 @@ fn data_request(r: &sqlx::any::AnyRow) -> std::result::Result<DataRequest, sqlx:
 }
 
 /// Finds a data request by UUID together with what it refers to, in one statement (the
-/// missing-information calls need both; one round trip instead of five).
+/// missing-information calls need both; one round trip instead of six): one row per
+/// requested field of its group, or one row with NULL field columns when it has none.
 pub async fn find_with_context(
     tx: &mut Tx,
     uuid: &str,
 ) -> Result<Option<(DataRequest, RequestContext)>> {
-    let row = sqlx::query(
+    let rows = sqlx::query(concat!(
         "SELECT d.id, d.external_id, d.care_plan_external_id, d.group_external_id, d.status, \
          d.expiration_date, cp.id, cp.patient_account_id, p.name, a.external_id, \
-         (SELECT CAST(1 AS BIGINT) FROM mi_group g WHERE g.external_id = d.group_external_id) \
-         FROM data_request d \
+         (SELECT CAST(1 AS BIGINT) FROM mi_group g WHERE g.external_id = d.group_external_id), ",
+        field_columns!(),
+        " FROM data_request d \
          LEFT JOIN care_plan cp ON cp.external_id = d.care_plan_external_id \
          LEFT JOIN program p ON p.api_name = cp.program_api_name \
          LEFT JOIN account a ON a.id = cp.patient_account_id \
-         WHERE d.external_id = $1",
-    )
+         LEFT JOIN mi_group_field f ON f.group_external_id = d.group_external_id \
+         WHERE d.external_id = $1 ORDER BY f.position, f.external_id",
+    ))
     .bind(uuid.to_owned())
-    .fetch_optional(&mut **tx)
+    .fetch_all(&mut **tx)
     .await?;
-    let Some(r) = row else { return Ok(None) };
+    let Some(r) = rows.first() else {
+        return Ok(None);
+    };
     let plan_id: Option<i64> = r.try_get(6)?;
     let patient_id: Option<i64> = r.try_get(7)?;
+    let mut fields = Vec::with_capacity(rows.len());
+    for row in &rows {
+        if row.try_get::<Option<String>, _>(11)?.is_some() {
+            fields.push(group_field(row, 11)?);
+        }
+    }
     Ok(Some((
-        data_request(&r)?,
+        data_request(r)?,
         RequestContext {
             plan: plan_id.zip(patient_id),
             program_name: r.try_get(8)?,
             patient_external_id: r.try_get(9)?,
             group_exists: r.try_get::<Option<i64>, _>(10)?.is_some(),
+            fields,
         },
     )))
 }

@@ -16,35 +16,48 @@ pub async fn name(tx: &mut Tx, id: &str) -> Result<Option<String>> {
     Ok(row.map(|r| r.try_get(0)).transpose()?)
 }
 
+/// The columns of a requested field in a query's select list, in the order [`group_field`]
+/// reads them (`f` is the table's alias); a macro so that `concat!` builds the SQL text.
+macro_rules! field_columns {
+    () => {
+        "f.external_id, f.field_type, f.length, f.scale, f.label, f.target_object, \
+         f.target_field, f.picklist"
+    };
+}
+pub(super) use field_columns;
+
 /// The requested fields of a group, in order.
 pub async fn fields(tx: &mut Tx, id: &str) -> Result<Vec<GroupField>> {
-    let rows = sqlx::query(
-        "SELECT external_id, field_type, length, scale, label, target_object, target_field, picklist \
-         FROM mi_group_field WHERE group_external_id = $1 ORDER BY position, external_id",
-    )
+    let rows = sqlx::query(concat!(
+        "SELECT ",
+        field_columns!(),
+        " FROM mi_group_field f WHERE f.group_external_id = $1 \
+             ORDER BY f.position, f.external_id"
+    ))
     .bind(id.to_owned())
     .fetch_all(&mut **tx)
     .await?;
-    let mut fields = Vec::with_capacity(rows.len());
-    for r in rows {
-        let ty: String = r.try_get(1)?;
-        let ty = FieldType::parse(&ty)
-            .ok_or(StoreError::Corrupt("unknown field type in group metadata"))?;
-        let picklist: Option<String> = r.try_get(7)?;
-        fields.push(GroupField {
-            uuid: r.try_get(0)?,
-            def: FieldDef {
-                ty,
-                length: r.try_get(2)?,
-                scale: r.try_get(3)?,
-                picklist: picklist.as_deref().map(json_strings).unwrap_or_default(),
-            },
-            label: r.try_get(4)?,
-            target_object: r.try_get(5)?,
-            target_field: r.try_get(6)?,
-        });
-    }
-    Ok(fields)
+    rows.iter().map(|r| group_field(r, 0)).collect()
+}
+
+/// A requested field from the eight columns of `field_columns!()` starting at `at`.
+pub(super) fn group_field(r: &sqlx::any::AnyRow, at: usize) -> Result<GroupField> {
+    let ty: String = r.try_get(at + 1)?;
+    let ty =
+        FieldType::parse(&ty).ok_or(StoreError::Corrupt("unknown field type in group metadata"))?;
+    let picklist: Option<String> = r.try_get(at + 7)?;
+    Ok(GroupField {
+        uuid: r.try_get(at)?,
+        def: FieldDef {
+            ty,
+            length: r.try_get(at + 2)?,
+            scale: r.try_get(at + 3)?,
+            picklist: picklist.as_deref().map(json_strings).unwrap_or_default(),
+        },
+        label: r.try_get(at + 4)?,
+        target_object: r.try_get(at + 5)?,
+        target_field: r.try_get(at + 6)?,
+    })
 }
 
 /// Creates or replaces a group and its fields (UUIDs are stored in lower case). A field

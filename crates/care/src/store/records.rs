@@ -6,6 +6,7 @@ use sqlx::Row;
 
 use super::Result;
 use crate::db::{Change, Tx, now, upsert};
+use crate::missing_info::GroupField;
 
 /// A care plan's row.
 #[derive(Debug, Clone)]
@@ -60,7 +61,8 @@ pub async fn care_plan(tx: &mut Tx, external_id: &str) -> Result<Option<CarePlan
 
 /// What a data request refers to (read with it by
 /// [`super::data_requests::find_with_context`]): its care plan, the plan's program name and
-/// patient account, and whether its group exists. `None` where a record is missing.
+/// patient account, whether its group exists, and its group's fields. `None` where a record
+/// is missing.
 #[derive(Debug, Clone, Default)]
 pub struct RequestContext {
     /// Row ids of the care plan and its patient account.
@@ -71,6 +73,8 @@ pub struct RequestContext {
     pub group_exists: bool,
     /// External ID of the plan's patient account.
     pub patient_external_id: Option<String>,
+    /// The group's requested fields, in order.
+    pub fields: Vec<GroupField>,
 }
 
 /// The patient columns of an account.
