@@ -53,7 +53,7 @@ pub(super) struct Writer {
 
 #[derive(Debug, Default)]
 struct State {
-    /// Taken from the pool at the first write and kept (the pool's other connections read).
+    /// Taken from the pool when a batch opens, given back when it ends.
     conn: Option<PoolConnection<Any>>,
     batch: Option<Batch>,
     /// A request's `Tx` was dropped mid-way and no task could undo its savepoint: the next
@@ -123,11 +123,14 @@ impl Writer {
                 .map_err(|_| sqlx::Error::PoolTimedOut)?
         };
         self.settle(&mut guard).await;
-        if guard.conn.is_none() {
-            guard.conn = Some(self.pool.acquire().await?);
-        }
         if guard.batch.is_none() {
-            exec(&mut guard, "BEGIN IMMEDIATE").await?;
+            if guard.conn.is_none() {
+                guard.conn = Some(self.pool.acquire().await?);
+            }
+            if let Err(e) = exec(&mut guard, "BEGIN IMMEDIATE").await {
+                guard.conn = None;
+                return Err(e);
+            }
             let id = guard.next_batch;
             guard.next_batch += 1;
             guard.batch = Some(Batch {
@@ -161,6 +164,7 @@ impl Writer {
     async fn fail_batch(&self, state: &mut State, error: &sqlx::Error) {
         if let Some(batch) = state.batch.take() {
             let _ = exec(state, "ROLLBACK").await;
+            state.conn = None;
             batch
                 .done
                 .send_replace(Some(Err(format!("the write batch failed: {error}"))));
@@ -173,6 +177,10 @@ impl Writer {
             return Ok(());
         };
         let result = exec(state, "COMMIT").await;
+        if result.is_err() {
+            let _ = exec(state, "ROLLBACK").await;
+        }
+        state.conn = None;
         match &result {
             Ok(()) => {
                 if batch.members > 0 {
@@ -183,7 +191,6 @@ impl Writer {
                 batch.done.send_replace(Some(Ok(())));
             }
             Err(e) => {
-                let _ = exec(state, "ROLLBACK").await;
                 batch
                     .done
                     .send_replace(Some(Err(format!("the write batch failed: {e}"))));
@@ -213,6 +220,7 @@ impl Writer {
             let _ = self.commit_batch(&mut guard).await;
         } else if let Some(batch) = guard.batch.take() {
             let _ = exec(&mut guard, "ROLLBACK").await;
+            guard.conn = None;
             batch.done.send_replace(Some(Ok(())));
         }
     }
