@@ -16,6 +16,7 @@ mod fhir;
 mod fields;
 #[doc(hidden)]
 pub mod fuzzing;
+mod history;
 mod http;
 mod missing_info;
 mod reference;

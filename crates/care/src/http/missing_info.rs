@@ -180,29 +180,28 @@ async fn run(
         Err(e) => e.status(),
     };
     let failed = matches!(outcome, Err(ApiError::Database(_) | ApiError::Internal(_)));
-    let mut tx = if method == Method::Get || failed {
-        // Done reading, or roll the failed work back; the history record is still left, the
-        // one statement of its write.
-        tx.rollback().await?;
-        state.db().begin_single_write().await?
-    } else {
-        tx
+    let fields = submitted.len();
+    let entry = data_requests::NewHistory {
+        data_request_id: req.id,
+        user_id: Some(caller.user_id),
+        method: method.as_str(),
+        status: status.as_u16(),
+        submitted,
     };
-    data_requests::record_history(
-        &mut tx,
-        req.id,
-        Some(caller.user_id),
-        method.as_str(),
-        status.as_u16(),
-        &submitted,
-    )
-    .await?;
-    tx.commit().await?;
+    if method == Method::Get || failed {
+        // Done reading, or roll the failed work back; the history record is still left,
+        // batched with those of concurrent calls.
+        tx.rollback().await?;
+        state.history().record(state.db(), entry).await?;
+    } else {
+        data_requests::record_histories(&mut tx, std::slice::from_ref(&entry)).await?;
+        tx.commit().await?;
+    }
     if !failed {
         tracing::info!(
             method = method.as_str(),
             status = status.as_u16(),
-            fields = submitted.len(),
+            fields,
             "missing-information call"
         );
     }

@@ -32,6 +32,7 @@ pub struct AppState {
 
 struct Inner {
     db: Db,
+    history: crate::history::HistoryWriter,
     settings: Settings,
     openapi: String,
     base_path: String,
@@ -59,6 +60,7 @@ impl AppState {
             inner: Arc::new(Inner {
                 openapi: openapi::render(&config.base_path, &config.namespace, &settings),
                 db,
+                history: Default::default(),
                 settings,
                 base_path: config.base_path.clone(),
                 namespace: config.namespace.clone(),
@@ -74,6 +76,11 @@ impl AppState {
 
     pub(crate) fn db(&self) -> &Db {
         &self.inner.db
+    }
+
+    /// The batched writer of the GETs' history records.
+    pub(crate) fn history(&self) -> &crate::history::HistoryWriter {
+        &self.inner.history
     }
 
     pub(crate) fn settings(&self) -> &Settings {

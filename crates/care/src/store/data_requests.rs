@@ -119,28 +119,59 @@ pub async fn complete(tx: &mut Tx, req: &DataRequest) -> Result<()> {
     Ok(())
 }
 
-/// Adds a history record: time, caller, method, status code, submitted field UUIDs (never
-/// values).
-pub async fn record_history(
-    tx: &mut Tx,
-    data_request_id: i64,
-    user_id: Option<i64>,
-    method: &str,
-    status: u16,
-    submitted: &[String],
-) -> Result<()> {
-    sqlx::query(
-        "INSERT INTO data_request_history (data_request_id, at, user_id, method, status_code, submitted_fields) \
-         VALUES ($1, $2, $3, $4, $5, $6)",
-    )
-    .bind(data_request_id)
-    .bind(now())
-    .bind(user_id)
-    .bind(method.to_owned())
-    .bind(i64::from(status))
-    .bind(json_list(submitted))
-    .execute(&mut **tx)
-    .await?;
+/// A request-history record to write.
+#[derive(Debug, Clone)]
+pub struct NewHistory {
+    /// Row id of the data request.
+    pub data_request_id: i64,
+    /// The caller.
+    pub user_id: Option<i64>,
+    /// `GET` or `POST`.
+    pub method: &'static str,
+    /// The status code answered.
+    pub status: u16,
+    /// UUIDs of the submitted fields.
+    pub submitted: Vec<String>,
+}
+
+/// History records per multi-row insert (6 parameters each, far below either backend's limit).
+const HISTORY_PER_INSERT: usize = 256;
+
+/// Leaves several request-history records, one multi-row insert per 256.
+pub async fn record_histories(tx: &mut Tx, entries: &[NewHistory]) -> Result<()> {
+    let at = now();
+    for chunk in entries.chunks(HISTORY_PER_INSERT) {
+        let values: Vec<String> = (0..chunk.len())
+            .map(|r| {
+                let b = r * 6;
+                format!(
+                    "(${}, ${}, ${}, ${}, ${}, ${})",
+                    b + 1,
+                    b + 2,
+                    b + 3,
+                    b + 4,
+                    b + 5,
+                    b + 6
+                )
+            })
+            .collect();
+        let sql = format!(
+            "INSERT INTO data_request_history (data_request_id, at, user_id, method, status_code, \
+             submitted_fields) VALUES {}",
+            values.join(", ")
+        );
+        let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
+        for e in chunk {
+            q = q
+                .bind(e.data_request_id)
+                .bind(at)
+                .bind(e.user_id)
+                .bind(e.method.to_owned())
+                .bind(i64::from(e.status))
+                .bind(json_list(&e.submitted));
+        }
+        q.execute(&mut **tx).await?;
+    }
     Ok(())
 }
 

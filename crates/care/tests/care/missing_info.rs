@@ -502,3 +502,39 @@ async fn every_call_on_a_known_request_adds_one_history_record_without_values() 
         app.finish().await;
     }
 }
+
+/// Concurrent GETs share batched history inserts: every answered GET has its own record, with
+/// its caller's status code, once, on both backends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn every_answered_get_of_a_burst_leaves_its_history_record() {
+    for backend in backends() {
+        let app = spawn_app(backend).await;
+        let before = app.history(ACTIVE).await.len();
+        let app = std::sync::Arc::new(app);
+        let mut calls = Vec::new();
+        for i in 0..48 {
+            let app = app.clone();
+            // Every third caller has no access to the request's fields: a 403, still recorded.
+            let token = if i % 3 == 0 { RESTRICTED } else { STAFF };
+            calls.push(tokio::spawn(
+                async move { app.mi_get(token, ACTIVE).await.0 },
+            ));
+        }
+        let mut answered = std::collections::HashMap::new();
+        for call in calls {
+            *answered.entry(call.await.unwrap().as_u16()).or_insert(0) += 1;
+        }
+        let history = app.history(ACTIVE).await;
+        let new = &history[before..];
+        assert_eq!(new.len(), 48, "{backend:?}");
+        let mut recorded = std::collections::HashMap::new();
+        for h in new {
+            assert_eq!(h["method"], "GET");
+            *recorded
+                .entry(h["statusCode"].as_u64().unwrap() as u16)
+                .or_insert(0) += 1;
+        }
+        assert_eq!(recorded, answered, "{backend:?}");
+        std::sync::Arc::into_inner(app).unwrap().finish().await;
+    }
+}
