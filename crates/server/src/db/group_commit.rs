@@ -17,6 +17,10 @@
 //!   every member gets the error and none of them is answered as done.
 //!
 //! A lone writer commits at once, so without contention nothing waits longer than before.
+//! The price: a request that committed and handed over waits for the next one to finish. A
+//! write transaction that holds the writer for long (it blocked every other writer before
+//! this too) now also delays the answers of those committed just before it; write
+//! transactions must stay short (no uploads, builds or network calls inside them).
 //! A member that handed over also queues for the lock again: if the writer it handed over to
 //! gave up (its future was dropped while queued) the batch would have nobody to finish it,
 //! and the member finishes it itself.
