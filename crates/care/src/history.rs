@@ -2,9 +2,9 @@
 //!
 //! A GET only reads, but leaves a history record; under load, one insert (and on PostgreSQL
 //! one commit) per GET is most of its cost. Concurrent GETs therefore hand their records to
-//! a [`HistoryWriter`]: the first to take its flush lock writes every record queued by then
-//! in one multi-row insert, and each GET is answered only after the insert holding its record
-//! committed. A lone GET writes at once. (POSTs write their record in their own transaction,
+//! a [`HistoryWriter`]: the first to take its flush lock writes the records queued by then
+//! (up to one insert's worth) in one multi-row insert, and each GET is answered only after
+//! the insert holding its record committed. A lone GET writes at once. (POSTs write their record in their own transaction,
 //! with the values they write.)
 
 use std::sync::Mutex;
@@ -34,23 +34,42 @@ impl HistoryWriter {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push((entry, done));
-        let _flush = self.flush.lock().await;
-        match outcome.try_recv() {
-            Ok(result) => return result.map_err(failed),
-            // The request that took it was dropped mid-write: whether it committed is unknown.
-            Err(oneshot::error::TryRecvError::Closed) => {
-                return Err(failed("the batch holding it was interrupted".into()));
+        let flush = self.flush.lock().await;
+        loop {
+            match outcome.try_recv() {
+                Ok(result) => return result.map_err(failed),
+                Err(oneshot::error::TryRecvError::Closed) => {
+                    return Err(failed("the batch holding it failed".into()));
+                }
+                Err(oneshot::error::TryRecvError::Empty) => {}
             }
-            Err(oneshot::error::TryRecvError::Empty) => {}
+            // At most one insert's worth, so that a batch is one statement (one commit on
+            // PostgreSQL): it is written in full or not at all.
+            let batch: Vec<_> = {
+                let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+                let n = queue.len().min(data_requests::HISTORY_PER_INSERT);
+                queue.drain(..n).collect()
+            };
+            if batch.is_empty() {
+                // Ours is in a batch still being written (by a caller that went away).
+                drop(flush);
+                return match outcome.await {
+                    Ok(result) => result.map_err(failed),
+                    Err(_) => Err(failed("the batch holding it failed".into())),
+                };
+            }
+            // Written and told on a task of its own: a caller dropped mid-write cannot leave
+            // the others of its batch without their outcome.
+            let db = db.clone();
+            let _ = tokio::spawn(async move {
+                let (entries, waiters): (Vec<NewHistory>, Vec<_>) = batch.into_iter().unzip();
+                let shared: Outcome = write(&db, &entries).await.map_err(|e| e.to_string());
+                for waiter in waiters {
+                    let _ = waiter.send(shared.clone());
+                }
+            })
+            .await;
         }
-        let batch = std::mem::take(&mut *self.queue.lock().unwrap_or_else(|p| p.into_inner()));
-        let (entries, waiters): (Vec<NewHistory>, Vec<_>) = batch.into_iter().unzip();
-        let result = write(db, &entries).await;
-        let shared: Outcome = result.as_ref().map(|_| ()).map_err(|e| e.to_string());
-        for waiter in waiters {
-            let _ = waiter.send(shared.clone());
-        }
-        result
     }
 }
 

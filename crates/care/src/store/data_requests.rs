@@ -135,7 +135,7 @@ pub struct NewHistory {
 }
 
 /// History records per multi-row insert (6 parameters each, far below either backend's limit).
-const HISTORY_PER_INSERT: usize = 256;
+pub(crate) const HISTORY_PER_INSERT: usize = 256;
 
 /// Leaves several request-history records, one multi-row insert per 256.
 pub async fn record_histories(tx: &mut Tx, entries: &[NewHistory]) -> Result<()> {

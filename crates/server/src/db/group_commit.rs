@@ -120,12 +120,21 @@ impl Writer {
     /// Waits for the lock, then opens the request's savepoint (and the batch, if none is
     /// open).
     pub(super) async fn begin(self: &Arc<Self>, timeout: Duration) -> Result<Turn, sqlx::Error> {
-        let mut guard = {
+        let guard = {
             let _waiting = Waiting::new(&self.waiting);
             tokio::time::timeout(timeout, self.state.clone().lock_owned())
                 .await
                 .map_err(|_| sqlx::Error::PoolTimedOut)?
         };
+        // From here on the steps run on a task of their own, so that a caller dropped
+        // mid-way cannot leave a statement run but its bookkeeping undone (a `BEGIN` without
+        // a batch, a savepoint nobody undoes): the task finishes, and a `Turn` nobody takes
+        // is dropped, which undoes its savepoint.
+        let writer = self.clone();
+        uncancellable(async move { writer.open(guard).await }).await
+    }
+
+    async fn open(self: Arc<Self>, mut guard: OwnedMutexGuard<State>) -> Result<Turn, sqlx::Error> {
         self.settle(&mut guard).await;
         if guard.batch.is_none() {
             if guard.conn.is_none() {
@@ -150,7 +159,7 @@ impl Writer {
         }
         Ok(Turn {
             guard: Some(guard),
-            writer: self.clone(),
+            writer: self,
         })
     }
 
@@ -298,8 +307,14 @@ impl Turn {
             .expect("a turn holds the writer's connection")
     }
 
-    /// Keeps the request's writes and returns once a `COMMIT` holding them succeeded.
-    pub(super) async fn commit(mut self) -> Result<(), sqlx::Error> {
+    /// Keeps the request's writes and returns once a `COMMIT` holding them succeeded. Runs
+    /// on a task of its own: a caller dropped while it waits cannot strand the batch (its
+    /// task still finishes it if nobody else does) nor tell the others a wrong outcome.
+    pub(super) async fn commit(self) -> Result<(), sqlx::Error> {
+        uncancellable(self.commit_now()).await
+    }
+
+    async fn commit_now(mut self) -> Result<(), sqlx::Error> {
         let writer = self.writer.clone();
         let mut guard = self.guard.take().expect("a turn holds the lock");
         if let Err(e) = exec(&mut guard, "RELEASE SAVEPOINT request").await {
@@ -322,8 +337,13 @@ impl Turn {
             .map_err(|e| sqlx::Error::Io(std::io::Error::other(e)))
     }
 
-    /// Drops the request's writes; the rest of the batch goes on.
-    pub(super) async fn rollback(mut self) -> Result<(), sqlx::Error> {
+    /// Drops the request's writes; the rest of the batch goes on. Runs on a task of its own,
+    /// like [`Turn::commit`].
+    pub(super) async fn rollback(self) -> Result<(), sqlx::Error> {
+        uncancellable(self.rollback_now()).await
+    }
+
+    async fn rollback_now(mut self) -> Result<(), sqlx::Error> {
         let writer = self.writer.clone();
         let mut guard = self.guard.take().expect("a turn holds the lock");
         if let Err(e) = undo_savepoint(&mut guard).await {
@@ -333,6 +353,16 @@ impl Turn {
         writer.release(guard).await;
         Ok(())
     }
+}
+
+/// Runs `work` on a task of its own and waits for it: dropping the waiting future does not
+/// stop the task, so the writer's statements and its bookkeeping always finish together.
+async fn uncancellable<T: Send + 'static>(
+    work: impl std::future::Future<Output = Result<T, sqlx::Error>> + Send + 'static,
+) -> Result<T, sqlx::Error> {
+    tokio::spawn(work)
+        .await
+        .map_err(|e| sqlx::Error::Protocol(format!("the writer's task failed: {e}")))?
 }
 
 impl Drop for Turn {
