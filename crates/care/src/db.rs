@@ -1,6 +1,8 @@
 //! Database access shared by both services: the pool (from `slipway_server::db`), this
 //! crate's migrations, one transaction per request, and the generic upsert by external ID.
 
+use std::collections::HashMap;
+
 use sqlx::any::AnyRow;
 use sqlx::{Any, Row};
 
@@ -159,36 +161,8 @@ pub async fn upsert_many(
     }
     for (names, members) in &groups {
         for chunk in members.chunks(ROWS_PER_INSERT) {
-            let width = names.len() + 3;
-            let values: Vec<String> = (0..chunk.len())
-                .map(|r| {
-                    let ph: Vec<String> =
-                        (1..=width).map(|c| format!("${}", r * width + c)).collect();
-                    format!("({})", ph.join(", "))
-                })
-                .collect();
-            let sql = format!(
-                "INSERT INTO {table} (external_id{}{}, created_at, updated_at) VALUES {} \
-                 ON CONFLICT (external_id) DO NOTHING RETURNING id, external_id",
-                if names.is_empty() { "" } else { ", " },
-                names.join(", "),
-                values.join(", ")
-            );
-            let ts = now();
-            let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
-            for &i in chunk {
-                q = q.bind(rows[i].external_id.clone());
-                for (_, v) in &rows[i].cols {
-                    q = bind_val(q, v);
-                }
-                q = q.bind(ts).bind(ts);
-            }
-            let mut created: std::collections::HashMap<String, i64> = q
-                .fetch_all(&mut **tx)
-                .await?
-                .iter()
-                .map(|r| Ok((r.try_get(1)?, r.try_get(0)?)))
-                .collect::<Result<_, sqlx::Error>>()?;
+            let batch: Vec<&UpsertRow> = chunk.iter().map(|&i| &rows[i]).collect();
+            let mut created = insert_new(tx, table, names, &batch).await?;
             for &i in chunk {
                 if let Some(id) = created.remove(&rows[i].external_id) {
                     results[i] = Some((id, Change::Created));
@@ -206,6 +180,45 @@ pub async fn upsert_many(
     Ok(out)
 }
 
+/// Inserts the records that do not exist yet, all with the columns `names`, in one
+/// `INSERT … ON CONFLICT (external_id) DO NOTHING RETURNING id, external_id`; the row ids of
+/// those it created, by external ID.
+async fn insert_new(
+    tx: &mut Tx,
+    table: &'static str,
+    names: &[&'static str],
+    rows: &[&UpsertRow],
+) -> Result<HashMap<String, i64>, sqlx::Error> {
+    let width = names.len() + 3;
+    let values: Vec<String> = (0..rows.len())
+        .map(|r| {
+            let ph: Vec<String> = (1..=width).map(|c| format!("${}", r * width + c)).collect();
+            format!("({})", ph.join(", "))
+        })
+        .collect();
+    let sql = format!(
+        "INSERT INTO {table} (external_id{}{}, created_at, updated_at) VALUES {} \
+         ON CONFLICT (external_id) DO NOTHING RETURNING id, external_id",
+        if names.is_empty() { "" } else { ", " },
+        names.join(", "),
+        values.join(", ")
+    );
+    let ts = now();
+    let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
+    for row in rows {
+        q = q.bind(row.external_id.clone());
+        for (_, v) in &row.cols {
+            q = bind_val(q, v);
+        }
+        q = q.bind(ts).bind(ts);
+    }
+    q.fetch_all(&mut **tx)
+        .await?
+        .iter()
+        .map(|r| Ok((r.try_get(1)?, r.try_get(0)?)))
+        .collect()
+}
+
 /// The second half of an upsert, for a record whose insert found it there: reads it and
 /// updates it if a value changed. If it is gone by then (deleted by another transaction)
 /// it is inserted again.
@@ -215,7 +228,7 @@ async fn update_existing(
     row: &UpsertRow,
 ) -> Result<(i64, Change), sqlx::Error> {
     let cols = &row.cols;
-    let names: Vec<&str> = cols.iter().map(|(n, _)| *n).collect();
+    let names: Vec<&'static str> = cols.iter().map(|(n, _)| *n).collect();
     let select = if names.is_empty() {
         format!("SELECT id FROM {table} WHERE external_id = $1")
     } else {
@@ -230,21 +243,11 @@ async fn update_existing(
             .fetch_optional(&mut **tx)
             .await?;
         let Some(found) = existing else {
-            let placeholders: Vec<String> = (1..=cols.len() + 3).map(|i| format!("${i}")).collect();
-            let insert = format!(
-                "INSERT INTO {table} (external_id{}{}, created_at, updated_at) VALUES ({}) \
-                 ON CONFLICT (external_id) DO NOTHING RETURNING id",
-                if names.is_empty() { "" } else { ", " },
-                names.join(", "),
-                placeholders.join(", ")
-            );
-            let mut q = sqlx::query(sqlx::AssertSqlSafe(insert)).bind(row.external_id.clone());
-            for (_, v) in cols {
-                q = bind_val(q, v);
-            }
-            let ts = now();
-            if let Some(r) = q.bind(ts).bind(ts).fetch_optional(&mut **tx).await? {
-                return Ok((r.try_get(0)?, Change::Created));
+            if let Some(id) = insert_new(tx, table, &names, &[row])
+                .await?
+                .remove(&row.external_id)
+            {
+                return Ok((id, Change::Created));
             }
             continue;
         };

@@ -94,6 +94,23 @@ struct Planned<'e> {
     extra: &'e Map<String, Value>,
 }
 
+impl<'e> Planned<'e> {
+    fn new(
+        object: &'static str,
+        path: &str,
+        external_id: String,
+        cols: Vec<(&'static str, Val)>,
+        extra: &'e Map<String, Value>,
+    ) -> Self {
+        Self {
+            object,
+            path: path.to_owned(),
+            row: UpsertRow { external_id, cols },
+            extra,
+        }
+    }
+}
+
 /// Upserts the planned records of one table (one multi-row insert for the new ones) and
 /// their configured field values; appends what happened to `changes`; returns the row ids.
 async fn upsert_all(
@@ -102,16 +119,19 @@ async fn upsert_all(
     planned: Vec<Planned<'_>>,
     changes: &mut Vec<RecordChange>,
 ) -> Result<Vec<i64>> {
-    let rows: Vec<UpsertRow> = planned.iter().map(|p| p.row.clone()).collect();
+    let (rows, about): (Vec<UpsertRow>, Vec<_>) = planned
+        .into_iter()
+        .map(|p| (p.row, (p.object, p.path, p.extra)))
+        .unzip();
     let done = upsert_many(tx, table, &rows).await?;
     let mut ids = Vec::with_capacity(done.len());
-    for (p, (id, change)) in planned.into_iter().zip(done) {
-        let change = change.and(upsert_extra(tx, p.object, id, p.extra).await?);
+    for ((row, (object, path, extra)), (id, change)) in rows.into_iter().zip(about).zip(done) {
+        let change = change.and(upsert_extra(tx, object, id, extra).await?);
         ids.push(id);
         changes.push(RecordChange {
-            object: p.object,
-            path: p.path,
-            external_id: p.row.external_id,
+            object,
+            path,
+            external_id: row.external_id,
             result: change,
         });
     }
@@ -135,15 +155,13 @@ pub async fn store(tx: &mut Tx, e: &Enrollment) -> Result<Vec<RecordChange>> {
                 ("source_id", Val::from(party.id.clone())),
             ];
             c.extend(cols(&party.columns));
-            Planned {
-                object: objects::ACCOUNT,
-                path: party.path.clone(),
-                row: UpsertRow {
-                    external_id: scoped_id(vendor, kind.key(), &party.id),
-                    cols: c,
-                },
-                extra: &party.extra,
-            }
+            Planned::new(
+                objects::ACCOUNT,
+                &party.path,
+                scoped_id(vendor, kind.key(), &party.id),
+                c,
+                &party.extra,
+            )
         })
         .collect();
     let party_ids = upsert_all(tx, "account", parties, &mut changes).await?;
@@ -202,15 +220,13 @@ pub async fn store(tx: &mut Tx, e: &Enrollment) -> Result<Vec<RecordChange>> {
             if let Some(p) = contact.primary {
                 c.push(("is_primary", Val::from(i64::from(p))));
             }
-            Planned {
-                object: objects::CONTACT_POINT,
-                path: contact.path.clone(),
-                row: UpsertRow {
-                    external_id: scoped_id(vendor, contact.kind.name(), &contact.id),
-                    cols: c,
-                },
-                extra: &contact.extra,
-            }
+            Planned::new(
+                objects::CONTACT_POINT,
+                &contact.path,
+                scoped_id(vendor, contact.kind.name(), &contact.id),
+                c,
+                &contact.extra,
+            )
         })
         .collect();
     upsert_all(tx, "contact_point", contacts, &mut changes).await?;
@@ -225,15 +241,13 @@ pub async fn store(tx: &mut Tx, e: &Enrollment) -> Result<Vec<RecordChange>> {
                 ("data_use_purpose_id", Val::from(consent.purpose_id)),
             ];
             c.extend(cols(&consent.columns));
-            Planned {
-                object: objects::CONSENT,
-                path: consent.path.clone(),
-                row: UpsertRow {
-                    external_id: scoped_id(vendor, "consent", &consent.id),
-                    cols: c,
-                },
-                extra: &consent.extra,
-            }
+            Planned::new(
+                objects::CONSENT,
+                &consent.path,
+                scoped_id(vendor, "consent", &consent.id),
+                c,
+                &consent.extra,
+            )
         })
         .collect();
     upsert_all(tx, "consent", consents, &mut changes).await?;
@@ -251,15 +265,7 @@ pub async fn store(tx: &mut Tx, e: &Enrollment) -> Result<Vec<RecordChange>> {
                 ("patient_account_id", Val::from(patient_id)),
             ];
             c.extend(cols(&ins.columns));
-            Planned {
-                object: objects::MEMBER_PLAN,
-                path: ins.path.clone(),
-                row: UpsertRow {
-                    external_id,
-                    cols: c,
-                },
-                extra: &ins.extra,
-            }
+            Planned::new(objects::MEMBER_PLAN, &ins.path, external_id, c, &ins.extra)
         })
         .collect();
     upsert_all(tx, "member_plan", insurances, &mut changes).await?;
@@ -280,15 +286,13 @@ pub async fn store(tx: &mut Tx, e: &Enrollment) -> Result<Vec<RecordChange>> {
                 c.push(("refills", Val::from(r)));
             }
             c.extend(cols(&rx.columns));
-            Planned {
-                object: objects::PRESCRIPTION,
-                path: rx.path.clone(),
-                row: UpsertRow {
-                    external_id: scoped_id(vendor, "prescription", &rx.id),
-                    cols: c,
-                },
-                extra: &rx.extra,
-            }
+            Planned::new(
+                objects::PRESCRIPTION,
+                &rx.path,
+                scoped_id(vendor, "prescription", &rx.id),
+                c,
+                &rx.extra,
+            )
         })
         .collect();
     upsert_all(tx, "prescription", prescriptions, &mut changes).await?;
@@ -296,18 +300,20 @@ pub async fn store(tx: &mut Tx, e: &Enrollment) -> Result<Vec<RecordChange>> {
     let additional: Vec<Planned> = e
         .additional
         .iter()
-        .map(|rec| Planned {
-            object: objects::ADDITIONAL_OBJECT,
-            path: rec.path.clone(),
-            row: UpsertRow {
-                external_id: format!("{plan_ext}:{}#{}", rec.object_name, rec.index),
-                cols: vec![
-                    ("care_plan_id", Val::from(plan_id)),
-                    ("object_name", Val::from(rec.object_name.clone())),
-                    ("record_type", Val::from(rec.record_type.clone())),
-                ],
-            },
-            extra: &rec.fields,
+        .map(|rec| {
+            let c = vec![
+                ("care_plan_id", Val::from(plan_id)),
+                ("object_name", Val::from(rec.object_name.clone())),
+                ("record_type", Val::from(rec.record_type.clone())),
+            ];
+            let external_id = format!("{plan_ext}:{}#{}", rec.object_name, rec.index);
+            Planned::new(
+                objects::ADDITIONAL_OBJECT,
+                &rec.path,
+                external_id,
+                c,
+                &rec.fields,
+            )
         })
         .collect();
     upsert_all(tx, "additional_record", additional, &mut changes).await?;
