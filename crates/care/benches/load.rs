@@ -7,7 +7,9 @@
 //! the service (see `load/probe.rs`): on SQLite a native sqlx loop with the same number of
 //! tasks against a copy of the same database; on PostgreSQL `pgbench` with the same number
 //! of clients running the same transaction as a script. Prints throughput, p50/p99 and the
-//! ratio service/probe. Bounded: at most `CARE_BENCH_REQUESTS` requests (default 3000) or
+//! ratio service/probe. Then each scenario runs again open-loop, paced at half the probe's
+//! throughput (the rate the throughput goals ask for), and its p50/p99 there are checked
+//! against the latency goals (15 ms enrollment, 5 ms GET). Bounded: at most `CARE_BENCH_REQUESTS` requests (default 3000) or
 //! `CARE_BENCH_SECONDS` seconds (default 20) per scenario, loopback only.
 //!
 //! Run: `cargo bench -p slipway-care --bench load`
@@ -23,6 +25,11 @@ use slipway_care::{Backend, CareConfig};
 mod probe;
 
 const ACTIVE: &str = "5f0c8b8e-1d2a-4c1e-9a57-0a4a5c1d7e01";
+
+/// The paced runs offer this share of the probe's throughput: the rate the throughput goals
+/// ask the service to reach ("at least half of the storage limit"), at which the p99 goals
+/// are checked.
+const PACED_SHARE: f64 = 0.5;
 
 fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -166,6 +173,71 @@ async fn drive(
     }
 }
 
+/// Open loop: request `i` is due at `i / per_second` after the start, whether or not earlier
+/// ones were answered, and is sent by the first of `concurrency` clients that is free. A
+/// request sent late counts its latency from when it was due, so time spent waiting for a
+/// free client is counted (no coordinated omission: a slow answer cannot hide
+/// the requests it held up). This is how a latency goal at a given throughput is measured;
+/// in the closed loop of [`drive`] every client sends again at once, so the latency there is
+/// `clients / throughput` by Little's law and says nothing about a service that keeps up.
+async fn paced(
+    concurrency: usize,
+    per_second: f64,
+    count: usize,
+    make: Arc<dyn Fn(usize) -> reqwest::RequestBuilder + Send + Sync>,
+) -> Outcome {
+    let next = Arc::new(AtomicUsize::new(0));
+    let started = tokio::time::Instant::now();
+    let mut workers = Vec::new();
+    for _ in 0..concurrency {
+        let next = next.clone();
+        let make = make.clone();
+        workers.push(tokio::spawn(async move {
+            let mut lat = Vec::new();
+            let mut errors = 0;
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= count {
+                    break;
+                }
+                let due = started + Duration::from_secs_f64(i as f64 / per_second);
+                // Late (every client was busy): counted from when it was due. On time: from
+                // when the timer woke this client, so the timer's own granularity (1 ms) is
+                // not charged to the service.
+                let start = if tokio::time::Instant::now() < due {
+                    tokio::time::sleep_until(due).await;
+                    tokio::time::Instant::now()
+                } else {
+                    due
+                };
+                match make(i).send().await {
+                    Ok(r) if r.status().is_success() => {
+                        let _ = r.bytes().await;
+                        lat.push(start.elapsed());
+                    }
+                    _ => errors += 1,
+                }
+            }
+            (lat, errors)
+        }));
+    }
+    let mut latencies = Vec::new();
+    let mut errors = 0;
+    for w in workers {
+        let (l, e) = w.await.expect("worker");
+        latencies.extend(l);
+        errors += e;
+    }
+    let elapsed = started.elapsed();
+    latencies.sort_unstable();
+    Outcome {
+        done: latencies.len(),
+        errors,
+        elapsed,
+        latencies,
+    }
+}
+
 fn pct(sorted: &[Duration], p: f64) -> f64 {
     if sorted.is_empty() {
         return f64::NAN;
@@ -278,9 +350,26 @@ async fn probe_database(
     (url, dir, database)
 }
 
-fn compare(backend: Backend, name: &str, concurrency: usize, service: &Outcome, probe: &Outcome) {
+/// One scenario's figures on one backend.
+struct Measured {
+    backend: Backend,
+    name: &'static str,
+    /// The closed loop: the most the service does.
+    service: Outcome,
+    probe: Outcome,
+    /// The open loop at [`PACED_SHARE`] of the probe's rate: the latency at the goal's rate.
+    paced: Outcome,
+    p99_goal_ms: f64,
+}
+
+fn compare(m: &Measured, concurrency: usize) {
+    let (service, probe, paced) = (&m.service, &m.probe, &m.paced);
+    let p99 = pct(&paced.latencies, 0.99);
     println!(
-        "{backend:?} {name}: service {:.0}/s (p50 {:.2} ms, p99 {:.2} ms) / probe {:.0}/s (p50 {:.2} ms, p99 {:.2} ms) = {:.0}% at {concurrency} clients",
+        "{:?} {}: service {:.0}/s (p50 {:.2} ms, p99 {:.2} ms) / probe {:.0}/s (p50 {:.2} ms, p99 {:.2} ms) = {:.0}% at {concurrency} clients; \
+         paced at {:.0}/s ({:.0}% of the probe): p50 {:.2} ms, p99 {:.2} ms (goal {} ms: {})",
+        m.backend,
+        m.name,
         rate(service),
         pct(&service.latencies, 0.50),
         pct(&service.latencies, 0.99),
@@ -288,6 +377,16 @@ fn compare(backend: Backend, name: &str, concurrency: usize, service: &Outcome, 
         pct(&probe.latencies, 0.50),
         pct(&probe.latencies, 0.99),
         100.0 * rate(service) / rate(probe),
+        rate(paced),
+        100.0 * PACED_SHARE,
+        pct(&paced.latencies, 0.50),
+        p99,
+        m.p99_goal_ms,
+        if p99 <= m.p99_goal_ms {
+            "met"
+        } else {
+            "not met"
+        },
     );
 }
 
@@ -301,6 +400,15 @@ fn main() {
     };
     let max_time = Duration::from_secs(env_usize("CARE_BENCH_SECONDS", 20) as u64);
     let concurrency = env_usize("CARE_BENCH_CONCURRENCY", 32);
+    // The paced runs last CARE_BENCH_PACED_SECONDS (10) at their rate; 20 requests in the smoke.
+    let paced_seconds = env_usize("CARE_BENCH_PACED_SECONDS", 10) as f64;
+    let paced_count = |per_second: f64| {
+        if smoke {
+            20
+        } else {
+            (per_second * paced_seconds).ceil() as usize
+        }
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -367,8 +475,11 @@ fn main() {
                 .pool_max_idle_per_host(concurrency)
                 .build()
                 .expect("client");
+            // Closed-loop bodies first, then the paced run's: every enrollment a new patient.
+            let enroll_rate = PACED_SHARE * rate(&enroll_probe);
+            let enroll_paced_count = paced_count(enroll_rate);
             let bodies: Arc<Vec<String>> = Arc::new(
-                (0..max_requests)
+                (0..max_requests + enroll_paced_count)
                     .map(|i| enrollment(i).to_string())
                     .collect(),
             );
@@ -386,6 +497,25 @@ fn main() {
                 "POST eRxApi (full enrollment)",
                 concurrency,
                 &enroll,
+            );
+            let url = format!("{}/care/eRxApi", server.base);
+            let (c, b) = (client.clone(), bodies.clone());
+            let enroll_paced = paced(
+                concurrency,
+                enroll_rate,
+                enroll_paced_count,
+                Arc::new(move |i| {
+                    c.post(&url)
+                        .bearer_auth("demo-staff")
+                        .body(b[max_requests + i].clone())
+                }),
+            )
+            .await;
+            report(
+                backend,
+                &format!("POST eRxApi, paced at {enroll_rate:.0}/s"),
+                concurrency,
+                &enroll_paced,
             );
 
             let history_probe = run_probe(history_steps()).await;
@@ -405,18 +535,51 @@ fn main() {
             )
             .await;
             report(backend, "GET missingInformationRequest", concurrency, &get);
-            summary.push((backend, "enrollment", enroll, enroll_probe));
-            summary.push((backend, "missing-information GET", get, history_probe));
+            let get_rate = PACED_SHARE * rate(&history_probe);
+            let url = format!("{}/care/missingInformationRequest/{ACTIVE}", server.base);
+            let c = client.clone();
+            let get_paced = paced(
+                concurrency,
+                get_rate,
+                paced_count(get_rate),
+                Arc::new(move |_| c.get(&url).bearer_auth("demo-staff")),
+            )
+            .await;
+            report(
+                backend,
+                &format!("GET missingInformationRequest, paced at {get_rate:.0}/s"),
+                concurrency,
+                &get_paced,
+            );
+            summary.push(Measured {
+                backend,
+                name: "enrollment",
+                service: enroll,
+                probe: enroll_probe,
+                paced: enroll_paced,
+                p99_goal_ms: 15.0,
+            });
+            summary.push(Measured {
+                backend,
+                name: "missing-information GET",
+                service: get,
+                probe: history_probe,
+                paced: get_paced,
+                p99_goal_ms: 5.0,
+            });
             let _ = server.stop.send(());
             let _ = server.task.await;
             drop(server.pg_database);
             drop(probe_db);
         }
         println!();
-        for (backend, name, service, probe) in &summary {
-            compare(*backend, name, concurrency, service, probe);
+        for m in &summary {
+            compare(m, concurrency);
         }
-        let errors: usize = summary.iter().map(|(_, _, s, p)| s.errors + p.errors).sum();
+        let errors: usize = summary
+            .iter()
+            .map(|m| m.service.errors + m.probe.errors + m.paced.errors)
+            .sum();
         assert_eq!(errors, 0, "requests failed");
     });
 }

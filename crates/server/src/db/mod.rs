@@ -19,6 +19,7 @@ use sqlx::any::AnyPoolOptions;
 use sqlx::migrate::{MigrateError, Migrator};
 use sqlx::{Any, AnyConnection, AnyPool};
 
+mod checkpoint;
 mod group_commit;
 
 pub use group_commit::GroupCommitStats;
@@ -161,6 +162,8 @@ pub struct Db {
     pool: AnyPool,
     backend: Backend,
     writer: Option<Arc<group_commit::Writer>>,
+    /// SQLite's WAL checkpoints, run in the background ([`checkpoint`]).
+    checkpointer: Option<Arc<checkpoint::Checkpointer>>,
 }
 
 impl Db {
@@ -192,6 +195,7 @@ impl Db {
                             if options.sqlite_foreign_keys {
                                 pragmas.push("PRAGMA foreign_keys = ON");
                             }
+                            pragmas.push(checkpoint::SAFETY_NET);
                             for pragma in pragmas {
                                 sqlx::query(pragma).execute(&mut *conn).await?;
                             }
@@ -213,10 +217,13 @@ impl Db {
         };
         let writer =
             (backend == Backend::Sqlite).then(|| Arc::new(group_commit::Writer::new(pool.clone())));
+        let checkpointer = (backend == Backend::Sqlite)
+            .then(|| Arc::new(checkpoint::Checkpointer::start(pool.clone())));
         Ok(Self {
             pool,
             backend,
             writer,
+            checkpointer,
         })
     }
 
@@ -286,8 +293,16 @@ impl Db {
         self.writer.as_ref().map(|w| w.stats())
     }
 
+    /// Background WAL checkpoints run so far (`None` on PostgreSQL).
+    pub fn checkpoints(&self) -> Option<u64> {
+        self.checkpointer.as_ref().map(|c| c.runs())
+    }
+
     /// Closes every connection (SQLite checkpoints its WAL on the last close).
     pub async fn close(&self) {
+        if let Some(checkpointer) = &self.checkpointer {
+            checkpointer.stop();
+        }
         if let Some(writer) = &self.writer {
             writer.shut(QUEUE_TIMEOUT).await;
         }
@@ -402,6 +417,42 @@ mod tests {
             .unwrap();
         assert_eq!(n, 0);
         tx.rollback().await.unwrap();
+    }
+
+    /// Committed pages reach the database file through the background checkpointer, not a
+    /// committing writer: 300 pages are far below both SQLite's default autocheckpoint
+    /// (1,000) and the connections' safety net, so only the background task can have copied
+    /// them out of the WAL.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_wal_is_checkpointed_in_the_background() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = sqlite(&dir).await;
+        let file = dir.path().join("t.sqlite3");
+        write(&db, "CREATE TABLE blob (b BLOB NOT NULL)").await;
+        let before = std::fs::metadata(&file).unwrap().len();
+        let started = db.checkpoints().unwrap();
+        for _ in 0..10 {
+            write(
+                &db,
+                "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 30) \
+                 INSERT INTO blob (b) SELECT randomblob(4000) FROM n",
+            )
+            .await;
+        }
+        let mut grown = 0;
+        for _ in 0..50 {
+            tokio::time::sleep(checkpoint::INTERVAL).await;
+            grown = std::fs::metadata(&file).unwrap().len() - before;
+            if grown >= 300 * 4000 {
+                break;
+            }
+        }
+        assert!(
+            grown >= 300 * 4000,
+            "the database file grew by {grown} bytes: the WAL was not checkpointed"
+        );
+        assert!(db.checkpoints().unwrap() > started);
+        db.close().await;
     }
 
     /// Many writers at once: some commit, some roll back, some are dropped mid-way (their
