@@ -117,13 +117,19 @@ fn lean_webview<R: tauri::Runtime>(window: &tauri::WebviewWindow<R>) {
     let _ = window;
 }
 
-/// WebKit settings that exist only as environment variables, read when WebKit starts its
-/// processes: no DMA-BUF renderer (the window composites nothing on the GPU anyway, see
-/// [`lean_webview`]) and no JavaScript JIT (a forms UI does not need it). Together they take
-/// 17 MiB off the window's memory (BENCHMARKS.md). Only WebKit reads them, so the apps the
-/// embedded platform starts are unaffected.
+/// WebKit and GTK settings that exist only as environment variables, read when WebKit starts
+/// its processes and when GTK opens the display: no DMA-BUF renderer (the window composites
+/// nothing on the GPU anyway, see [`lean_webview`]), no JavaScript JIT (a forms UI does not
+/// need it) and no GDK OpenGL (GTK would otherwise set up GLX in the app's process, with
+/// Mesa's software driver, for a window that draws nothing with GL). Together they take
+/// 25 MiB off the window's memory (BENCHMARKS.md). The apps the embedded platform starts get
+/// an environment of their own (the runtime clears it), so they are unaffected.
 #[cfg(target_os = "linux")]
-const LEAN_ENV: &[(&str, &str)] = &[("WEBKIT_DISABLE_DMABUF_RENDERER", "1"), ("JSC_useJIT", "0")];
+const LEAN_ENV: &[(&str, &str)] = &[
+    ("WEBKIT_DISABLE_DMABUF_RENDERER", "1"),
+    ("JSC_useJIT", "0"),
+    ("GDK_GL", "disable"),
+];
 
 /// Re-executes this program with [`LEAN_ENV`] set (a variable the user set is kept), unless
 /// `SLIPWAY_WEBVIEW_DEFAULTS=1`. Setting them in-process would need `unsafe` (`set_var`
