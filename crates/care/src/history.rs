@@ -2,12 +2,12 @@
 //!
 //! A GET only reads, but leaves a history record; under load, one insert (and on PostgreSQL
 //! one commit) per GET is most of its cost. Concurrent GETs therefore hand their records to
-//! a [`HistoryWriter`]: the first to take its flush lock writes the records queued by then
+//! a [`HistoryWriter`]: a flush task that takes its lock writes the records queued by then
 //! (up to one insert's worth) in one multi-row insert, and each GET is answered only after
 //! the insert holding its record committed. A lone GET writes at once. (POSTs write their record in their own transaction,
 //! with the values they write.)
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use tokio::sync::oneshot;
 
@@ -21,28 +21,43 @@ type Outcome = std::result::Result<(), String>;
 /// Batches history records of concurrent requests (one per service).
 #[derive(Debug, Default)]
 pub struct HistoryWriter {
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug, Default)]
+struct Shared {
     queue: Mutex<Vec<(NewHistory, oneshot::Sender<Outcome>)>>,
     flush: tokio::sync::Mutex<()>,
 }
 
 impl HistoryWriter {
     /// Writes `entry`, with the records other requests queued meanwhile; returns once the
-    /// insert holding it committed.
+    /// insert holding it committed. The writing happens on a task of its own: a request
+    /// whose caller goes away (its future dropped) still leaves its record, and cannot leave
+    /// the other records of its batch unwritten or their requests without their outcome.
     pub async fn record(&self, db: &Db, entry: NewHistory) -> Result<()> {
-        let (done, mut outcome) = oneshot::channel();
-        self.queue
+        let (done, outcome) = oneshot::channel();
+        self.shared
+            .queue
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push((entry, done));
-        let flush = self.flush.lock().await;
+        let (shared, db) = (Arc::clone(&self.shared), db.clone());
+        tokio::spawn(async move { shared.flush(&db).await });
+        match outcome.await {
+            Ok(result) => result.map_err(failed),
+            Err(_) => Err(failed("the batch holding it failed".into())),
+        }
+    }
+}
+
+impl Shared {
+    /// Writes every record queued by the time it holds the flush lock, a batch per insert.
+    /// Each `record` starts one of these; most find their record already written by an
+    /// earlier one and return at once, which is what batches concurrent requests.
+    async fn flush(&self, db: &Db) {
+        let _flush = self.flush.lock().await;
         loop {
-            match outcome.try_recv() {
-                Ok(result) => return result.map_err(failed),
-                Err(oneshot::error::TryRecvError::Closed) => {
-                    return Err(failed("the batch holding it failed".into()));
-                }
-                Err(oneshot::error::TryRecvError::Empty) => {}
-            }
             // At most one insert's worth, so that a batch is one statement (one commit on
             // PostgreSQL): it is written in full or not at all.
             let batch: Vec<_> = {
@@ -51,24 +66,13 @@ impl HistoryWriter {
                 queue.drain(..n).collect()
             };
             if batch.is_empty() {
-                // Ours is in a batch still being written (by a caller that went away).
-                drop(flush);
-                return match outcome.await {
-                    Ok(result) => result.map_err(failed),
-                    Err(_) => Err(failed("the batch holding it failed".into())),
-                };
+                return;
             }
-            // Written and told on a task of its own: a caller dropped mid-write cannot leave
-            // the others of its batch without their outcome.
-            let db = db.clone();
-            let _ = tokio::spawn(async move {
-                let (entries, waiters): (Vec<NewHistory>, Vec<_>) = batch.into_iter().unzip();
-                let shared: Outcome = write(&db, &entries).await.map_err(|e| e.to_string());
-                for waiter in waiters {
-                    let _ = waiter.send(shared.clone());
-                }
-            })
-            .await;
+            let (entries, waiters): (Vec<NewHistory>, Vec<_>) = batch.into_iter().unzip();
+            let shared: Outcome = write(db, &entries).await.map_err(|e| e.to_string());
+            for waiter in waiters {
+                let _ = waiter.send(shared.clone());
+            }
         }
     }
 }
@@ -84,4 +88,62 @@ fn failed(reason: String) -> StoreError {
     StoreError::Database(sqlx::Error::Io(std::io::Error::other(format!(
         "the history record was not written: {reason}"
     ))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sqlx::Row as _;
+
+    async fn count(db: &Db) -> i64 {
+        let mut tx = db.begin_read().await.unwrap();
+        let n = sqlx::query("SELECT COUNT(*) FROM data_request_history")
+            .fetch_one(&mut *tx)
+            .await
+            .unwrap()
+            .try_get(0)
+            .unwrap();
+        tx.rollback().await.unwrap();
+        n
+    }
+
+    fn entry(status: u16) -> NewHistory {
+        NewHistory {
+            data_request_id: 1,
+            user_id: None,
+            method: "GET",
+            status,
+            submitted: Vec::new(),
+        }
+    }
+
+    /// A GET whose client went away while its record waited for the flush lock still leaves
+    /// its record: the writing does not depend on the request's future.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_record_whose_caller_went_away_is_still_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("h.sqlite3").display());
+        let db = crate::db::open(&url).await.unwrap();
+        let writer = HistoryWriter::default();
+        // Hold the flush lock, so that the record below can only be queued.
+        let held = writer.shared.flush.lock().await;
+        let dropped = tokio::time::timeout(
+            std::time::Duration::from_millis(20),
+            writer.record(&db, entry(200)),
+        )
+        .await;
+        assert!(dropped.is_err(), "the record waited for the lock");
+        drop(held);
+        // No later request comes to take the queue along: the record is written anyway.
+        for _ in 0..100 {
+            if count(&db).await == 1 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        assert_eq!(count(&db).await, 1);
+        writer.record(&db, entry(403)).await.unwrap();
+        assert_eq!(count(&db).await, 2);
+        db.close().await;
+    }
 }
