@@ -27,6 +27,20 @@ for attempt in 1 2 3 4 5; do
   # No platform configured: the app starts its embedded one under a fresh throwaway home.
   home=$(mktemp -d)
   export XDG_DATA_HOME="$home/data" XDG_CONFIG_HOME="$home/config" SLIPWAY_CONFIG_DIR="$home/config/slipway"
+  # The system browser is the one edge faked here: an xdg-open first on PATH records what the
+  # window asked it to open, and which of the window's own settings reached it.
+  mkdir -p "$home/bin"
+  cat >"$home/bin/xdg-open" <<'FAKE'
+#!/bin/sh
+{
+  echo "url=$1"
+  for v in JSC_useJIT GDK_GL WEBKIT_DISABLE_DMABUF_RENDERER SLIPWAY_LEAN_ENV; do
+    eval "echo $v=\${$v-unset}"
+  done
+} >"$SLIPWAY_E2E_OPENED.tmp" && mv "$SLIPWAY_E2E_OPENED.tmp" "$SLIPWAY_E2E_OPENED"
+FAKE
+  chmod +x "$home/bin/xdg-open"
+  export PATH="$home/bin:$PATH" SLIPWAY_E2E_OPENED="$home/opened"
   log=$(mktemp)
   status=0
   # Free ports for this run's drivers: a WebDriver left over from something else on the

@@ -2,6 +2,7 @@
 
 /// Every command of `src/commands`, so each gets an `allow-…` permission.
 const COMMANDS: &[&str] = &[
+    "open_url",
     "list_tools",
     "call_tool",
     "forget_app_file",

@@ -24,7 +24,6 @@ pub fn desktop_data_dir() -> PathBuf {
 pub fn build_app<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
     let selection = Arc::new(commands::env::Selection::load(&desktop_data_dir()));
     builder
-        .plugin(tauri_plugin_opener::init())
         .manage(Arc::clone(&selection))
         .manage(commands::tools::Tools::new(
             slipway_platform::embedded::default_data_dir(),
@@ -81,6 +80,7 @@ pub fn build_app<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builde
             commands::dev::devfile_watch,
             commands::dev::devfile_latest,
             commands::startup::ui_ready,
+            commands::browser::open_url,
         ])
 }
 
@@ -131,6 +131,23 @@ const LEAN_ENV: &[(&str, &str)] = &[
     ("GDK_GL", "disable"),
 ];
 
+/// Names the [`LEAN_ENV`] variables that [`relaunch_lean`] added (comma-separated), so that
+/// programs Slipway starts for the user, such as the browser, can be given the environment
+/// without them ([`commands::browser`]).
+pub const LEAN_ENV_MARKER: &str = "SLIPWAY_LEAN_ENV";
+
+/// The variables [`relaunch_lean`] added to this process's environment (none the user set).
+pub fn lean_env_added() -> Vec<String> {
+    std::env::var(LEAN_ENV_MARKER)
+        .map(|v| {
+            v.split(',')
+                .filter(|k| !k.is_empty())
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// Re-executes this program with [`LEAN_ENV`] set (a variable the user set is kept), unless
 /// `SLIPWAY_WEBVIEW_DEFAULTS=1`. Setting them in-process would need `unsafe` (`set_var`
 /// while other threads may read the environment); `exec` keeps the process id, so WebDriver
@@ -155,9 +172,11 @@ pub fn relaunch_lean() {
         };
         let mut command = std::process::Command::new(exe);
         command.args(std::env::args_os().skip(1));
-        for (k, v) in missing {
+        for (k, v) in &missing {
             command.env(k, v);
         }
+        let added: Vec<&str> = missing.iter().map(|(k, _)| *k).collect();
+        command.env(LEAN_ENV_MARKER, added.join(","));
         let error = command.exec();
         eprintln!(
             "slipway: could not restart with the lean WebKit settings ({error}); WebKit's defaults apply"
@@ -297,6 +316,14 @@ mod wiring {
         assert_eq!(refused["field"], "platform_url", "{refused}");
         let listed = invoke(&window, "environments", json!({})).expect("environments");
         assert!(listed["saved"].is_array(), "{listed}");
+
+        // Service URLs: only http(s) opens, refused before any launcher starts.
+        let refused = invoke(&window, "open_url", json!({"url": "file:///etc/passwd"}))
+            .expect_err("a file: URL");
+        assert!(
+            refused.to_string().contains("only http and https"),
+            "{refused}"
+        );
 
         // Something the window never calls is not there.
         assert!(invoke(&window, "no_such_command", json!({})).is_err());

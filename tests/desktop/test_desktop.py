@@ -359,6 +359,19 @@ class DesktopTest(unittest.TestCase):
         url = s.read("return document.querySelector('#app-urls a.url').getAttribute('href');")
         self.assertTrue(url.startswith("http://127.0.0.1:"), url)
         self.assertIn("status", urllib.request.urlopen(url + "/health", timeout=10).read().decode())
+        # Clicking it opens the system browser (scripts/desktop-e2e.sh puts a recording
+        # xdg-open first on PATH), without the window's own WebKit and GTK settings.
+        opened = os.environ.get("SLIPWAY_E2E_OPENED")
+        if opened:
+            s.click("#app-urls a.url")
+            deadline = time.time() + 20
+            while time.time() < deadline and not os.path.exists(opened):
+                time.sleep(0.2)
+            with open(opened) as f:
+                launched = [line.rstrip("/") for line in f.read().split()]
+            self.assertIn(f"url={url.rstrip('/')}", launched)
+            for setting in ("JSC_useJIT", "GDK_GL", "WEBKIT_DISABLE_DMABUF_RENDERER", "SLIPWAY_LEAN_ENV"):
+                self.assertIn(f"{setting}=unset", launched)
         build_and_wait(2)
         s.screenshot("deployments")
         # Roll back to the first deployment (the last row), confirming first.

@@ -129,9 +129,9 @@ export const careSetPermissions = (id, permissions) => command("care_set_permiss
 /** Deletes a care user. */
 export const careDeleteUser = (id) => command("care_delete_user", { id });
 
-/** Opens an http(s) URL in the system browser (Tauri's opener plugin). */
+/** Opens an http(s) URL in the system browser (Rust checks the scheme). */
 export function openUrl(url) {
-  return command("plugin:opener|open_url", { url });
+  return command("open_url", { url });
 }
 
 /** After a delete: removes the project's `.app` file when it names that app (Rust checks). */

@@ -1,5 +1,6 @@
 //! Tauri commands, one module per domain.
 
+pub mod browser;
 pub mod build;
 pub mod care;
 pub mod dev;
