@@ -34,7 +34,7 @@ for attempt in 1 2 3 4 5; do
 #!/bin/sh
 {
   echo "url=$1"
-  for v in JSC_useJIT GDK_GL WEBKIT_DISABLE_DMABUF_RENDERER SLIPWAY_LEAN_ENV; do
+  for v in JSC_useJIT GDK_GL WEBKIT_DISABLE_DMABUF_RENDERER WEBKIT_WEB_RENDER_DEVICE_FILE SLIPWAY_LEAN_ENV; do
     eval "echo $v=\${$v-unset}"
   done
 } >"$SLIPWAY_E2E_OPENED.tmp" && mv "$SLIPWAY_E2E_OPENED.tmp" "$SLIPWAY_E2E_OPENED"

@@ -370,7 +370,7 @@ class DesktopTest(unittest.TestCase):
             with open(opened) as f:
                 launched = [line.rstrip("/") for line in f.read().split()]
             self.assertIn(f"url={url.rstrip('/')}", launched)
-            for setting in ("JSC_useJIT", "GDK_GL", "WEBKIT_DISABLE_DMABUF_RENDERER", "SLIPWAY_LEAN_ENV"):
+            for setting in ("JSC_useJIT", "GDK_GL", "WEBKIT_DISABLE_DMABUF_RENDERER", "WEBKIT_WEB_RENDER_DEVICE_FILE", "SLIPWAY_LEAN_ENV"):
                 self.assertIn(f"{setting}=unset", launched)
         build_and_wait(2)
         s.screenshot("deployments")
