@@ -14,12 +14,14 @@ use axum::routing::get;
 use serde::Serialize;
 
 use super::error::{ApiError, ErrorItem};
-use super::{AppState, begin_as_caller, body_bytes, json, read_as_caller};
+use super::{AppState, bearer, begin_as_caller, body_bytes, json};
 use crate::auth::{Access, Caller};
+use crate::db::Tx;
 use crate::fhir;
 use crate::missing_info::{self as mi, DataRequest};
 use crate::store::data_requests;
 use crate::store::records::RequestContext;
+use crate::store::users::load_caller;
 
 /// Routes of the missing-information service (nested under `{base}/{ns}`).
 pub fn router() -> Router<AppState> {
@@ -150,15 +152,19 @@ async fn run(
     headers: &HeaderMap,
     body: Option<Bytes>,
 ) -> Result<Response, ApiError> {
-    // A GET only reads until its history record: it reads in a read transaction, outside
-    // the writer queue, and writes that one record in a short write transaction of its own.
-    // A POST reads what it checks and writes in one transaction.
-    let (mut tx, caller) = match method {
-        Method::Get => read_as_caller(state, headers).await?,
-        Method::Post => begin_as_caller(state, headers).await?,
+    // A GET only reads until its history record: the caller and the request in one
+    // statement, outside the writer queue, then that one record, batched with those of
+    // concurrent GETs. A POST reads what it checks and writes in one transaction.
+    let (mut tx, caller, found) = match method {
+        Method::Get => read_request_as_caller(state, headers, raw_uuid).await?,
+        Method::Post => {
+            let (mut tx, caller) = begin_as_caller(state, headers).await?;
+            let uuid = parse_uuid(raw_uuid)?;
+            let found = data_requests::find_with_context(&mut tx, &uuid).await?;
+            (tx, caller, found)
+        }
     };
-    let uuid = parse_uuid(raw_uuid)?;
-    let Some((req, context)) = data_requests::find_with_context(&mut tx, &uuid).await? else {
+    let Some((req, context)) = found else {
         return Err(ApiError::NotFound(ErrorItem::new(
             "REQUEST_NOT_FOUND",
             "no data request has this UUID",
@@ -206,6 +212,30 @@ async fn run(
         );
     }
     outcome
+}
+
+/// What a GET reads: the caller (or 401) and the request a path UUID names (or 400 for a
+/// malformed one, checked after the token as for every call), in one statement
+/// ([`data_requests::find_for_caller`]) on a connection without a transaction.
+async fn read_request_as_caller(
+    state: &AppState,
+    headers: &HeaderMap,
+    raw_uuid: &str,
+) -> Result<(Tx, Caller, Option<(DataRequest, RequestContext)>), ApiError> {
+    let token = bearer(headers)?;
+    let mut tx = state.db().begin_single_read().await?;
+    let uuid = match parse_uuid(raw_uuid) {
+        Ok(uuid) => uuid,
+        Err(malformed) => {
+            load_caller(&mut tx, &token)
+                .await?
+                .ok_or(ApiError::Unauthorized)?;
+            return Err(malformed);
+        }
+    };
+    let (caller, found) = data_requests::find_for_caller(&mut tx, &token, &uuid).await?;
+    let caller = caller.ok_or(ApiError::Unauthorized)?;
+    Ok((tx, caller, found))
 }
 
 #[derive(Serialize)]

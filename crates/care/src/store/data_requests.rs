@@ -5,7 +5,9 @@ use sqlx::Row;
 
 use super::groups::{field_columns, group_field};
 use super::records::RequestContext;
+use super::users::{caller_columns, caller_from_rows};
 use super::{Result, json_list};
+use crate::auth::{Caller, hash_token};
 use crate::db::{Tx, json_strings, now};
 use crate::missing_info::{COMPLETED, DataRequest, DataRequestInput, HistoryEntry};
 
@@ -18,62 +20,130 @@ pub async fn find(tx: &mut Tx, uuid: &str) -> Result<Option<DataRequest>> {
     .bind(uuid.to_owned())
     .fetch_optional(&mut **tx)
     .await?;
-    Ok(row.as_ref().map(data_request).transpose()?)
+    Ok(row.as_ref().map(|r| data_request(r, 0)).transpose()?)
 }
 
-/// A data request from the first six columns of a row (`id`, `external_id`,
+/// A data request from six columns of a row starting at `at` (`id`, `external_id`,
 /// `care_plan_external_id`, `group_external_id`, `status`, `expiration_date`).
-fn data_request(r: &sqlx::any::AnyRow) -> std::result::Result<DataRequest, sqlx::Error> {
+fn data_request(r: &sqlx::any::AnyRow, at: usize) -> std::result::Result<DataRequest, sqlx::Error> {
     Ok(DataRequest {
-        id: r.try_get(0)?,
-        uuid: r.try_get(1)?,
-        care_plan_external_id: r.try_get(2)?,
-        group_external_id: r.try_get(3)?,
-        status: r.try_get(4)?,
-        expiration_date: r.try_get(5)?,
+        id: r.try_get(at)?,
+        uuid: r.try_get(at + 1)?,
+        care_plan_external_id: r.try_get(at + 2)?,
+        group_external_id: r.try_get(at + 3)?,
+        status: r.try_get(at + 4)?,
+        expiration_date: r.try_get(at + 5)?,
     })
 }
 
+/// The columns of a data request with what it refers to, read by [`request_from_rows`]:
+/// the request (`d`), its care plan (`cp`), program (`p`), patient account (`a`), whether its
+/// group exists, and its group's fields (`f`, LEFT JOINed: one row each, or one of NULLs).
+macro_rules! request_columns {
+    () => {
+        concat!(
+            "d.id, d.external_id, d.care_plan_external_id, d.group_external_id, d.status, \
+             d.expiration_date, cp.id, cp.patient_account_id, pg.name, a.external_id, \
+             (SELECT CAST(1 AS BIGINT) FROM mi_group g WHERE g.external_id = d.group_external_id), ",
+            field_columns!()
+        )
+    };
+}
+
+/// The tables behind [`request_columns`], for the request whose external id is `$n`.
+macro_rules! request_tables {
+    ($n:literal) => {
+        concat!(
+            " FROM data_request d \
+             LEFT JOIN care_plan cp ON cp.external_id = d.care_plan_external_id \
+             LEFT JOIN program pg ON pg.api_name = cp.program_api_name \
+             LEFT JOIN account a ON a.id = cp.patient_account_id \
+             LEFT JOIN mi_group_field f ON f.group_external_id = d.group_external_id \
+             WHERE d.external_id = $",
+            $n
+        )
+    };
+}
+
 /// Finds a data request by UUID together with what it refers to, in one statement (the
-/// missing-information calls need both; one round trip instead of six): one row per
-/// requested field of its group, or one row with NULL field columns when it has none.
+/// missing-information calls need both; one round trip instead of six).
 pub async fn find_with_context(
     tx: &mut Tx,
     uuid: &str,
 ) -> Result<Option<(DataRequest, RequestContext)>> {
     let rows = sqlx::query(concat!(
-        "SELECT d.id, d.external_id, d.care_plan_external_id, d.group_external_id, d.status, \
-         d.expiration_date, cp.id, cp.patient_account_id, p.name, a.external_id, \
-         (SELECT CAST(1 AS BIGINT) FROM mi_group g WHERE g.external_id = d.group_external_id), ",
-        field_columns!(),
-        " FROM data_request d \
-         LEFT JOIN care_plan cp ON cp.external_id = d.care_plan_external_id \
-         LEFT JOIN program p ON p.api_name = cp.program_api_name \
-         LEFT JOIN account a ON a.id = cp.patient_account_id \
-         LEFT JOIN mi_group_field f ON f.group_external_id = d.group_external_id \
-         WHERE d.external_id = $1 ORDER BY f.position, f.external_id",
+        "SELECT ",
+        request_columns!(),
+        request_tables!("1"),
+        " ORDER BY f.position, f.external_id",
     ))
     .bind(uuid.to_owned())
     .fetch_all(&mut **tx)
     .await?;
+    request_from_rows(&rows, 0)
+}
+
+/// The caller a token names and the data request a UUID names with what it refers to, in
+/// **one** statement: what a missing-information GET reads, in one round trip and one
+/// snapshot (so it needs no transaction). The caller's rows come first (part 0), then the
+/// request's (part 1, its fields in order); each part may be empty.
+pub async fn find_for_caller(
+    tx: &mut Tx,
+    token: &str,
+    uuid: &str,
+) -> Result<(Option<Caller>, Option<(DataRequest, RequestContext)>)> {
+    let rows = sqlx::query(concat!(
+        "SELECT CAST(0 AS BIGINT), ",
+        caller_columns!(),
+        ", NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, \
+         NULL, NULL, NULL, NULL, NULL, NULL \
+         FROM app_user u LEFT JOIN user_permission p ON p.user_id = u.id WHERE u.token_hash = $1 \
+         UNION ALL SELECT CAST(1 AS BIGINT), NULL, NULL, NULL, NULL, NULL, NULL, NULL, ",
+        request_columns!(),
+        ", f.position",
+        request_tables!("2"),
+        " ORDER BY 1, 28, 20",
+    ))
+    .bind(hash_token(token))
+    .bind(uuid.to_owned())
+    .fetch_all(&mut **tx)
+    .await?;
+    let split = rows
+        .iter()
+        .position(|r| r.try_get::<i64, _>(0).is_ok_and(|part| part == 1))
+        .unwrap_or(rows.len());
+    let (caller_rows, request_rows) = rows.split_at(split);
+    let caller = caller_from_rows(caller_rows, 1)?;
+    let request = request_from_rows(request_rows, 1 + CALLER_COLUMNS)?;
+    Ok((caller, request))
+}
+
+/// How many columns [`caller_columns`] has.
+const CALLER_COLUMNS: usize = 7;
+
+/// The request of [`request_columns`] rows starting at column `at`; `None` without rows.
+fn request_from_rows(
+    rows: &[sqlx::any::AnyRow],
+    at: usize,
+) -> Result<Option<(DataRequest, RequestContext)>> {
     let Some(r) = rows.first() else {
         return Ok(None);
     };
-    let plan_id: Option<i64> = r.try_get(6)?;
-    let patient_id: Option<i64> = r.try_get(7)?;
+    let plan_id: Option<i64> = r.try_get(at + 6)?;
+    let patient_id: Option<i64> = r.try_get(at + 7)?;
     let mut fields = Vec::with_capacity(rows.len());
-    for row in &rows {
-        if row.try_get::<Option<String>, _>(11)?.is_some() {
-            fields.push(group_field(row, 11)?);
+    for row in rows {
+        if row.try_get::<Option<String>, _>(at + 11)?.is_some() {
+            fields.push(group_field(row, at + 11)?);
         }
     }
     Ok(Some((
-        data_request(r)?,
+        data_request(r, at)?,
         RequestContext {
             plan: plan_id.zip(patient_id),
-            program_name: r.try_get(8)?,
-            patient_external_id: r.try_get(9)?,
-            group_exists: r.try_get::<Option<i64>, _>(10)?.is_some(),
+            program_name: r.try_get(at + 8)?,
+            patient_external_id: r.try_get(at + 9)?,
+            group_exists: r.try_get::<Option<i64>, _>(at + 10)?.is_some(),
             fields,
         },
     )))

@@ -74,36 +74,55 @@ pub async fn count(tx: &mut Tx) -> Result<i64> {
         .try_get(0)?)
 }
 
+/// The columns [`caller_from_rows`] reads, from `u` (`app_user`) and `p` (its
+/// `user_permission` rows, LEFT JOINed).
+macro_rules! caller_columns {
+    () => {
+        "u.id, u.is_admin, p.object_name, p.field_name, p.can_read, p.can_create, p.can_edit"
+    };
+}
+pub(super) use caller_columns;
+
 /// Loads the user a token belongs to, with permissions; `None` if the token is unknown.
 pub async fn load_caller(
     tx: &mut Tx,
     token: &str,
 ) -> std::result::Result<Option<Caller>, sqlx::Error> {
     // The user and its permissions in one statement (a user without any: one row of NULLs).
-    let rows = sqlx::query(
-        "SELECT u.id, u.is_admin, p.object_name, p.field_name, p.can_read, p.can_create, \
-         p.can_edit FROM app_user u LEFT JOIN user_permission p ON p.user_id = u.id \
+    let rows = sqlx::query(concat!(
+        "SELECT ",
+        caller_columns!(),
+        " FROM app_user u LEFT JOIN user_permission p ON p.user_id = u.id \
          WHERE u.token_hash = $1",
-    )
+    ))
     .bind(hash_token(token))
     .fetch_all(&mut **tx)
     .await?;
+    caller_from_rows(&rows, 0)
+}
+
+/// The caller of [`caller_columns`] rows (one per permission, or one of NULLs), starting at
+/// column `at`; `None` without rows.
+pub(super) fn caller_from_rows(
+    rows: &[sqlx::any::AnyRow],
+    at: usize,
+) -> std::result::Result<Option<Caller>, sqlx::Error> {
     let Some(first) = rows.first() else {
         return Ok(None);
     };
-    let user_id: i64 = first.try_get(0)?;
-    let admin: i64 = first.try_get(1)?;
+    let user_id: i64 = first.try_get(at)?;
+    let admin: i64 = first.try_get(at + 1)?;
     let mut objects = HashMap::new();
     let mut fields = HashMap::new();
     for r in rows {
-        let Some(object) = r.try_get::<Option<String>, _>(2)? else {
+        let Some(object) = r.try_get::<Option<String>, _>(at + 2)? else {
             continue;
         };
-        let field: String = r.try_get(3)?;
+        let field: String = r.try_get(at + 3)?;
         let flags = Flags {
-            read: r.try_get::<i64, _>(4)? != 0,
-            create: r.try_get::<i64, _>(5)? != 0,
-            edit: r.try_get::<i64, _>(6)? != 0,
+            read: r.try_get::<i64, _>(at + 4)? != 0,
+            create: r.try_get::<i64, _>(at + 5)? != 0,
+            edit: r.try_get::<i64, _>(at + 6)? != 0,
         };
         if field.is_empty() {
             objects.insert(object, flags);

@@ -236,6 +236,46 @@ async fn callers_need_a_token_and_read_or_edit_access_to_every_field() {
     }
 }
 
+/// A GET reads the caller and the request in one statement; the caller still decides first:
+/// an unknown token learns nothing of the request (401 whatever the UUID), and a known user
+/// without a single permission is refused (403) rather than mistaken for no user.
+#[tokio::test]
+async fn an_unknown_token_is_401_before_the_request_and_no_permissions_is_403() {
+    for backend in backends() {
+        let app = spawn_app(backend).await;
+        for uuid in [ACTIVE, "00000000-0000-4000-8000-000000000000", "not-a-uuid"] {
+            let (status, body) = app.mi_get("no-such-token", uuid).await;
+            assert_eq!(status, StatusCode::UNAUTHORIZED, "{uuid}: {body}");
+            let (status, _) = app
+                .send(
+                    reqwest::Method::GET,
+                    &format!("/care/missingInformationRequest/{uuid}/fhir"),
+                    Some("no-such-token"),
+                    None,
+                )
+                .await;
+            assert_eq!(status, StatusCode::UNAUTHORIZED, "{uuid} (FHIR)");
+        }
+        let (status, user) = app
+            .admin_post("/users", &json!({ "name": "nobody", "permissions": [] }))
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{user}");
+        let nobody = user["token"].as_str().unwrap();
+        let (status, body) = app.mi_get(nobody, ACTIVE).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+        assert_eq!(body[0]["errorCode"], "INSUFFICIENT_ACCESS");
+        let (status, body) = app
+            .mi_get(nobody, "00000000-0000-4000-8000-000000000000")
+            .await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+        assert_eq!(
+            app.mi_get(nobody, "not-a-uuid").await.0,
+            StatusCode::BAD_REQUEST
+        );
+        app.finish().await;
+    }
+}
+
 #[tokio::test]
 async fn each_missing_record_is_a_404_that_says_which() {
     for backend in backends() {

@@ -101,8 +101,9 @@ enum Inner {
     Own(sqlx::Transaction<'static, Any>),
     /// A request's part of the SQLite writer's batch.
     Batched(group_commit::Turn),
-    /// A pooled connection whose statements commit on their own ([`Db::begin_reads`] and
-    /// [`Db::begin_single_write`] on PostgreSQL); commit and rollback have nothing to do.
+    /// A pooled connection whose statements commit on their own ([`Db::begin_single_read`],
+    /// and [`Db::begin_reads`] and [`Db::begin_single_write`] on PostgreSQL); commit and
+    /// rollback have nothing to do.
     Statements(sqlx::pool::PoolConnection<Any>),
 }
 
@@ -261,6 +262,16 @@ impl Db {
             Backend::Postgres => Inner::Statements(self.pool.acquire().await?),
         };
         Ok(Tx { inner })
+    }
+
+    /// A connection for a read that is **one** statement, on both backends without a
+    /// transaction: a single statement sees one snapshot by itself (SQLite runs it in an
+    /// implicit read transaction), so `BEGIN` and `ROLLBACK` would only add two steps.
+    /// Nothing may be written through it.
+    pub async fn begin_single_read(&self) -> Result<Tx, sqlx::Error> {
+        Ok(Tx {
+            inner: Inner::Statements(self.pool.acquire().await?),
+        })
     }
 
     /// Starts the write of a request that writes exactly **one** statement (a history or
