@@ -37,7 +37,7 @@ fn data_request(r: &sqlx::any::AnyRow, at: usize) -> std::result::Result<DataReq
 }
 
 /// The columns of a data request with what it refers to, read by [`request_from_rows`]:
-/// the request (`d`), its care plan (`cp`), program (`p`), patient account (`a`), whether its
+/// the request (`d`), its care plan (`cp`), program (`pg`), patient account (`a`), whether its
 /// group exists, and its group's fields (`f`, LEFT JOINed: one row each, or one of NULLs).
 macro_rules! request_columns {
     () => {
