@@ -535,7 +535,12 @@ fn main() {
             )
             .await;
             report(backend, "GET missingInformationRequest", concurrency, &get);
-            let get_rate = PACED_SHARE * rate(&history_probe);
+            // CARE_BENCH_GET_RATE pins the paced GET's rate (requests per second), so that
+            // builds compared in one sitting are offered the same load whatever their probes.
+            let get_rate = std::env::var("CARE_BENCH_GET_RATE")
+                .ok()
+                .and_then(|v| v.parse::<f64>().ok())
+                .unwrap_or(PACED_SHARE * rate(&history_probe));
             let url = format!("{}/care/missingInformationRequest/{ACTIVE}", server.base);
             let c = client.clone();
             let get_paced = paced(

@@ -120,18 +120,51 @@ impl Writer {
     /// Waits for the lock, then opens the request's savepoint (and the batch, if none is
     /// open).
     pub(super) async fn begin(self: &Arc<Self>, timeout: Duration) -> Result<Turn, sqlx::Error> {
-        let guard = {
-            let _waiting = Waiting::new(&self.waiting);
-            tokio::time::timeout(timeout, self.state.clone().lock_owned())
-                .await
-                .map_err(|_| sqlx::Error::PoolTimedOut)?
-        };
+        let guard = self.lock(timeout).await?;
         // From here on the steps run on a task of their own, so that a caller dropped
         // mid-way cannot leave a statement run but its bookkeeping undone (a `BEGIN` without
         // a batch, a savepoint nobody undoes): the task finishes, and a `Turn` nobody takes
         // is dropped, which undoes its savepoint.
         let writer = self.clone();
         uncancellable(async move { writer.open(guard).await }).await
+    }
+
+    /// Waits for the lock for a write that is **one** statement. With no batch open (nobody
+    /// handed one over) the statement runs on its own, outside any transaction: SQLite makes
+    /// a single statement atomic and commits it as it ends, so the `BEGIN IMMEDIATE`,
+    /// `SAVEPOINT`, `RELEASE` and `COMMIT` a member of a batch costs would add four trips to
+    /// the connection's thread and nothing else. Each such trip waits for that thread to be
+    /// scheduled, which under load on a small machine is what a request's slowest answers are
+    /// made of. With a batch open, the write joins it like any other ([`Writer::begin`]).
+    pub(super) async fn begin_single(
+        self: &Arc<Self>,
+        timeout: Duration,
+    ) -> Result<Turn, sqlx::Error> {
+        let guard = self.lock(timeout).await?;
+        let writer = self.clone();
+        uncancellable(async move {
+            let mut guard = guard;
+            writer.settle(&mut guard).await;
+            if guard.batch.is_some() {
+                return writer.open(guard).await;
+            }
+            if guard.conn.is_none() {
+                guard.conn = Some(writer.pool.acquire().await?);
+            }
+            Ok(Turn {
+                guard: Some(guard),
+                writer,
+                alone: true,
+            })
+        })
+        .await
+    }
+
+    async fn lock(&self, timeout: Duration) -> Result<OwnedMutexGuard<State>, sqlx::Error> {
+        let _waiting = Waiting::new(&self.waiting);
+        tokio::time::timeout(timeout, self.state.clone().lock_owned())
+            .await
+            .map_err(|_| sqlx::Error::PoolTimedOut)
     }
 
     async fn open(self: Arc<Self>, mut guard: OwnedMutexGuard<State>) -> Result<Turn, sqlx::Error> {
@@ -160,6 +193,7 @@ impl Writer {
         Ok(Turn {
             guard: Some(guard),
             writer: self,
+            alone: false,
         })
     }
 
@@ -238,6 +272,14 @@ impl Writer {
         }
     }
 
+    /// A single statement's turn ends: its connection stays for the writer next in line,
+    /// if any (giving it back to the pool costs a trip to its thread), else goes back.
+    fn finish_alone(&self, state: &mut State) {
+        if self.waiting.load(Ordering::SeqCst) == 0 {
+            state.conn = None;
+        }
+    }
+
     /// Waits for batch `id` to end; finishes it if nobody else is left to.
     async fn wait_for(&self, id: u64, mut done: watch::Receiver<Option<Outcome>>) -> Outcome {
         loop {
@@ -290,6 +332,9 @@ impl Writer {
 pub(super) struct Turn {
     guard: Option<OwnedMutexGuard<State>>,
     writer: Arc<Writer>,
+    /// A single statement outside any batch ([`Writer::begin_single`]): it committed as it
+    /// ended, and there is no savepoint to release or undo.
+    alone: bool,
 }
 
 impl Turn {
@@ -311,12 +356,20 @@ impl Turn {
     /// on a task of its own: a caller dropped while it waits cannot strand the batch (its
     /// task still finishes it if nobody else does) nor tell the others a wrong outcome.
     pub(super) async fn commit(self) -> Result<(), sqlx::Error> {
+        if self.alone {
+            // Nothing left to run: no task needed to see it through.
+            return self.commit_now().await;
+        }
         uncancellable(self.commit_now()).await
     }
 
     async fn commit_now(mut self) -> Result<(), sqlx::Error> {
         let writer = self.writer.clone();
         let mut guard = self.guard.take().expect("a turn holds the lock");
+        if self.alone {
+            writer.finish_alone(&mut guard);
+            return Ok(());
+        }
         if let Err(e) = exec(&mut guard, "RELEASE SAVEPOINT request").await {
             writer.fail_batch(&mut guard, &e).await;
             return Err(e);
@@ -346,6 +399,11 @@ impl Turn {
     async fn rollback_now(mut self) -> Result<(), sqlx::Error> {
         let writer = self.writer.clone();
         let mut guard = self.guard.take().expect("a turn holds the lock");
+        if self.alone {
+            // Its statement, if it ran, committed on its own: there is nothing to undo.
+            writer.finish_alone(&mut guard);
+            return Ok(());
+        }
         if let Err(e) = undo_savepoint(&mut guard).await {
             writer.fail_batch(&mut guard, &e).await;
             return Err(e);
@@ -373,6 +431,10 @@ impl Drop for Turn {
         let Some(mut guard) = self.guard.take() else {
             return;
         };
+        if self.alone {
+            self.writer.finish_alone(&mut guard);
+            return;
+        }
         guard.abandoned = true;
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             let writer = self.writer.clone();

@@ -277,15 +277,16 @@ impl Db {
     /// Starts the write of a request that writes exactly **one** statement (a history or
     /// audit record): on PostgreSQL that statement commits on its own, atomic and durable by
     /// itself, in one round trip instead of `BEGIN`, the statement and `COMMIT`; on SQLite it
-    /// is a write transaction like [`Db::begin_write`] (the statement joins the writer's
-    /// group commit). `commit` must still be called.
+    /// waits for its turn in the writer queue like [`Db::begin_write`] and then runs on its
+    /// own the same way, or joins the open batch if a writer before it handed one over
+    /// (`group_commit::Writer::begin_single`). `commit` must still be called; `rollback`
+    /// cannot undo a statement that ran outside a batch.
     pub async fn begin_single_write(&self) -> Result<Tx, sqlx::Error> {
-        match self.backend {
-            Backend::Sqlite => self.begin_write().await,
-            Backend::Postgres => Ok(Tx {
-                inner: Inner::Statements(self.pool.acquire().await?),
-            }),
-        }
+        let inner = match &self.writer {
+            Some(writer) => Inner::Batched(writer.begin_single(QUEUE_TIMEOUT).await?),
+            None => Inner::Statements(self.pool.acquire().await?),
+        };
+        Ok(Tx { inner })
     }
 
     /// Starts a transaction that will write: on SQLite it waits for its turn in the writer
@@ -556,6 +557,99 @@ mod tests {
             stats.batches < stats.requests,
             "concurrent commits shared batches: {stats:?}"
         );
+        db.close().await;
+    }
+
+    async fn items(db: &Db) -> Vec<i64> {
+        let mut read = db.begin_read().await.unwrap();
+        let rows = sqlx::query("SELECT n FROM item ORDER BY n")
+            .fetch_all(&mut *read)
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| r.try_get(0).unwrap())
+            .collect();
+        read.rollback().await.unwrap();
+        rows
+    }
+
+    async fn insert_single(db: &Db, n: i64) -> Result<(), sqlx::Error> {
+        let mut tx = db.begin_single_write().await?;
+        let inserted = sqlx::query("INSERT INTO item (n) VALUES ($1)")
+            .bind(n)
+            .execute(&mut *tx)
+            .await;
+        match inserted {
+            Ok(_) => tx.commit().await,
+            Err(e) => {
+                tx.rollback().await?;
+                Err(e)
+            }
+        }
+    }
+
+    /// A single-statement write with no batch open runs on its own (no batch is counted),
+    /// is visible once `commit` returns, and one that fails leaves nothing and does not hold
+    /// the writer up; under contention single writes and transactions share the writer and
+    /// every committed one is there exactly once.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn single_writes_run_alone_or_join_the_open_batch() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = sqlite(&dir).await;
+        write(&db, "CREATE TABLE item (n BIGINT PRIMARY KEY)").await;
+        let before = db.group_commits().unwrap();
+
+        insert_single(&db, 1).await.unwrap();
+        assert_eq!(items(&db).await, vec![1], "visible once commit returned");
+        assert_eq!(
+            db.group_commits().unwrap(),
+            before,
+            "a lone single write opens no batch"
+        );
+        let duplicate = insert_single(&db, 1).await;
+        assert!(duplicate.is_err(), "the primary key holds");
+        assert_eq!(items(&db).await, vec![1]);
+
+        // A single write whose caller goes away while it holds its turn: the writer is
+        // free again for the writes after it.
+        let abandoned = {
+            let db = db.clone();
+            tokio::spawn(async move {
+                let mut tx = db.begin_single_write().await.unwrap();
+                sqlx::query("INSERT INTO item (n) VALUES (2)")
+                    .execute(&mut *tx)
+                    .await
+                    .unwrap();
+                std::future::pending::<()>().await;
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        abandoned.abort();
+        let _ = abandoned.await;
+
+        let mut tasks = Vec::new();
+        for n in 10..74i64 {
+            let db = db.clone();
+            tasks.push(tokio::spawn(async move {
+                if n % 2 == 0 {
+                    insert_single(&db, n).await
+                } else {
+                    let mut tx = db.begin_write().await?;
+                    sqlx::query("INSERT INTO item (n) VALUES ($1)")
+                        .bind(n)
+                        .execute(&mut *tx)
+                        .await?;
+                    tokio::task::yield_now().await;
+                    tx.commit().await
+                }
+            }));
+        }
+        for t in tasks {
+            t.await.unwrap().unwrap();
+        }
+        let mut expected = vec![1, 2];
+        expected.extend(10..74);
+        assert_eq!(items(&db).await, expected);
         db.close().await;
     }
 }
