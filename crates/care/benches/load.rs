@@ -238,6 +238,50 @@ async fn paced(
     }
 }
 
+/// How late a thread that sleeps 1 ms at a time wakes up: the machine's own scheduling
+/// stalls (another guest on the host, the hypervisor), which no service can answer faster
+/// than. Measured on the quiet machine before the runs and again during each paced run, so
+/// that a missed p99 can be told apart from a stalled machine.
+struct Stalls {
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<Vec<Duration>>,
+}
+
+impl Stalls {
+    fn start() -> Self {
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut late = Vec::new();
+            while !flag.load(Ordering::Relaxed) {
+                let t = Instant::now();
+                std::thread::sleep(Duration::from_millis(1));
+                late.push(t.elapsed().saturating_sub(Duration::from_millis(1)));
+            }
+            late
+        });
+        Self { stop, thread }
+    }
+
+    /// Stops the meter; says how often and how long it was woken late.
+    fn finish(self) -> String {
+        self.stop.store(true, Ordering::Relaxed);
+        let mut late = self.thread.join().expect("stall meter");
+        late.sort_unstable();
+        let over = |ms: u64| {
+            late.iter()
+                .filter(|d| **d > Duration::from_millis(ms))
+                .count()
+        };
+        format!(
+            "a 1 ms sleeper woke over 2 ms late {} times, over 5 ms {} times, at most {:.1} ms late",
+            over(2),
+            over(5),
+            late.last().map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+        )
+    }
+}
+
 fn pct(sorted: &[Duration], p: f64) -> f64 {
     if sorted.is_empty() {
         return f64::NAN;
@@ -359,6 +403,8 @@ struct Measured {
     probe: Outcome,
     /// The open loop at [`PACED_SHARE`] of the probe's rate: the latency at the goal's rate.
     paced: Outcome,
+    /// The machine's stalls during the paced run ([`Stalls`]).
+    stalls: String,
     p99_goal_ms: f64,
 }
 
@@ -388,6 +434,7 @@ fn compare(m: &Measured, concurrency: usize) {
             "not met"
         },
     );
+    println!("  meanwhile {}", m.stalls);
 }
 
 fn main() {
@@ -426,6 +473,12 @@ fn main() {
         } else {
             println!("SLIPWAY_TEST_PG_URL not set: PostgreSQL skipped");
         }
+        let quiet = Stalls::start();
+        tokio::time::sleep(Duration::from_secs(if smoke { 0 } else { 5 })).await;
+        println!(
+            "The quiet machine, 5 s before the runs: {}.",
+            quiet.finish()
+        );
         let mut summary = Vec::new();
         println!("| Backend | Scenario | Clients | Requests | Throughput | p50 | p99 |");
         println!("|---|---|---|---|---|---|---|");
@@ -500,6 +553,7 @@ fn main() {
             );
             let url = format!("{}/care/eRxApi", server.base);
             let (c, b) = (client.clone(), bodies.clone());
+            let enroll_stalls = Stalls::start();
             let enroll_paced = paced(
                 concurrency,
                 enroll_rate,
@@ -511,6 +565,7 @@ fn main() {
                 }),
             )
             .await;
+            let enroll_stalls = enroll_stalls.finish();
             report(
                 backend,
                 &format!("POST eRxApi, paced at {enroll_rate:.0}/s"),
@@ -543,6 +598,7 @@ fn main() {
                 .unwrap_or(PACED_SHARE * rate(&history_probe));
             let url = format!("{}/care/missingInformationRequest/{ACTIVE}", server.base);
             let c = client.clone();
+            let get_stalls = Stalls::start();
             let get_paced = paced(
                 concurrency,
                 get_rate,
@@ -550,6 +606,7 @@ fn main() {
                 Arc::new(move |_| c.get(&url).bearer_auth("demo-staff")),
             )
             .await;
+            let get_stalls = get_stalls.finish();
             report(
                 backend,
                 &format!("GET missingInformationRequest, paced at {get_rate:.0}/s"),
@@ -562,6 +619,7 @@ fn main() {
                 service: enroll,
                 probe: enroll_probe,
                 paced: enroll_paced,
+                stalls: enroll_stalls,
                 p99_goal_ms: 15.0,
             });
             summary.push(Measured {
@@ -570,6 +628,7 @@ fn main() {
                 service: get,
                 probe: history_probe,
                 paced: get_paced,
+                stalls: get_stalls,
                 p99_goal_ms: 5.0,
             });
             let _ = server.stop.send(());
