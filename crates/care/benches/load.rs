@@ -473,10 +473,11 @@ fn main() {
         } else {
             println!("SLIPWAY_TEST_PG_URL not set: PostgreSQL skipped");
         }
+        let quiet_seconds = if smoke { 0 } else { 5 };
         let quiet = Stalls::start();
-        tokio::time::sleep(Duration::from_secs(if smoke { 0 } else { 5 })).await;
+        tokio::time::sleep(Duration::from_secs(quiet_seconds)).await;
         println!(
-            "The quiet machine, 5 s before the runs: {}.",
+            "The quiet machine, {quiet_seconds} s before the runs: {}.",
             quiet.finish()
         );
         let mut summary = Vec::new();
