@@ -120,13 +120,7 @@ impl Writer {
     /// Waits for the lock, then opens the request's savepoint (and the batch, if none is
     /// open).
     pub(super) async fn begin(self: &Arc<Self>, timeout: Duration) -> Result<Turn, sqlx::Error> {
-        let guard = self.lock(timeout).await?;
-        // From here on the steps run on a task of their own, so that a caller dropped
-        // mid-way cannot leave a statement run but its bookkeeping undone (a `BEGIN` without
-        // a batch, a savepoint nobody undoes): the task finishes, and a `Turn` nobody takes
-        // is dropped, which undoes its savepoint.
-        let writer = self.clone();
-        uncancellable(async move { writer.open(guard).await }).await
+        self.turn(timeout, false).await
     }
 
     /// Waits for the lock for a write that is **one** statement. With no batch open (nobody
@@ -140,38 +134,42 @@ impl Writer {
         self: &Arc<Self>,
         timeout: Duration,
     ) -> Result<Turn, sqlx::Error> {
-        let guard = self.lock(timeout).await?;
+        self.turn(timeout, true).await
+    }
+
+    async fn turn(self: &Arc<Self>, timeout: Duration, single: bool) -> Result<Turn, sqlx::Error> {
+        let guard = {
+            let _waiting = Waiting::new(&self.waiting);
+            tokio::time::timeout(timeout, self.state.clone().lock_owned())
+                .await
+                .map_err(|_| sqlx::Error::PoolTimedOut)?
+        };
+        // From here on the steps run on a task of their own, so that a caller dropped
+        // mid-way cannot leave a statement run but its bookkeeping undone (a `BEGIN` without
+        // a batch, a savepoint nobody undoes): the task finishes, and a `Turn` nobody takes
+        // is dropped, which undoes its savepoint.
         let writer = self.clone();
-        uncancellable(async move {
-            let mut guard = guard;
-            writer.settle(&mut guard).await;
-            if guard.batch.is_some() {
-                return writer.open(guard).await;
-            }
-            if guard.conn.is_none() {
-                guard.conn = Some(writer.pool.acquire().await?);
-            }
-            Ok(Turn {
-                guard: Some(guard),
-                writer,
-                alone: true,
-            })
-        })
-        .await
+        uncancellable(async move { writer.open(guard, single).await }).await
     }
 
-    async fn lock(&self, timeout: Duration) -> Result<OwnedMutexGuard<State>, sqlx::Error> {
-        let _waiting = Waiting::new(&self.waiting);
-        tokio::time::timeout(timeout, self.state.clone().lock_owned())
-            .await
-            .map_err(|_| sqlx::Error::PoolTimedOut)
-    }
-
-    async fn open(self: Arc<Self>, mut guard: OwnedMutexGuard<State>) -> Result<Turn, sqlx::Error> {
+    /// Opens the request's savepoint, and the batch if none is open; a `single` statement
+    /// with no batch open gets the connection alone instead.
+    async fn open(
+        self: Arc<Self>,
+        mut guard: OwnedMutexGuard<State>,
+        single: bool,
+    ) -> Result<Turn, sqlx::Error> {
         self.settle(&mut guard).await;
         if guard.batch.is_none() {
             if guard.conn.is_none() {
                 guard.conn = Some(self.pool.acquire().await?);
+            }
+            if single {
+                return Ok(Turn {
+                    guard: Some(guard),
+                    writer: self,
+                    alone: true,
+                });
             }
             if let Err(e) = exec(&mut guard, "BEGIN IMMEDIATE").await {
                 guard.conn = None;
@@ -272,14 +270,6 @@ impl Writer {
         }
     }
 
-    /// A single statement's turn ends: its connection stays for the writer next in line,
-    /// if any (giving it back to the pool costs a trip to its thread), else goes back.
-    fn finish_alone(&self, state: &mut State) {
-        if self.waiting.load(Ordering::SeqCst) == 0 {
-            state.conn = None;
-        }
-    }
-
     /// Waits for batch `id` to end; finishes it if nobody else is left to.
     async fn wait_for(&self, id: u64, mut done: watch::Receiver<Option<Outcome>>) -> Outcome {
         loop {
@@ -357,8 +347,9 @@ impl Turn {
     /// task still finishes it if nobody else does) nor tell the others a wrong outcome.
     pub(super) async fn commit(self) -> Result<(), sqlx::Error> {
         if self.alone {
-            // Nothing left to run: no task needed to see it through.
-            return self.commit_now().await;
+            // Its statement committed as it ended: ending the turn is all that is left.
+            drop(self);
+            return Ok(());
         }
         uncancellable(self.commit_now()).await
     }
@@ -366,10 +357,6 @@ impl Turn {
     async fn commit_now(mut self) -> Result<(), sqlx::Error> {
         let writer = self.writer.clone();
         let mut guard = self.guard.take().expect("a turn holds the lock");
-        if self.alone {
-            writer.finish_alone(&mut guard);
-            return Ok(());
-        }
         if let Err(e) = exec(&mut guard, "RELEASE SAVEPOINT request").await {
             writer.fail_batch(&mut guard, &e).await;
             return Err(e);
@@ -393,17 +380,17 @@ impl Turn {
     /// Drops the request's writes; the rest of the batch goes on. Runs on a task of its own,
     /// like [`Turn::commit`].
     pub(super) async fn rollback(self) -> Result<(), sqlx::Error> {
+        if self.alone {
+            // Its statement, if it ran, committed on its own: there is nothing to undo.
+            drop(self);
+            return Ok(());
+        }
         uncancellable(self.rollback_now()).await
     }
 
     async fn rollback_now(mut self) -> Result<(), sqlx::Error> {
         let writer = self.writer.clone();
         let mut guard = self.guard.take().expect("a turn holds the lock");
-        if self.alone {
-            // Its statement, if it ran, committed on its own: there is nothing to undo.
-            writer.finish_alone(&mut guard);
-            return Ok(());
-        }
         if let Err(e) = undo_savepoint(&mut guard).await {
             writer.fail_batch(&mut guard, &e).await;
             return Err(e);
@@ -432,7 +419,12 @@ impl Drop for Turn {
             return;
         };
         if self.alone {
-            self.writer.finish_alone(&mut guard);
+            // A single statement's turn ends here, however it ends (there is nothing to
+            // undo). Its connection stays for the writer next in line, if any (giving it back
+            // to the pool costs a trip to its thread), else goes back.
+            if self.writer.waiting.load(Ordering::SeqCst) == 0 {
+                guard.conn = None;
+            }
             return;
         }
         guard.abandoned = true;

@@ -522,20 +522,7 @@ mod tests {
             }
         }
         // A writer whose future is cancelled while it holds its turn.
-        let cancelled = {
-            let db = db.clone();
-            tokio::spawn(async move {
-                let mut tx = db.begin_write().await.unwrap();
-                sqlx::query("INSERT INTO item (n) VALUES (1000)")
-                    .execute(&mut *tx)
-                    .await
-                    .unwrap();
-                std::future::pending::<()>().await;
-            })
-        };
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        cancelled.abort();
-        let _ = cancelled.await;
+        cancel_while_holding_turn(&db, false, 1000).await;
         write(&db, "INSERT INTO item (n) VALUES (2000)").await;
 
         let mut expected: Vec<i64> = (0..96).filter(|n| n % 4 >= 2).collect();
@@ -549,6 +536,28 @@ mod tests {
             "concurrent commits shared batches: {stats:?}"
         );
         db.close().await;
+    }
+
+    /// Inserts `n` in a write transaction (or a `single` write), then is cancelled (as when
+    /// a client goes away) while it still holds its turn.
+    async fn cancel_while_holding_turn(db: &Db, single: bool, n: i64) {
+        let db = db.clone();
+        let writer = tokio::spawn(async move {
+            let mut tx = if single {
+                db.begin_single_write().await.unwrap()
+            } else {
+                db.begin_write().await.unwrap()
+            };
+            sqlx::query("INSERT INTO item (n) VALUES ($1)")
+                .bind(n)
+                .execute(&mut *tx)
+                .await
+                .unwrap();
+            std::future::pending::<()>().await;
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        writer.abort();
+        let _ = writer.await;
     }
 
     async fn items(db: &Db) -> Vec<i64> {
@@ -603,20 +612,7 @@ mod tests {
 
         // A single write whose caller goes away while it holds its turn: the writer is
         // free again for the writes after it.
-        let abandoned = {
-            let db = db.clone();
-            tokio::spawn(async move {
-                let mut tx = db.begin_single_write().await.unwrap();
-                sqlx::query("INSERT INTO item (n) VALUES (2)")
-                    .execute(&mut *tx)
-                    .await
-                    .unwrap();
-                std::future::pending::<()>().await;
-            })
-        };
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        abandoned.abort();
-        let _ = abandoned.await;
+        cancel_while_holding_turn(&db, true, 2).await;
 
         let mut tasks = Vec::new();
         for n in 10..74i64 {
