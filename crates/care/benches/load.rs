@@ -245,6 +245,52 @@ async fn paced(
 struct Stalls {
     stop: Arc<std::sync::atomic::AtomicBool>,
     thread: std::thread::JoinHandle<Vec<Duration>>,
+    usage: Usage,
+}
+
+/// What this process (server, load generator and meter together) has used so far: context
+/// switches of all its live threads and CPU time. Their difference over a run, per request,
+/// compares two builds more steadily than a p99 does: each trip a request makes to another
+/// thread is two switches. Read from `/proc` (Linux); zero elsewhere.
+#[derive(Clone, Copy, Default)]
+struct Usage {
+    switches: u64,
+    cpu: Duration,
+}
+
+impl Usage {
+    fn now() -> Self {
+        let mut switches = 0;
+        for task in std::fs::read_dir("/proc/self/task").into_iter().flatten() {
+            let Ok(task) = task else { continue };
+            let status = std::fs::read_to_string(task.path().join("status")).unwrap_or_default();
+            for line in status.lines() {
+                if let Some(n) = line
+                    .strip_prefix("voluntary_ctxt_switches:")
+                    .or_else(|| line.strip_prefix("nonvoluntary_ctxt_switches:"))
+                {
+                    switches += n.trim().parse::<u64>().unwrap_or(0);
+                }
+            }
+        }
+        // utime and stime, fields 14 and 15 of /proc/self/stat, in clock ticks (100 per
+        // second on Linux); the fields after the command name, which is in parentheses.
+        let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+        let ticks: u64 = stat
+            .rsplit_once(')')
+            .map(|(_, rest)| {
+                rest.split_whitespace()
+                    .skip(11)
+                    .take(2)
+                    .filter_map(|t| t.parse::<u64>().ok())
+                    .sum()
+            })
+            .unwrap_or(0);
+        Self {
+            switches,
+            cpu: Duration::from_millis(ticks * 10),
+        }
+    }
 }
 
 impl Stalls {
@@ -260,11 +306,17 @@ impl Stalls {
             }
             late
         });
-        Self { stop, thread }
+        Self {
+            stop,
+            thread,
+            usage: Usage::now(),
+        }
     }
 
-    /// Stops the meter; says how often and how long it was woken late.
-    fn finish(self) -> String {
+    /// Stops the meter; says how often and how long it was woken late and, for a run of
+    /// `requests`, what the process used per request.
+    fn finish(self, requests: usize) -> String {
+        let usage = Usage::now();
         self.stop.store(true, Ordering::Relaxed);
         let mut late = self.thread.join().expect("stall meter");
         late.sort_unstable();
@@ -273,12 +325,21 @@ impl Stalls {
                 .filter(|d| **d > Duration::from_millis(ms))
                 .count()
         };
-        format!(
+        let mut said = format!(
             "a 1 ms sleeper woke over 2 ms late {} times, over 5 ms {} times, at most {:.1} ms late",
             over(2),
             over(5),
             late.last().map_or(0.0, |d| d.as_secs_f64() * 1000.0)
-        )
+        );
+        if requests > 0 {
+            let per = |n: f64| n / requests as f64;
+            said += &format!(
+                "; the process: {:.1} context switches and {:.0} µs of CPU per request",
+                per(usage.switches.saturating_sub(self.usage.switches) as f64),
+                per(usage.cpu.saturating_sub(self.usage.cpu).as_secs_f64() * 1e6),
+            );
+        }
+        said
     }
 }
 
@@ -478,7 +539,7 @@ fn main() {
         tokio::time::sleep(Duration::from_secs(quiet_seconds)).await;
         println!(
             "The quiet machine, {quiet_seconds} s before the runs: {}.",
-            quiet.finish()
+            quiet.finish(0)
         );
         let mut summary = Vec::new();
         println!("| Backend | Scenario | Clients | Requests | Throughput | p50 | p99 |");
@@ -566,7 +627,7 @@ fn main() {
                 }),
             )
             .await;
-            let enroll_stalls = enroll_stalls.finish();
+            let enroll_stalls = enroll_stalls.finish(enroll_paced.done + enroll_paced.errors);
             report(
                 backend,
                 &format!("POST eRxApi, paced at {enroll_rate:.0}/s"),
@@ -607,7 +668,7 @@ fn main() {
                 Arc::new(move |_| c.get(&url).bearer_auth("demo-staff")),
             )
             .await;
-            let get_stalls = get_stalls.finish();
+            let get_stalls = get_stalls.finish(get_paced.done + get_paced.errors);
             report(
                 backend,
                 &format!("GET missingInformationRequest, paced at {get_rate:.0}/s"),
