@@ -57,7 +57,10 @@ pub(super) struct Writer {
 
 #[derive(Debug, Default)]
 struct State {
-    /// Taken from the pool when a batch opens, given back when it ends.
+    /// Taken from the pool at the first write and kept between batches: giving it back
+    /// would cost a trip to its thread each time (sqlx pings every connection it takes
+    /// back), and no other work wants SQLite's one writer connection anyway. Dropped (and so
+    /// given back) only when a batch failed, its state being unknown, and at shut-down.
     conn: Option<PoolConnection<Any>>,
     batch: Option<Batch>,
     /// A request's `Tx` was dropped mid-way and no task could undo its savepoint: the next
@@ -224,8 +227,8 @@ impl Writer {
         let result = exec(state, "COMMIT").await;
         if result.is_err() {
             let _ = exec(state, "ROLLBACK").await;
+            state.conn = None;
         }
-        state.conn = None;
         match &result {
             Ok(()) => {
                 if batch.members > 0 {
@@ -264,8 +267,9 @@ impl Writer {
         if batch.members > 0 {
             let _ = self.commit_batch(&mut guard).await;
         } else if let Some(batch) = guard.batch.take() {
-            let _ = exec(&mut guard, "ROLLBACK").await;
-            guard.conn = None;
+            if exec(&mut guard, "ROLLBACK").await.is_err() {
+                guard.conn = None;
+            }
             batch.done.send_replace(Some(Ok(())));
         }
     }
@@ -299,6 +303,12 @@ impl Writer {
                 }
             }
         }
+    }
+
+    /// Whether the writer holds a connection now.
+    #[cfg(test)]
+    pub(super) async fn holds_connection(&self) -> bool {
+        self.state.lock().await.conn.is_some()
     }
 
     /// Closes the batch (if one is open) and gives the connection back to the pool, so that
@@ -419,12 +429,8 @@ impl Drop for Turn {
             return;
         };
         if self.alone {
-            // A single statement's turn ends here, however it ends (there is nothing to
-            // undo). Its connection stays for the writer next in line, if any (giving it back
-            // to the pool costs a trip to its thread), else goes back.
-            if self.writer.waiting.load(Ordering::SeqCst) == 0 {
-                guard.conn = None;
-            }
+            // A single statement's turn ends here, however it ends: there is nothing to
+            // undo, and the connection stays with the writer.
             return;
         }
         guard.abandoned = true;

@@ -21,6 +21,7 @@ use sqlx::{Any, AnyConnection, AnyPool};
 
 mod checkpoint;
 mod group_commit;
+mod spare;
 
 pub use group_commit::GroupCommitStats;
 
@@ -94,6 +95,7 @@ pub struct Options {
 /// back or drops (a dropped one rolls back).
 pub struct Tx {
     inner: Inner,
+    backend: Backend,
 }
 
 enum Inner {
@@ -103,8 +105,9 @@ enum Inner {
     Batched(group_commit::Turn),
     /// A pooled connection whose statements commit on their own ([`Db::begin_single_read`],
     /// and [`Db::begin_reads`] and [`Db::begin_single_write`] on PostgreSQL); commit and
-    /// rollback have nothing to do.
-    Statements(sqlx::pool::PoolConnection<Any>),
+    /// rollback have nothing to do but keep the connection for the next such call
+    /// ([`spare`]).
+    Statements(sqlx::pool::PoolConnection<Any>, Arc<spare::Spares>),
 }
 
 impl std::fmt::Debug for Tx {
@@ -116,13 +119,21 @@ impl std::fmt::Debug for Tx {
 }
 
 impl Tx {
+    /// Which database this runs on (for the few statements whose SQL differs).
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
     /// Commits; returns once the writes are durable (on SQLite, once the batch holding them
     /// committed).
     pub async fn commit(self) -> Result<(), sqlx::Error> {
         match self.inner {
             Inner::Own(tx) => tx.commit().await,
             Inner::Batched(turn) => turn.commit().await,
-            Inner::Statements(_) => Ok(()),
+            Inner::Statements(conn, spares) => {
+                spares.keep(conn);
+                Ok(())
+            }
         }
     }
 
@@ -131,7 +142,10 @@ impl Tx {
         match self.inner {
             Inner::Own(tx) => tx.rollback().await,
             Inner::Batched(turn) => turn.rollback().await,
-            Inner::Statements(_) => Ok(()),
+            Inner::Statements(conn, spares) => {
+                spares.keep(conn);
+                Ok(())
+            }
         }
     }
 }
@@ -142,7 +156,7 @@ impl Deref for Tx {
         match &self.inner {
             Inner::Own(tx) => tx,
             Inner::Batched(turn) => turn.conn(),
-            Inner::Statements(conn) => conn,
+            Inner::Statements(conn, _) => conn,
         }
     }
 }
@@ -152,7 +166,7 @@ impl DerefMut for Tx {
         match &mut self.inner {
             Inner::Own(tx) => &mut *tx,
             Inner::Batched(turn) => turn.conn_mut(),
-            Inner::Statements(conn) => &mut *conn,
+            Inner::Statements(conn, _) => &mut *conn,
         }
     }
 }
@@ -163,6 +177,8 @@ pub struct Db {
     pool: AnyPool,
     backend: Backend,
     writer: Option<Arc<group_commit::Writer>>,
+    /// Connections kept between one-statement calls ([`spare`]).
+    spares: Arc<spare::Spares>,
     /// SQLite's WAL checkpoints, run in the background ([`checkpoint`]).
     checkpointer: Option<Arc<checkpoint::Checkpointer>>,
 }
@@ -182,7 +198,7 @@ impl Db {
                     format!("{url}?mode=rwc")
                 };
                 AnyPoolOptions::new()
-                    .max_connections(8)
+                    .max_connections(8 + spare::Spares::CAPACITY as u32)
                     .acquire_timeout(QUEUE_TIMEOUT)
                     .test_before_acquire(false)
                     .before_acquire(ping_if_idle)
@@ -208,7 +224,7 @@ impl Db {
             }
             Backend::Postgres => {
                 AnyPoolOptions::new()
-                    .max_connections(16)
+                    .max_connections(16 + spare::Spares::CAPACITY as u32)
                     .acquire_timeout(QUEUE_TIMEOUT)
                     .test_before_acquire(false)
                     .before_acquire(ping_if_idle)
@@ -224,6 +240,7 @@ impl Db {
             pool,
             backend,
             writer,
+            spares: Arc::default(),
             checkpointer,
         })
     }
@@ -245,9 +262,7 @@ impl Db {
 
     /// Starts a transaction that only reads (never queued: WAL readers do not block).
     pub async fn begin_read(&self) -> Result<Tx, sqlx::Error> {
-        Ok(Tx {
-            inner: Inner::Own(self.pool.begin().await?),
-        })
+        Ok(self.tx(Inner::Own(self.pool.begin().await?)))
     }
 
     /// Starts the reads of a request that reads before it writes, as cheaply as the backend
@@ -259,9 +274,26 @@ impl Db {
     pub async fn begin_reads(&self) -> Result<Tx, sqlx::Error> {
         let inner = match self.backend {
             Backend::Sqlite => Inner::Own(self.pool.begin().await?),
-            Backend::Postgres => Inner::Statements(self.pool.acquire().await?),
+            Backend::Postgres => self.statements().await?,
         };
-        Ok(Tx { inner })
+        Ok(self.tx(inner))
+    }
+
+    fn tx(&self, inner: Inner) -> Tx {
+        Tx {
+            inner,
+            backend: self.backend,
+        }
+    }
+
+    /// A connection for statements that commit on their own: a kept one if there is one
+    /// ([`spare`]), else one from the pool.
+    async fn statements(&self) -> Result<Inner, sqlx::Error> {
+        let conn = match self.spares.take().await {
+            Some(conn) => conn,
+            None => self.pool.acquire().await?,
+        };
+        Ok(Inner::Statements(conn, self.spares.clone()))
     }
 
     /// A connection for a read that is **one** statement, on both backends without a
@@ -269,9 +301,7 @@ impl Db {
     /// implicit read transaction), so `BEGIN` and `ROLLBACK` would only add two steps.
     /// Nothing may be written through it.
     pub async fn begin_single_read(&self) -> Result<Tx, sqlx::Error> {
-        Ok(Tx {
-            inner: Inner::Statements(self.pool.acquire().await?),
-        })
+        Ok(self.tx(self.statements().await?))
     }
 
     /// Starts the write of a request that writes exactly **one** statement (a history or
@@ -284,9 +314,9 @@ impl Db {
     pub async fn begin_single_write(&self) -> Result<Tx, sqlx::Error> {
         let inner = match &self.writer {
             Some(writer) => Inner::Batched(writer.begin_single(QUEUE_TIMEOUT).await?),
-            None => Inner::Statements(self.pool.acquire().await?),
+            None => self.statements().await?,
         };
-        Ok(Tx { inner })
+        Ok(self.tx(inner))
     }
 
     /// Starts a transaction that will write: on SQLite it waits for its turn in the writer
@@ -296,7 +326,7 @@ impl Db {
             Some(writer) => Inner::Batched(writer.begin(QUEUE_TIMEOUT).await?),
             None => Inner::Own(self.pool.begin().await?),
         };
-        Ok(Tx { inner })
+        Ok(self.tx(inner))
     }
 
     /// Batches the SQLite writer committed so far and the requests they held (`None` on
@@ -315,6 +345,7 @@ impl Db {
         if let Some(checkpointer) = &self.checkpointer {
             checkpointer.stop();
         }
+        self.spares.close();
         if let Some(writer) = &self.writer {
             writer.shut(QUEUE_TIMEOUT).await;
         }
@@ -637,6 +668,57 @@ mod tests {
         let mut expected = vec![1, 2];
         expected.extend(10..74);
         assert_eq!(items(&db).await, expected);
+        assert!(
+            db.writer.as_ref().unwrap().holds_connection().await,
+            "the writer keeps its connection between writes"
+        );
         db.close().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn one_statement_calls_keep_their_connection_for_the_next() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = sqlite(&dir).await;
+        // A call that finished hands its connection to the next one (a setting of that
+        // connection shows it is the same).
+        let mut tx = db.begin_single_read().await.unwrap();
+        sqlx::query("PRAGMA cache_size = -1234")
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+        tx.rollback().await.unwrap();
+        assert_eq!(db.spares.len(), 1);
+        let mut tx = db.begin_single_read().await.unwrap();
+        assert_eq!(db.spares.len(), 0);
+        let size: i64 = sqlx::query("PRAGMA cache_size")
+            .fetch_one(&mut *tx)
+            .await
+            .unwrap()
+            .try_get(0)
+            .unwrap();
+        assert_eq!(size, -1234);
+
+        // One that did not finish (dropped, as when its request is cancelled) is not kept.
+        drop(tx);
+        assert_eq!(db.spares.len(), 0);
+
+        // At most `CAPACITY` are kept; the others go back to the pool.
+        let mut open = Vec::new();
+        for _ in 0..spare::Spares::CAPACITY + 2 {
+            open.push(db.begin_single_read().await.unwrap());
+        }
+        for tx in open {
+            tx.commit().await.unwrap();
+        }
+        assert_eq!(db.spares.len(), spare::Spares::CAPACITY);
+
+        // Closing gives the kept ones back: the pool closes rather than wait for them.
+        tokio::time::timeout(Duration::from_secs(10), db.close())
+            .await
+            .expect("the pool closes with connections kept");
+        assert!(db.pool().is_closed());
+        assert_eq!(db.spares.len(), 0);
+        let after = db.begin_single_read().await;
+        assert!(after.is_err(), "a closed pool hands out nothing");
     }
 }
