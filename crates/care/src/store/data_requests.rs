@@ -3,10 +3,11 @@
 
 use sqlx::Row;
 
-use super::groups::{field_columns, group_field};
+use super::groups::{FieldColumns, field_columns};
 use super::records::RequestContext;
-use super::users::{caller_columns, caller_from_rows};
-use super::{Result, json_list};
+use super::users::caller_from_grants;
+use super::{Result, StoreError, json_list};
+use crate::Backend;
 use crate::auth::{Caller, hash_token};
 use crate::db::{Tx, json_strings, now};
 use crate::missing_info::{COMPLETED, DataRequest, DataRequestInput, HistoryEntry};
@@ -36,117 +37,150 @@ fn data_request(r: &sqlx::any::AnyRow, at: usize) -> std::result::Result<DataReq
     })
 }
 
-/// The columns of a data request with what it refers to, read by [`request_from_rows`]:
-/// the request (`d`), its care plan (`cp`), program (`pg`), patient account (`a`), whether its
-/// group exists, and its group's fields (`f`, LEFT JOINed: one row each, or one of NULLs).
+/// The columns of a data request with what it refers to, read by [`request_from_row`]: the
+/// request (`d`), its care plan (`cp`), program (`pg`), patient account (`a`), whether its
+/// group exists, and its group's fields, in order, aggregated into one JSON array text (`[]`
+/// without any) with the backend's JSON functions: `$agg` aggregates rows into an array,
+/// `$arr` makes one row's array. Aggregated because on SQLite each row of a result crosses
+/// from the connection's thread to the request's as a message of its own.
 macro_rules! request_columns {
-    () => {
+    ($agg:literal, $arr:literal) => {
         concat!(
             "d.id, d.external_id, d.care_plan_external_id, d.group_external_id, d.status, \
              d.expiration_date, cp.id, cp.patient_account_id, pg.name, a.external_id, \
-             (SELECT CAST(1 AS BIGINT) FROM mi_group g WHERE g.external_id = d.group_external_id), ",
-            field_columns!()
+             (SELECT CAST(1 AS BIGINT) FROM mi_group g WHERE g.external_id = d.group_external_id), \
+             (SELECT COALESCE(CAST(", $agg, "(", $arr, "(",
+            field_columns!(),
+            ") ORDER BY f.position, f.external_id) AS TEXT), '[]') \
+             FROM mi_group_field f WHERE f.group_external_id = d.group_external_id)"
         )
     };
 }
 
-/// The tables behind [`request_columns`], for the request whose external id is `$n`.
-macro_rules! request_tables {
-    ($n:literal) => {
+/// The tables behind [`request_columns`], joined to `d`, the data request.
+macro_rules! request_joins {
+    () => {
+        " LEFT JOIN care_plan cp ON cp.external_id = d.care_plan_external_id \
+         LEFT JOIN program pg ON pg.api_name = cp.program_api_name \
+         LEFT JOIN account a ON a.id = cp.patient_account_id"
+    };
+}
+
+/// How many columns [`request_columns`] has.
+const REQUEST_COLUMNS: usize = 12;
+
+/// [`find_with_context`]'s statement with the JSON functions of a backend.
+macro_rules! request {
+    ($agg:literal, $arr:literal) => {
         concat!(
-            " FROM data_request d \
-             LEFT JOIN care_plan cp ON cp.external_id = d.care_plan_external_id \
-             LEFT JOIN program pg ON pg.api_name = cp.program_api_name \
-             LEFT JOIN account a ON a.id = cp.patient_account_id \
-             LEFT JOIN mi_group_field f ON f.group_external_id = d.group_external_id \
-             WHERE d.external_id = $",
-            $n
+            "SELECT ",
+            request_columns!($agg, $arr),
+            " FROM data_request d",
+            request_joins!(),
+            " WHERE d.external_id = $1"
         )
     };
 }
 
-/// Finds a data request by UUID together with what it refers to, in one statement (the
-/// missing-information calls need both; one round trip instead of six).
+/// Finds a data request by UUID together with what it refers to, in one statement that
+/// answers one row (the missing-information calls need both; one round trip instead of six).
 pub async fn find_with_context(
     tx: &mut Tx,
     uuid: &str,
 ) -> Result<Option<(DataRequest, RequestContext)>> {
-    let rows = sqlx::query(concat!(
-        "SELECT ",
-        request_columns!(),
-        request_tables!("1"),
-        " ORDER BY f.position, f.external_id",
-    ))
-    .bind(uuid.to_owned())
-    .fetch_all(&mut **tx)
-    .await?;
-    request_from_rows(&rows, 0)
+    let sql = match tx.backend() {
+        Backend::Sqlite => request!("json_group_array", "json_array"),
+        Backend::Postgres => request!("json_agg", "json_build_array"),
+    };
+    let row = sqlx::query(sql)
+        .bind(uuid.to_owned())
+        .fetch_optional(&mut **tx)
+        .await?;
+    row.map(|r| request_from_row(&r, 0)).transpose()
 }
 
+/// [`find_for_caller`]'s statement with the JSON functions of a backend: the caller's id,
+/// admin flag and permissions (aggregated like the request's fields), then
+/// [`request_columns`]; one row, NULL where the token or the UUID names nothing.
+macro_rules! caller_and_request {
+    ($agg:literal, $arr:literal) => {
+        concat!(
+            "SELECT u.id, u.is_admin, \
+             (SELECT COALESCE(CAST(",
+            $agg,
+            "(",
+            $arr,
+            "(p.object_name, p.field_name, \
+             p.can_read, p.can_create, p.can_edit)) AS TEXT), '[]') \
+             FROM user_permission p WHERE p.user_id = u.id), ",
+            request_columns!($agg, $arr),
+            " FROM (SELECT 1 AS one) one \
+             LEFT JOIN app_user u ON u.token_hash = $1 \
+             LEFT JOIN data_request d ON d.external_id = $2",
+            request_joins!()
+        )
+    };
+}
+
+/// How many columns of [`caller_and_request`] are the caller's.
+const CALLER_COLUMNS: usize = 3;
+
 /// The caller a token names and the data request a UUID names with what it refers to, in
-/// **one** statement: what a missing-information GET reads, in one round trip and one
-/// snapshot (so it needs no transaction). The caller's rows come first (part 0), then the
-/// request's (part 1, its fields in order); each part may be empty.
+/// **one** statement that answers **one** row: what a missing-information GET reads, in one
+/// round trip and one snapshot (so it needs no transaction).
 pub async fn find_for_caller(
     tx: &mut Tx,
     token: &str,
     uuid: &str,
 ) -> Result<(Option<Caller>, Option<(DataRequest, RequestContext)>)> {
-    let rows = sqlx::query(concat!(
-        "SELECT CAST(0 AS BIGINT), ",
-        caller_columns!(),
-        ", NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, \
-         NULL, NULL, NULL, NULL, NULL, NULL \
-         FROM app_user u LEFT JOIN user_permission p ON p.user_id = u.id WHERE u.token_hash = $1 \
-         UNION ALL SELECT CAST(1 AS BIGINT), NULL, NULL, NULL, NULL, NULL, NULL, NULL, ",
-        request_columns!(),
-        ", f.position",
-        request_tables!("2"),
-        " ORDER BY 1, 28, 20",
-    ))
-    .bind(hash_token(token))
-    .bind(uuid.to_owned())
-    .fetch_all(&mut **tx)
-    .await?;
-    let split = rows
-        .iter()
-        .position(|r| r.try_get::<i64, _>(0).is_ok_and(|part| part == 1))
-        .unwrap_or(rows.len());
-    let (caller_rows, request_rows) = rows.split_at(split);
-    let caller = caller_from_rows(caller_rows, 1)?;
-    let request = request_from_rows(request_rows, 1 + CALLER_COLUMNS)?;
+    let sql = match tx.backend() {
+        Backend::Sqlite => caller_and_request!("json_group_array", "json_array"),
+        Backend::Postgres => caller_and_request!("json_agg", "json_build_array"),
+    };
+    let r = sqlx::query(sql)
+        .bind(hash_token(token))
+        .bind(uuid.to_owned())
+        .fetch_one(&mut **tx)
+        .await?;
+    let caller = match r.try_get::<Option<i64>, _>(0)? {
+        None => None,
+        Some(user_id) => {
+            let admin: i64 = r.try_get(1)?;
+            let grants = parse(&r.try_get::<String, _>(2)?)?;
+            Some(caller_from_grants(user_id, admin != 0, grants))
+        }
+    };
+    let request = match r.try_get::<Option<i64>, _>(CALLER_COLUMNS)? {
+        None => None,
+        Some(_) => Some(request_from_row(&r, CALLER_COLUMNS)?),
+    };
     Ok((caller, request))
 }
 
-/// How many columns [`caller_columns`] has.
-const CALLER_COLUMNS: usize = 7;
-
-/// The request of [`request_columns`] rows starting at column `at`; `None` without rows.
-fn request_from_rows(
-    rows: &[sqlx::any::AnyRow],
-    at: usize,
-) -> Result<Option<(DataRequest, RequestContext)>> {
-    let Some(r) = rows.first() else {
-        return Ok(None);
-    };
+/// The request of [`request_columns`] starting at column `at`.
+fn request_from_row(r: &sqlx::any::AnyRow, at: usize) -> Result<(DataRequest, RequestContext)> {
     let plan_id: Option<i64> = r.try_get(at + 6)?;
     let patient_id: Option<i64> = r.try_get(at + 7)?;
-    let mut fields = Vec::with_capacity(rows.len());
-    for row in rows {
-        if row.try_get::<Option<String>, _>(at + 11)?.is_some() {
-            fields.push(group_field(row, at + 11)?);
-        }
-    }
-    Ok(Some((
+    let fields: Vec<FieldColumns> = parse(&r.try_get::<String, _>(at + REQUEST_COLUMNS - 1)?)?;
+    Ok((
         data_request(r, at)?,
         RequestContext {
             plan: plan_id.zip(patient_id),
             program_name: r.try_get(at + 8)?,
             patient_external_id: r.try_get(at + 9)?,
             group_exists: r.try_get::<Option<i64>, _>(at + 10)?.is_some(),
-            fields,
+            fields: fields
+                .into_iter()
+                .map(FieldColumns::into_field)
+                .collect::<Result<_>>()?,
         },
-    )))
+    ))
+}
+
+/// An aggregated JSON array as the database wrote it.
+fn parse<T: serde::de::DeserializeOwned>(json: &str) -> Result<T> {
+    serde_json::from_str(json)
+        .map_err(|_| StoreError::Corrupt("an aggregated column is not the array it should be"))
 }
 
 /// Creates or replaces a data request.

@@ -41,23 +41,53 @@ pub async fn fields(tx: &mut Tx, id: &str) -> Result<Vec<GroupField>> {
 }
 
 /// A requested field from the eight columns of `field_columns!()` starting at `at`.
-pub(super) fn group_field(r: &sqlx::any::AnyRow, at: usize) -> Result<GroupField> {
-    let ty: String = r.try_get(at + 1)?;
-    let ty =
-        FieldType::parse(&ty).ok_or(StoreError::Corrupt("unknown field type in group metadata"))?;
-    let picklist: Option<String> = r.try_get(at + 7)?;
-    Ok(GroupField {
-        uuid: r.try_get(at)?,
-        def: FieldDef {
-            ty,
-            length: r.try_get(at + 2)?,
-            scale: r.try_get(at + 3)?,
-            picklist: picklist.as_deref().map(json_strings).unwrap_or_default(),
-        },
-        label: r.try_get(at + 4)?,
-        target_object: r.try_get(at + 5)?,
-        target_field: r.try_get(at + 6)?,
-    })
+fn group_field(r: &sqlx::any::AnyRow, at: usize) -> Result<GroupField> {
+    FieldColumns(
+        r.try_get(at)?,
+        r.try_get(at + 1)?,
+        r.try_get(at + 2)?,
+        r.try_get(at + 3)?,
+        r.try_get(at + 4)?,
+        r.try_get(at + 5)?,
+        r.try_get(at + 6)?,
+        r.try_get(at + 7)?,
+    )
+    .into_field()
+}
+
+/// The values of [`field_columns`], in order, as read from a row or from a JSON array that
+/// aggregates them.
+#[derive(serde::Deserialize)]
+pub(super) struct FieldColumns(
+    String,
+    String,
+    Option<i64>,
+    Option<i64>,
+    String,
+    String,
+    String,
+    Option<String>,
+);
+
+impl FieldColumns {
+    pub(super) fn into_field(self) -> Result<GroupField> {
+        let FieldColumns(uuid, ty, length, scale, label, target_object, target_field, picklist) =
+            self;
+        let ty = FieldType::parse(&ty)
+            .ok_or(StoreError::Corrupt("unknown field type in group metadata"))?;
+        Ok(GroupField {
+            uuid,
+            def: FieldDef {
+                ty,
+                length,
+                scale,
+                picklist: picklist.as_deref().map(json_strings).unwrap_or_default(),
+            },
+            label,
+            target_object,
+            target_field,
+        })
+    }
 }
 
 /// Creates or replaces a group and its fields (UUIDs are stored in lower case). A field

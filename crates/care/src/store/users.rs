@@ -81,7 +81,6 @@ macro_rules! caller_columns {
         "u.id, u.is_admin, p.object_name, p.field_name, p.can_read, p.can_create, p.can_edit"
     };
 }
-pub(super) use caller_columns;
 
 /// Loads the user a token belongs to, with permissions; `None` if the token is unknown.
 pub async fn load_caller(
@@ -112,17 +111,36 @@ pub(super) fn caller_from_rows(
     };
     let user_id: i64 = first.try_get(at)?;
     let admin: i64 = first.try_get(at + 1)?;
-    let mut objects = HashMap::new();
-    let mut fields = HashMap::new();
+    let mut grants = Vec::with_capacity(rows.len());
     for r in rows {
         let Some(object) = r.try_get::<Option<String>, _>(at + 2)? else {
             continue;
         };
-        let field: String = r.try_get(at + 3)?;
+        grants.push((
+            object,
+            r.try_get(at + 3)?,
+            r.try_get(at + 4)?,
+            r.try_get(at + 5)?,
+            r.try_get(at + 6)?,
+        ));
+    }
+    Ok(Some(caller_from_grants(user_id, admin != 0, grants)))
+}
+
+/// A caller from its permissions as stored: object, field (empty for the object itself),
+/// and the read, create and edit flags (non-zero for yes).
+pub(super) fn caller_from_grants(
+    user_id: i64,
+    admin: bool,
+    grants: Vec<(String, String, i64, i64, i64)>,
+) -> Caller {
+    let mut objects = HashMap::new();
+    let mut fields = HashMap::new();
+    for (object, field, read, create, edit) in grants {
         let flags = Flags {
-            read: r.try_get::<i64, _>(at + 4)? != 0,
-            create: r.try_get::<i64, _>(at + 5)? != 0,
-            edit: r.try_get::<i64, _>(at + 6)? != 0,
+            read: read != 0,
+            create: create != 0,
+            edit: edit != 0,
         };
         if field.is_empty() {
             objects.insert(object, flags);
@@ -130,7 +148,7 @@ pub(super) fn caller_from_rows(
             fields.insert((object, field), flags);
         }
     }
-    Ok(Some(Caller::new(user_id, admin != 0, objects, fields)))
+    Caller::new(user_id, admin, objects, fields)
 }
 
 /// Creates a user and its permissions; returns the user's external id.
