@@ -5,7 +5,7 @@ use sqlx::Row;
 
 use super::groups::{FieldColumns, field_columns};
 use super::records::RequestContext;
-use super::users::caller_from_grants;
+use super::users::{CALLER_COLUMNS, caller_columns, caller_from_row};
 use super::{Result, StoreError, json_list};
 use crate::Backend;
 use crate::auth::{Caller, hash_token};
@@ -99,20 +99,15 @@ pub async fn find_with_context(
     row.map(|r| request_from_row(&r, 0)).transpose()
 }
 
-/// [`find_for_caller`]'s statement with the JSON functions of a backend: the caller's id,
-/// admin flag and permissions (aggregated like the request's fields), then
-/// [`request_columns`]; one row, NULL where the token or the UUID names nothing.
+/// [`find_for_caller`]'s statement with the JSON functions of a backend:
+/// [`caller_columns`], then [`request_columns`]; one row, NULL where the token or the UUID
+/// names nothing.
 macro_rules! caller_and_request {
     ($agg:literal, $arr:literal) => {
         concat!(
-            "SELECT u.id, u.is_admin, \
-             (SELECT COALESCE(CAST(",
-            $agg,
-            "(",
-            $arr,
-            "(p.object_name, p.field_name, \
-             p.can_read, p.can_create, p.can_edit)) AS TEXT), '[]') \
-             FROM user_permission p WHERE p.user_id = u.id), ",
+            "SELECT ",
+            caller_columns!($agg, $arr),
+            ", ",
             request_columns!($agg, $arr),
             " FROM (SELECT 1 AS one) one \
              LEFT JOIN app_user u ON u.token_hash = $1 \
@@ -121,9 +116,6 @@ macro_rules! caller_and_request {
         )
     };
 }
-
-/// How many columns of [`caller_and_request`] are the caller's.
-const CALLER_COLUMNS: usize = 3;
 
 /// The caller a token names and the data request a UUID names with what it refers to, in
 /// **one** statement that answers **one** row: what a missing-information GET reads, in one
@@ -144,11 +136,7 @@ pub async fn find_for_caller(
         .await?;
     let caller = match r.try_get::<Option<i64>, _>(0)? {
         None => None,
-        Some(user_id) => {
-            let admin: i64 = r.try_get(1)?;
-            let grants = parse(&r.try_get::<String, _>(2)?)?;
-            Some(caller_from_grants(user_id, admin != 0, grants))
-        }
+        Some(_) => Some(caller_from_row(&r, 0)?),
     };
     let request = match r.try_get::<Option<i64>, _>(CALLER_COLUMNS)? {
         None => None,

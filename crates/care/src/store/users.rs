@@ -4,6 +4,7 @@
 use sqlx::Row;
 
 use super::Result;
+use crate::Backend;
 use crate::db::Tx;
 
 use std::collections::HashMap;
@@ -74,62 +75,72 @@ pub async fn count(tx: &mut Tx) -> Result<i64> {
         .try_get(0)?)
 }
 
-/// The columns [`caller_from_rows`] reads, from `u` (`app_user`) and `p` (its
-/// `user_permission` rows, LEFT JOINed).
+/// The columns of a caller read by [`caller_from_row`], from `u` (`app_user`): its id, its
+/// admin flag and its permissions (object, field, read, create, edit), aggregated into one
+/// JSON array text (`[]` without any) with the backend's JSON functions (`$agg` aggregates
+/// rows into an array, `$arr` makes one row's array): one row per caller, because on SQLite
+/// each row of a result crosses from the connection's thread as a message of its own.
 macro_rules! caller_columns {
-    () => {
-        "u.id, u.is_admin, p.object_name, p.field_name, p.can_read, p.can_create, p.can_edit"
+    ($agg:literal, $arr:literal) => {
+        concat!(
+            "u.id, u.is_admin, (SELECT COALESCE(CAST(",
+            $agg,
+            "(",
+            $arr,
+            "(p.object_name, p.field_name, p.can_read, p.can_create, p.can_edit)) AS TEXT), '[]') \
+             FROM user_permission p WHERE p.user_id = u.id)"
+        )
+    };
+}
+pub(super) use caller_columns;
+
+/// How many columns [`caller_columns`] has.
+pub(super) const CALLER_COLUMNS: usize = 3;
+
+/// [`load_caller`]'s statement with the JSON functions of a backend.
+macro_rules! caller {
+    ($agg:literal, $arr:literal) => {
+        concat!(
+            "SELECT ",
+            caller_columns!($agg, $arr),
+            " FROM app_user u WHERE u.token_hash = $1"
+        )
     };
 }
 
-/// Loads the user a token belongs to, with permissions; `None` if the token is unknown.
+/// Loads the user a token belongs to, with permissions, in one statement that answers one
+/// row; `None` if the token is unknown.
 pub async fn load_caller(
     tx: &mut Tx,
     token: &str,
 ) -> std::result::Result<Option<Caller>, sqlx::Error> {
-    // The user and its permissions in one statement (a user without any: one row of NULLs).
-    let rows = sqlx::query(concat!(
-        "SELECT ",
-        caller_columns!(),
-        " FROM app_user u LEFT JOIN user_permission p ON p.user_id = u.id \
-         WHERE u.token_hash = $1",
-    ))
-    .bind(hash_token(token))
-    .fetch_all(&mut **tx)
-    .await?;
-    caller_from_rows(&rows, 0)
+    let sql = match tx.backend() {
+        Backend::Sqlite => caller!("json_group_array", "json_array"),
+        Backend::Postgres => caller!("json_agg", "json_build_array"),
+    };
+    let row = sqlx::query(sql)
+        .bind(hash_token(token))
+        .fetch_optional(&mut **tx)
+        .await?;
+    row.map(|r| caller_from_row(&r, 0)).transpose()
 }
 
-/// The caller of [`caller_columns`] rows (one per permission, or one of NULLs), starting at
-/// column `at`; `None` without rows.
-pub(super) fn caller_from_rows(
-    rows: &[sqlx::any::AnyRow],
+/// The caller of [`caller_columns`] starting at column `at`, whose id is not NULL.
+pub(super) fn caller_from_row(
+    r: &sqlx::any::AnyRow,
     at: usize,
-) -> std::result::Result<Option<Caller>, sqlx::Error> {
-    let Some(first) = rows.first() else {
-        return Ok(None);
-    };
-    let user_id: i64 = first.try_get(at)?;
-    let admin: i64 = first.try_get(at + 1)?;
-    let mut grants = Vec::with_capacity(rows.len());
-    for r in rows {
-        let Some(object) = r.try_get::<Option<String>, _>(at + 2)? else {
-            continue;
-        };
-        grants.push((
-            object,
-            r.try_get(at + 3)?,
-            r.try_get(at + 4)?,
-            r.try_get(at + 5)?,
-            r.try_get(at + 6)?,
-        ));
-    }
-    Ok(Some(caller_from_grants(user_id, admin != 0, grants)))
+) -> std::result::Result<Caller, sqlx::Error> {
+    let user_id: i64 = r.try_get(at)?;
+    let admin: i64 = r.try_get(at + 1)?;
+    let grants: Vec<(String, String, i64, i64, i64)> =
+        serde_json::from_str(&r.try_get::<String, _>(at + 2)?)
+            .map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
+    Ok(caller_from_grants(user_id, admin != 0, grants))
 }
 
 /// A caller from its permissions as stored: object, field (empty for the object itself),
 /// and the read, create and edit flags (non-zero for yes).
-pub(super) fn caller_from_grants(
+fn caller_from_grants(
     user_id: i64,
     admin: bool,
     grants: Vec<(String, String, i64, i64, i64)>,
