@@ -6,8 +6,7 @@ use sqlx::Row;
 use super::groups::{FieldColumns, field_columns};
 use super::records::RequestContext;
 use super::users::{CALLER_COLUMNS, caller_columns, caller_from_row};
-use super::{Result, StoreError, json_list};
-use crate::Backend;
+use super::{Result, aggregated, json_list};
 use crate::auth::{Caller, hash_token};
 use crate::db::{Tx, json_strings, now};
 use crate::missing_info::{COMPLETED, DataRequest, DataRequestInput, HistoryEntry};
@@ -88,11 +87,7 @@ pub async fn find_with_context(
     tx: &mut Tx,
     uuid: &str,
 ) -> Result<Option<(DataRequest, RequestContext)>> {
-    let sql = match tx.backend() {
-        Backend::Sqlite => request!("json_group_array", "json_array"),
-        Backend::Postgres => request!("json_agg", "json_build_array"),
-    };
-    let row = sqlx::query(sql)
+    let row = sqlx::query(with_json_functions!(tx, request))
         .bind(uuid.to_owned())
         .fetch_optional(&mut **tx)
         .await?;
@@ -125,11 +120,7 @@ pub async fn find_for_caller(
     token: &str,
     uuid: &str,
 ) -> Result<(Option<Caller>, Option<(DataRequest, RequestContext)>)> {
-    let sql = match tx.backend() {
-        Backend::Sqlite => caller_and_request!("json_group_array", "json_array"),
-        Backend::Postgres => caller_and_request!("json_agg", "json_build_array"),
-    };
-    let r = sqlx::query(sql)
+    let r = sqlx::query(with_json_functions!(tx, caller_and_request))
         .bind(hash_token(token))
         .bind(uuid.to_owned())
         .fetch_one(&mut **tx)
@@ -149,7 +140,7 @@ pub async fn find_for_caller(
 fn request_from_row(r: &sqlx::any::AnyRow, at: usize) -> Result<(DataRequest, RequestContext)> {
     let plan_id: Option<i64> = r.try_get(at + 6)?;
     let patient_id: Option<i64> = r.try_get(at + 7)?;
-    let fields: Vec<FieldColumns> = parse(&r.try_get::<String, _>(at + REQUEST_COLUMNS - 1)?)?;
+    let fields: Vec<FieldColumns> = aggregated(r, at + REQUEST_COLUMNS - 1)?;
     Ok((
         data_request(r, at)?,
         RequestContext {
@@ -163,12 +154,6 @@ fn request_from_row(r: &sqlx::any::AnyRow, at: usize) -> Result<(DataRequest, Re
                 .collect::<Result<_>>()?,
         },
     ))
-}
-
-/// An aggregated JSON array as the database wrote it.
-fn parse<T: serde::de::DeserializeOwned>(json: &str) -> Result<T> {
-    serde_json::from_str(json)
-        .map_err(|_| StoreError::Corrupt("an aggregated column is not the array it should be"))
 }
 
 /// Creates or replaces a data request.

@@ -8,6 +8,20 @@
 //! The enrollment's persistence (formerly `enrollment/store.rs`) lives here too, as
 //! [`enrollment`] and [`erx`], so that all SQL is under `store/`.
 
+/// The statement the macro `$statement` builds from a backend's JSON functions (`$agg`
+/// aggregates rows into an array, `$arr` makes one row's array), for the backend `$tx` runs
+/// on: `json_group_array` and `json_array` on SQLite, `json_agg` and `json_build_array` on
+/// PostgreSQL. The statements that aggregate rows into one are the only SQL that differs
+/// between the backends; this is the one place that knows how.
+macro_rules! with_json_functions {
+    ($tx:expr, $statement:ident) => {
+        match $tx.backend() {
+            crate::Backend::Sqlite => $statement!("json_group_array", "json_array"),
+            crate::Backend::Postgres => $statement!("json_agg", "json_build_array"),
+        }
+    };
+}
+
 pub mod data_requests;
 pub mod enrollment;
 pub mod erx;
@@ -40,6 +54,17 @@ pub enum StoreError {
 pub type Result<T> = std::result::Result<T, StoreError>;
 
 pub use slipway_server::sql_error::is_unique_violation;
+
+/// Column `column` of `r`, a JSON array text aggregated by a statement of
+/// [`with_json_functions`], parsed.
+fn aggregated<T: serde::de::DeserializeOwned>(
+    r: &sqlx::any::AnyRow,
+    column: usize,
+) -> std::result::Result<T, sqlx::Error> {
+    use sqlx::Row;
+    serde_json::from_str(&r.try_get::<String, _>(column)?)
+        .map_err(|e| sqlx::Error::Decode(Box::new(e)))
+}
 
 /// Serialises a list of strings as the JSON text the schema stores (`[]` if it cannot).
 fn json_list(items: &[String]) -> String {

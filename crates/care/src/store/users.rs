@@ -3,8 +3,7 @@
 
 use sqlx::Row;
 
-use super::Result;
-use crate::Backend;
+use super::{Result, aggregated};
 use crate::db::Tx;
 
 use std::collections::HashMap;
@@ -114,11 +113,7 @@ pub async fn load_caller(
     tx: &mut Tx,
     token: &str,
 ) -> std::result::Result<Option<Caller>, sqlx::Error> {
-    let sql = match tx.backend() {
-        Backend::Sqlite => caller!("json_group_array", "json_array"),
-        Backend::Postgres => caller!("json_agg", "json_build_array"),
-    };
-    let row = sqlx::query(sql)
+    let row = sqlx::query(with_json_functions!(tx, caller))
         .bind(hash_token(token))
         .fetch_optional(&mut **tx)
         .await?;
@@ -132,10 +127,11 @@ pub(super) fn caller_from_row(
 ) -> std::result::Result<Caller, sqlx::Error> {
     let user_id: i64 = r.try_get(at)?;
     let admin: i64 = r.try_get(at + 1)?;
-    let grants: Vec<(String, String, i64, i64, i64)> =
-        serde_json::from_str(&r.try_get::<String, _>(at + 2)?)
-            .map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
-    Ok(caller_from_grants(user_id, admin != 0, grants))
+    Ok(caller_from_grants(
+        user_id,
+        admin != 0,
+        aggregated(r, at + 2)?,
+    ))
 }
 
 /// A caller from its permissions as stored: object, field (empty for the object itself),
