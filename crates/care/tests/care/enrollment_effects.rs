@@ -223,6 +223,15 @@ async fn enrollment_needs_a_token_and_create_and_edit_access() {
         assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
         let (status, _) = app.enroll("no-such-token", &doc).await;
         assert_eq!(status, StatusCode::UNAUTHORIZED);
+        // The body is parsed before the token is checked (both are read in one statement),
+        // but a caller the token does not name is told 401 whatever the body, and nothing is
+        // written, not even an eRX request record.
+        let before = app.stats().await;
+        for body in ["not json", "{}"] {
+            let (status, reply) = app.enroll_raw("no-such-token", body).await;
+            assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}: {reply}");
+        }
+        assert_eq!(before, app.stats().await);
 
         // The restricted user may not write the patient's date of birth.
         let before = app.stats().await;
