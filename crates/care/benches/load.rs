@@ -9,7 +9,9 @@
 //! of clients running the same transaction as a script. Prints throughput, p50/p99 and the
 //! ratio service/probe. Then each scenario runs again open-loop, paced at half the probe's
 //! throughput (the rate the throughput goals ask for), and its p50/p99 there are checked
-//! against the latency goals (15 ms enrollment, 5 ms GET). Bounded: at most `CARE_BENCH_REQUESTS` requests (default 3000) or
+//! against the latency goals (15 ms enrollment, 5 ms GET); its probe runs paced at the same
+//! rate too, which gives the storage's own p99 at that rate: how far under a goal the
+//! machine lets anything on top of that storage go. Bounded: at most `CARE_BENCH_REQUESTS` requests (default 3000) or
 //! `CARE_BENCH_SECONDS` seconds (default 20) per scenario, loopback only.
 //!
 //! Run: `cargo bench -p slipway-care --bench load`
@@ -200,16 +202,7 @@ async fn paced(
                 if i >= count {
                     break;
                 }
-                let due = started + Duration::from_secs_f64(i as f64 / per_second);
-                // Late (every client was busy): counted from when it was due. On time: from
-                // when the timer woke this client, so the timer's own granularity (1 ms) is
-                // not charged to the service.
-                let start = if tokio::time::Instant::now() < due {
-                    tokio::time::sleep_until(due).await;
-                    tokio::time::Instant::now()
-                } else {
-                    due
-                };
+                let start = probe::start_when_due(started, i, per_second).await;
                 match make(i).send().await {
                     Ok(r) if r.status().is_success() => {
                         let _ = r.bytes().await;
@@ -462,6 +455,9 @@ struct Measured {
     /// The closed loop: the most the service does.
     service: Outcome,
     probe: Outcome,
+    /// The probe in the open loop at the paced run's rate: the storage's own latency there,
+    /// with no service in the way (what the machine allows a p99 goal at that rate).
+    probe_paced: Outcome,
     /// The open loop at [`PACED_SHARE`] of the probe's rate: the latency at the goal's rate.
     paced: Outcome,
     /// The machine's stalls during the paced run ([`Stalls`]).
@@ -495,7 +491,13 @@ fn compare(m: &Measured, concurrency: usize) {
             "not met"
         },
     );
-    println!("  meanwhile {}", m.stalls);
+    println!(
+        "  the probe paced at {:.0}/s: p50 {:.2} ms, p99 {:.2} ms; during the service's run {}",
+        rate(&m.probe_paced),
+        pct(&m.probe_paced.latencies, 0.50),
+        pct(&m.probe_paced.latencies, 0.99),
+        m.stalls
+    );
 }
 
 fn main() {
@@ -550,8 +552,15 @@ fn main() {
             let payload = enrollment(0).to_string();
             let enroll_steps = || probe::enrollment(&payload, ids.user, ids.purposes, ids.products);
             let history_steps = || probe::history(ids.data_request, ids.user);
-            let run_probe = |steps: Vec<probe::Step>| {
+            // Closed loop (`pace` None): `max_requests` transactions numbered from 0. Paced:
+            // the paced run's count, numbered after the closed loop's, so that every
+            // enrollment is a new patient there too.
+            let run_probe = |steps: Vec<probe::Step>, pace: Option<f64>| {
                 let probe_url = probe_url.clone();
+                let (requests, first) = match pace {
+                    None => (max_requests, 0),
+                    Some(per_second) => (paced_count(per_second), max_requests),
+                };
                 async move {
                     match backend {
                         Backend::Sqlite => {
@@ -559,17 +568,17 @@ fn main() {
                             probe::sqlite(
                                 std::path::Path::new(&path),
                                 steps,
-                                concurrency,
-                                max_requests,
+                                (concurrency, pace),
+                                requests,
                                 max_time,
-                                0,
+                                first,
                             )
                             .await
                         }
                         Backend::Postgres => {
                             let script = probe::pgbench_script(&steps);
                             tokio::task::spawn_blocking(move || {
-                                probe::pgbench(&probe_url, &script, concurrency, max_requests)
+                                probe::pgbench(&probe_url, &script, (concurrency, pace), requests)
                             })
                             .await
                             .expect("pgbench task")
@@ -578,12 +587,20 @@ fn main() {
                 }
             };
 
-            let enroll_probe = run_probe(enroll_steps()).await;
+            let enroll_probe = run_probe(enroll_steps(), None).await;
             let probe_name = match backend {
                 Backend::Sqlite => "probe: enrollment rows (native sqlx)",
                 Backend::Postgres => "probe: enrollment rows (pgbench)",
             };
             report(backend, probe_name, concurrency, &enroll_probe);
+            let enroll_rate = PACED_SHARE * rate(&enroll_probe);
+            let enroll_probe_paced = run_probe(enroll_steps(), Some(enroll_rate)).await;
+            report(
+                backend,
+                &format!("{probe_name}, paced at {enroll_rate:.0}/s"),
+                concurrency,
+                &enroll_probe_paced,
+            );
 
             let server = start(backend).await;
             let client = reqwest::Client::builder()
@@ -591,7 +608,6 @@ fn main() {
                 .build()
                 .expect("client");
             // Closed-loop bodies first, then the paced run's: every enrollment a new patient.
-            let enroll_rate = PACED_SHARE * rate(&enroll_probe);
             let enroll_paced_count = paced_count(enroll_rate);
             let bodies: Arc<Vec<String>> = Arc::new(
                 (0..max_requests + enroll_paced_count)
@@ -635,12 +651,25 @@ fn main() {
                 &enroll_paced,
             );
 
-            let history_probe = run_probe(history_steps()).await;
+            let history_probe = run_probe(history_steps(), None).await;
             let probe_name = match backend {
                 Backend::Sqlite => "probe: one history row (native sqlx)",
                 Backend::Postgres => "probe: one history row (pgbench)",
             };
             report(backend, probe_name, concurrency, &history_probe);
+            // CARE_BENCH_GET_RATE pins the paced GET's rate (requests per second), so that
+            // builds compared in one sitting are offered the same load whatever their probes.
+            let get_rate = std::env::var("CARE_BENCH_GET_RATE")
+                .ok()
+                .and_then(|v| v.parse::<f64>().ok())
+                .unwrap_or(PACED_SHARE * rate(&history_probe));
+            let history_probe_paced = run_probe(history_steps(), Some(get_rate)).await;
+            report(
+                backend,
+                &format!("{probe_name}, paced at {get_rate:.0}/s"),
+                concurrency,
+                &history_probe_paced,
+            );
 
             let url = format!("{}/care/missingInformationRequest/{ACTIVE}", server.base);
             let c = client.clone();
@@ -652,12 +681,6 @@ fn main() {
             )
             .await;
             report(backend, "GET missingInformationRequest", concurrency, &get);
-            // CARE_BENCH_GET_RATE pins the paced GET's rate (requests per second), so that
-            // builds compared in one sitting are offered the same load whatever their probes.
-            let get_rate = std::env::var("CARE_BENCH_GET_RATE")
-                .ok()
-                .and_then(|v| v.parse::<f64>().ok())
-                .unwrap_or(PACED_SHARE * rate(&history_probe));
             let url = format!("{}/care/missingInformationRequest/{ACTIVE}", server.base);
             let c = client.clone();
             let get_stalls = Stalls::start();
@@ -680,6 +703,7 @@ fn main() {
                 name: "enrollment",
                 service: enroll,
                 probe: enroll_probe,
+                probe_paced: enroll_probe_paced,
                 paced: enroll_paced,
                 stalls: enroll_stalls,
                 p99_goal_ms: 15.0,
@@ -689,6 +713,7 @@ fn main() {
                 name: "missing-information GET",
                 service: get,
                 probe: history_probe,
+                probe_paced: history_probe_paced,
                 paced: get_paced,
                 stalls: get_stalls,
                 p99_goal_ms: 5.0,

@@ -360,12 +360,33 @@ async fn run_once(
     Ok(())
 }
 
+/// The open loop's clock: transaction (or request) `i` is due at `i / per_second` after
+/// `started`. Waits until it is due and answers when its latency counts from: when the timer
+/// woke the waiter if it was on time (so the timer's own granularity, 1 ms, is not charged),
+/// else when it was due (so time spent waiting for a free client is counted, and a slow
+/// answer cannot hide the ones it held up: no coordinated omission).
+pub async fn start_when_due(
+    started: tokio::time::Instant,
+    i: usize,
+    per_second: f64,
+) -> tokio::time::Instant {
+    let due = started + Duration::from_secs_f64(i as f64 / per_second);
+    if tokio::time::Instant::now() < due {
+        tokio::time::sleep_until(due).await;
+        tokio::time::Instant::now()
+    } else {
+        due
+    }
+}
+
 /// Runs the steps as `requests` transactions (or for `max_time`) from `concurrency` tasks
-/// against the SQLite file at `path`, numbering transactions from `first`.
+/// against the SQLite file at `path`, numbering transactions from `first`: in a closed loop
+/// (each task starts its next at once), or paced at `pace` transactions per second (the open
+/// loop of [`start_when_due`], as the service's paced runs are).
 pub async fn sqlite(
     path: &std::path::Path,
     steps: Vec<Step>,
-    concurrency: usize,
+    (concurrency, pace): (usize, Option<f64>),
     requests: usize,
     max_time: Duration,
     first: usize,
@@ -386,7 +407,7 @@ pub async fn sqlite(
     let queue = Arc::new(tokio::sync::Mutex::new(()));
     let steps = Arc::new(steps);
     let next = Arc::new(AtomicUsize::new(0));
-    let started = Instant::now();
+    let started = tokio::time::Instant::now();
     let mut tasks = Vec::new();
     for _ in 0..concurrency {
         let (pool, queue, steps, next) = (pool.clone(), queue.clone(), steps.clone(), next.clone());
@@ -397,7 +418,10 @@ pub async fn sqlite(
                 if i >= requests || started.elapsed() > max_time {
                     break;
                 }
-                let t0 = Instant::now();
+                let t0 = match pace {
+                    Some(per_second) => start_when_due(started, i, per_second).await,
+                    None => tokio::time::Instant::now(),
+                };
                 let _turn = queue.lock().await;
                 let result = async {
                     let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
@@ -481,8 +505,15 @@ pub fn pgbench_script(steps: &[Step]) -> String {
     out
 }
 
-/// Runs `script` with pgbench: `clients` clients, `requests` transactions in all.
-pub fn pgbench(url: &str, script: &str, clients: usize, requests: usize) -> Outcome {
+/// Runs `script` with pgbench: `clients` clients, `requests` transactions in all, in a
+/// closed loop or paced at `pace` transactions per second (`--rate`, whose logged latency
+/// counts from when a transaction was due, as [`start_when_due`] does).
+pub fn pgbench(
+    url: &str,
+    script: &str,
+    (clients, pace): (usize, Option<f64>),
+    requests: usize,
+) -> Outcome {
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("txn.sql");
     std::fs::write(&file, script).expect("write script");
@@ -490,6 +521,7 @@ pub fn pgbench(url: &str, script: &str, clients: usize, requests: usize) -> Outc
     let started = Instant::now();
     let out = std::process::Command::new("pgbench")
         .args(["-n", "-M", "prepared", "-j", "2", "-l"])
+        .args(pace.map(|per_second| format!("--rate={per_second:.1}")))
         .arg(format!("--log-prefix={}", prefix.display()))
         .arg(format!("-c{clients}"))
         .arg(format!("-t{}", requests.div_ceil(clients)))
