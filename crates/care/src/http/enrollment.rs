@@ -13,7 +13,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::error::ApiError;
-use super::{AppState, bearer, body_bytes, json};
+use super::{AppState, body_bytes, json, read_as_caller};
 use crate::enrollment::model::Enrollment;
 use crate::enrollment::validate::{self, Rejection, codes};
 use crate::store::enrollment::{self as store, RecordChange};
@@ -50,56 +50,28 @@ async fn enroll(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let body = body_bytes(body)?;
-    // Authentication and the reference catalog are one read: one statement on a connection
-    // without a transaction, outside the writer queue. The body is parsed first, for the
-    // vendor and program whose catalog is read; a refusal of the body still waits for the
-    // token's check, so that an unauthenticated call is told 401 whatever its body. The
-    // writes (the records and the eRX request record) then take one write transaction. A
-    // catalog change that commits in between is seen by the next request, as if it had
-    // committed just after this one.
-    let token = bearer(&headers)?;
-    let doc = serde_json::from_slice::<Value>(&body);
-    let text = |k: &str| {
-        doc.as_ref()
-            .ok()
-            .and_then(|doc| doc.get(k))
-            .and_then(Value::as_str)
-            .filter(|v| !v.contains('\0'))
-            .unwrap_or_default()
-            .to_owned()
-    };
-    let mut read = state.db().begin_single_read().await?;
-    let (caller, catalog) = store::load_caller_and_catalog(
-        &mut read,
-        &token,
-        &text("vendorName"),
-        &text("programName"),
-    )
-    .await?;
-    read.rollback().await?;
-    let caller = caller.ok_or(ApiError::Unauthorized)?;
+    // Authentication, parsing and validation against the reference catalog only read: they
+    // run in a read transaction, outside the writer queue. The writes (the records and the
+    // eRX request record) then take one write transaction. A catalog change that commits in
+    // between is seen by the next request, as if it had committed just after this one.
+    let (mut read, caller) = read_as_caller(&state, &headers).await?;
     let request_id = uuid::Uuid::new_v4().to_string();
     // PostgreSQL text cannot hold NUL; a raw NUL can only come with a body that is not JSON.
     let payload = String::from_utf8_lossy(&body).replace('\0', "\u{fffd}");
-    let checked = match doc {
-        Err(e) => Err(Rejection::Invalid(vec![Violation::new(
-            codes::INVALID_JSON,
-            format!(
-                "the request body is not valid JSON (line {}, column {})",
-                e.line(),
-                e.column()
-            ),
-            "",
-        )])),
-        Ok(doc) => validate::validate(&doc, &catalog, state.settings(), &caller),
-    };
-    let mut tx = state.db().begin_write().await?;
-    let written = match write(&mut tx, &caller, &request_id, &payload, checked).await {
-        Ok(response) => tx.commit().await.map(|()| response).map_err(ApiError::from),
-        Err(error) => {
-            tx.rollback().await?;
-            Err(error)
+    let checked = check(&state, &mut read, &caller, &body).await;
+    read.rollback().await?;
+    let written = match checked {
+        Ok(outcome) => {
+            let mut tx = state.db().begin_write().await?;
+            match write(&mut tx, &caller, &request_id, &payload, outcome).await {
+                Ok(response) => tx.commit().await.map(|()| response).map_err(ApiError::from),
+                Err(error) => {
+                    tx.rollback().await?;
+                    Err(error)
+                }
+            }
         }
+        Err(error) => Err(error),
     };
     match written {
         Ok(response) => Ok(with_request_id(response, &request_id)),
@@ -121,6 +93,38 @@ async fn enroll(
             Err(error)
         }
     }
+}
+
+/// Parses the body and validates it against the reference catalog (read in `tx`).
+async fn check(
+    state: &AppState,
+    tx: &mut crate::db::Tx,
+    caller: &crate::auth::Caller,
+    body: &[u8],
+) -> Result<Result<Enrollment, Rejection>, ApiError> {
+    let doc = match serde_json::from_slice::<Value>(body) {
+        Err(e) => {
+            return Ok(Err(Rejection::Invalid(vec![Violation::new(
+                codes::INVALID_JSON,
+                format!(
+                    "the request body is not valid JSON (line {}, column {})",
+                    e.line(),
+                    e.column()
+                ),
+                "",
+            )])));
+        }
+        Ok(doc) => doc,
+    };
+    let text = |k: &str| {
+        doc.get(k)
+            .and_then(Value::as_str)
+            .filter(|v| !v.contains('\0'))
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let catalog = store::load_catalog(tx, &text("vendorName"), &text("programName")).await?;
+    Ok(validate::validate(&doc, &catalog, state.settings(), caller))
 }
 
 /// The writes of one checked enrollment inside the request's write transaction: its

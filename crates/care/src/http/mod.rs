@@ -127,6 +127,18 @@ pub(crate) async fn begin_as_caller(
     authenticate(tx, &token).await
 }
 
+/// Opens a read-only transaction and authenticates the caller in it. The read part of a
+/// request runs here, outside the writer queue (SQLite has one writer; readers run side by
+/// side), and only its writes then take a write transaction.
+pub(crate) async fn read_as_caller(
+    state: &AppState,
+    headers: &HeaderMap,
+) -> Result<(Tx, Caller), ApiError> {
+    let token = bearer(headers)?;
+    let tx = state.db().begin_reads().await?;
+    authenticate(tx, &token).await
+}
+
 async fn authenticate(mut tx: Tx, token: &str) -> Result<(Tx, Caller), ApiError> {
     let caller = load_caller(&mut tx, token)
         .await?

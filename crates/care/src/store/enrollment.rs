@@ -8,110 +8,46 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use sqlx::Row;
 
-use super::objects::{object_columns, objects_from_row};
 use super::records::set_record_field;
-use super::users::{CALLER_COLUMNS, caller_columns, caller_from_row};
-use super::{Result, aggregated};
-use crate::auth::{Caller, hash_token, objects};
+use super::{Result, objects as object_config};
+use crate::auth::objects;
 use crate::db::{Change, Tx, UpsertRow, Val, upsert, upsert_many};
 use crate::enrollment::model::{Enrollment, PartyKind, scoped_id};
 use crate::enrollment::validate::Catalog;
 
-/// The columns of the reference catalog read by [`catalog_from_row`], for the vendor and
-/// the program bound at the placeholders `$vendor` and `$program`: whether each exists, the
-/// data use purposes, the program's products, then [`object_columns`]. Lists are aggregated
-/// into JSON array texts with the backend's JSON functions (`$agg`, `$arr`), so that the
-/// catalog is one row: on SQLite each row of a result crosses from the connection's thread
-/// as a message of its own, and the catalog used to be six statements and a few dozen rows.
-macro_rules! catalog_columns {
-    ($agg:literal, $arr:literal, $vendor:literal, $program:literal) => {
-        concat!(
-            "(SELECT CAST(1 AS BIGINT) FROM vendor WHERE api_name = ",
-            $vendor,
-            "), \
-             (SELECT CAST(1 AS BIGINT) FROM program WHERE api_name = ",
-            $program,
-            "), \
-             (SELECT COALESCE(CAST(",
-            $agg,
-            "(",
-            $arr,
-            "(id, external_id) ORDER BY external_id) \
-             AS TEXT), '[]') FROM data_use_purpose), \
-             (SELECT COALESCE(CAST(",
-            $agg,
-            "(",
-            $arr,
-            "(id, product_code) ORDER BY product_code) \
-             AS TEXT), '[]') FROM product WHERE program_api_name = ",
-            $program,
-            "), ",
-            object_columns!($agg, $arr)
-        )
-    };
-}
-
-/// [`load_catalog`]'s statement with the JSON functions of a backend.
-macro_rules! catalog {
-    ($agg:literal, $arr:literal) => {
-        concat!("SELECT ", catalog_columns!($agg, $arr, "$1", "$2"))
-    };
-}
-
-/// Reads the reference data a request of `vendor` and `program` is checked against, in one
-/// statement that answers one row.
+/// Reads the reference data a request of `vendor` and `program` is checked against.
 pub async fn load_catalog(tx: &mut Tx, vendor: &str, program: &str) -> Result<Catalog> {
-    let r = sqlx::query(with_json_functions!(tx, catalog))
+    let vendor_exists = sqlx::query("SELECT id FROM vendor WHERE api_name = $1")
         .bind(vendor.to_owned())
+        .fetch_optional(&mut **tx)
+        .await?
+        .is_some();
+    let program_exists = sqlx::query("SELECT id FROM program WHERE api_name = $1")
         .bind(program.to_owned())
-        .fetch_one(&mut **tx)
-        .await?;
-    Ok(catalog_from_row(&r, 0)?)
-}
-
-/// [`load_caller_and_catalog`]'s statement with the JSON functions of a backend.
-macro_rules! caller_and_catalog {
-    ($agg:literal, $arr:literal) => {
-        concat!(
-            "SELECT ",
-            caller_columns!($agg, $arr),
-            ", ",
-            catalog_columns!($agg, $arr, "$2", "$3"),
-            " FROM (SELECT 1 AS one) one LEFT JOIN app_user u ON u.token_hash = $1"
-        )
-    };
-}
-
-/// The caller a token names (`None` for none) and the reference catalog of `vendor` and
-/// `program`: all an enrollment reads before it writes, in **one** statement that answers
-/// **one** row, in one snapshot (so it needs no transaction).
-pub async fn load_caller_and_catalog(
-    tx: &mut Tx,
-    token: &str,
-    vendor: &str,
-    program: &str,
-) -> Result<(Option<Caller>, Catalog)> {
-    let r = sqlx::query(with_json_functions!(tx, caller_and_catalog))
-        .bind(hash_token(token))
-        .bind(vendor.to_owned())
-        .bind(program.to_owned())
-        .fetch_one(&mut **tx)
-        .await?;
-    let caller = match r.try_get::<Option<i64>, _>(0)? {
-        None => None,
-        Some(_) => Some(caller_from_row(&r, 0)?),
-    };
-    Ok((caller, catalog_from_row(&r, CALLER_COLUMNS)?))
-}
-
-/// The catalog of [`catalog_columns`] starting at column `at`.
-fn catalog_from_row(r: &sqlx::any::AnyRow, at: usize) -> std::result::Result<Catalog, sqlx::Error> {
+        .fetch_optional(&mut **tx)
+        .await?
+        .is_some();
+    let purposes = sqlx::query("SELECT id, external_id FROM data_use_purpose ORDER BY external_id")
+        .fetch_all(&mut **tx)
+        .await?
+        .iter()
+        .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+        .collect::<std::result::Result<Vec<_>, sqlx::Error>>()?;
+    let products = sqlx::query(
+        "SELECT id, product_code FROM product WHERE program_api_name = $1 ORDER BY product_code",
+    )
+    .bind(program.to_owned())
+    .fetch_all(&mut **tx)
+    .await?
+    .iter()
+    .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+    .collect::<std::result::Result<Vec<_>, sqlx::Error>>()?;
     Ok(Catalog {
-        vendor_exists: r.try_get::<Option<i64>, _>(at)?.is_some(),
-        program_exists: r.try_get::<Option<i64>, _>(at + 1)?.is_some(),
-        purposes: aggregated(r, at + 2)?,
-        products: aggregated(r, at + 3)?,
-        objects: objects_from_row(r, at + 4)?,
+        vendor_exists,
+        program_exists,
+        purposes,
+        products,
+        objects: object_config::load_all(tx).await?,
     })
 }
 

@@ -223,8 +223,7 @@ async fn enrollment_needs_a_token_and_create_and_edit_access() {
         assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
         let (status, _) = app.enroll("no-such-token", &doc).await;
         assert_eq!(status, StatusCode::UNAUTHORIZED);
-        // The body is parsed before the token is checked (both are read in one statement),
-        // but a caller the token does not name is told 401 whatever the body, and nothing is
+        // A caller the token does not name is told 401 whatever the body, and nothing is
         // written, not even an eRX request record.
         let before = app.stats().await;
         for body in ["not json", "{}"] {

@@ -104,7 +104,7 @@ enum Inner {
     /// A request's part of the SQLite writer's batch.
     Batched(group_commit::Turn),
     /// A pooled connection whose statements commit on their own ([`Db::begin_single_read`],
-    /// and [`Db::begin_single_write`] on PostgreSQL); commit and
+    /// and [`Db::begin_reads`] and [`Db::begin_single_write`] on PostgreSQL); commit and
     /// rollback have nothing to do but keep the connection for the next such call
     /// ([`spare`]).
     Statements(sqlx::pool::PoolConnection<Any>, Arc<spare::Spares>),
@@ -263,6 +263,20 @@ impl Db {
     /// Starts a transaction that only reads (never queued: WAL readers do not block).
     pub async fn begin_read(&self) -> Result<Tx, sqlx::Error> {
         Ok(self.tx(Inner::Own(self.pool.begin().await?)))
+    }
+
+    /// Starts the reads of a request that reads before it writes, as cheaply as the backend
+    /// allows while every statement still sees only committed data: on SQLite a read
+    /// transaction (one snapshot for all of them); on PostgreSQL a plain connection, since at
+    /// its READ COMMITTED level each statement takes a snapshot of its own inside a
+    /// transaction too, and `BEGIN` and `ROLLBACK` would only add two round trips. Nothing
+    /// may be written through it.
+    pub async fn begin_reads(&self) -> Result<Tx, sqlx::Error> {
+        let inner = match self.backend {
+            Backend::Sqlite => Inner::Own(self.pool.begin().await?),
+            Backend::Postgres => self.statements().await?,
+        };
+        Ok(self.tx(inner))
     }
 
     fn tx(&self, inner: Inner) -> Tx {
