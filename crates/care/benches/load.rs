@@ -175,6 +175,25 @@ async fn drive(
     }
 }
 
+/// The open loop's clock: transaction (or request) `i` is due at `i / per_second` after
+/// `started`. Waits until it is due and answers when its latency counts from: when the timer
+/// woke the waiter if it was on time (so the timer's own granularity, 1 ms, is not charged),
+/// else when it was due (so time spent waiting for a free client is counted, and a slow
+/// answer cannot hide the ones it held up: no coordinated omission).
+async fn start_when_due(
+    started: tokio::time::Instant,
+    i: usize,
+    per_second: f64,
+) -> tokio::time::Instant {
+    let due = started + Duration::from_secs_f64(i as f64 / per_second);
+    if tokio::time::Instant::now() < due {
+        tokio::time::sleep_until(due).await;
+        tokio::time::Instant::now()
+    } else {
+        due
+    }
+}
+
 /// Open loop: request `i` is due at `i / per_second` after the start, whether or not earlier
 /// ones were answered, and is sent by the first of `concurrency` clients that is free. A
 /// request sent late counts its latency from when it was due, so time spent waiting for a
@@ -202,7 +221,7 @@ async fn paced(
                 if i >= count {
                     break;
                 }
-                let start = probe::start_when_due(started, i, per_second).await;
+                let start = start_when_due(started, i, per_second).await;
                 match make(i).send().await {
                     Ok(r) if r.status().is_success() => {
                         let _ = r.bytes().await;

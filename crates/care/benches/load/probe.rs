@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use sqlx::Row;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
-use super::Outcome;
+use super::{Outcome, start_when_due};
 
 /// One bound value of a step.
 #[derive(Clone)]
@@ -358,25 +358,6 @@ async fn run_once(
         }
     }
     Ok(())
-}
-
-/// The open loop's clock: transaction (or request) `i` is due at `i / per_second` after
-/// `started`. Waits until it is due and answers when its latency counts from: when the timer
-/// woke the waiter if it was on time (so the timer's own granularity, 1 ms, is not charged),
-/// else when it was due (so time spent waiting for a free client is counted, and a slow
-/// answer cannot hide the ones it held up: no coordinated omission).
-pub async fn start_when_due(
-    started: tokio::time::Instant,
-    i: usize,
-    per_second: f64,
-) -> tokio::time::Instant {
-    let due = started + Duration::from_secs_f64(i as f64 / per_second);
-    if tokio::time::Instant::now() < due {
-        tokio::time::sleep_until(due).await;
-        tokio::time::Instant::now()
-    } else {
-        due
-    }
 }
 
 /// Runs the steps as `requests` transactions (or for `max_time`) from `concurrency` tasks
