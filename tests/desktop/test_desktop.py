@@ -522,6 +522,10 @@ return bad;
             s.wait_text("#view-env [data-path=platform_token]", lambda t: "refused" in t, timeout=30)
             s.fill("#sign-in-form [name=platform_token]", token)
             s.fill("#sign-in-form [name=care_url]", f"http://127.0.0.1:{care_port}")
+            # A mistyped care token is refused on its field at sign-in, not on the first form.
+            s.fill("#sign-in-form [name=care_token]", "not-a-care-token")
+            s.click("#sign-in-button")
+            s.wait_text("#view-env [data-path=care_token]", lambda t: "refused" in t, timeout=30)
             s.fill("#sign-in-form [name=care_token]", "demo-staff")
             s.click("#sign-in-button")
             # The window reloads on the new environment and shows the environments again.

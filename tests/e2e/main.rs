@@ -1,6 +1,7 @@
 //! Cross-crate tests: what the toolkit scaffolds, the devfile engine and the published JSON
 //! Schema both accept, and builds can stamp an imageUri into it without disturbing it.
 
+mod care_sign_in;
 mod crate_graph;
 mod process;
 

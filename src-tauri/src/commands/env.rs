@@ -215,7 +215,7 @@ pub async fn environments(
 }
 
 /// Checks a remote environment (every field, then the platform token against the platform
-/// itself), saves it with its tokens and switches to it. Refusals are results naming their
+/// itself and the care URL and tokens against the care service), saves it with its tokens and switches to it. Refusals are results naming their
 /// field (`{success: false, field, error}`), and nothing is saved.
 #[tauri::command]
 pub async fn sign_in(
@@ -234,6 +234,7 @@ pub async fn sign_in(
                 ))
                 .and_then(|c| whoami(&c))
                 .map_err(|e| refused(&env.platform_url, e))?;
+                slipway_toolkit::care::sign_in::check(&env)?;
                 let store = credentials::sign_in(&env)?;
                 Ok((env, me, store))
             });

@@ -94,7 +94,7 @@ function Environments({ api, reload, visit }) {
         <${Input} label="Care staff token" name="care_token" type="password" value=${form.care_token} onValue=${set("care_token")} errors=${errs("care_token")} />
         <${Input} label="Care admin token" name="care_admin_token" type="password" value=${form.care_admin_token} onValue=${set("care_admin_token")} errors=${errs("care_admin_token")} />
       </div>
-      <button type="submit" class="primary" id="sign-in-button" disabled=${busy}>${busy ? "Checking the token…" : "Sign in and use it"}</button>
+      <button type="submit" class="primary" id="sign-in-button" disabled=${busy}>${busy ? "Checking the tokens…" : "Sign in and use it"}</button>
     </form>
     <div id="sign-in-result" class="result" aria-live="polite">
       ${result && !result.ok ? html`<p class="error" role="alert">${result.field ? `${result.field}: ` : ""}${result.error}</p>` : null}

@@ -5,6 +5,7 @@
 //! Nothing here logs: requests and answers carry patient data.
 
 pub mod draft;
+pub mod sign_in;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
