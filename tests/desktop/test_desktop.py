@@ -525,7 +525,11 @@ return bad;
             # A mistyped care token is refused on its field at sign-in, not on the first form.
             s.fill("#sign-in-form [name=care_token]", "not-a-care-token")
             s.click("#sign-in-button")
-            s.wait_text("#view-env [data-path=care_token]", lambda t: "refused" in t, timeout=30)
+            s.wait_text("#view-env [data-path=care_token]", lambda t: "does not know this token" in t, timeout=30)
+            config = os.path.join(os.environ["SLIPWAY_CONFIG_DIR"], "config.json")
+            if os.path.exists(config):
+                with open(config) as f:
+                    self.assertNotIn("staging", f.read(), "a refused sign-in saved nothing")
             s.fill("#sign-in-form [name=care_token]", "demo-staff")
             s.click("#sign-in-button")
             # The window reloads on the new environment and shows the environments again.

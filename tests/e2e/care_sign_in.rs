@@ -1,6 +1,10 @@
 //! A desktop sign-in's care URL and tokens, checked against a real care service (the
 //! embedded one, demo data): each wrong value is refused on its own field, and checking
-//! writes nothing.
+//! writes nothing. Servers that are not care services (a proxy failing, a redirect, another
+//! server's 400) are small fixed-answer listeners here: the one double, at that edge.
+
+use std::io::{Read as _, Write as _};
+use std::net::TcpListener;
 
 use slipway_care::embedded::{Embedded, tokens};
 use slipway_toolkit::care::sign_in::check;
@@ -85,8 +89,45 @@ fn care_tokens_are_checked_on_their_fields_and_checking_writes_nothing() {
     let e = check(&env(&nowhere, None, Some(tokens::STAFF), None)).expect_err("nothing there");
     assert_eq!(e.field(), Some("care_url"));
     assert!(e.to_string().contains("no care service answered"), "{e}");
+    assert!(e.to_string().contains("refused"), "the cause: {e}");
+
+    // Servers that are not a care service: the URL, saying what they answered.
+    for (answer, says) in [
+        ("400 Bad Request\r\nContent-Length: 0", "answered 400"),
+        ("401 Unauthorized\r\nContent-Length: 0", "answered 401"),
+        ("502 Bad Gateway\r\nContent-Length: 0", "failing (502)"),
+        (
+            "302 Found\r\nLocation: https://care.example.org/\r\nContent-Length: 0",
+            "redirects to https://care.example.org/",
+        ),
+    ] {
+        let other = answering(answer);
+        let e = check(&env(&other, None, Some(tokens::STAFF), None)).expect_err(answer);
+        assert_eq!(e.field(), Some("care_url"), "{answer}: {e}");
+        assert!(e.to_string().contains(says), "{answer}: {e}");
+    }
 
     // No history record, no user, nothing else: the counts are as they were.
     assert_eq!(stats(&url), before);
     care.stop();
+}
+
+/// The base URL of a listener that answers every request with `HTTP/1.1 {answer}` and closes.
+fn answering(answer: &'static str) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut request = Vec::new();
+            let mut buf = [0; 1024];
+            while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                match stream.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => request.extend_from_slice(&buf[..n]),
+                }
+            }
+            let _ = write!(stream, "HTTP/1.1 {answer}\r\nConnection: close\r\n\r\n");
+        }
+    });
+    url
 }

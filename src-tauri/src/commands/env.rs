@@ -215,8 +215,9 @@ pub async fn environments(
 }
 
 /// Checks a remote environment (every field, then the platform token against the platform
-/// itself and the care URL and tokens against the care service), saves it with its tokens and switches to it. Refusals are results naming their
-/// field (`{success: false, field, error}`), and nothing is saved.
+/// itself and the care URL and tokens against the care service), saves it with its tokens
+/// and switches to it. Refusals are results naming their field (`{success: false, field,
+/// error}`), and nothing is saved.
 #[tauri::command]
 pub async fn sign_in(
     selection: tauri::State<'_, Arc<Selection>>,
