@@ -14,10 +14,13 @@ use slipway_platform::logs::presign::UrlSigner;
 use crate::support::{TestApp, backends, spawn_app};
 
 /// A stdlib HTTP server on `$PORT`: `/health` (which, with `API_URL` set, also needs the API
-/// to answer) and `/` saying who answered and its pid.
+/// to answer) and `/` saying who answered: its pid (to see the process stopped) and a random
+/// instance id drawn at start (to tell instances apart: a pid can be reused once the kernel's
+/// pid counter wraps, at 32,768 on a stock Linux, which a busy test machine reaches).
 pub(crate) const SERVER: &str = r#"import http.server, os, sys, urllib.request
 NAME = sys.argv[1]
 API = os.environ.get("API_URL")
+INSTANCE = os.urandom(8).hex()
 class H(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         if self.path == "/health" and API:
@@ -25,7 +28,7 @@ class H(http.server.BaseHTTPRequestHandler):
                 urllib.request.urlopen(API + "/health", timeout=2).read()
             except Exception:
                 self.send_response(503); self.end_headers(); return
-        body = ("hello from %s pid %d api %s" % (NAME, os.getpid(), API)).encode()
+        body = ("hello from %s pid %d instance %s api %s" % (NAME, os.getpid(), INSTANCE, API)).encode()
         self.send_response(200)
         self.send_header("content-length", str(len(body)))
         self.end_headers()
@@ -228,10 +231,20 @@ async fn through_gateway_path(app: &TestApp, host: &str, path: &str) -> (StatusC
 }
 
 pub(crate) fn pid_in(body: &str) -> String {
+    word_after(body, "pid")
+}
+
+/// The instance id a [`SERVER`] answered with: the same for the same process, new for every
+/// start.
+pub(crate) fn instance_in(body: &str) -> String {
+    word_after(body, "instance")
+}
+
+fn word_after(body: &str, label: &str) -> String {
     body.split_whitespace()
-        .skip_while(|w| *w != "pid")
+        .skip_while(|w| *w != label)
         .nth(1)
-        .unwrap_or_else(|| panic!("no pid in {body:?}"))
+        .unwrap_or_else(|| panic!("no {label} in {body:?}"))
         .to_owned()
 }
 
@@ -313,7 +326,7 @@ async fn an_app_deploys_serves_through_the_gateway_disables_enables_and_deletes(
         let (status, same) = through_gateway(&app, "api.hello.localhost").await;
         assert_eq!(status, StatusCode::OK);
         let pid = pid_in(&body);
-        assert_eq!(pid_in(&same), pid);
+        assert_eq!(instance_in(&same), instance_in(&body));
         assert_eq!(
             through_gateway(&app, "nobody.localhost").await.0,
             StatusCode::NOT_FOUND
@@ -446,12 +459,6 @@ async fn two_services_start_in_dependency_order_and_an_unchanged_one_is_kept() {
 
         // Only web changes: the next deployment starts a new web and keeps api's instance
         // (same image, same environment), so api is not redeployed.
-        let pid = |body: &str| {
-            body.split(" pid ")
-                .nth(1)
-                .and_then(|r| r.split(' ').next())
-                .map(str::to_owned)
-        };
         let (_, web_before) = through_gateway(&app, "shop.localhost").await;
         let api_before = body;
         let mut files = project(&df);
@@ -489,11 +496,15 @@ async fn two_services_start_in_dependency_order_and_an_unchanged_one_is_kept() {
         let (_, api_after) = through_gateway(&app, "api.shop.localhost").await;
         let (_, web_after) = through_gateway(&app, "shop.localhost").await;
         assert_eq!(
-            pid(&api_after),
-            pid(&api_before),
+            instance_in(&api_after),
+            instance_in(&api_before),
             "{backend:?}: api kept: {history}"
         );
-        assert_ne!(pid(&web_after), pid(&web_before), "web redeployed");
+        assert_ne!(
+            instance_in(&web_after),
+            instance_in(&web_before),
+            "{backend:?}: web redeployed: before {web_before:?}, after {web_after:?}: {history}"
+        );
         assert!(web_after.contains("api http://127.0.0.1:"), "{web_after}");
         // The kept service's log is the new deployment's too.
         let newest = &history["deployments"][0];
@@ -698,7 +709,7 @@ async fn a_server_restart_brings_a_running_app_back() {
         let running = wait_status(&app, &id, &["RUNNING", "FAILED"]).await;
         assert_eq!(running["status"], "RUNNING", "{running}");
         let (_, body) = through_gateway(&app, "phoenix.localhost").await;
-        let pid = pid_in(&body);
+        let (pid, instance) = (pid_in(&body), instance_in(&body));
 
         app.restart().await;
         // A graceful stop stopped the service's process group.
@@ -708,7 +719,7 @@ async fn a_server_restart_brings_a_running_app_back() {
         assert_ne!(back["deployment_id"], running["deployment_id"]);
         let (status, body) = through_gateway(&app, "phoenix.localhost").await;
         assert_eq!(status, StatusCode::OK, "{body}");
-        assert_ne!(pid_in(&body), pid);
+        assert_ne!(instance_in(&body), instance);
         app.finish().await;
     }
 }
