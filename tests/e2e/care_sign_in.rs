@@ -83,7 +83,7 @@ fn care_tokens_are_checked_on_their_fields_and_checking_writes_nothing() {
     );
 
     // Nothing listening: the URL.
-    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let free = TcpListener::bind("127.0.0.1:0").unwrap();
     let nowhere = format!("http://{}", free.local_addr().unwrap());
     drop(free);
     let e = check(&env(&nowhere, None, Some(tokens::STAFF), None)).expect_err("nothing there");

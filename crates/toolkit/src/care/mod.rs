@@ -407,8 +407,21 @@ fn refusal(status: u16, body: Option<&Value>, map_path: impl Fn(&str) -> String)
         413 => Kind::TooLarge,
         _ => Kind::Server,
     };
-    let errors: Vec<Issue> = body
-        .and_then(Value::as_array)
+    let errors = issues_in(body);
+    if errors.is_empty() {
+        return Failure::plain(
+            kind,
+            Some(status),
+            format!("the care service answered {status}"),
+        );
+    }
+    Failure::from_issues(kind, Some(status), errors, map_path)
+}
+
+/// The `[{errorCode, message, fields}]` of a care service's error answer (none when the body
+/// is not one).
+fn issues_in(body: Option<&Value>) -> Vec<Issue> {
+    body.and_then(Value::as_array)
         .map(|items| {
             items
                 .iter()
@@ -427,15 +440,7 @@ fn refusal(status: u16, body: Option<&Value>, map_path: impl Fn(&str) -> String)
                 })
                 .collect()
         })
-        .unwrap_or_default();
-    if errors.is_empty() {
-        return Failure::plain(
-            kind,
-            Some(status),
-            format!("the care service answered {status}"),
-        );
-    }
-    Failure::from_issues(kind, Some(status), errors, map_path)
+        .unwrap_or_default()
 }
 
 /// The document without what a form leaves blank: empty or whitespace-only strings, and

@@ -45,15 +45,7 @@ pub fn check(env: &RemoteEnvironment) -> Result<(), ToolError> {
     let answer = probe.get(&path, staff)?;
     match (answer.status, answer.code.as_deref(), staff) {
         (400, Some("INVALID_UUID"), Some(_)) | (401, Some("UNAUTHORIZED"), None) => {}
-        (401, Some("UNAUTHORIZED"), Some(_)) => {
-            return Err(ToolError::invalid(
-                "care_token",
-                format!(
-                    "the care service at {url} does not know this token (401): check that it \
-                     was copied whole"
-                ),
-            ));
-        }
+        (401, Some("UNAUTHORIZED"), Some(_)) => return Err(unknown_token("care_token", url)),
         (404, ..) if env.care_namespace.is_some() && probe.is_care_service() => {
             return Err(ToolError::invalid(
                 "care_namespace",
@@ -67,15 +59,7 @@ pub fn check(env: &RemoteEnvironment) -> Result<(), ToolError> {
         let answer = probe.get("admin/stats", Some(admin))?;
         match (answer.status, answer.code.as_deref()) {
             (200, _) => {}
-            (401, Some("UNAUTHORIZED")) => {
-                return Err(ToolError::invalid(
-                    "care_admin_token",
-                    format!(
-                        "the care service at {url} does not know this token (401): check that \
-                         it was copied whole"
-                    ),
-                ));
-            }
+            (401, Some("UNAUTHORIZED")) => return Err(unknown_token("care_admin_token", url)),
             (403, _) => {
                 return Err(ToolError::invalid(
                     "care_admin_token",
@@ -86,6 +70,17 @@ pub fn check(env: &RemoteEnvironment) -> Result<(), ToolError> {
         }
     }
     Ok(())
+}
+
+/// A token the care service at `url` does not know, as a refusal on `field`.
+fn unknown_token(field: &str, url: &str) -> ToolError {
+    ToolError::invalid(
+        field,
+        format!(
+            "the care service at {url} does not know this token (401): check that it was \
+             copied whole"
+        ),
+    )
 }
 
 /// What a check call was answered: its status, the first `errorCode` of an error body and,
@@ -140,10 +135,10 @@ impl<'a> Probe<'a> {
             .and_then(|l| l.to_str().ok())
             .map(str::to_owned);
         let body: Option<Value> = response.json().ok();
-        let code = body
-            .as_ref()
-            .and_then(|b| b.get(0)?.get("errorCode")?.as_str())
-            .map(str::to_owned);
+        let code = super::issues_in(body.as_ref())
+            .into_iter()
+            .next()
+            .map(|issue| issue.code);
         Ok(Answer {
             status,
             code,
