@@ -1,5 +1,10 @@
 //! End-to-end tests of the `slipway` binary: `slipway call` for the tools that need no server.
 
+#![allow(
+    clippy::too_many_lines,
+    reason = "a test or a bench reads as one scenario; the 100-line limit is for production code"
+)]
+
 mod call;
 mod care_crash;
 mod daily;

@@ -1,6 +1,11 @@
 //! Integration tests of the platform server over real HTTP, each run on SQLite and on
 //! PostgreSQL (`SLIPWAY_TEST_PG_URL`; required under CI, skipped loudly otherwise).
 
+#![allow(
+    clippy::too_many_lines,
+    reason = "a test or a bench reads as one scenario; the 100-line limit is for production code"
+)]
+
 mod apps;
 mod auth;
 mod bootstrap;
