@@ -202,3 +202,148 @@ async fn every_reference_kind_can_be_deleted_once() {
         app.finish().await;
     }
 }
+
+/// One reference-data resource of the admin API and what it answers.
+struct ReferenceCase {
+    /// Collection path under `/admin`.
+    collection: &'static str,
+    /// The demo data's list, in key order.
+    listed: serde_json::Value,
+    /// A new record's key and body.
+    key: &'static str,
+    body: serde_json::Value,
+    /// The PUT answer and the new record's list entry.
+    stored: serde_json::Value,
+    listed_new: serde_json::Value,
+    /// A key the path rule refuses, and the field the refusal names.
+    bad_key: &'static str,
+    key_field: &'static str,
+    key_message: &'static str,
+    /// What a 404 on DELETE calls the record.
+    what: &'static str,
+}
+
+fn reference_cases() -> Vec<ReferenceCase> {
+    let api_name = "must be 1-80 letters, digits or '_'";
+    let plain_id = "must be 1-80 characters";
+    vec![
+        ReferenceCase {
+            collection: "/vendors",
+            listed: json!([{ "apiName": "DemoRx", "name": "Demo eRx vendor" }]),
+            key: "NewRx",
+            body: json!({ "name": "New vendor" }),
+            stored: json!({ "id": "NewRx", "name": "New vendor" }),
+            listed_new: json!({ "apiName": "NewRx", "name": "New vendor" }),
+            bad_key: "bad:name",
+            key_field: "apiName",
+            key_message: api_name,
+            what: "vendor",
+        },
+        ReferenceCase {
+            collection: "/programs",
+            listed: json!([{ "apiName": "DemoCareProgram", "name": "Demo Care Program" }]),
+            key: "NewProgram",
+            body: json!({ "name": "New program" }),
+            stored: json!({ "id": "NewProgram", "name": "New program" }),
+            listed_new: json!({ "apiName": "NewProgram", "name": "New program" }),
+            bad_key: "bad-name",
+            key_field: "apiName",
+            key_message: api_name,
+            what: "program",
+        },
+        ReferenceCase {
+            collection: "/data-use-purposes",
+            listed: json!([
+                { "externalId": "DUP-MARKETING", "name": "Marketing" },
+                { "externalId": "DUP-TREATMENT", "name": "Treatment" },
+            ]),
+            key: "DUP-RESEARCH",
+            body: json!({ "name": "Research" }),
+            stored: json!({ "id": "DUP-RESEARCH", "name": "Research" }),
+            listed_new: json!({ "externalId": "DUP-RESEARCH", "name": "Research" }),
+            bad_key: "%20",
+            key_field: "externalId",
+            key_message: plain_id,
+            what: "data use purpose",
+        },
+        ReferenceCase {
+            collection: "/products",
+            listed: json!([
+                { "id": "PROD-1001", "name": "Demozumab 10 mg", "programApiName": "DemoCareProgram" },
+                { "id": "PROD-1002", "name": "Demozumab 20 mg", "programApiName": "DemoCareProgram" },
+            ]),
+            key: "PROD-3001",
+            body: json!({ "name": "New drug", "programApiName": "DemoCareProgram" }),
+            stored: json!({ "id": "PROD-3001", "name": "New drug", "programApiName": "DemoCareProgram" }),
+            listed_new: json!({ "id": "PROD-3001", "name": "New drug", "programApiName": "DemoCareProgram" }),
+            bad_key: "%20",
+            key_field: "productId",
+            key_message: plain_id,
+            what: "product",
+        },
+    ]
+}
+
+/// Vendors, programs, data use purposes and products answer the same way: a list in key
+/// order, a PUT that answers the stored record, the path key checked after the token, and
+/// a 404 that names the kind.
+#[tokio::test]
+async fn reference_data_resources_list_put_and_refuse_alike() {
+    for backend in backends() {
+        let app = spawn_app(backend).await;
+        for case in reference_cases() {
+            let c = case.collection;
+            let (status, listed) = app.admin_get(c).await;
+            assert_eq!((status, &listed), (StatusCode::OK, &case.listed), "{c}");
+
+            let (status, stored) = app
+                .admin_put(&format!("{c}/{}", case.key), &case.body)
+                .await;
+            assert_eq!((status, &stored), (StatusCode::OK, &case.stored), "{c}");
+            let (_, listed) = app.admin_get(c).await;
+            assert!(
+                listed.as_array().unwrap().contains(&case.listed_new),
+                "{c}: {listed}"
+            );
+
+            let bad = format!("/admin{c}/{}", case.bad_key);
+            let body = Some(case.body.to_string());
+            let (status, _) = app.send(Method::PUT, &bad, Some(STAFF), body.clone()).await;
+            assert_eq!(status, StatusCode::FORBIDDEN, "{c}: the token comes first");
+            let (status, refused) = app.send(Method::PUT, &bad, Some(ADMIN), body).await;
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{c}: {refused}");
+            assert_eq!(
+                refused,
+                json!([{ "errorCode": "INVALID_NAME", "message": case.key_message, "fields": [case.key_field] }]),
+                "{c}"
+            );
+            let (status, refused) = app
+                .admin_put(&format!("{c}/{}", case.key), &json!({ "nickname": "x" }))
+                .await;
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{c}: {refused}");
+            assert_eq!(refused[0]["errorCode"], "INVALID_BODY", "{c}");
+
+            let (status, missing) = app.admin_delete(&format!("{c}/Nothing_here")).await;
+            assert_eq!(status, StatusCode::NOT_FOUND, "{c}");
+            assert_eq!(
+                missing,
+                json!([{ "errorCode": "NOT_FOUND", "message": format!("no such {}", case.what), "fields": [] }]),
+                "{c}"
+            );
+        }
+        let (status, refused) = app
+            .admin_put("/programs/Fine", &json!({ "name": " " }))
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert_eq!(refused[0]["fields"], json!(["name"]));
+        let (status, refused) = app
+            .admin_put(
+                "/products/PROD-3002",
+                &json!({ "name": "x", "programApiName": "bad:name" }),
+            )
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert_eq!(refused[0]["fields"], json!(["programApiName"]));
+        app.finish().await;
+    }
+}
