@@ -3,7 +3,11 @@
 //! Admin tokens only. PUT creates or replaces by the identifier in the path.
 //!
 //! Each handler parses the path and body, turns them into domain values with the rules of
-//! [`crate::reference`], calls [`crate::store`], and shapes the JSON answer.
+//! [`crate::reference`], calls [`crate::store`], and shapes the JSON answer. The four kinds of
+//! key-and-record reference data (vendors, programs, products, data use purposes) share one
+//! set of handlers, in [`reference_data`].
+
+use std::future::Future;
 
 use axum::Router;
 use axum::body::Bytes;
@@ -15,6 +19,7 @@ use axum::routing::{MethodRouter, get, put};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use self::reference_data::Products;
 use super::error::{ApiError, ErrorItem};
 use super::{AppState, begin_as_caller, body_bytes, json as respond};
 use crate::auth::{self, Grant, objects};
@@ -24,34 +29,28 @@ use crate::reference::{
     check_api_name, check_data_request, check_display_name, check_grants, check_plain_id,
     field_def, group_field,
 };
-use crate::store::reference::{Named, Product};
-use crate::store::{
-    self, StoreError, data_requests, erx, groups, records, reference, stats, users,
-};
+use crate::store::reference::Named;
+use crate::store::{self, StoreError, data_requests, erx, groups, records, stats, users};
+
+mod reference_data;
 
 /// Routes of the admin API (nested under `{base}/admin`).
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/stats", get(stats))
-        .route("/vendors", get(list_vendors))
+        .route("/vendors", reference_data::collection(Named::Vendor))
+        .route("/vendors/{name}", reference_data::record(Named::Vendor))
+        .route("/programs", reference_data::collection(Named::Program))
+        .route("/programs/{name}", reference_data::record(Named::Program))
+        .route("/products", reference_data::collection(Products))
+        .route("/products/{id}", reference_data::record(Products))
         .route(
-            "/vendors/{name}",
-            put(put_vendor).merge(delete_by_key(Deletable::Named(Named::Vendor))),
+            "/data-use-purposes",
+            reference_data::collection(Named::DataUsePurpose),
         )
-        .route("/programs", get(list_programs))
-        .route(
-            "/programs/{name}",
-            put(put_program).merge(delete_by_key(Deletable::Named(Named::Program))),
-        )
-        .route("/products", get(list_products))
-        .route(
-            "/products/{id}",
-            put(put_product).merge(delete_by_key(Deletable::Product)),
-        )
-        .route("/data-use-purposes", get(list_purposes))
         .route(
             "/data-use-purposes/{id}",
-            put(put_purpose).merge(delete_by_key(Deletable::Named(Named::DataUsePurpose))),
+            reference_data::record(Named::DataUsePurpose),
         )
         .route("/object-configs", get(list_object_configs))
         .route(
@@ -66,12 +65,12 @@ pub fn router() -> Router<AppState> {
             "/data-requests/{uuid}",
             get(get_data_request)
                 .put(put_data_request)
-                .merge(delete_by_key(Deletable::DataRequest)),
+                .merge(delete_by_key(Record::DataRequest)),
         )
         .route("/users", get(list_users).post(create_user))
         .route("/users/{id}", axum::routing::delete(delete_user))
         .route("/users/{id}/permissions", put(put_permissions))
-        .route("/accounts/{external_id}", delete_by_key(Deletable::Account))
+        .route("/accounts/{external_id}", delete_by_key(Record::Account))
         .route("/care-plans/{external_id}", get(get_care_plan))
         .route("/erx-requests/{id}", get(get_erx_request))
         .layer(axum::middleware::from_fn(reject_nul_in_path))
@@ -145,132 +144,47 @@ async fn stats(State(st): State<AppState>, headers: HeaderMap) -> Result<Respons
     Ok(ok_json(Value::Object(out)))
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct NamedBody {
-    name: String,
+/// Records a DELETE by the path's one key removes. Reference data has no dependants to
+/// cascade to (references are soft), so one handler ([`delete_by_key`]) serves every such kind.
+trait Deletable: Copy + Send + Sync + 'static {
+    /// What a 404 calls a record ("no such …").
+    fn what(self) -> &'static str;
+
+    /// Deletes the record `key` names; whether there was one.
+    fn delete(
+        self,
+        tx: &mut Tx,
+        key: &str,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
 }
 
-async fn list_named(
-    st: &AppState,
-    headers: &HeaderMap,
-    kind: Named,
-    key: &str,
-) -> Result<Response, ApiError> {
-    let mut tx = begin_admin(st, headers).await?;
-    let rows = reference::list_named(&mut tx, kind).await?;
-    tx.commit().await?;
-    let out = rows
-        .into_iter()
-        .map(|r| json!({ key: r.key, "name": r.name }))
-        .collect();
-    Ok(ok_json(Value::Array(out)))
-}
-
-async fn list_vendors(
-    State(st): State<AppState>,
-    headers: HeaderMap,
-) -> Result<Response, ApiError> {
-    list_named(&st, &headers, Named::Vendor, "apiName").await
-}
-
-async fn list_programs(
-    State(st): State<AppState>,
-    headers: HeaderMap,
-) -> Result<Response, ApiError> {
-    list_named(&st, &headers, Named::Program, "apiName").await
-}
-
-async fn list_purposes(
-    State(st): State<AppState>,
-    headers: HeaderMap,
-) -> Result<Response, ApiError> {
-    list_named(&st, &headers, Named::DataUsePurpose, "externalId").await
-}
-
-/// PUT of a key-and-name record; the key was checked by the caller (`key_ok`), and is
-/// reported after authentication.
-async fn put_named(
-    st: &AppState,
-    headers: &HeaderMap,
-    kind: Named,
-    key: String,
-    key_ok: Result<(), ApiError>,
-    body: Result<Bytes, BytesRejection>,
-) -> Result<Response, ApiError> {
-    let mut tx = begin_admin(st, headers).await?;
-    key_ok?;
-    let body: NamedBody = parse(body)?;
-    check_display_name(&body.name)?;
-    reference::put_named(&mut tx, kind, &key, &body.name).await?;
-    tx.commit().await?;
-    Ok(ok_json(json!({ "id": key, "name": body.name })))
-}
-
-async fn put_vendor(
-    State(st): State<AppState>,
-    Path(name): Path<String>,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
-) -> Result<Response, ApiError> {
-    let ok = check_api_name(&name, "apiName").map_err(ApiError::from);
-    put_named(&st, &headers, Named::Vendor, name, ok, body).await
-}
-
-async fn put_program(
-    State(st): State<AppState>,
-    Path(name): Path<String>,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
-) -> Result<Response, ApiError> {
-    let ok = check_api_name(&name, "apiName").map_err(ApiError::from);
-    put_named(&st, &headers, Named::Program, name, ok, body).await
-}
-
-async fn put_purpose(
-    State(st): State<AppState>,
-    Path(id): Path<String>,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
-) -> Result<Response, ApiError> {
-    let ok = check_plain_id(&id, "externalId").map_err(ApiError::from);
-    put_named(&st, &headers, Named::DataUsePurpose, id, ok, body).await
-}
-
-/// The records a DELETE by the path's one key removes. Reference data has no dependants to
-/// cascade to (references are soft), so one handler serves every simple kind.
+/// The deletable records that are not reference data.
 #[derive(Debug, Clone, Copy)]
-enum Deletable {
-    Named(Named),
-    Product,
+enum Record {
+    /// A data request, by UUID.
     DataRequest,
+    /// A patient's or another party's account, by external ID.
     Account,
 }
 
-impl Deletable {
+impl Deletable for Record {
     fn what(self) -> &'static str {
         match self {
-            Deletable::Named(Named::Vendor) => "vendor",
-            Deletable::Named(Named::Program) => "program",
-            Deletable::Named(Named::DataUsePurpose) => "data use purpose",
-            Deletable::Product => "product",
-            Deletable::DataRequest => "data request",
-            Deletable::Account => "account",
+            Record::DataRequest => "data request",
+            Record::Account => "account",
         }
     }
 
     async fn delete(self, tx: &mut Tx, key: &str) -> Result<bool, StoreError> {
         match self {
-            Deletable::Named(kind) => reference::delete_named(tx, kind, key).await,
-            Deletable::Product => reference::delete_product(tx, key).await,
-            Deletable::DataRequest => data_requests::delete(tx, key).await,
-            Deletable::Account => records::delete_account(tx, key).await,
+            Record::DataRequest => data_requests::delete(tx, key).await,
+            Record::Account => records::delete_account(tx, key).await,
         }
     }
 }
 
 /// A DELETE handler that removes the record whose key is the path's one parameter.
-fn delete_by_key(kind: Deletable) -> MethodRouter<AppState> {
+fn delete_by_key(kind: impl Deletable) -> MethodRouter<AppState> {
     axum::routing::delete(
         move |State(st): State<AppState>, Path(key): Path<String>, headers: HeaderMap| async move {
             let mut tx = begin_admin(&st, &headers).await?;
@@ -281,49 +195,6 @@ fn delete_by_key(kind: Deletable) -> MethodRouter<AppState> {
             Ok::<_, ApiError>(deleted())
         },
     )
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct ProductBody {
-    name: String,
-    program_api_name: String,
-}
-
-async fn put_product(
-    State(st): State<AppState>,
-    Path(id): Path<String>,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
-) -> Result<Response, ApiError> {
-    let mut tx = begin_admin(&st, &headers).await?;
-    check_plain_id(&id, "productId")?;
-    let body: ProductBody = parse(body)?;
-    check_api_name(&body.program_api_name, "programApiName")?;
-    let product = Product {
-        code: id,
-        name: body.name,
-        program_api_name: body.program_api_name,
-    };
-    reference::put_product(&mut tx, &product).await?;
-    tx.commit().await?;
-    Ok(ok_json(
-        json!({ "id": product.code, "name": product.name, "programApiName": product.program_api_name }),
-    ))
-}
-
-async fn list_products(
-    State(st): State<AppState>,
-    headers: HeaderMap,
-) -> Result<Response, ApiError> {
-    let mut tx = begin_admin(&st, &headers).await?;
-    let products = reference::list_products(&mut tx).await?;
-    tx.commit().await?;
-    let out = products
-        .into_iter()
-        .map(|p| json!({ "id": p.code, "name": p.name, "programApiName": p.program_api_name }))
-        .collect();
-    Ok(ok_json(Value::Array(out)))
 }
 
 /// A configured field in admin bodies.
