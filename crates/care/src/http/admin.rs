@@ -55,11 +55,13 @@ pub fn router() -> Router<AppState> {
         .route("/object-configs", get(list_object_configs))
         .route(
             "/object-configs/{name}",
-            put(put_object_config).delete(delete_object_config),
+            put(put_object_config).merge(delete_by_key(Record::ObjectConfig)),
         )
         .route(
             "/missing-info-groups/{id}",
-            get(get_group).put(put_group).delete(delete_group),
+            get(get_group)
+                .put(put_group)
+                .merge(delete_by_key(Record::Group)),
         )
         .route(
             "/data-requests/{uuid}",
@@ -144,8 +146,8 @@ async fn stats(State(st): State<AppState>, headers: HeaderMap) -> Result<Respons
     Ok(ok_json(Value::Object(out)))
 }
 
-/// Records a DELETE by the path's one key removes. Reference data has no dependants to
-/// cascade to (references are soft), so one handler ([`delete_by_key`]) serves every such kind.
+/// A kind of record a DELETE by the path's one key removes (what else goes with it is the
+/// store's business), so one handler, [`delete_by_key`], serves every such kind.
 trait Deletable: Copy + Send + Sync + 'static {
     /// What a 404 calls a record ("no such …").
     fn what(self) -> &'static str;
@@ -158,9 +160,13 @@ trait Deletable: Copy + Send + Sync + 'static {
     ) -> impl Future<Output = Result<bool, StoreError>> + Send;
 }
 
-/// The deletable records that are not reference data.
+/// The records deleted by key that are not reference data (see [`reference_data`]).
 #[derive(Debug, Clone, Copy)]
 enum Record {
+    /// An eRX object configuration, by object name.
+    ObjectConfig,
+    /// A missing-information group, by ID.
+    Group,
     /// A data request, by UUID.
     DataRequest,
     /// A patient's or another party's account, by external ID.
@@ -170,6 +176,8 @@ enum Record {
 impl Deletable for Record {
     fn what(self) -> &'static str {
         match self {
+            Record::ObjectConfig => "object configuration",
+            Record::Group => "missing-information group",
             Record::DataRequest => "data request",
             Record::Account => "account",
         }
@@ -177,6 +185,8 @@ impl Deletable for Record {
 
     async fn delete(self, tx: &mut Tx, key: &str) -> Result<bool, StoreError> {
         match self {
+            Record::ObjectConfig => store::objects::delete(tx, key).await,
+            Record::Group => groups::delete(tx, key).await,
             Record::DataRequest => data_requests::delete(tx, key).await,
             Record::Account => records::delete_account(tx, key).await,
         }
@@ -247,19 +257,6 @@ async fn put_object_config(
     store::objects::put(&mut tx, &name, body.additional, &body.record_types, &fields).await?;
     tx.commit().await?;
     Ok(ok_json(json!({ "objectName": name })))
-}
-
-async fn delete_object_config(
-    State(st): State<AppState>,
-    Path(name): Path<String>,
-    headers: HeaderMap,
-) -> Result<Response, ApiError> {
-    let mut tx = begin_admin(&st, &headers).await?;
-    if !store::objects::delete(&mut tx, &name).await? {
-        return Err(not_found("object configuration"));
-    }
-    tx.commit().await?;
-    Ok(deleted())
 }
 
 async fn list_object_configs(
@@ -383,19 +380,6 @@ async fn get_group(
         })
         .collect();
     Ok(ok_json(json!({ "id": id, "name": name, "fields": fields })))
-}
-
-async fn delete_group(
-    State(st): State<AppState>,
-    Path(id): Path<String>,
-    headers: HeaderMap,
-) -> Result<Response, ApiError> {
-    let mut tx = begin_admin(&st, &headers).await?;
-    if !groups::delete(&mut tx, &id).await? {
-        return Err(not_found("missing-information group"));
-    }
-    tx.commit().await?;
-    Ok(deleted())
 }
 
 /// A data request in admin bodies.

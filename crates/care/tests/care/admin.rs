@@ -182,22 +182,31 @@ async fn restarting_with_demo_on_a_demo_database_keeps_the_data() {
 async fn every_reference_kind_can_be_deleted_once() {
     for backend in backends() {
         let app = spawn_app(backend).await;
-        for path in [
-            "/vendors/DemoRx",
-            "/programs/DemoCareProgram",
-            "/products/PROD-1002",
-            "/data-use-purposes/DUP-MARKETING",
-            "/data-requests/5f0c8b8e-1d2a-4c1e-9a57-0a4a5c1d7e03",
+        for (path, what) in [
+            ("/vendors/DemoRx", "vendor"),
+            ("/programs/DemoCareProgram", "program"),
+            ("/products/PROD-1002", "product"),
+            ("/data-use-purposes/DUP-MARKETING", "data use purpose"),
+            (
+                "/data-requests/5f0c8b8e-1d2a-4c1e-9a57-0a4a5c1d7e03",
+                "data request",
+            ),
+            ("/object-configs/AdverseEvent", "object configuration"),
+            (
+                "/missing-info-groups/DEMO-GROUP",
+                "missing-information group",
+            ),
         ] {
             let (status, body) = app.admin_delete(path).await;
             assert_eq!(status, StatusCode::OK, "{path}: {body}");
-            assert_eq!(body["deleted"], true, "{path}");
+            assert_eq!(body, json!({ "deleted": true }), "{path}");
             let (status, body) = app.admin_delete(path).await;
             assert_eq!(
                 status,
                 StatusCode::NOT_FOUND,
                 "{path} deleted twice: {body}"
             );
+            assert_eq!(body[0]["message"], format!("no such {what}"), "{path}");
         }
         app.finish().await;
     }
