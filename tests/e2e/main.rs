@@ -48,46 +48,107 @@ fn scaffolded_devfiles_satisfy_validator_schema_and_editor() {
             "{name}: schema rejects the scaffolded devfile: {problems:?}"
         );
 
-        let model = slipway_devfile::Devfile::parse(&text).unwrap();
-        let order = model.deploy_order().unwrap();
-        assert_eq!(order.len(), model.services().len());
-        for service in model.services() {
-            for dep in &service.depends_on {
-                let (d, s) = (
-                    order.iter().position(|x| x == dep),
-                    order.iter().position(|x| *x == service.name),
-                );
-                assert!(d < s, "{name}: {dep} must deploy before {}", service.name);
-            }
-            assert!(
-                service.run_command.is_some(),
-                "{name}: service {} has no run command",
-                service.name
+        check_services(name, &project, &text);
+    }
+}
+
+/// Each service of the scaffolded devfile `text` of `template` deploys after its
+/// dependencies, has a run command and a Dockerfile, and can have its `imageUri` stamped by a
+/// one-line edit that leaves every other service's image as it was.
+fn check_services(template: &str, project: &std::path::Path, text: &str) {
+    let model = slipway_devfile::Devfile::parse(text).unwrap();
+    let order = model.deploy_order().unwrap();
+    assert_eq!(order.len(), model.services().len());
+    for service in model.services() {
+        for dep in &service.depends_on {
+            let (d, s) = (
+                order.iter().position(|x| x == dep),
+                order.iter().position(|x| *x == service.name),
             );
             assert!(
-                service
-                    .dockerfile
-                    .as_deref()
-                    .is_some_and(|d| project.join(d).is_file()),
-                "{name}: {} has no Dockerfile",
+                d < s,
+                "{template}: {dep} must deploy before {}",
                 service.name
             );
-            let edited = slipway_devfile::set_image_uri(
-                &text,
-                &service.name,
-                "registry.local/x/y@sha256:ab",
-            )
-            .unwrap();
-            let report = slipway_devfile::validate(&edited, None);
-            assert!(report.valid(), "{name}: {:?}", report.errors());
-            let kept = text
-                .lines()
-                .filter(|l| edited.lines().any(|e| e == *l))
-                .count();
-            assert!(
-                kept >= text.lines().count() - 1,
-                "{name}: the edit changed more than one line"
+        }
+        assert!(
+            service.run_command.is_some(),
+            "{template}: service {} has no run command",
+            service.name
+        );
+        assert!(
+            service
+                .dockerfile
+                .as_deref()
+                .is_some_and(|d| project.join(d).is_file()),
+            "{template}: {} has no Dockerfile",
+            service.name
+        );
+        let edited =
+            slipway_devfile::set_image_uri(text, &service.name, "registry.local/x/y@sha256:ab")
+                .unwrap();
+        let report = slipway_devfile::validate(&edited, None);
+        assert!(report.valid(), "{template}: {:?}", report.errors());
+        assert_one_line_edit(template, &service.name, text, &edited);
+        let stamped = slipway_devfile::Devfile::parse(&edited).unwrap();
+        let stamped = stamped
+            .services()
+            .into_iter()
+            .map(|s| (s.name, s.image_uri))
+            .collect::<Vec<_>>();
+        for (other, uri) in stamped {
+            let before = model
+                .services()
+                .into_iter()
+                .find(|s| s.name == other)
+                .and_then(|s| s.image_uri);
+            let expected = if other == service.name {
+                Some("registry.local/x/y@sha256:ab".to_owned())
+            } else {
+                before
+            };
+            assert_eq!(
+                uri, expected,
+                "{template}: imageUri of {other} after stamping {}",
+                service.name
             );
         }
     }
+}
+
+/// `edited` is `text` with one `imageUri` line of `service` replaced or inserted (with the
+/// `attributes:` key that holds it when the component had none): every other line, comments
+/// and order included, is kept.
+fn assert_one_line_edit(template: &str, service: &str, text: &str, edited: &str) {
+    let (old, new): (Vec<&str>, Vec<&str>) = (text.lines().collect(), edited.lines().collect());
+    let prefix = old.iter().zip(&new).take_while(|(a, b)| a == b).count();
+    let suffix = old[prefix..]
+        .iter()
+        .rev()
+        .zip(new[prefix..].iter().rev())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let (removed, added) = (
+        &old[prefix..old.len() - suffix],
+        &new[prefix..new.len() - suffix],
+    );
+    let is_uri = |l: &&str| l.trim_start().starts_with("imageUri:");
+    let stamped = |l: &&str| is_uri(l) && l.contains("registry.local/x/y@sha256:ab");
+    let is_key = |l: &&str| l.trim() == "attributes:";
+    let ok = match (removed, added) {
+        ([], [line]) | ([], [_, line]) => {
+            stamped(line) && added.iter().all(|l| stamped(l) || is_key(l))
+        }
+        ([old], [line]) => is_uri(old) && stamped(line),
+        _ => false,
+    };
+    assert!(
+        ok,
+        "{template}/{service}: the edit must replace or insert the imageUri line only; it removed {removed:?} and added {added:?}"
+    );
+    assert_eq!(
+        text.ends_with('\n'),
+        edited.ends_with('\n'),
+        "{template}/{service}: the final newline changed"
+    );
 }
