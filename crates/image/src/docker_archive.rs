@@ -21,7 +21,7 @@ use super::oci::{
 };
 use super::store::to_json;
 use super::{Digest, ImageError, digest_file};
-use crate::import::MAX_ENTRIES;
+use crate::import::file_entries;
 
 /// Media type of an uncompressed layer, what `docker save` writes.
 pub const LAYER_TAR_MEDIA_TYPE: &str = "application/vnd.oci.image.layer.v1.tar";
@@ -43,6 +43,40 @@ struct Entry {
 /// The first image of `manifest.json` is converted, as the first of an OCI `index.json` is.
 pub fn convert(archive: &Path, scratch: &Path, layout: &Path) -> Result<(), ImageError> {
     let links = unpack(archive, scratch)?;
+    let entry = first_image(scratch)?;
+    let unpacked = Unpacked {
+        root: scratch,
+        links: &links,
+    };
+    let blobs = layout.join("blobs/sha256");
+    std::fs::create_dir_all(&blobs)?;
+    let config = Config::read(&unpacked, &entry)?;
+    std::fs::write(blobs.join(config.digest.hex()), &config.bytes)?;
+    let layers = entry
+        .layers
+        .iter()
+        .zip(&config.diff_ids)
+        .map(|(name, expected)| move_layer(&unpacked, name, expected, &blobs))
+        .collect::<Result<Vec<_>, _>>()?;
+    write_layout(layout, &blobs, config.descriptor(), layers)
+}
+
+/// The unpacked archive: its regular files under `root`, and its symbolic links.
+struct Unpacked<'a> {
+    root: &'a Path,
+    links: &'a HashMap<PathBuf, PathBuf>,
+}
+
+impl Unpacked<'_> {
+    /// The file `name` of `manifest.json` ([`resolve`]).
+    fn file(&self, name: &str) -> Result<PathBuf, ImageError> {
+        resolve(self.root, self.links, name)
+    }
+}
+
+/// The first image `manifest.json` lists; an archive without `manifest.json` is neither
+/// format, and the error says how to save one that is.
+fn first_image(scratch: &Path) -> Result<Entry, ImageError> {
     let manifest_path = scratch.join("manifest.json");
     if !manifest_path.is_file() {
         return Err(ImageError::Document(
@@ -54,78 +88,118 @@ pub fn convert(archive: &Path, scratch: &Path, layout: &Path) -> Result<(), Imag
     }
     let entries: Vec<Entry> = serde_json::from_slice(&std::fs::read(&manifest_path)?)
         .map_err(|e| ImageError::Document(format!("manifest.json: {e}")))?;
-    let entry = entries
-        .first()
-        .ok_or_else(|| ImageError::Document("manifest.json lists no image".into()))?;
-    let blobs = layout.join("blobs/sha256");
-    std::fs::create_dir_all(&blobs)?;
+    entries
+        .into_iter()
+        .next()
+        .ok_or_else(|| ImageError::Document("manifest.json lists no image".into()))
+}
 
-    let config_path = resolve(scratch, &links, &entry.config)?;
-    let config_bytes = std::fs::read(&config_path)?;
-    let config: Value = serde_json::from_slice(&config_bytes)
-        .map_err(|e| ImageError::Document(format!("{}: {e}", entry.config)))?;
-    let diff_ids: Vec<&str> = config["rootfs"]["diff_ids"]
-        .as_array()
-        .map(|ids| ids.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    if diff_ids.len() != entry.layers.len() {
-        return Err(ImageError::Document(format!(
-            "the config lists {} layers (rootfs.diff_ids) but manifest.json names {}",
-            diff_ids.len(),
-            entry.layers.len()
-        )));
-    }
-    let config_digest = Digest::of(&config_bytes);
-    std::fs::write(blobs.join(config_digest.hex()), &config_bytes)?;
+/// The image's config, kept byte for byte, and the layer digests it records.
+struct Config {
+    bytes: Vec<u8>,
+    digest: Digest,
+    /// `rootfs.diff_ids`: the uncompressed digest of each layer, in order.
+    diff_ids: Vec<String>,
+}
 
-    let mut layers = Vec::new();
-    for (name, expected) in entry.layers.iter().zip(diff_ids) {
-        let path = resolve(scratch, &links, name)?;
-        let (digest, size) = digest_file(&path)?;
-        let gzip = is_gzip(&path)?;
-        let diff_id = if gzip {
-            let mut hashing = super::HashingWriter::new(std::io::sink());
-            std::io::copy(
-                &mut flate2::read::GzDecoder::new(std::fs::File::open(&path)?),
-                &mut hashing,
-            )?;
-            hashing.finish().1
-        } else {
-            digest.clone()
-        };
-        if diff_id.as_str() != expected {
+impl Config {
+    /// Reads the config `entry` names; it must record one diff id per layer the entry
+    /// lists, since those are the only digests the layers are checked against.
+    fn read(unpacked: &Unpacked<'_>, entry: &Entry) -> Result<Self, ImageError> {
+        let bytes = std::fs::read(unpacked.file(&entry.config)?)?;
+        let config: Value = serde_json::from_slice(&bytes)
+            .map_err(|e| ImageError::Document(format!("{}: {e}", entry.config)))?;
+        let diff_ids: Vec<String> = config["rootfs"]["diff_ids"]
+            .as_array()
+            .map(|ids| {
+                ids.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default();
+        if diff_ids.len() != entry.layers.len() {
             return Err(ImageError::Document(format!(
-                "layer {name} is altered: its content is {diff_id}, the config's \
-                 rootfs.diff_ids says {expected}"
+                "the config lists {} layers (rootfs.diff_ids) but manifest.json names {}",
+                diff_ids.len(),
+                entry.layers.len()
             )));
         }
-        let target = blobs.join(digest.hex());
-        if !target.exists() {
-            std::fs::rename(&path, &target)
-                .or_else(|_| std::fs::copy(&path, &target).map(|_| ()))?;
-        }
-        layers.push(Descriptor {
-            media_type: if gzip {
-                LAYER_GZIP_MEDIA_TYPE
-            } else {
-                LAYER_TAR_MEDIA_TYPE
-            }
-            .into(),
-            digest: digest.to_string(),
-            size,
-            annotations: Default::default(),
-        });
+        Ok(Self {
+            digest: Digest::of(&bytes),
+            bytes,
+            diff_ids,
+        })
     }
 
+    /// The manifest's descriptor of the config.
+    fn descriptor(&self) -> Descriptor {
+        Descriptor {
+            media_type: CONFIG_MEDIA_TYPE.into(),
+            digest: self.digest.to_string(),
+            size: self.bytes.len() as u64,
+            annotations: Default::default(),
+        }
+    }
+}
+
+/// Checks layer `name` against its diff id `expected` (the digest of its uncompressed
+/// content: a gzipped layer is hashed through the decoder) and moves it into `blobs`;
+/// returns its descriptor.
+fn move_layer(
+    unpacked: &Unpacked<'_>,
+    name: &str,
+    expected: &str,
+    blobs: &Path,
+) -> Result<Descriptor, ImageError> {
+    let path = unpacked.file(name)?;
+    let (digest, size) = digest_file(&path)?;
+    let gzip = is_gzip(&path)?;
+    let diff_id = if gzip {
+        let mut hashing = super::HashingWriter::new(std::io::sink());
+        std::io::copy(
+            &mut flate2::read::GzDecoder::new(std::fs::File::open(&path)?),
+            &mut hashing,
+        )?;
+        hashing.finish().1
+    } else {
+        digest.clone()
+    };
+    if diff_id.as_str() != expected {
+        return Err(ImageError::Document(format!(
+            "layer {name} is altered: its content is {diff_id}, the config's \
+             rootfs.diff_ids says {expected}"
+        )));
+    }
+    let target = blobs.join(digest.hex());
+    if !target.exists() {
+        std::fs::rename(&path, &target).or_else(|_| std::fs::copy(&path, &target).map(|_| ()))?;
+    }
+    Ok(Descriptor {
+        media_type: if gzip {
+            LAYER_GZIP_MEDIA_TYPE
+        } else {
+            LAYER_TAR_MEDIA_TYPE
+        }
+        .into(),
+        digest: digest.to_string(),
+        size,
+        annotations: Default::default(),
+    })
+}
+
+/// Writes a new OCI manifest over `config` and `layers` into `blobs`, and the `index.json`
+/// and `oci-layout` that make `layout` an OCI image layout naming it.
+fn write_layout(
+    layout: &Path,
+    blobs: &Path,
+    config: Descriptor,
+    layers: Vec<Descriptor>,
+) -> Result<(), ImageError> {
     let manifest = Manifest {
         schema_version: 2,
         media_type: MANIFEST_MEDIA_TYPE.into(),
-        config: Descriptor {
-            media_type: CONFIG_MEDIA_TYPE.into(),
-            digest: config_digest.to_string(),
-            size: config_bytes.len() as u64,
-            annotations: Default::default(),
-        },
+        config,
         layers,
         annotations: Default::default(),
     };
@@ -173,46 +247,36 @@ fn plain(raw: &Path) -> Option<PathBuf> {
 /// path → target as written). Any other entry (hard link, device, FIFO) or a path that is
 /// not plain and relative is an error naming it.
 fn unpack(archive: &Path, dest: &Path) -> Result<HashMap<PathBuf, PathBuf>, ImageError> {
-    let not_tar = |e: std::io::Error| ImageError::Document(format!("not a tar archive: {e}"));
     let mut tar = tar::Archive::new(std::io::BufReader::new(std::fs::File::open(archive)?));
     let mut links = HashMap::new();
-    for (count, entry) in tar.entries().map_err(not_tar)?.enumerate() {
-        if count >= MAX_ENTRIES {
-            return Err(ImageError::Document(format!(
-                "the archive has more than {MAX_ENTRIES} entries"
-            )));
-        }
-        let mut entry = entry.map_err(not_tar)?;
-        let raw = entry
-            .path()
-            .map_err(|e| ImageError::Document(format!("an entry has no readable path: {e}")))?
-            .into_owned();
-        let kind = entry.header().entry_type();
-        if kind.is_dir() {
-            continue;
-        }
-        let relative = plain(&raw).ok_or_else(|| {
+    for entry in file_entries(&mut tar)? {
+        let mut file = entry?;
+        let relative = plain(&file.path).ok_or_else(|| {
             ImageError::Document(format!(
                 "{} is not a relative path inside the archive",
-                raw.display()
+                file.path.display()
             ))
         })?;
-        if kind.is_symlink() {
-            let target = entry
+        if file.kind.is_symlink() {
+            let target = file
+                .content
                 .link_name()
                 .ok()
                 .flatten()
                 .ok_or_else(|| {
-                    ImageError::Document(format!("{} is a link without a target", raw.display()))
+                    ImageError::Document(format!(
+                        "{} is a link without a target",
+                        file.path.display()
+                    ))
                 })?
                 .into_owned();
             links.insert(relative, target);
             continue;
         }
-        if !kind.is_file() {
+        if !file.kind.is_file() {
             return Err(ImageError::Document(format!(
                 "{} must be a regular file or a symbolic link",
-                raw.display()
+                file.path.display()
             )));
         }
         let at = dest.join(&relative);
@@ -220,7 +284,7 @@ fn unpack(archive: &Path, dest: &Path) -> Result<HashMap<PathBuf, PathBuf>, Imag
             std::fs::create_dir_all(parent)?;
         }
         let mut out = std::fs::File::create(at)?;
-        std::io::copy(&mut entry, &mut out)?;
+        std::io::copy(&mut file.content, &mut out)?;
     }
     Ok(links)
 }

@@ -5,12 +5,52 @@
 //! ([`super::docker_archive`]). The layout is then imported like a buildah export: every
 //! blob checked against its digest, the manifest signed.
 
+use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
 use super::{Digest, ImageError, docker_archive};
 
 /// Most entries an archive may hold (an image has a few dozen blobs at most).
 pub const MAX_ENTRIES: usize = 10_000;
+
+/// One entry of an archive being unpacked, other than a directory.
+pub(crate) struct ArchiveEntry<'a, R: Read> {
+    /// The entry, to read its content (or link target) from.
+    pub content: tar::Entry<'a, R>,
+    /// Its path as the archive writes it (not yet checked).
+    pub path: PathBuf,
+    /// Its kind (a file, a link, …).
+    pub kind: tar::EntryType,
+}
+
+/// The entries of `tar` other than directories, each with its path as written. The one rule
+/// every unpacking follows: at most [`MAX_ENTRIES`] entries (directories count), and a
+/// damaged archive or an unreadable path is an error saying so.
+pub(crate) fn file_entries<R: Read>(
+    tar: &mut tar::Archive<R>,
+) -> Result<impl Iterator<Item = Result<ArchiveEntry<'_, R>, ImageError>>, ImageError> {
+    let not_tar = |e: std::io::Error| ImageError::Document(format!("not a tar archive: {e}"));
+    let entries = tar.entries().map_err(not_tar)?;
+    let checked = entries.enumerate().map(move |(count, entry)| {
+        if count >= MAX_ENTRIES {
+            return Err(ImageError::Document(format!(
+                "the archive has more than {MAX_ENTRIES} entries"
+            )));
+        }
+        let content = entry.map_err(not_tar)?;
+        let path = content
+            .path()
+            .map_err(|e| ImageError::Document(format!("an entry has no readable path: {e}")))?
+            .into_owned();
+        let kind = content.header().entry_type();
+        Ok(ArchiveEntry {
+            content,
+            path,
+            kind,
+        })
+    });
+    Ok(checked.filter(|entry| !entry.as_ref().is_ok_and(|e| e.kind.is_dir())))
+}
 
 /// Files Docker 25 and later write next to an OCI layout in `docker save` archives; an
 /// OCI archive may hold them, and they are ignored.
@@ -78,48 +118,29 @@ pub fn unpack_oci_archive(archive: &Path, dest: &Path) -> Result<(), ImageError>
     let file = std::fs::File::open(archive)?;
     let mut tar = tar::Archive::new(std::io::BufReader::new(file));
     std::fs::create_dir_all(dest.join("blobs/sha256"))?;
-    let mut count = 0usize;
-    for entry in tar
-        .entries()
-        .map_err(|e| ImageError::Document(format!("not a tar archive: {e}")))?
-    {
-        let mut entry =
-            entry.map_err(|e| ImageError::Document(format!("not a tar archive: {e}")))?;
-        count += 1;
-        if count > MAX_ENTRIES {
-            return Err(ImageError::Document(format!(
-                "the archive has more than {MAX_ENTRIES} entries"
-            )));
-        }
-        let raw = entry
-            .path()
-            .map_err(|e| ImageError::Document(format!("an entry has no readable path: {e}")))?
-            .into_owned();
-        let kind = entry.header().entry_type();
-        if kind.is_dir() {
-            continue;
-        }
-        let Some(relative) = layout_path(&raw) else {
+    for entry in file_entries(&mut tar)? {
+        let mut file = entry?;
+        let Some(relative) = layout_path(&file.path) else {
             if DOCKER_EXTRAS
                 .iter()
-                .any(|x| raw.strip_prefix("./").unwrap_or(&raw) == Path::new(x))
+                .any(|x| file.path.strip_prefix("./").unwrap_or(&file.path) == Path::new(x))
             {
                 continue;
             }
             return Err(ImageError::Document(format!(
                 "{} is not part of an OCI image layout (only oci-layout, index.json and \
                  blobs/sha256/<digest> may be in the archive)",
-                raw.display()
+                file.path.display()
             )));
         };
-        if !kind.is_file() {
+        if !file.kind.is_file() {
             return Err(ImageError::Document(format!(
                 "{} must be a regular file",
-                raw.display()
+                file.path.display()
             )));
         }
         let mut out = std::fs::File::create(dest.join(relative))?;
-        std::io::copy(&mut entry, &mut out)?;
+        std::io::copy(&mut file.content, &mut out)?;
     }
     if !dest.join("index.json").is_file() {
         return Err(ImageError::Document(
@@ -174,6 +195,34 @@ mod tests {
             "etc/passwd",
         ] {
             assert_eq!(layout_path(Path::new(bad)), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn both_formats_refuse_an_archive_over_the_entry_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let archive = dir.path().join("many.tar");
+        let mut tar = tar::Builder::new(std::fs::File::create(&archive).unwrap());
+        // Directories are skipped, but they count.
+        for i in 0..=MAX_ENTRIES {
+            let mut header = tar::Header::new_gnu();
+            header.set_entry_type(tar::EntryType::Directory);
+            header.set_size(0);
+            header.set_mode(0o755);
+            tar.append_data(&mut header, format!("d{i}/"), std::io::empty())
+                .unwrap();
+        }
+        tar.into_inner().unwrap();
+        let oci = unpack_oci_archive(&archive, &dir.path().join("oci")).unwrap_err();
+        std::fs::create_dir(dir.path().join("raw")).unwrap();
+        let docker = docker_archive::convert(
+            &archive,
+            &dir.path().join("raw"),
+            &dir.path().join("layout"),
+        )
+        .unwrap_err();
+        for e in [oci, docker] {
+            assert!(e.to_string().contains("more than 10000 entries"), "{e}");
         }
     }
 }

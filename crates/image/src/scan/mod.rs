@@ -64,16 +64,32 @@ pub fn report_path(data_dir: &Path, build_id: &str) -> PathBuf {
         .join("scan.json")
 }
 
-/// Scans image `digest` of `build_id`; never fails: a problem becomes the result's `error`.
-/// `scanned_at` (RFC 3339) is the caller's clock reading, so a scan is a pure function of
-/// its inputs.
-pub fn scan(
-    store: &ImageStore,
-    build_id: &str,
-    digest: &str,
-    advisory_db: Option<&Path>,
-    scanned_at: &str,
-) -> ScanResult {
+/// What one scan reads: image `digest` of build `build_id` in `store`, the advisory
+/// database if there is one, and `scanned_at` (RFC 3339), the caller's clock reading, so a
+/// scan is a pure function of its inputs.
+#[derive(Debug, Clone, Copy)]
+pub struct ScanInput<'a> {
+    /// The store holding the image.
+    pub store: &'a ImageStore,
+    /// The build that made it.
+    pub build_id: &'a str,
+    /// Its manifest digest (`sha256:…`).
+    pub digest: &'a str,
+    /// The directory of OSV JSON files (`--advisory-db`), if configured.
+    pub advisory_db: Option<&'a Path>,
+    /// When the scan is made.
+    pub scanned_at: &'a str,
+}
+
+/// Scans an image; never fails: a problem becomes the result's `error`.
+pub fn scan(input: &ScanInput<'_>) -> ScanResult {
+    let ScanInput {
+        store,
+        build_id,
+        digest,
+        advisory_db,
+        scanned_at,
+    } = *input;
     let failed = |error: String, sbom: Option<sbom::Sbom>| ScanResult {
         build_id: build_id.to_owned(),
         sbom,
@@ -117,7 +133,13 @@ pub fn scan_and_store(
     advisory_db: Option<&Path>,
     scanned_at: &str,
 ) -> ScanResult {
-    let result = scan(store, build_id, digest, advisory_db, scanned_at);
+    let result = scan(&ScanInput {
+        store,
+        build_id,
+        digest,
+        advisory_db,
+        scanned_at,
+    });
     let path = report_path(data_dir, build_id);
     let written = serde_json::to_vec(&result)
         .map_err(std::io::Error::other)
