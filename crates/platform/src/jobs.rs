@@ -19,7 +19,7 @@ use crate::model::BuildStatus;
 use crate::store::builds::{self, BuildRecord, Outcome};
 use slipway_image::{ImageStore, PlatformKey};
 use slipway_runtime::build::context::Encoding;
-use slipway_runtime::build::{BuildError, BuildLog, Job, Output, buildah, native};
+use slipway_runtime::build::{BuildError, BuildLog, BuiltImage, Job, Output, buildah, native};
 
 /// Builds that run at once; more wait in `queued`.
 pub const MAX_CONCURRENT_BUILDS: usize = 2;
@@ -253,73 +253,8 @@ async fn run_job(
         return context;
     }
     let encoding = Encoding::parse(&record.context_encoding).unwrap_or(Encoding::Zstd);
-    let builder_name = if record.builder == builds::SYNC_BUILDER {
-        builds::SYNC_BUILDER
-    } else {
-        inner.builder.as_str()
-    };
-    log.note(&format!(
-        "started: service {} of app {app_name} with the {builder_name} builder",
-        record.service
-    ));
-    tracing::info!(build_id, service = %record.service, "build started");
-    let result = match job_of(
-        inner,
-        &record,
-        app_name,
-        encoding,
-        log.clone(),
-        token.clone(),
-    ) {
-        Ok(job) => {
-            let lock = work_lock(inner, &job.work);
-            let _guard = tokio::select! {
-                guard = lock.lock() => guard,
-                () = token.cancelled() => return finish_cancelled(inner, &log, context),
-            };
-            let result = if record.builder == builds::SYNC_BUILDER {
-                sync_build(inner, &record, &job)
-                    .await
-                    .map(|image| (image, builds::SYNC_BUILDER))
-            } else {
-                match inner.builder {
-                    BuilderKind::Buildah
-                        if inner.auto
-                            && !inner.containers
-                            && native::unbuildable(&job.service).is_none() =>
-                    {
-                        log.note(
-                            "--builder auto: deployments run as processes here, which run what the native builder makes: building with the devfile's build command (with --runtime container, auto builds the Dockerfile with buildah)",
-                        );
-                        native::build(&job, &inner.output)
-                            .await
-                            .map(|image| (image, BuilderKind::Native.as_str()))
-                    }
-                    BuilderKind::Buildah => match buildah::build(&job, &inner.output).await {
-                        Err(missing @ BuildError::BaseImagesMissing(_))
-                            if inner.auto && native::unbuildable(&job.service).is_none() =>
-                        {
-                            log.note(&format!(
-                                "--builder auto: buildah cannot build this service ({missing}); \
-                             building it with the native builder instead"
-                            ));
-                            native::build(&job, &inner.output)
-                                .await
-                                .map(|image| (image, BuilderKind::Native.as_str()))
-                        }
-                        other => other.map(|image| (image, BuilderKind::Buildah.as_str())),
-                    },
-                    _ => native::build(&job, &inner.output)
-                        .await
-                        .map(|image| (image, BuilderKind::Native.as_str())),
-                }
-            };
-            let _ = tokio::fs::remove_dir_all(&job.work).await;
-            result
-        }
-        Err(e) => Err(e),
-    };
-    let outcome = match result {
+    note_started(inner, &log, &record, &app_name);
+    let outcome = match build(inner, &record, app_name, encoding, &log, &token).await {
         Ok((image, builder)) => {
             log.note(&format!("succeeded: {}", image.image_uri));
             Outcome::Succeeded {
@@ -335,9 +270,107 @@ async fn run_job(
             Outcome::Failed(reason)
         }
     };
+    record_outcome(inner, &record, &log, &outcome).await;
+    context
+}
+
+/// Says in the build log and the server log that the job started, and with which builder.
+fn note_started(inner: &Inner, log: &BuildLog, record: &BuildRecord, app_name: &str) {
+    let builder_name = if record.builder == builds::SYNC_BUILDER {
+        builds::SYNC_BUILDER
+    } else {
+        inner.builder.as_str()
+    };
+    log.note(&format!(
+        "started: service {} of app {app_name} with the {builder_name} builder",
+        record.service
+    ));
+    let build_id = record.id.as_str();
+    tracing::info!(build_id, service = %record.service, "build started");
+}
+
+/// Builds the job's image in its work directory (one job at a time per directory, removed
+/// afterwards); returns the image and the name of the builder that made it.
+/// [`BuildError::Cancelled`] when the job is cancelled, also while it waits for the directory.
+async fn build(
+    inner: &Inner,
+    record: &BuildRecord,
+    app_name: String,
+    encoding: Encoding,
+    log: &BuildLog,
+    token: &CancellationToken,
+) -> Result<(BuiltImage, &'static str), BuildError> {
+    let job = job_of(
+        inner,
+        record,
+        app_name,
+        encoding,
+        log.clone(),
+        token.clone(),
+    )?;
+    let lock = work_lock(inner, &job.work);
+    let _guard = tokio::select! {
+        guard = lock.lock() => guard,
+        () = token.cancelled() => return Err(BuildError::Cancelled),
+    };
+    let result = if record.builder == builds::SYNC_BUILDER {
+        sync_build(inner, record, &job)
+            .await
+            .map(|image| (image, builds::SYNC_BUILDER))
+    } else {
+        build_with_builder(inner, &job, log).await
+    };
+    let _ = tokio::fs::remove_dir_all(&job.work).await;
+    result
+}
+
+/// A full build with the builder in use. Under `--builder auto`, the native builder builds
+/// what it can when deployments run as processes, and what buildah cannot for want of base
+/// images (each said in the build log).
+async fn build_with_builder(
+    inner: &Inner,
+    job: &Job,
+    log: &BuildLog,
+) -> Result<(BuiltImage, &'static str), BuildError> {
+    match inner.builder {
+        BuilderKind::Buildah
+            if inner.auto && !inner.containers && native::unbuildable(&job.service).is_none() =>
+        {
+            log.note(
+                "--builder auto: deployments run as processes here, which run what the native builder makes: building with the devfile's build command (with --runtime container, auto builds the Dockerfile with buildah)",
+            );
+            native_build(inner, job).await
+        }
+        BuilderKind::Buildah => match buildah::build(job, &inner.output).await {
+            Err(missing @ BuildError::BaseImagesMissing(_))
+                if inner.auto && native::unbuildable(&job.service).is_none() =>
+            {
+                log.note(&format!(
+                    "--builder auto: buildah cannot build this service ({missing}); \
+                     building it with the native builder instead"
+                ));
+                native_build(inner, job).await
+            }
+            other => other.map(|image| (image, BuilderKind::Buildah.as_str())),
+        },
+        _ => native_build(inner, job).await,
+    }
+}
+
+/// A build with the native builder.
+async fn native_build(inner: &Inner, job: &Job) -> Result<(BuiltImage, &'static str), BuildError> {
+    native::build(job, &inner.output)
+        .await
+        .map(|image| (image, BuilderKind::Native.as_str()))
+}
+
+/// Records the job's end. A success is announced to the deployer and its image scanned
+/// (the scan's summary goes to the build log); a job cancelled meanwhile keeps its row.
+async fn record_outcome(inner: &Inner, record: &BuildRecord, log: &BuildLog, outcome: &Outcome) {
+    let build_id = record.id.as_str();
     let recorded = async {
         let mut tx = inner.db.begin_write().await?;
-        let done = builds::finish(&mut tx, build_id, &outcome).await?;
+        let done = builds::finish(&mut tx, build_id, outcome).await?;
         tx.commit().await?;
         Ok::<bool, sqlx::Error>(done)
     }
@@ -348,7 +381,7 @@ async fn run_job(
             tracing::info!(build_id, ok, "build finished");
             if let Outcome::Succeeded {
                 manifest_digest, ..
-            } = &outcome
+            } = outcome
             {
                 let _ = inner.built.send(record.app_id.clone());
                 let scanned = scan_now(inner, build_id, manifest_digest).await;
@@ -366,7 +399,6 @@ async fn run_job(
         Ok(false) => tracing::info!(build_id, "build ended after it was cancelled"),
         Err(e) => tracing::error!(build_id, error = %e, "cannot record a build's end"),
     }
-    context
 }
 
 /// Scans on a blocking thread and stores the report.

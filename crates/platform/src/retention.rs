@@ -87,57 +87,12 @@ pub async fn prune(
     }
     let _lock = crate::data_dir::lock(data_dir)?;
     let mut tx = db.begin_write().await?;
-    let mut images = BTreeSet::new();
-    // (app, path, version) of the secret versions kept deployments ran with.
-    let mut used = BTreeSet::new();
-    let mut built_for: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for app_id in apps::all_ids(&mut tx).await? {
-        let history = deployments::of_app_newest_first(&mut tx, &app_id).await?;
-        for (index, deployment) in history.iter().enumerate() {
-            let live = matches!(
-                deployment.status,
-                DeploymentStatus::Running | DeploymentStatus::Deploying
-            );
-            if index >= keep && !live {
-                continue;
-            }
-            for service in deployments::services(&mut tx, &deployment.id).await? {
-                images.insert(service.manifest_digest);
-            }
-            for secret in deployments::secrets_of(&mut tx, &deployment.id).await? {
-                used.insert((app_id.clone(), secret.path, secret.version));
-            }
-        }
-        let mut latest_seen = BTreeSet::new();
-        for build in builds::of_app_newest_first(&mut tx, &app_id).await? {
-            let Some(digest) = build.manifest_digest else {
-                continue;
-            };
-            built_for
-                .entry(digest.clone())
-                .or_default()
-                .push(format!("{app_id}/{}", build.service));
-            if build.status == BuildStatus::Succeeded && latest_seen.insert(build.service) {
-                images.insert(digest);
-            }
-        }
-    }
-    let mut secret_versions_removed = Vec::new();
-    for row in secrets::app_secret_versions(&mut tx).await? {
-        let newest = row.version > row.current_version - keep as i64;
-        let ran = used.contains(&(row.app_id.clone(), row.path.clone(), row.version));
-        if newest || ran {
-            continue;
-        }
-        if !dry_run {
-            secrets::delete_version(&mut tx, &row.secret_id, row.version).await?;
-        }
-        secret_versions_removed.push(RemovedSecretVersion {
-            app_id: row.app_id,
-            path: row.path,
-            version: row.version,
-        });
-    }
+    let Kept {
+        images,
+        used,
+        mut built_for,
+    } = kept(&mut tx, keep).await?;
+    let secret_versions_removed = prune_secret_versions(&mut tx, keep, &used, dry_run).await?;
     if dry_run {
         tx.rollback().await?;
     } else {
@@ -145,21 +100,7 @@ pub async fn prune(
     }
 
     let images_kept = images.len();
-    let dir = data_dir.to_owned();
-    let removal = tokio::task::spawn_blocking(move || {
-        let store = slipway_image::store::ImageStore::open(&dir)?;
-        let removal = store.retain(&images, dry_run)?;
-        let layers = if dry_run {
-            0
-        } else {
-            slipway_runtime::layers::prune(&dir, &store)?
-        };
-        Ok::<_, slipway_image::ImageError>((removal, layers))
-    })
-    .await
-    .map_err(|e| PlatformError::Config(format!("the retention pass stopped: {e}")))?
-    .map_err(|e| PlatformError::Config(format!("the image store: {e}")))?;
-    let (removal, unpacked_layers_removed) = removal;
+    let (removal, unpacked_layers_removed) = prune_images(data_dir, images, dry_run).await?;
     let images_removed = removal
         .images
         .into_iter()
@@ -187,4 +128,107 @@ pub async fn prune(
         secret_versions_removed,
         unpacked_layers_removed,
     })
+}
+
+/// What the pass keeps, over every app, and who built each image (for the report).
+struct Kept {
+    /// Manifest digests of the images kept.
+    images: BTreeSet<String>,
+    /// (app, path, version) of the secret versions kept deployments ran with.
+    used: BTreeSet<(String, String, i64)>,
+    /// `app_id/service` of each build that produced an image, by its manifest digest.
+    built_for: BTreeMap<String, Vec<String>>,
+}
+
+/// Collects, app by app, what its newest `keep` deployments (and any still running or
+/// starting) ran and its services' latest succeeded builds: all of it stays.
+async fn kept(tx: &mut crate::db::Tx, keep: usize) -> Result<Kept, PlatformError> {
+    let mut kept = Kept {
+        images: BTreeSet::new(),
+        used: BTreeSet::new(),
+        built_for: BTreeMap::new(),
+    };
+    for app_id in apps::all_ids(tx).await? {
+        let history = deployments::of_app_newest_first(tx, &app_id).await?;
+        for (index, deployment) in history.iter().enumerate() {
+            let live = matches!(
+                deployment.status,
+                DeploymentStatus::Running | DeploymentStatus::Deploying
+            );
+            if index >= keep && !live {
+                continue;
+            }
+            for service in deployments::services(tx, &deployment.id).await? {
+                kept.images.insert(service.manifest_digest);
+            }
+            for secret in deployments::secrets_of(tx, &deployment.id).await? {
+                kept.used
+                    .insert((app_id.clone(), secret.path, secret.version));
+            }
+        }
+        let mut latest_seen = BTreeSet::new();
+        for build in builds::of_app_newest_first(tx, &app_id).await? {
+            let Some(digest) = build.manifest_digest else {
+                continue;
+            };
+            kept.built_for
+                .entry(digest.clone())
+                .or_default()
+                .push(format!("{app_id}/{}", build.service));
+            if build.status == BuildStatus::Succeeded && latest_seen.insert(build.service) {
+                kept.images.insert(digest);
+            }
+        }
+    }
+    Ok(kept)
+}
+
+/// Removes (unless `dry_run`) every app-secret version that is neither among the newest
+/// `keep` of its secret nor `used` by a kept deployment; returns those versions.
+async fn prune_secret_versions(
+    tx: &mut crate::db::Tx,
+    keep: usize,
+    used: &BTreeSet<(String, String, i64)>,
+    dry_run: bool,
+) -> Result<Vec<RemovedSecretVersion>, PlatformError> {
+    let mut removed = Vec::new();
+    for row in secrets::app_secret_versions(tx).await? {
+        let newest = row.version > row.current_version - keep as i64;
+        let ran = used.contains(&(row.app_id.clone(), row.path.clone(), row.version));
+        if newest || ran {
+            continue;
+        }
+        if !dry_run {
+            secrets::delete_version(tx, &row.secret_id, row.version).await?;
+        }
+        removed.push(RemovedSecretVersion {
+            app_id: row.app_id,
+            path: row.path,
+            version: row.version,
+        });
+    }
+    Ok(removed)
+}
+
+/// Removes (unless `dry_run`) every image but `images` from the image store, and the
+/// unpacked copies of the layers that went with them, on a blocking thread.
+async fn prune_images(
+    data_dir: &Path,
+    images: BTreeSet<String>,
+    dry_run: bool,
+) -> Result<(slipway_image::store::Removal, usize), PlatformError> {
+    let dir = data_dir.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let store = slipway_image::store::ImageStore::open(&dir)?;
+        let removal = store.retain(&images, dry_run)?;
+        let layers = if dry_run {
+            0
+        } else {
+            slipway_runtime::layers::prune(&dir, &store)?
+        };
+        Ok::<_, slipway_image::ImageError>((removal, layers))
+    })
+    .await
+    .map_err(|e| PlatformError::Config(format!("the retention pass stopped: {e}")))?
+    .map_err(|e| PlatformError::Config(format!("the image store: {e}")))
 }

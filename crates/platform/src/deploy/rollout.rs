@@ -26,7 +26,43 @@ pub(super) async fn deploy(
         guard = slot.lock.lock() => guard,
         () = token.cancelled() => return,
     };
-    let planned = match &source {
+    let Some(plan) = plan_deployment(inner, app_id, &source).await else {
+        return;
+    };
+    if token.is_cancelled() {
+        return;
+    }
+    let Some(deployment_id) = record_start(inner, app_id, &plan).await else {
+        return;
+    };
+    tracing::info!(app_id, deployment_id, "deployment started");
+    let mut started = Vec::new();
+    let previous = live_services(slot);
+    let outcome =
+        start_services(inner, &plan, &deployment_id, token, &previous, &mut started).await;
+    drop(previous);
+    match outcome {
+        Ok(()) => swap_in(inner, slot, app_id, &plan, &deployment_id, started).await,
+        Err(failure) => {
+            stop_started(inner, &plan, &deployment_id, started).await;
+            if inner.shutdown.is_cancelled() {
+                // Left `deploying`: the next start fails it and deploys again.
+                return;
+            }
+            record_failure(inner, slot, app_id, &deployment_id, &failure).await;
+        }
+    }
+    if let Ok(mut pending) = slot.pending.lock()
+        && pending.as_ref().is_some_and(|(id, _)| *id == ticket)
+    {
+        pending.take();
+    }
+}
+
+/// What the deployment runs, from `source`; `None` when there is nothing to deploy (the app
+/// is disabled or gone, a service has no succeeded build) or the database failed (logged).
+async fn plan_deployment(inner: &Arc<Inner>, app_id: &str, source: &Source) -> Option<Plan> {
+    let planned = match source {
         Source::LatestBuilds(origin) => {
             async {
                 let mut tx = inner.db.begin_read().await?;
@@ -53,17 +89,15 @@ pub(super) async fn deploy(
             plan_from(inner, record, origin).await
         }
     };
-    let plan = match planned {
-        Ok(Some(plan)) => plan,
-        Ok(None) => return,
-        Err(e) => {
-            tracing::error!(app_id, error = %e, "cannot plan a deployment");
-            return;
-        }
-    };
-    if token.is_cancelled() {
-        return;
-    }
+    planned.unwrap_or_else(|e| {
+        tracing::error!(app_id, error = %e, "cannot plan a deployment");
+        None
+    })
+}
+
+/// Records the deployment (its services and their images) and the app `deploying`; returns
+/// the deployment's id, or `None` when that failed (logged).
+async fn record_start(inner: &Inner, app_id: &str, plan: &Plan) -> Option<String> {
     let images: Vec<NewService> = plan
         .order
         .iter()
@@ -77,165 +111,192 @@ pub(super) async fn deploy(
         Ok::<String, sqlx::Error>(id)
     }
     .await;
-    let deployment_id = match created {
-        Ok(id) => id,
+    match created {
+        Ok(id) => Some(id),
         Err(e) => {
             // The app was deleted meanwhile, or the database is unreachable.
             tracing::warn!(app_id, error = %e, "cannot record a deployment");
-            return;
+            None
         }
-    };
-    tracing::info!(app_id, deployment_id, "deployment started");
-    let mut started = Vec::new();
-    let previous: Vec<Arc<LiveService>> = slot
-        .live
+    }
+}
+
+/// The services of the deployment serving now (none when nothing serves).
+fn live_services(slot: &AppSlot) -> Vec<Arc<LiveService>> {
+    slot.live
         .lock()
         .ok()
         .and_then(|l| l.as_ref().map(|l| l.services.clone()))
-        .unwrap_or_default();
-    let outcome =
-        start_services(inner, &plan, &deployment_id, token, &previous, &mut started).await;
-    drop(previous);
-    match outcome {
-        Ok(()) => {
-            let url = app_url(inner, &plan).await;
-            // Only public services are reachable from outside the app; internal ones answer
-            // their dependents only (`<DEP>_URL`).
-            let public: Vec<&str> = plan
-                .order
-                .iter()
-                .filter(|s| s.is_public())
-                .map(|s| s.name.as_str())
-                .collect();
-            let routes = Routes {
-                services: started
-                    .iter()
-                    .filter(|s| public.contains(&s.service.request.service.as_str()))
-                    .map(|s| (s.service.request.service.clone(), s.service.port))
-                    .collect(),
-                primary: plan.primary(),
-            };
-            // The gateway routes to the new instances before the deployment is recorded
-            // RUNNING: whoever reads RUNNING reaches what it runs.
-            if let Ok(mut r) = inner.routes.write() {
-                r.insert(plan.app_name.clone(), routes);
-            }
-            let recorded = async {
-                let mut tx = inner.db.begin_write().await?;
-                deployments::finish(&mut tx, &deployment_id, DeploymentStatus::Running, None)
-                    .await?;
-                deployments::retire_others(
+        .unwrap_or_default()
+}
+
+/// Every service is healthy: the gateway routes to them, the deployment is recorded RUNNING
+/// (the others superseded), it replaces the live deployment (whose instances it did not keep
+/// are stopped) and its services' crashes are watched from now on.
+async fn swap_in(
+    inner: &Arc<Inner>,
+    slot: &Arc<AppSlot>,
+    app_id: &str,
+    plan: &Plan,
+    deployment_id: &str,
+    started: Vec<Started>,
+) {
+    let url = app_url(inner, plan).await;
+    // The gateway routes to the new instances before the deployment is recorded
+    // RUNNING: whoever reads RUNNING reaches what it runs.
+    let routes = routes_of(plan, &started);
+    if let Ok(mut r) = inner.routes.write() {
+        r.insert(plan.app_name.clone(), routes);
+    }
+    record_running(inner, app_id, deployment_id, url.as_deref()).await;
+    let watchers: Vec<(String, supervisor::Watcher)> = started
+        .iter()
+        .map(|s| {
+            (
+                s.service.request.service.clone(),
+                s.service.supervised.watcher(),
+            )
+        })
+        .collect();
+    let live = Live {
+        deployment_id: deployment_id.to_owned(),
+        app_name: plan.app_name.clone(),
+        services: started.into_iter().map(|s| s.service).collect(),
+    };
+    replace_live(inner, slot, live).await;
+    watch_crashes(inner, slot, app_id, deployment_id, watchers);
+    tracing::info!(app_id, deployment_id, "deployment RUNNING");
+}
+
+/// The gateway's routes to the started services. Only public services are reachable from
+/// outside the app; internal ones answer their dependents only (`<DEP>_URL`).
+fn routes_of(plan: &Plan, started: &[Started]) -> Routes {
+    let public: Vec<&str> = plan
+        .order
+        .iter()
+        .filter(|s| s.is_public())
+        .map(|s| s.name.as_str())
+        .collect();
+    Routes {
+        services: started
+            .iter()
+            .filter(|s| public.contains(&s.service.request.service.as_str()))
+            .map(|s| (s.service.request.service.clone(), s.service.port))
+            .collect(),
+        primary: plan.primary(),
+    }
+}
+
+/// Records the deployment RUNNING, the app's other deployments superseded and the app
+/// running at `url` (a failure is logged: the deployment serves anyway).
+async fn record_running(inner: &Inner, app_id: &str, deployment_id: &str, url: Option<&str>) {
+    let recorded = async {
+        let mut tx = inner.db.begin_write().await?;
+        deployments::finish(&mut tx, deployment_id, DeploymentStatus::Running, None).await?;
+        deployments::retire_others(
+            &mut tx,
+            app_id,
+            Some(deployment_id),
+            DeploymentStatus::Superseded,
+            None,
+        )
+        .await?;
+        apps::set_status(&mut tx, app_id, AppStatus::Running, url).await?;
+        tx.commit().await
+    }
+    .await;
+    if let Err(e) = recorded {
+        tracing::error!(app_id, error = %e, "cannot record a healthy deployment");
+    }
+}
+
+/// Makes `live` the deployment serving now and stops the one it replaces, except the
+/// instances `live` kept.
+async fn replace_live(inner: &Inner, slot: &AppSlot, live: Live) {
+    let kept = live.services.clone();
+    let old = slot.live.lock().ok().and_then(|mut l| l.replace(live));
+    if let Some(mut old) = old {
+        // What the new deployment kept running is its now, not the old one's to stop.
+        old.services
+            .retain(|s| !kept.iter().any(|k| Arc::ptr_eq(k, s)));
+        stop_live(inner, old, true).await;
+    }
+}
+
+/// Stops what a failed deployment started (discarding it unless the server is shutting
+/// down); instances kept from the live deployment go on serving it.
+async fn stop_started(inner: &Inner, plan: &Plan, deployment_id: &str, started: Vec<Started>) {
+    let live: Vec<Arc<LiveService>> = started
+        .into_iter()
+        .filter(|s| !s.kept)
+        .map(|s| s.service)
+        .collect();
+    stop_live(
+        inner,
+        Live {
+            deployment_id: deployment_id.to_owned(),
+            app_name: plan.app_name.clone(),
+            services: live,
+        },
+        !inner.shutdown.is_cancelled(),
+    )
+    .await;
+}
+
+/// Records how a deployment that did not go live ended: STOPPED when cancelled; FAILED
+/// otherwise, the app back to running when a deployment still serves, else the app FAILED
+/// and its older deployments stopped.
+async fn record_failure(
+    inner: &Inner,
+    slot: &AppSlot,
+    app_id: &str,
+    deployment_id: &str,
+    failure: &Failure,
+) {
+    let has_live = slot.live.lock().map(|l| l.is_some()).unwrap_or(false);
+    let recorded = async {
+        let mut tx = inner.db.begin_write().await?;
+        match failure {
+            Failure::Cancelled => {
+                deployments::finish(
                     &mut tx,
-                    app_id,
-                    Some(&deployment_id),
-                    DeploymentStatus::Superseded,
-                    None,
+                    deployment_id,
+                    DeploymentStatus::Stopped,
+                    Some("cancelled by a newer deployment, a disable or a delete"),
                 )
                 .await?;
-                apps::set_status(&mut tx, app_id, AppStatus::Running, url.as_deref()).await?;
-                tx.commit().await
             }
-            .await;
-            if let Err(e) = recorded {
-                tracing::error!(app_id, error = %e, "cannot record a healthy deployment");
-            }
-            let watchers: Vec<(String, supervisor::Watcher)> = started
-                .iter()
-                .map(|s| {
-                    (
-                        s.service.request.service.clone(),
-                        s.service.supervised.watcher(),
+            Failure::Failed(reason) => {
+                deployments::finish(
+                    &mut tx,
+                    deployment_id,
+                    DeploymentStatus::Failed,
+                    Some(reason),
+                )
+                .await?;
+                if has_live {
+                    apps::set_status(&mut tx, app_id, AppStatus::Running, None).await?;
+                } else {
+                    deployments::retire_others(
+                        &mut tx,
+                        app_id,
+                        None,
+                        DeploymentStatus::Stopped,
+                        Some("a newer deployment failed while nothing was serving"),
                     )
-                })
-                .collect();
-            let live = Live {
-                deployment_id: deployment_id.clone(),
-                app_name: plan.app_name.clone(),
-                services: started.into_iter().map(|s| s.service).collect(),
-            };
-            let kept = live.services.clone();
-            let old = slot.live.lock().ok().and_then(|mut l| l.replace(live));
-            if let Some(mut old) = old {
-                // What the new deployment kept running is its now, not the old one's to stop.
-                old.services
-                    .retain(|s| !kept.iter().any(|k| Arc::ptr_eq(k, s)));
-                stop_live(inner, old, true).await;
-            }
-            watch_crashes(inner, slot, app_id, &deployment_id, watchers);
-            tracing::info!(app_id, deployment_id, "deployment RUNNING");
-        }
-        Err(failure) => {
-            // Instances kept from the live deployment go on serving it.
-            let live: Vec<Arc<LiveService>> = started
-                .into_iter()
-                .filter(|s| !s.kept)
-                .map(|s| s.service)
-                .collect();
-            stop_live(
-                inner,
-                Live {
-                    deployment_id: deployment_id.clone(),
-                    app_name: plan.app_name.clone(),
-                    services: live,
-                },
-                !inner.shutdown.is_cancelled(),
-            )
-            .await;
-            if inner.shutdown.is_cancelled() {
-                // Left `deploying`: the next start fails it and deploys again.
-                return;
-            }
-            let has_live = slot.live.lock().map(|l| l.is_some()).unwrap_or(false);
-            let recorded = async {
-                let mut tx = inner.db.begin_write().await?;
-                match &failure {
-                    Failure::Cancelled => {
-                        deployments::finish(
-                            &mut tx,
-                            &deployment_id,
-                            DeploymentStatus::Stopped,
-                            Some("cancelled by a newer deployment, a disable or a delete"),
-                        )
-                        .await?;
-                    }
-                    Failure::Failed(reason) => {
-                        deployments::finish(
-                            &mut tx,
-                            &deployment_id,
-                            DeploymentStatus::Failed,
-                            Some(reason),
-                        )
-                        .await?;
-                        if has_live {
-                            apps::set_status(&mut tx, app_id, AppStatus::Running, None).await?;
-                        } else {
-                            deployments::retire_others(
-                                &mut tx,
-                                app_id,
-                                None,
-                                DeploymentStatus::Stopped,
-                                Some("a newer deployment failed while nothing was serving"),
-                            )
-                            .await?;
-                            apps::set_status(&mut tx, app_id, AppStatus::Failed, None).await?;
-                        }
-                    }
+                    .await?;
+                    apps::set_status(&mut tx, app_id, AppStatus::Failed, None).await?;
                 }
-                tx.commit().await
-            }
-            .await;
-            if let Err(e) = recorded {
-                tracing::error!(app_id, error = %e, "cannot record a deployment's end");
-            }
-            if let Failure::Failed(reason) = &failure {
-                tracing::warn!(app_id, deployment_id, %reason, "deployment FAILED");
             }
         }
+        tx.commit().await
     }
-    if let Ok(mut pending) = slot.pending.lock()
-        && pending.as_ref().is_some_and(|(id, _)| *id == ticket)
-    {
-        pending.take();
+    .await;
+    if let Err(e) = recorded {
+        tracing::error!(app_id, error = %e, "cannot record a deployment's end");
+    }
+    if let Failure::Failed(reason) = failure {
+        tracing::warn!(app_id, deployment_id, %reason, "deployment FAILED");
     }
 }
 
@@ -288,148 +349,242 @@ pub(super) async fn start_services(
     let mut ports: HashMap<String, u16> = HashMap::new();
     for spec in &plan.order {
         let image = &plan.images[&spec.name];
-        let request = ImageRequest {
-            app_id: plan.app_id.clone(),
-            service: spec.name.clone(),
-            deployment_id: deployment_id.to_owned(),
-            digest: image.manifest_digest.clone(),
-            limits: runtime::Limits {
-                memory_bytes: spec.memory_limit.or(inner.default_limits.memory_bytes),
-                cpu_millis: spec.cpu_limit.or(inner.default_limits.cpu_millis),
-            },
+        let request = image_request(inner, plan, spec, deployment_id, image);
+        let env = service_env(inner, plan, spec, deployment_id, &ports).await?;
+        let run = ServiceRun {
+            request,
+            config: config_digest(&image.manifest_digest, &env),
+            env,
+            log: log_path(&inner.data_dir, deployment_id, &spec.name),
         };
-        let mut env = Vec::new();
-        for dep in &spec.depends_on {
-            if let Some(p) = ports.get(dep) {
-                env.push((
-                    dependency_variable(dep),
-                    inner.runtime.dependency_url(dep, *p),
-                ));
-            }
-        }
-        // The app's secrets go first; what the platform sets (PORT, <DEP>_URL) wins.
-        let pinned = plan
-            .pinned_secrets
-            .as_ref()
-            .map(|by_service| by_service.get(&spec.name).cloned().unwrap_or_default());
-        let secrets = crate::vault::env::for_service(
-            &inner.db,
-            &inner.vault,
-            &plan.app_id,
-            &spec.name,
-            &spec.secrets,
-            pinned.as_ref(),
-        )
-        .await
-        .map_err(Failure::Failed)?;
-        let recorded = async {
-            let mut tx = inner.db.begin_write().await?;
-            for (path, version) in &secrets.used {
-                deployments::record_secret(&mut tx, deployment_id, &spec.name, path, *version)
-                    .await?;
-            }
-            tx.commit().await
-        }
-        .await;
-        if let Err(e) = recorded {
-            return Err(Failure::Failed(format!(
-                "cannot record the secret versions of service {}: {e}",
-                spec.name
-            )));
-        }
-        // The devfile's `env` first (every builder's image gets it, not only the native
-        // builder's), then the app's secrets, then what the platform sets: a later source
-        // wins over an earlier one of the same name. `PORT` is the platform's alone.
-        let mut layered: Vec<(String, String)> = Vec::new();
-        let declared = spec.env.iter().map(|v| (v.name.clone(), v.value.clone()));
-        let app_set = declared
-            .chain(secrets.env)
-            .filter(|(name, _)| name != "PORT");
-        for (name, value) in app_set.chain(env) {
-            layered.retain(|(n, _)| *n != name);
-            layered.push((name, value));
-        }
-        let mut env = layered;
-        let config = config_digest(&image.manifest_digest, &env);
-        let log = log_path(&inner.data_dir, deployment_id, &spec.name);
-        if let Some(kept) = previous.iter().find(|s| {
-            s.request.service == spec.name
-                && s.config == config
-                && s.request.limits == request.limits
-        }) {
-            keep_instance(inner, deployment_id, &spec.name, kept, &log).await;
-            ports.insert(spec.name.clone(), kept.port);
+        let port = if let Some(kept) = unchanged_instance(previous, spec, &run) {
+            keep_instance(inner, deployment_id, &spec.name, kept, &run.log).await;
             started.push(Started {
                 service: Arc::clone(kept),
                 kept: true,
             });
-            continue;
-        }
-        let runtime = Arc::clone(&inner.runtime);
-        let req = request.clone();
-        let prepared = tokio::task::spawn_blocking(move || runtime.prepare(&req))
-            .await
-            .map_err(|e| Failure::Failed(format!("service {}: {e}", spec.name)))?;
-        let prepared = match prepared {
-            Ok(p) => p,
-            Err(e) => {
-                mark_service(inner, deployment_id, &spec.name, ServiceStatus::Failed).await;
-                return Err(Failure::Failed(format!(
-                    "service {} was refused: {e}",
-                    spec.name
-                )));
-            }
+            kept.port
+        } else {
+            start_service(inner, spec, deployment_id, run, token, started).await?
         };
-        let port = free_port()
-            .map_err(|e| Failure::Failed(format!("no free port for service {}: {e}", spec.name)))?;
-        env.push(("PORT".to_owned(), port.to_string()));
-        let recorded = async {
-            let mut tx = inner.db.begin_write().await?;
-            deployments::service_started(&mut tx, deployment_id, &spec.name, Some(port)).await?;
-            tx.commit().await
-        }
-        .await;
-        if let Err(e) = recorded {
-            tracing::warn!(deployment_id, error = %e, "cannot record a service start");
-        }
-        let supervised = supervisor::spawn(
-            Arc::clone(&inner.runtime),
-            Launch {
-                image: prepared,
-                env,
-                log: log.clone(),
-                service: spec.name.clone(),
-            },
-            // Children of the shutdown token, not of this deployment's: cancelling a
-            // deployment after it went live (a newer build arriving) must not stop it.
-            &inner.shutdown,
-            &inner.tracker,
-        );
-        let state = Arc::clone(&supervised.state);
-        started.push(Started {
-            service: Arc::new(LiveService {
-                request,
-                supervised,
-                port,
-                config,
-                log: log.clone(),
-            }),
-            kept: false,
-        });
-        let result = wait_healthy(inner, spec, port, &state, &log, token).await;
-        match &result {
-            Ok(()) => {
-                mark_service(inner, deployment_id, &spec.name, ServiceStatus::Healthy).await;
-            }
-            Err(Failure::Failed(_)) => {
-                mark_service(inner, deployment_id, &spec.name, ServiceStatus::Failed).await;
-            }
-            Err(Failure::Cancelled) => {}
-        }
-        result?;
         ports.insert(spec.name.clone(), port);
     }
     Ok(())
+}
+
+/// What one service of a deployment runs.
+struct ServiceRun {
+    request: ImageRequest,
+    /// Its environment, without `PORT`.
+    env: Vec<(String, String)>,
+    /// See `LiveService::config`.
+    config: [u8; 32],
+    /// Its runtime log.
+    log: PathBuf,
+}
+
+/// The runtime's request for `spec`'s image, with its limits (the devfile's, else the
+/// platform's defaults).
+fn image_request(
+    inner: &Inner,
+    plan: &Plan,
+    spec: &ServiceSpec,
+    deployment_id: &str,
+    image: &NewService,
+) -> ImageRequest {
+    ImageRequest {
+        app_id: plan.app_id.clone(),
+        service: spec.name.clone(),
+        deployment_id: deployment_id.to_owned(),
+        digest: image.manifest_digest.clone(),
+        limits: runtime::Limits {
+            memory_bytes: spec.memory_limit.or(inner.default_limits.memory_bytes),
+            cpu_millis: spec.cpu_limit.or(inner.default_limits.cpu_millis),
+        },
+    }
+}
+
+/// `spec`'s environment without `PORT`: the devfile's `env`, the app's secrets (whose
+/// versions are recorded with the deployment) and its dependencies' URLs (`ports` holds
+/// where the started ones listen).
+async fn service_env(
+    inner: &Inner,
+    plan: &Plan,
+    spec: &ServiceSpec,
+    deployment_id: &str,
+    ports: &HashMap<String, u16>,
+) -> Result<Vec<(String, String)>, Failure> {
+    let mut env = Vec::new();
+    for dep in &spec.depends_on {
+        if let Some(p) = ports.get(dep) {
+            env.push((
+                dependency_variable(dep),
+                inner.runtime.dependency_url(dep, *p),
+            ));
+        }
+    }
+    // The app's secrets go first; what the platform sets (PORT, <DEP>_URL) wins.
+    let pinned = plan
+        .pinned_secrets
+        .as_ref()
+        .map(|by_service| by_service.get(&spec.name).cloned().unwrap_or_default());
+    let secrets = crate::vault::env::for_service(
+        &inner.db,
+        &inner.vault,
+        &plan.app_id,
+        &spec.name,
+        &spec.secrets,
+        pinned.as_ref(),
+    )
+    .await
+    .map_err(Failure::Failed)?;
+    record_secret_versions(inner, deployment_id, &spec.name, &secrets.used).await?;
+    Ok(layered_env(spec, secrets.env, env))
+}
+
+/// Records which version of each secret `service` of the deployment runs with (a rollback
+/// gives it those again).
+async fn record_secret_versions(
+    inner: &Inner,
+    deployment_id: &str,
+    service: &str,
+    used: &[(String, i64)],
+) -> Result<(), Failure> {
+    let recorded = async {
+        let mut tx = inner.db.begin_write().await?;
+        for (path, version) in used {
+            deployments::record_secret(&mut tx, deployment_id, service, path, *version).await?;
+        }
+        tx.commit().await
+    }
+    .await;
+    recorded.map_err(|e| {
+        Failure::Failed(format!(
+            "cannot record the secret versions of service {service}: {e}"
+        ))
+    })
+}
+
+/// The devfile's `env` first (every builder's image gets it, not only the native
+/// builder's), then the app's secrets, then what the platform sets: a later source
+/// wins over an earlier one of the same name. `PORT` is the platform's alone.
+fn layered_env(
+    spec: &ServiceSpec,
+    secrets: Vec<(String, String)>,
+    platform: Vec<(String, String)>,
+) -> Vec<(String, String)> {
+    let mut layered: Vec<(String, String)> = Vec::new();
+    let declared = spec.env.iter().map(|v| (v.name.clone(), v.value.clone()));
+    let app_set = declared.chain(secrets).filter(|(name, _)| name != "PORT");
+    for (name, value) in app_set.chain(platform) {
+        layered.retain(|(n, _)| *n != name);
+        layered.push((name, value));
+    }
+    layered
+}
+
+/// The live deployment's instance of `spec` when it runs exactly `run` (same image,
+/// environment and limits): the new deployment keeps it.
+fn unchanged_instance<'a>(
+    previous: &'a [Arc<LiveService>],
+    spec: &ServiceSpec,
+    run: &ServiceRun,
+) -> Option<&'a Arc<LiveService>> {
+    previous.iter().find(|s| {
+        s.request.service == spec.name
+            && s.config == run.config
+            && s.request.limits == run.request.limits
+    })
+}
+
+/// Starts a new instance of `spec` on a free port (pushed to `started`) and waits until it
+/// is healthy; returns its port.
+async fn start_service(
+    inner: &Arc<Inner>,
+    spec: &ServiceSpec,
+    deployment_id: &str,
+    run: ServiceRun,
+    token: &CancellationToken,
+    started: &mut Vec<Started>,
+) -> Result<u16, Failure> {
+    let ServiceRun {
+        request,
+        mut env,
+        config,
+        log,
+    } = run;
+    let prepared = prepare_image(inner, spec, deployment_id, &request).await?;
+    let port = free_port()
+        .map_err(|e| Failure::Failed(format!("no free port for service {}: {e}", spec.name)))?;
+    env.push(("PORT".to_owned(), port.to_string()));
+    let recorded = async {
+        let mut tx = inner.db.begin_write().await?;
+        deployments::service_started(&mut tx, deployment_id, &spec.name, Some(port)).await?;
+        tx.commit().await
+    }
+    .await;
+    if let Err(e) = recorded {
+        tracing::warn!(deployment_id, error = %e, "cannot record a service start");
+    }
+    let supervised = supervisor::spawn(
+        Arc::clone(&inner.runtime),
+        Launch {
+            image: prepared,
+            env,
+            log: log.clone(),
+            service: spec.name.clone(),
+        },
+        // Children of the shutdown token, not of this deployment's: cancelling a
+        // deployment after it went live (a newer build arriving) must not stop it.
+        &inner.shutdown,
+        &inner.tracker,
+    );
+    let state = Arc::clone(&supervised.state);
+    started.push(Started {
+        service: Arc::new(LiveService {
+            request,
+            supervised,
+            port,
+            config,
+            log: log.clone(),
+        }),
+        kept: false,
+    });
+    let result = wait_healthy(inner, spec, port, &state, &log, token).await;
+    match &result {
+        Ok(()) => {
+            mark_service(inner, deployment_id, &spec.name, ServiceStatus::Healthy).await;
+        }
+        Err(Failure::Failed(_)) => {
+            mark_service(inner, deployment_id, &spec.name, ServiceStatus::Failed).await;
+        }
+        Err(Failure::Cancelled) => {}
+    }
+    result.map(|()| port)
+}
+
+/// Prepares `request`'s image on a blocking thread; a refusal marks the service failed.
+async fn prepare_image(
+    inner: &Inner,
+    spec: &ServiceSpec,
+    deployment_id: &str,
+    request: &ImageRequest,
+) -> Result<runtime::PreparedImage, Failure> {
+    let runtime = Arc::clone(&inner.runtime);
+    let req = request.clone();
+    let prepared = tokio::task::spawn_blocking(move || runtime.prepare(&req))
+        .await
+        .map_err(|e| Failure::Failed(format!("service {}: {e}", spec.name)))?;
+    match prepared {
+        Ok(p) => Ok(p),
+        Err(e) => {
+            mark_service(inner, deployment_id, &spec.name, ServiceStatus::Failed).await;
+            Err(Failure::Failed(format!(
+                "service {} was refused: {e}",
+                spec.name
+            )))
+        }
+    }
 }
 
 /// What a service runs, as a digest (see `LiveService::config`).
