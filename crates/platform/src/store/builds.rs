@@ -64,6 +64,13 @@ const COLUMNS: &str = "id, app_id, service, status, builder, devfile, context_id
                        context_encoding, image_uri, manifest_digest, error, created_at, \
                        started_at, finished_at";
 
+/// An app's builds, newest first.
+const HISTORY: super::AppHistory<BuildRecord> = super::AppHistory {
+    table: "build",
+    columns: COLUMNS,
+    read: record,
+};
+
 fn record(row: &AnyRow) -> Result<BuildRecord, sqlx::Error> {
     let status: String = row.try_get(3)?;
     Ok(BuildRecord {
@@ -249,13 +256,7 @@ pub async fn of_app_newest_first(
     tx: &mut Tx,
     app_id: &str,
 ) -> Result<Vec<BuildRecord>, sqlx::Error> {
-    let sql =
-        format!("SELECT {COLUMNS} FROM build WHERE app_id = $1 ORDER BY created_at DESC, id DESC");
-    let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-        .bind(app_id.to_owned())
-        .fetch_all(&mut **tx)
-        .await?;
-    rows.iter().map(record).collect()
+    HISTORY.newest_first(tx, app_id).await
 }
 
 /// One page of `app_id`'s jobs, newest first: at most `limit`, all older than `before`
@@ -266,20 +267,7 @@ pub async fn page_of_app(
     before: Option<(i64, String)>,
     limit: u32,
 ) -> Result<Vec<BuildRecord>, sqlx::Error> {
-    let (created, id) = before.unwrap_or((i64::MAX, String::new()));
-    let sql = format!(
-        "SELECT {COLUMNS} FROM build WHERE app_id = $1 \
-         AND (created_at < $2 OR (created_at = $2 AND id < $3)) \
-         ORDER BY created_at DESC, id DESC LIMIT $4"
-    );
-    let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-        .bind(app_id.to_owned())
-        .bind(created)
-        .bind(id)
-        .bind(i64::from(limit))
-        .fetch_all(&mut **tx)
-        .await?;
-    rows.iter().map(record).collect()
+    HISTORY.page(tx, app_id, before, limit).await
 }
 
 /// `(build id, service)` of the newest build of each service of `app_id` (what a live log

@@ -95,6 +95,13 @@ fn decode<T>(raw: String, parse: fn(&str) -> Option<T>) -> Result<T, sqlx::Error
     parse(&raw).ok_or_else(|| sqlx::Error::Decode(format!("unknown status {raw:?}").into()))
 }
 
+/// An app's deployments, newest first.
+const HISTORY: super::AppHistory<DeploymentRecord> = super::AppHistory {
+    table: "deployment",
+    columns: COLUMNS,
+    read: record,
+};
+
 fn record(row: &AnyRow) -> Result<DeploymentRecord, sqlx::Error> {
     Ok(DeploymentRecord {
         id: row.try_get(0)?,
@@ -227,20 +234,7 @@ pub async fn page_of_app(
     before: Option<(i64, String)>,
     limit: u32,
 ) -> Result<Vec<DeploymentRecord>, sqlx::Error> {
-    let (created, id) = before.unwrap_or((i64::MAX, String::new()));
-    let sql = format!(
-        "SELECT {COLUMNS} FROM deployment WHERE app_id = $1 \
-         AND (created_at < $2 OR (created_at = $2 AND id < $3)) \
-         ORDER BY created_at DESC, id DESC LIMIT $4"
-    );
-    let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-        .bind(app_id.to_owned())
-        .bind(created)
-        .bind(id)
-        .bind(i64::from(limit))
-        .fetch_all(&mut **tx)
-        .await?;
-    rows.iter().map(record).collect()
+    HISTORY.page(tx, app_id, before, limit).await
 }
 
 /// Every deployment of `app_id`, newest first.
@@ -248,14 +242,7 @@ pub async fn of_app_newest_first(
     tx: &mut Tx,
     app_id: &str,
 ) -> Result<Vec<DeploymentRecord>, sqlx::Error> {
-    let sql = format!(
-        "SELECT {COLUMNS} FROM deployment WHERE app_id = $1 ORDER BY created_at DESC, id DESC"
-    );
-    let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-        .bind(app_id.to_owned())
-        .fetch_all(&mut **tx)
-        .await?;
-    rows.iter().map(record).collect()
+    HISTORY.newest_first(tx, app_id).await
 }
 
 /// The services of deployment `id`, in name order.
