@@ -1,96 +1,80 @@
 //! Lifecycle states, each with the one spelling it is stored and shown with.
 
-use serde::Serialize;
-
-/// Lifecycle state of an app. The spec names `deploying`, `RUNNING`, `FAILED` and
-/// `suspended` (with its spelling); `registered` is the state of an app that has a name,
-/// principal and access control but has never been built.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum AppStatus {
-    /// Registered, never built or deployed.
-    #[serde(rename = "registered")]
-    Registered,
-    /// A deployment is starting.
-    #[serde(rename = "deploying")]
-    Deploying,
-    /// Every service answers its health check.
-    #[serde(rename = "RUNNING")]
-    Running,
-    /// A service exits repeatedly or never became healthy.
-    #[serde(rename = "FAILED")]
-    Failed,
-    /// Disabled: processes stopped, app kept.
-    #[serde(rename = "suspended")]
-    Suspended,
-}
-
-impl AppStatus {
-    /// The stored (and displayed) spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AppStatus::Registered => "registered",
-            AppStatus::Deploying => "deploying",
-            AppStatus::Running => "RUNNING",
-            AppStatus::Failed => "FAILED",
-            AppStatus::Suspended => "suspended",
+/// Defines an enum whose every variant has one spelling, written once next to it: the stored
+/// and the displayed (serialised) form. Gives `ALL`, `as_str`, `parse` and `Serialize`.
+macro_rules! spelled_enum {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident {
+            $( $(#[$variant_meta:meta])* $variant:ident = $spelling:literal, )+
         }
-    }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum $name {
+            $( $(#[$variant_meta])* $variant, )+
+        }
 
-    /// The status a stored spelling stands for.
-    pub fn parse(raw: &str) -> Option<Self> {
-        [
-            AppStatus::Registered,
-            AppStatus::Deploying,
-            AppStatus::Running,
-            AppStatus::Failed,
-            AppStatus::Suspended,
-        ]
-        .into_iter()
-        .find(|s| s.as_str() == raw)
+        impl $name {
+            /// Every value, in declaration order.
+            pub const ALL: [$name; [$($spelling),+].len()] = [$($name::$variant),+];
+
+            /// The stored (and displayed) spelling.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $( $name::$variant => $spelling, )+
+                }
+            }
+
+            /// The value a stored spelling stands for.
+            pub fn parse(raw: &str) -> Option<Self> {
+                Self::ALL.into_iter().find(|s| s.as_str() == raw)
+            }
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(self.as_str())
+            }
+        }
+    };
+}
+
+spelled_enum! {
+    /// Lifecycle state of an app. The spec names `deploying`, `RUNNING`, `FAILED` and
+    /// `suspended` (with its spelling); `registered` is the state of an app that has a name,
+    /// principal and access control but has never been built.
+    pub enum AppStatus {
+        /// Registered, never built or deployed.
+        Registered = "registered",
+        /// A deployment is starting.
+        Deploying = "deploying",
+        /// Every service answers its health check.
+        Running = "RUNNING",
+        /// A service exits repeatedly or never became healthy.
+        Failed = "FAILED",
+        /// Disabled: processes stopped, app kept.
+        Suspended = "suspended",
     }
 }
 
-/// Where a build job is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BuildStatus {
-    /// Waiting for a free build slot.
-    Queued,
-    /// Running.
-    InProgress,
-    /// Finished with an image.
-    Succeeded,
-    /// Finished without an image; `error` says why.
-    Failed,
-    /// Stopped by a cancel request.
-    Cancelled,
+spelled_enum! {
+    /// Where a build job is in its life.
+    pub enum BuildStatus {
+        /// Waiting for a free build slot.
+        Queued = "queued",
+        /// Running.
+        InProgress = "in_progress",
+        /// Finished with an image.
+        Succeeded = "succeeded",
+        /// Finished without an image; `error` says why.
+        Failed = "failed",
+        /// Stopped by a cancel request.
+        Cancelled = "cancelled",
+    }
 }
 
 impl BuildStatus {
-    /// The stored (and displayed) spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            BuildStatus::Queued => "queued",
-            BuildStatus::InProgress => "in_progress",
-            BuildStatus::Succeeded => "succeeded",
-            BuildStatus::Failed => "failed",
-            BuildStatus::Cancelled => "cancelled",
-        }
-    }
-
-    /// The status a stored spelling stands for.
-    pub fn parse(raw: &str) -> Option<Self> {
-        [
-            BuildStatus::Queued,
-            BuildStatus::InProgress,
-            BuildStatus::Succeeded,
-            BuildStatus::Failed,
-            BuildStatus::Cancelled,
-        ]
-        .into_iter()
-        .find(|s| s.as_str() == raw)
-    }
-
     /// True once the job can no longer change.
     pub fn is_finished(self) -> bool {
         matches!(
@@ -100,132 +84,49 @@ impl BuildStatus {
     }
 }
 
-/// Status of a deployment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum DeploymentStatus {
-    /// Starting its services.
-    #[serde(rename = "deploying")]
-    Deploying,
-    /// Every service healthy; serving.
-    #[serde(rename = "RUNNING")]
-    Running,
-    /// Never became healthy; `reason` says why.
-    #[serde(rename = "FAILED")]
-    Failed,
-    /// Stopped by a disable or a delete.
-    #[serde(rename = "stopped")]
-    Stopped,
-    /// Replaced by a newer healthy deployment.
-    #[serde(rename = "superseded")]
-    Superseded,
-}
-
-impl DeploymentStatus {
-    /// Every status.
-    pub const ALL: [DeploymentStatus; 5] = [
-        DeploymentStatus::Deploying,
-        DeploymentStatus::Running,
-        DeploymentStatus::Failed,
-        DeploymentStatus::Stopped,
-        DeploymentStatus::Superseded,
-    ];
-
-    /// The stored (and displayed) spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DeploymentStatus::Deploying => "deploying",
-            DeploymentStatus::Running => "RUNNING",
-            DeploymentStatus::Failed => "FAILED",
-            DeploymentStatus::Stopped => "stopped",
-            DeploymentStatus::Superseded => "superseded",
-        }
-    }
-
-    /// The status a stored spelling stands for.
-    pub fn parse(raw: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|s| s.as_str() == raw)
+spelled_enum! {
+    /// Status of a deployment.
+    pub enum DeploymentStatus {
+        /// Starting its services.
+        Deploying = "deploying",
+        /// Every service healthy; serving.
+        Running = "RUNNING",
+        /// Never became healthy; `reason` says why.
+        Failed = "FAILED",
+        /// Stopped by a disable or a delete.
+        Stopped = "stopped",
+        /// Replaced by a newer healthy deployment.
+        Superseded = "superseded",
     }
 }
 
-/// Why a deployment was started.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DeploymentCause {
-    /// A build of the app succeeded.
-    Build,
-    /// The app was enabled again.
-    Enable,
-    /// A user went back to an earlier deployment.
-    Rollback,
-    /// The server restarted and brought back what ran.
-    Restart,
-}
-
-impl DeploymentCause {
-    /// Every cause.
-    pub const ALL: [DeploymentCause; 4] = [
-        DeploymentCause::Build,
-        DeploymentCause::Enable,
-        DeploymentCause::Rollback,
-        DeploymentCause::Restart,
-    ];
-
-    /// The stored (and displayed) spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DeploymentCause::Build => "build",
-            DeploymentCause::Enable => "enable",
-            DeploymentCause::Rollback => "rollback",
-            DeploymentCause::Restart => "restart",
-        }
-    }
-
-    /// The cause a stored spelling stands for.
-    pub fn parse(raw: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|s| s.as_str() == raw)
+spelled_enum! {
+    /// Why a deployment was started.
+    pub enum DeploymentCause {
+        /// A build of the app succeeded.
+        Build = "build",
+        /// The app was enabled again.
+        Enable = "enable",
+        /// A user went back to an earlier deployment.
+        Rollback = "rollback",
+        /// The server restarted and brought back what ran.
+        Restart = "restart",
     }
 }
 
-/// Status of one service of a deployment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ServiceStatus {
-    /// Not started yet (waiting for its dependencies).
-    Pending,
-    /// Started, not yet healthy.
-    Starting,
-    /// Answered its health check.
-    Healthy,
-    /// Exited repeatedly or never became healthy.
-    Failed,
-    /// Stopped.
-    Stopped,
-}
-
-impl ServiceStatus {
-    /// Every status.
-    pub const ALL: [ServiceStatus; 5] = [
-        ServiceStatus::Pending,
-        ServiceStatus::Starting,
-        ServiceStatus::Healthy,
-        ServiceStatus::Failed,
-        ServiceStatus::Stopped,
-    ];
-
-    /// The stored (and displayed) spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ServiceStatus::Pending => "pending",
-            ServiceStatus::Starting => "starting",
-            ServiceStatus::Healthy => "healthy",
-            ServiceStatus::Failed => "failed",
-            ServiceStatus::Stopped => "stopped",
-        }
-    }
-
-    /// The status a stored spelling stands for.
-    pub fn parse(raw: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|s| s.as_str() == raw)
+spelled_enum! {
+    /// Status of one service of a deployment.
+    pub enum ServiceStatus {
+        /// Not started yet (waiting for its dependencies).
+        Pending = "pending",
+        /// Started, not yet healthy.
+        Starting = "starting",
+        /// Answered its health check.
+        Healthy = "healthy",
+        /// Exited repeatedly or never became healthy.
+        Failed = "failed",
+        /// Stopped.
+        Stopped = "stopped",
     }
 }
 
@@ -243,6 +144,23 @@ mod tests {
             assert_eq!(ServiceStatus::parse(s.as_str()), Some(s));
             assert_eq!(serde_json::to_value(s).unwrap(), s.as_str());
         }
+        for s in AppStatus::ALL {
+            assert_eq!(AppStatus::parse(s.as_str()), Some(s));
+            assert_eq!(serde_json::to_value(s).unwrap(), s.as_str());
+        }
+        for s in BuildStatus::ALL {
+            assert_eq!(BuildStatus::parse(s.as_str()), Some(s));
+            assert_eq!(serde_json::to_value(s).unwrap(), s.as_str());
+        }
+        for s in DeploymentCause::ALL {
+            assert_eq!(DeploymentCause::parse(s.as_str()), Some(s));
+            assert_eq!(serde_json::to_value(s).unwrap(), s.as_str());
+        }
+        assert_eq!(serde_json::to_value(AppStatus::Running).unwrap(), "RUNNING");
+        assert_eq!(
+            serde_json::to_value(BuildStatus::InProgress).unwrap(),
+            "in_progress"
+        );
         assert_eq!(DeploymentStatus::parse("running"), None);
     }
 }
