@@ -114,6 +114,12 @@ class Session:
             text,
         )
 
+    def tab(self, name):
+        """Opens a page of the open app by its tab (the Apps view's tab bar)."""
+        self.click(f"#app-tabs [data-tab={name}]")
+        self.wait_for(f"#app-tabs [data-tab={name}][aria-selected=true]")
+        self.wait_for(f"#app-tabs-{name}-panel:not([hidden])")
+
     def texts(self, css):
         return self.read("return Array.from(document.querySelectorAll(arguments[0])).map(e => e.innerText);", css)
 
@@ -225,10 +231,12 @@ class DesktopTest(unittest.TestCase):
         s.wait_text("#register-result", lambda t: "registered desk-reg" in t, timeout=60)
         s.wait_text("#app-name", lambda t: t == "Desk Reg")
         s.wait_text("#apps-list", lambda t: "desk-reg" in t)
+        s.tab("access")
         s.wait_text("#access-table", lambda t: "owner" in t)
         # The only owner cannot be revoked: the toolkit says so, the button shows it.
         self.assertTrue(s.read("return document.querySelector('#access-table button').disabled;"))
         self.assertIn("owner", s.read("return document.querySelector('#access-table button').title;"))
+        s.tab("secrets")
         s.fill("[name=secret_path]", "db")
         s.fill("[name=secret_data]", '{"DB_PASSWORD": "x"}')
         s.click("#secret-save")
@@ -238,7 +246,6 @@ class DesktopTest(unittest.TestCase):
         s.fill("[name=secret_data]", '{"a": "b"}')
         s.click("#secret-save")
         s.wait_text("#app-detail", lambda t: "secret_path" in t and "'/'" in t)
-        s.screenshot("apps")
 
     def test_secrets_add_update_and_view_version_1(self):
         """Developers: a secret of their own is saved, updated (a new version), and its history
@@ -279,6 +286,7 @@ class DesktopTest(unittest.TestCase):
         s.fill("#register-form [name=display_name]", "Desk Share")
         s.click("#register-button")
         s.wait_text("#register-result", lambda t: "registered desk-share" in t, timeout=60)
+        s.tab("access")
         s.wait_text("#access-table", lambda t: "owner" in t)
         data_dir = os.path.join(os.environ["XDG_DATA_HOME"], "slipway", "embedded-platform")
         subprocess.run([os.environ["SLIPWAY_CLI_BIN"], "platform", "user", "add", "--data-dir", data_dir,
@@ -317,6 +325,7 @@ class DesktopTest(unittest.TestCase):
         s.click("#open-new-app")
         s.wait_text("#app-name", lambda t: t == "Desk Run", timeout=60)
         # The build history: the pipeline's build, its log and its image's scan report.
+        s.tab("builds")
         s.wait_text("#builds", lambda t: "succeeded" in t and "api" in t, timeout=60)
         s.click("#builds tr[data-build] [data-action=build-log]")
         s.wait_text("#builds .build-log", lambda t: "succeeded" in t, timeout=30)
@@ -325,12 +334,14 @@ class DesktopTest(unittest.TestCase):
         s.screenshot("builds")
 
         def build_and_wait(deployments):
+            s.tab("builds")
             s.fill("#app-detail [name=project_path]", project)
             s.click("#build-button")
             # Each long step shows as it happens, then the health wait.
             s.wait_text("#build-result", lambda t: t.startswith(("Packing", "Uploading", "Building", "Built")), timeout=60)
             s.wait_text("#build-result", lambda t: t.startswith("Built"), timeout=300)
             s.wait_text("#build-health", lambda t: t.startswith("RUNNING"), timeout=300)
+            s.tab("deployments")
             deadline = time.time() + 300
             while time.time() < deadline:
                 s.click("#history-refresh")
@@ -340,6 +351,7 @@ class DesktopTest(unittest.TestCase):
                     return rows
             raise AssertionError(f"no RUNNING deployment #{deployments}: {s.page()!r}")
 
+        s.tab("deployments")
         deadline = time.time() + 60
         while time.time() < deadline:
             s.click("#history-refresh")
@@ -352,10 +364,14 @@ class DesktopTest(unittest.TestCase):
         self.assertIn("build", rows[1])
         s.click("#status-refresh")
         s.wait_text("#app-status", lambda t: t == "RUNNING", timeout=60)
-        # Watch status settles at RUNNING, then shows the app with its latest logs; the
+        # Watch status settles at RUNNING, then shows the app's latest logs; the overview's
         # service URL is a link every client reaches.
         s.click("#status-watch")
-        s.wait_text("#app-detail", lambda t: "presigned URL" in t and "runtime" in t, timeout=60)
+        s.wait_for("#app-tabs [data-tab=logs][aria-selected=true]", timeout=60)
+        s.wait_text("#app-logs", lambda t: "presigned URL" in t, timeout=60)
+        s.tab("overview")
+        s.wait_text("#app-urls", lambda t: "runtime" in t, timeout=10)
+        s.screenshot("apps")
         url = s.read("return document.querySelector('#app-urls a.url').getAttribute('href');")
         self.assertTrue(url.startswith("http://127.0.0.1:"), url)
         self.assertIn("status", urllib.request.urlopen(url + "/health", timeout=10).read().decode())
@@ -390,6 +406,7 @@ class DesktopTest(unittest.TestCase):
         s.screenshot("rollback")
 
         # Watch: the development loop (in the Rust core) rebuilds and redeploys on save.
+        s.tab("builds")
         s.fill("#app-detail [name=project_path]", project)
         s.click("#watch-switch")
         s.wait_text("#watch-state", lambda t: t.startswith("RUNNING"), timeout=300)
@@ -437,7 +454,9 @@ for (const root of scope) for (const e of root.querySelectorAll('input, select, 
   if (e.type === 'hidden' || e.closest('.hidden')) continue;
   const what = `${e.tagName.toLowerCase()}${e.name ? '[name=' + e.name + ']' : ''}${e.id ? '#' + e.id : ''}`;
   if (!name(e).trim()) bad.push(`${what}: no accessible name`);
-  if (e.tabIndex < 0) bad.push(`${what}: not reachable by Tab`);
+  // A tablist is one tab stop (its selected tab); arrow keys reach the others.
+  const roving = e.getAttribute('role') === 'tab' && e.closest('[role=tablist]').querySelector('[role=tab][tabindex="0"]');
+  if (e.tabIndex < 0 && !roving) bad.push(`${what}: not reachable by Tab`);
 }
 return bad;
 """
@@ -456,6 +475,21 @@ return bad;
                 s.click("#apps-list button[data-app]")
                 s.wait_for("#app-name", timeout=60)
                 time.sleep(2)
+                # Every page of the app, reached from the tab bar with the arrow keys.
+                pages = ["overview", "builds", "deployments", "logs", "secrets", "access"]
+                for i, page in enumerate(pages):
+                    if i:
+                        s.js("""document.querySelector('#app-tabs [aria-selected=true]').focus();
+                            document.activeElement.dispatchEvent(new KeyboardEvent('keydown', {key: 'ArrowRight', bubbles: true}));""")
+                        s.wait_for(f"#app-tabs [data-tab={page}][aria-selected=true][tabindex='0']")
+                        self.assertEqual(s.read("return document.activeElement.dataset.tab;"), page)
+                        time.sleep(1.5)
+                    found = s.read(self.AUDIT)
+                    if found:
+                        problems[f"apps/{page}"] = found
+                s.js("document.activeElement.dispatchEvent(new KeyboardEvent('keydown', {key: 'Home', bubbles: true}));")
+                s.wait_for("#app-tabs [data-tab=overview][aria-selected=true]")
+                continue
             found = s.read(self.AUDIT)
             if found:
                 problems[view] = found

@@ -1,4 +1,4 @@
-// A tiny DOM builder for the views written without Preact (the apps view).
+// A tiny DOM builder for the views written without Preact (the secrets view, the header).
 
 export function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -10,18 +10,6 @@ export function el(tag, attrs = {}, ...children) {
   return node;
 }
 
-export const $ = (sel, root = document) => root.querySelector(sel);
-
 export function text(v) {
   return v === null || v === undefined ? "" : String(v);
-}
-
-/** A result box: a headline (ok or error) and optional lines. */
-export function showResult(box, ok, title, lines = []) {
-  box.replaceChildren(el("p", { class: ok ? "ok" : "error", role: ok ? "status" : "alert" }, title));
-  if (lines.length) {
-    const list = el("ul");
-    for (const l of lines) list.append(el("li", {}, l));
-    box.append(list);
-  }
 }

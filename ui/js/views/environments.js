@@ -63,7 +63,7 @@ function Environments({ api, reload, visit }) {
       <tr><th>environment</th><th>platform</th><th>care</th><th>tokens</th><th></th></tr>
       <tr data-env="">
         <td><strong>This computer</strong></td><td colspan="3" class="muted">the embedded platform and care services (or the platform SLIPWAY_PLATFORM_URL names)</td>
-        <td>${list.current === null ? html`<span class="badge RUNNING">in use</span>` : html`<button type="button" class="small" id="use-local" onClick=${() => use(null)}>Use</button>`}</td>
+        <td>${list.current === null ? html`<span class="badge good">in use</span>` : html`<button type="button" class="small" id="use-local" onClick=${() => use(null)}>Use</button>`}</td>
       </tr>
       ${list.saved.map(
         (e) => html`<tr data-env=${e.name}>
@@ -72,7 +72,7 @@ function Environments({ api, reload, visit }) {
           <td class="mono">${e.care_url || html`<span class="muted">none</span>`}</td>
           <td>${e.signed_in ? (e.token_store === "keyring" ? "OS keyring" : html`<span class="mono">${e.token_store}</span>`) : html`<span class="muted">signed out</span>`}</td>
           <td><div class="row">
-            ${list.current === e.name ? html`<span class="badge RUNNING">in use</span>` : e.signed_in ? html`<button type="button" class="small" data-action="use" onClick=${() => use(e.name)}>Use</button>` : null}
+            ${list.current === e.name ? html`<span class="badge good">in use</span>` : e.signed_in ? html`<button type="button" class="small" data-action="use" onClick=${() => use(e.name)}>Use</button>` : null}
             ${e.signed_in ? html`<button type="button" class="small" data-action="sign-out" onClick=${() => signOut(e.name)}>Sign out</button>` : html`<button type="button" class="small" data-action="sign-in-again" onClick=${() => edit(e)}>Sign in…</button>`}
           </div></td>
         </tr>`,

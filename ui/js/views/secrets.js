@@ -3,7 +3,9 @@
 // version, any of which can be viewed. Values stay hidden until revealed. Saving an existing
 // path makes a new version; deleting asks first; sharing copies into the shared scope. Every
 // rule (paths, JSON data, who may do what) is the toolkit's: its errors name the field.
-import { $, el, text } from "../components/dom.js";
+import { el, text } from "../components/dom.js";
+import { tabKeyTarget } from "../components/tabs.js";
+import { saveSecret } from "../secret-save.js";
 
 const SCOPES = [
   { id: "user", label: "Mine", note: "Private to you." },
@@ -39,6 +41,15 @@ export function mount(root, { api }) {
     });
     tabs.append(b);
   }
+  // Arrow keys, Home and End move between the scopes, as in every tablist.
+  tabs.addEventListener("keydown", (ev) => {
+    const next = tabKeyTarget(ev.key, SCOPES.findIndex((s) => s.id === scope), SCOPES.length);
+    if (next === null) return;
+    ev.preventDefault();
+    scope = SCOPES[next].id;
+    refresh();
+    tabs.children[next].focus();
+  });
 
   root.append(
     el("h2", {}, "Secrets"),
@@ -72,6 +83,7 @@ export function mount(root, { api }) {
       const on = b.dataset.scope === scope;
       b.classList.toggle("active", on);
       b.setAttribute("aria-selected", on ? "true" : "false");
+      b.tabIndex = on ? 0 : -1;
     }
     appLabel.classList.toggle("hidden", scope !== "app");
     note.textContent = SCOPES.find((s) => s.id === scope).note;
@@ -167,15 +179,13 @@ export function mount(root, { api }) {
     const a = { ...args(), secret_path: path.value.trim(), data: data.value.trim() };
     if (scope === "app" && !a.app_id) return error(saved, { error: "Pick an app first." });
     save.disabled = true;
-    const listed = a.secret_path ? await tool("list_secrets", { ...args(), prefix: a.secret_path }) : { paths: [] };
-    const exists = listed.success !== false && (listed.paths || []).includes(a.secret_path);
-    const res = await tool(exists ? "update_secret" : "create_secret", a);
+    const { res, updated } = await saveSecret(api, args(), a.secret_path, a.data);
     save.disabled = false;
-    if (res.success === false) return error(saved, res);
+    if (!res.ok) return error(saved, res);
     data.value = "";
-    ok(saved, res.message);
+    ok(saved, res.value.message);
     await refresh();
-    if (exists) history(a.secret_path);
+    if (updated) history(a.secret_path);
   });
   let typing = null;
   prefix.addEventListener("input", () => {
