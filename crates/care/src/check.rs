@@ -32,26 +32,20 @@ pub struct EnrollmentOptions {
 
 /// The default allowed values ([`crate::DEFAULT_GENDERS`], [`crate::DEFAULT_CONTACT_TYPES`]).
 pub fn enrollment_options() -> EnrollmentOptions {
+    let Settings {
+        contact_types,
+        genders,
+    } = Settings::default();
     EnrollmentOptions {
-        genders: crate::DEFAULT_GENDERS
-            .iter()
-            .map(|s| (*s).to_owned())
-            .collect(),
-        contact_types: crate::DEFAULT_CONTACT_TYPES
-            .iter()
-            .map(|s| (*s).to_owned())
-            .collect(),
+        genders,
+        contact_types,
     }
 }
 
 /// Every rule of the enrollment document that needs no stored record, with the default
 /// allowed values. An empty answer means the service will only check references and access.
 pub fn check_enrollment(body: &Value) -> Vec<Issue> {
-    let options = enrollment_options();
-    let settings = Settings {
-        contact_types: options.contact_types,
-        genders: options.genders,
-    };
+    let settings = Settings::default();
     // Vendor known, program unknown: the product references of prescriptions are then not
     // checked; the remaining reference and configuration findings are dropped below.
     let catalog = Catalog {

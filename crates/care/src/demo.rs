@@ -4,7 +4,7 @@
 use serde_json::json;
 
 use crate::auth::{Caller, Flags, Grant, objects};
-use crate::db::Db;
+use crate::db::{Db, Tx};
 use crate::enrollment::validate;
 use crate::error::CareError;
 use crate::fields::{FieldDef, FieldType};
@@ -32,28 +32,61 @@ pub const EXPIRED_REQUEST: &str = "5f0c8b8e-1d2a-4c1e-9a57-0a4a5c1d7e03";
 pub const GROUP: &str = "DEMO-GROUP";
 
 /// Loads the demo set into an empty database; a database that already holds it is left
-/// alone (restarting with `--demo` is fine); any other data is an error.
+/// alone (restarting with `--demo` is fine); any other data is an error. One transaction:
+/// a failed load leaves nothing behind.
 pub async fn load(db: &Db) -> Result<(), CareError> {
     let mut tx = db.begin_write().await?;
-    if crate::store::users::load_caller(&mut tx, ADMIN_TOKEN)
-        .await?
-        .is_some()
-    {
-        tracing::info!("demo data set already present");
-        return Ok(());
+    match existing_data(&mut tx).await? {
+        Existing::Demo => {
+            tracing::info!("demo data set already present");
+            return Ok(());
+        }
+        Existing::Other => return Err(CareError::DemoNeedsEmptyDatabase),
+        Existing::Nothing => {}
     }
-    let users = store::users::count(&mut tx).await?;
-    let vendors = store::reference::count_named(&mut tx, Named::Vendor).await?;
-    if users > 0 || vendors > 0 {
-        return Err(CareError::DemoNeedsEmptyDatabase);
+    put_reference_data(&mut tx).await?;
+    put_adverse_event_config(&mut tx).await?;
+    create_users(&mut tx).await?;
+    let plan = enroll_demo_patient(&mut tx).await?;
+    put_group_and_requests(&mut tx, &plan).await?;
+    tx.commit().await?;
+    tracing::info!("demo data set loaded");
+    Ok(())
+}
+
+/// What a database holds before the demo set is loaded.
+enum Existing {
+    /// Nothing: the demo set goes in.
+    Nothing,
+    /// The demo set (its admin token is known).
+    Demo,
+    /// Users or vendors of someone else's.
+    Other,
+}
+
+/// Tells an empty database from one holding the demo set or other data.
+async fn existing_data(tx: &mut Tx) -> Result<Existing, CareError> {
+    if store::users::load_caller(tx, ADMIN_TOKEN).await?.is_some() {
+        return Ok(Existing::Demo);
     }
+    let users = store::users::count(tx).await?;
+    let vendors = store::reference::count_named(tx, Named::Vendor).await?;
+    Ok(if users > 0 || vendors > 0 {
+        Existing::Other
+    } else {
+        Existing::Nothing
+    })
+}
+
+/// The vendor, the program, two data use purposes and the program's two products.
+async fn put_reference_data(tx: &mut Tx) -> Result<(), CareError> {
     for (kind, key, name) in [
         (Named::Vendor, VENDOR, "Demo eRx vendor"),
         (Named::Program, PROGRAM, "Demo Care Program"),
         (Named::DataUsePurpose, "DUP-TREATMENT", "Treatment"),
         (Named::DataUsePurpose, "DUP-MARKETING", "Marketing"),
     ] {
-        store::reference::put_named(&mut tx, kind, key, name).await?;
+        store::reference::put_named(tx, kind, key, name).await?;
     }
     for (code, name) in [
         ("PROD-1001", "Demozumab 10 mg"),
@@ -64,8 +97,13 @@ pub async fn load(db: &Db) -> Result<(), CareError> {
             name: name.into(),
             program_api_name: PROGRAM.into(),
         };
-        store::reference::put_product(&mut tx, &product).await?;
+        store::reference::put_product(tx, &product).await?;
     }
+    Ok(())
+}
+
+/// `AdverseEvent`, an additional object with two record types and two configured fields.
+async fn put_adverse_event_config(tx: &mut Tx) -> Result<(), CareError> {
     let def = |ty, length| FieldDef {
         ty,
         length,
@@ -73,7 +111,7 @@ pub async fn load(db: &Db) -> Result<(), CareError> {
         picklist: vec![],
     };
     store::objects::put(
-        &mut tx,
+        tx,
         "AdverseEvent",
         true,
         &["Serious".into(), "NonSerious".into()],
@@ -83,7 +121,12 @@ pub async fn load(db: &Db) -> Result<(), CareError> {
         ],
     )
     .await?;
+    Ok(())
+}
 
+/// The admin, the care staff with full access and the restricted user (no
+/// `Account.dateOfBirth`), with their fixed tokens.
+async fn create_users(tx: &mut Tx) -> Result<(), CareError> {
     let full: Vec<Grant> = objects::ALL
         .iter()
         .map(|o| Grant {
@@ -98,18 +141,23 @@ pub async fn load(db: &Db) -> Result<(), CareError> {
         field: Some("dateOfBirth".into()),
         flags: Flags::default(),
     });
-    crate::store::users::create_user(&mut tx, "Demo admin", ADMIN_TOKEN, true, &[]).await?;
-    crate::store::users::create_user(&mut tx, "Demo care staff", STAFF_TOKEN, false, &full).await?;
-    crate::store::users::create_user(
-        &mut tx,
+    store::users::create_user(tx, "Demo admin", ADMIN_TOKEN, true, &[]).await?;
+    store::users::create_user(tx, "Demo care staff", STAFF_TOKEN, false, &full).await?;
+    store::users::create_user(
+        tx,
         "Demo restricted user",
         RESTRICTED_TOKEN,
         false,
         &restricted,
     )
     .await?;
+    Ok(())
+}
 
-    // The demo patient is enrolled through the enrollment service's own code path.
+/// Enrolls the demo patient through the enrollment service's own code path (validator and
+/// store), so the demo records are what a real request stores; returns the care plan's
+/// external ID.
+async fn enroll_demo_patient(tx: &mut Tx) -> Result<String, CareError> {
     let doc = json!({
         "vendorName": VENDOR,
         "programName": PROGRAM,
@@ -124,24 +172,18 @@ pub async fn load(db: &Db) -> Result<(), CareError> {
         "consents": [{ "id": "DEMO-CONSENT-1", "name": "DUP-TREATMENT consent", "effectiveDate": "2026-01-15" }],
         "prescriptions": [{ "id": "DEMO-RX-1", "drugNdc": "PROD-1001", "quantity": "30", "numberOfRefills": 2 }]
     });
-    let catalog = store::enrollment::load_catalog(&mut tx, VENDOR, PROGRAM).await?;
-    let settings = validate::Settings {
-        contact_types: crate::DEFAULT_CONTACT_TYPES
-            .iter()
-            .map(|s| (*s).to_owned())
-            .collect(),
-        genders: crate::DEFAULT_GENDERS
-            .iter()
-            .map(|s| (*s).to_owned())
-            .collect(),
-    };
+    let catalog = store::enrollment::load_catalog(tx, VENDOR, PROGRAM).await?;
+    let settings = validate::Settings::default();
     let enrollment = validate::validate(&doc, &catalog, &settings, &Caller::system())
         .map_err(|_| CareError::Config("the built-in demo enrollment is invalid".into()))?;
-    store::enrollment::store(&mut tx, &enrollment).await?;
-    let plan = enrollment.care_plan_external_id();
+    store::enrollment::store(tx, &enrollment).await?;
+    Ok(enrollment.care_plan_external_id())
+}
 
-    let group = group();
-    store::groups::put(&mut tx, GROUP, &group)
+/// The demo group and its three data requests on `plan`: active, ended, and past its
+/// expiration date.
+async fn put_group_and_requests(tx: &mut Tx, plan: &str) -> Result<(), CareError> {
+    store::groups::put(tx, GROUP, &group())
         .await
         .map_err(|_| CareError::Config("could not store the demo group".into()))?;
     for (uuid, status, expiration) in [
@@ -150,15 +192,13 @@ pub async fn load(db: &Db) -> Result<(), CareError> {
         (EXPIRED_REQUEST, "Active", "2020-01-01"),
     ] {
         let input = DataRequestInput {
-            care_plan_external_id: plan.clone(),
+            care_plan_external_id: plan.to_owned(),
             group_external_id: GROUP.into(),
             status: status.into(),
             expiration_date: expiration.into(),
         };
-        store::data_requests::put(&mut tx, uuid, &input).await?;
+        store::data_requests::put(tx, uuid, &input).await?;
     }
-    tx.commit().await?;
-    tracing::info!("demo data set loaded");
     Ok(())
 }
 

@@ -51,16 +51,7 @@ pub fn check_enrollment(body: &[u8]) -> bool {
     let Ok(doc) = serde_json::from_slice::<Value>(body) else {
         return false;
     };
-    let settings = Settings {
-        contact_types: crate::DEFAULT_CONTACT_TYPES
-            .iter()
-            .map(|s| (*s).to_owned())
-            .collect(),
-        genders: crate::DEFAULT_GENDERS
-            .iter()
-            .map(|s| (*s).to_owned())
-            .collect(),
-    };
+    let settings = Settings::default();
     let accepted = validate::validate(&doc, &catalog(), &settings, &Caller::system());
     if let Ok(enrollment) = &accepted {
         // The derived external IDs are computed for every accepted body.

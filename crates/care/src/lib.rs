@@ -67,6 +67,7 @@ pub struct CareConfig {
 impl CareConfig {
     /// A configuration with the documented defaults.
     pub fn new(listen: SocketAddr) -> Self {
+        let defaults = enrollment::validate::Settings::default();
         Self {
             listen,
             database_url: None,
@@ -74,11 +75,8 @@ impl CareConfig {
             base_path: String::new(),
             demo: false,
             data_dir: PathBuf::from("."),
-            contact_types: DEFAULT_CONTACT_TYPES
-                .iter()
-                .map(|s| (*s).to_owned())
-                .collect(),
-            genders: DEFAULT_GENDERS.iter().map(|s| (*s).to_owned()).collect(),
+            contact_types: defaults.contact_types,
+            genders: defaults.genders,
             max_body_bytes: 1024 * 1024,
         }
     }

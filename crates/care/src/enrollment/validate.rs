@@ -23,6 +23,19 @@ pub struct Settings {
     pub genders: Vec<String>,
 }
 
+impl Default for Settings {
+    /// The documented lists, [`crate::DEFAULT_CONTACT_TYPES`] and [`crate::DEFAULT_GENDERS`]:
+    /// what a service started without its own lists (and the demo, the fuzz targets, the
+    /// desktop's pure check) accepts.
+    fn default() -> Self {
+        let owned = |values: &[&str]| values.iter().map(|v| (*v).to_owned()).collect();
+        Self {
+            contact_types: owned(crate::DEFAULT_CONTACT_TYPES),
+            genders: owned(crate::DEFAULT_GENDERS),
+        }
+    }
+}
+
 /// Configuration of one object on the eRX object configuration.
 #[derive(Debug, Clone, Default)]
 pub struct ObjectConfig {
@@ -360,11 +373,11 @@ impl Validator<'_> {
         self.errors.push(Violation::new(code, message, path));
     }
 
-    /// Checks one key's value; returns whether it is present and valid.
+    /// Checks one key's value; returns whether it is present and valid. A missing (or
+    /// `null`) value is an error only when the key is required.
     fn check_key(&mut self, map: &Map<String, Value>, k: Key, path: &str) -> bool {
         let p = child(path, k.name);
-        let value = map.get(k.name).filter(|v| !v.is_null());
-        let Some(value) = value else {
+        let Some(value) = map.get(k.name).filter(|v| !v.is_null()) else {
             if k.required {
                 self.err(
                     codes::REQUIRED_FIELD_MISSING,
@@ -375,105 +388,81 @@ impl Validator<'_> {
             return false;
         };
         match k.ty {
-            Ty::Str(_) | Ty::Date if value.is_string() => {
-                let s = value.as_str().unwrap_or_default();
-                let max = if let Ty::Str(m) = k.ty { m } else { 10 };
-                if s.trim().is_empty() && k.required {
-                    self.err(
-                        codes::REQUIRED_FIELD_MISSING,
-                        format!("'{}' must not be blank", k.name),
-                        &p,
-                    );
-                    return false;
-                }
-                if s.contains('\0') {
-                    self.err(
-                        codes::INVALID_VALUE,
-                        format!("'{}' must not contain NUL characters", k.name),
-                        &p,
-                    );
-                    return false;
-                }
-                if s.chars().count() > max {
-                    self.err(
-                        codes::STRING_TOO_LONG,
-                        format!("'{}' is longer than {max} characters", k.name),
-                        &p,
-                    );
-                    return false;
-                }
-                if matches!(k.ty, Ty::Date) && !fields::is_date(s) {
-                    self.err(
-                        codes::INVALID_DATE,
-                        format!("'{}' must be a yyyy-mm-dd calendar date", k.name),
-                        &p,
-                    );
-                    return false;
-                }
-                true
+            Ty::Str(max) => self.check_text(k, value, max, &p),
+            Ty::Date => self.check_text(k, value, "yyyy-mm-dd".len(), &p),
+            Ty::Bool => self.expect(value.is_boolean(), k, "a boolean", &p),
+            Ty::Refills => self.check_refills(k, value, &p),
+            Ty::Array => self.expect(value.is_array(), k, "an array", &p),
+            Ty::Object => self.expect(value.is_object(), k, "an object", &p),
+        }
+    }
+
+    /// Whether the value has the key's JSON type (`ok`); if not, says that it must be `what`.
+    fn expect(&mut self, ok: bool, k: Key, what: &str, path: &str) -> bool {
+        if !ok {
+            self.err(
+                codes::INVALID_TYPE,
+                format!("'{}' must be {what}", k.name),
+                path,
+            );
+        }
+        ok
+    }
+
+    /// The rules of a text or date value, first broken rule only (a blank value is not also
+    /// reported as a bad date): a string, not blank when required, no NUL, at most `max`
+    /// characters, and a calendar date for a date.
+    fn check_text(&mut self, k: Key, value: &Value, max: usize, path: &str) -> bool {
+        let Some(s) = value.as_str() else {
+            return self.expect(false, k, "a string", path);
+        };
+        let problem = if s.trim().is_empty() && k.required {
+            Some((
+                codes::REQUIRED_FIELD_MISSING,
+                "must not be blank".to_owned(),
+            ))
+        } else if s.contains('\0') {
+            Some((
+                codes::INVALID_VALUE,
+                "must not contain NUL characters".to_owned(),
+            ))
+        } else if s.chars().count() > max {
+            Some((
+                codes::STRING_TOO_LONG,
+                format!("is longer than {max} characters"),
+            ))
+        } else if matches!(k.ty, Ty::Date) && !fields::is_date(s) {
+            Some((
+                codes::INVALID_DATE,
+                "must be a yyyy-mm-dd calendar date".to_owned(),
+            ))
+        } else {
+            None
+        };
+        match problem {
+            Some((code, what)) => {
+                self.err(code, format!("'{}' {what}", k.name), path);
+                false
             }
-            Ty::Str(_) | Ty::Date => {
+            None => true,
+        }
+    }
+
+    /// `numberOfRefills`: a whole number from 0 to [`REFILLS_MAX`]; a whole number outside
+    /// that range (even one too large for an `i64`) is out of range, anything else the wrong
+    /// type.
+    fn check_refills(&mut self, k: Key, value: &Value, path: &str) -> bool {
+        match value.as_i64() {
+            Some(n) if (0..=REFILLS_MAX).contains(&n) => true,
+            _ if value.is_i64() || value.is_u64() => {
                 self.err(
-                    codes::INVALID_TYPE,
-                    format!("'{}' must be a string", k.name),
-                    &p,
+                    codes::NUMBER_OUT_OF_RANGE,
+                    format!("'{}' must be a whole number of at most 5 digits", k.name),
+                    path,
                 );
                 false
             }
-            Ty::Bool if value.is_boolean() => true,
-            Ty::Bool => {
-                self.err(
-                    codes::INVALID_TYPE,
-                    format!("'{}' must be a boolean", k.name),
-                    &p,
-                );
-                false
-            }
-            Ty::Refills => match value.as_i64() {
-                Some(n) if (0..=REFILLS_MAX).contains(&n) => true,
-                Some(_) => {
-                    self.err(
-                        codes::NUMBER_OUT_OF_RANGE,
-                        format!("'{}' must be a whole number of at most 5 digits", k.name),
-                        &p,
-                    );
-                    false
-                }
-                None if value.is_u64() => {
-                    self.err(
-                        codes::NUMBER_OUT_OF_RANGE,
-                        format!("'{}' must be a whole number of at most 5 digits", k.name),
-                        &p,
-                    );
-                    false
-                }
-                None => {
-                    self.err(
-                        codes::INVALID_TYPE,
-                        format!("'{}' must be an integer", k.name),
-                        &p,
-                    );
-                    false
-                }
-            },
-            Ty::Array if value.is_array() => true,
-            Ty::Array => {
-                self.err(
-                    codes::INVALID_TYPE,
-                    format!("'{}' must be an array", k.name),
-                    &p,
-                );
-                false
-            }
-            Ty::Object if value.is_object() => true,
-            Ty::Object => {
-                self.err(
-                    codes::INVALID_TYPE,
-                    format!("'{}' must be an object", k.name),
-                    &p,
-                );
-                false
-            }
+            _ => self.expect(false, k, "an integer", path),
         }
     }
 

@@ -327,16 +327,7 @@ mod tests {
     use crate::fields::{FieldType, is_date};
 
     fn settings() -> Settings {
-        Settings {
-            contact_types: crate::DEFAULT_CONTACT_TYPES
-                .iter()
-                .map(|s| (*s).to_owned())
-                .collect(),
-            genders: crate::DEFAULT_GENDERS
-                .iter()
-                .map(|s| (*s).to_owned())
-                .collect(),
-        }
+        Settings::default()
     }
 
     fn doc() -> Value {

@@ -139,14 +139,61 @@ async fn upsert_all(
 }
 
 /// Upserts every record of a valid enrollment, one table at a time (parties, care plan,
-/// contacts, consents, insurances, prescriptions, additional records); returns what
-/// happened to each, care plan first.
+/// contacts, consents, insurances, prescriptions, additional records: each table's rows
+/// point at rows of the tables before it); returns what happened to each, care plan first.
 pub async fn store(tx: &mut Tx, e: &Enrollment) -> Result<Vec<RecordChange>> {
-    let vendor = e.vendor.as_str();
     let mut changes = Vec::new();
+    let party_ids = upsert_all(tx, "account", plan_parties(e), &mut changes).await?;
+    let accounts = Accounts::of(e, &party_ids);
+    let (plan, plan_change) = upsert_care_plan(tx, e, &accounts).await?;
+    changes.insert(0, plan_change);
+    let contacts = plan_contacts(e, &party_ids);
+    upsert_all(tx, "contact_point", contacts, &mut changes).await?;
+    upsert_all(tx, "consent", plan_consents(e, &plan), &mut changes).await?;
+    upsert_all(tx, "member_plan", plan_insurances(e, &plan), &mut changes).await?;
+    let prescriptions = plan_prescriptions(e, &plan, &accounts);
+    upsert_all(tx, "prescription", prescriptions, &mut changes).await?;
+    let additional = plan_additional_records(e, &plan);
+    upsert_all(tx, "additional_record", additional, &mut changes).await?;
+    Ok(changes)
+}
 
-    let parties: Vec<Planned> = e
-        .parties
+/// The account rows of the request's parties, keyed by the party kind's key.
+struct Accounts(HashMap<&'static str, i64>);
+
+impl Accounts {
+    /// Pairs each party of `e` with its row id (`ids`, in the order of `e.parties`).
+    fn of(e: &Enrollment, ids: &[i64]) -> Self {
+        Self(
+            e.parties
+                .iter()
+                .zip(ids)
+                .map(|((kind, _), id)| (kind.key(), *id))
+                .collect(),
+        )
+    }
+
+    fn get(&self, kind: PartyKind) -> Option<i64> {
+        self.0.get(kind.key()).copied()
+    }
+
+    /// The patient's account (the validator requires a patient; 0 if there were none).
+    fn patient(&self) -> i64 {
+        self.get(PartyKind::Patient).unwrap_or_default()
+    }
+}
+
+/// The stored care plan, which the later records point at.
+struct StoredPlan {
+    id: i64,
+    external_id: String,
+    patient_id: i64,
+}
+
+/// One account row per party of the request (patient, physician, pharmacy, …).
+fn plan_parties(e: &Enrollment) -> Vec<Planned<'_>> {
+    let vendor = e.vendor.as_str();
+    e.parties
         .iter()
         .map(|(kind, party)| {
             let mut c = vec![
@@ -163,23 +210,20 @@ pub async fn store(tx: &mut Tx, e: &Enrollment) -> Result<Vec<RecordChange>> {
                 &party.extra,
             )
         })
-        .collect();
-    let party_ids = upsert_all(tx, "account", parties, &mut changes).await?;
-    let account_ids: HashMap<&'static str, i64> = e
-        .parties
-        .iter()
-        .zip(&party_ids)
-        .map(|((kind, _), id)| (kind.key(), *id))
-        .collect();
-    let patient_id = account_ids
-        .get(PartyKind::Patient.key())
-        .copied()
-        .unwrap_or_default();
-    let pharmacy_id = account_ids.get(PartyKind::Pharmacy.key()).copied();
+        .collect()
+}
 
-    let plan_ext = e.care_plan_external_id();
+/// Upserts the care plan (one row, pointing at the parties' accounts); returns it and what
+/// happened to it.
+async fn upsert_care_plan(
+    tx: &mut Tx,
+    e: &Enrollment,
+    accounts: &Accounts,
+) -> Result<(StoredPlan, RecordChange)> {
+    let external_id = e.care_plan_external_id();
+    let patient_id = accounts.patient();
     let mut c = vec![
-        ("vendor_api_name", Val::from(vendor)),
+        ("vendor_api_name", Val::from(e.vendor.as_str())),
         ("program_api_name", Val::from(e.program.clone())),
         ("enrollment_date", Val::from(e.enrollment_date.clone())),
         ("patient_account_id", Val::from(patient_id)),
@@ -191,25 +235,32 @@ pub async fn store(tx: &mut Tx, e: &Enrollment) -> Result<Vec<RecordChange>> {
         (PartyKind::Pharmacy, "pharmacy_account_id"),
         (PartyKind::Organization, "organization_account_id"),
     ] {
-        if let Some(id) = account_ids.get(kind.key()) {
-            c.push((column, Val::from(*id)));
+        if let Some(id) = accounts.get(kind) {
+            c.push((column, Val::from(id)));
         }
     }
-    let (plan_id, change) = upsert(tx, "care_plan", &plan_ext, &c).await?;
-    changes.insert(
-        0,
-        RecordChange {
-            object: objects::CARE_PLAN,
-            path: String::new(),
-            external_id: plan_ext.clone(),
-            result: change,
-        },
-    );
+    let (id, change) = upsert(tx, "care_plan", &external_id, &c).await?;
+    let record = RecordChange {
+        object: objects::CARE_PLAN,
+        path: String::new(),
+        external_id: external_id.clone(),
+        result: change,
+    };
+    let plan = StoredPlan {
+        id,
+        external_id,
+        patient_id,
+    };
+    Ok((plan, record))
+}
 
-    let contacts: Vec<Planned> = e
-        .parties
+/// The contact points of every party, on the party's account (`party_ids`, in the order of
+/// `e.parties`).
+fn plan_contacts<'e>(e: &'e Enrollment, party_ids: &[i64]) -> Vec<Planned<'e>> {
+    let vendor = e.vendor.as_str();
+    e.parties
         .iter()
-        .zip(&party_ids)
+        .zip(party_ids)
         .flat_map(|((_, party), account_id)| party.contacts.iter().map(move |c| (*account_id, c)))
         .map(|(account_id, contact)| {
             let mut c = vec![
@@ -228,55 +279,63 @@ pub async fn store(tx: &mut Tx, e: &Enrollment) -> Result<Vec<RecordChange>> {
                 &contact.extra,
             )
         })
-        .collect();
-    upsert_all(tx, "contact_point", contacts, &mut changes).await?;
+        .collect()
+}
 
-    let consents: Vec<Planned> = e
-        .consents
+/// Consents, on the care plan and the patient.
+fn plan_consents<'e>(e: &'e Enrollment, plan: &StoredPlan) -> Vec<Planned<'e>> {
+    e.consents
         .iter()
         .map(|consent| {
             let mut c = vec![
-                ("care_plan_id", Val::from(plan_id)),
-                ("patient_account_id", Val::from(patient_id)),
+                ("care_plan_id", Val::from(plan.id)),
+                ("patient_account_id", Val::from(plan.patient_id)),
                 ("data_use_purpose_id", Val::from(consent.purpose_id)),
             ];
             c.extend(cols(&consent.columns));
             Planned::new(
                 objects::CONSENT,
                 &consent.path,
-                scoped_id(vendor, "consent", &consent.id),
+                scoped_id(&e.vendor, "consent", &consent.id),
                 c,
                 &consent.extra,
             )
         })
-        .collect();
-    upsert_all(tx, "consent", consents, &mut changes).await?;
+        .collect()
+}
 
-    let insurances: Vec<Planned> = e
-        .insurances
+/// Insurances; one without an `id` is keyed by the care plan and its place in the request.
+fn plan_insurances<'e>(e: &'e Enrollment, plan: &StoredPlan) -> Vec<Planned<'e>> {
+    e.insurances
         .iter()
         .map(|ins| {
             let external_id = match &ins.id {
-                Some(id) => scoped_id(vendor, "insurance", id),
-                None => format!("{plan_ext}:insurance#{}", ins.index),
+                Some(id) => scoped_id(&e.vendor, "insurance", id),
+                None => format!("{}:insurance#{}", plan.external_id, ins.index),
             };
             let mut c = vec![
-                ("care_plan_id", Val::from(plan_id)),
-                ("patient_account_id", Val::from(patient_id)),
+                ("care_plan_id", Val::from(plan.id)),
+                ("patient_account_id", Val::from(plan.patient_id)),
             ];
             c.extend(cols(&ins.columns));
             Planned::new(objects::MEMBER_PLAN, &ins.path, external_id, c, &ins.extra)
         })
-        .collect();
-    upsert_all(tx, "member_plan", insurances, &mut changes).await?;
+        .collect()
+}
 
-    let prescriptions: Vec<Planned> = e
-        .prescriptions
+/// Prescriptions, on the request's pharmacy when it names one.
+fn plan_prescriptions<'e>(
+    e: &'e Enrollment,
+    plan: &StoredPlan,
+    accounts: &Accounts,
+) -> Vec<Planned<'e>> {
+    let pharmacy_id = accounts.get(PartyKind::Pharmacy);
+    e.prescriptions
         .iter()
         .map(|rx| {
             let mut c = vec![
-                ("care_plan_id", Val::from(plan_id)),
-                ("patient_account_id", Val::from(patient_id)),
+                ("care_plan_id", Val::from(plan.id)),
+                ("patient_account_id", Val::from(plan.patient_id)),
                 ("product_id", Val::from(rx.product_id)),
             ];
             if let Some(p) = pharmacy_id {
@@ -289,24 +348,25 @@ pub async fn store(tx: &mut Tx, e: &Enrollment) -> Result<Vec<RecordChange>> {
             Planned::new(
                 objects::PRESCRIPTION,
                 &rx.path,
-                scoped_id(vendor, "prescription", &rx.id),
+                scoped_id(&e.vendor, "prescription", &rx.id),
                 c,
                 &rx.extra,
             )
         })
-        .collect();
-    upsert_all(tx, "prescription", prescriptions, &mut changes).await?;
+        .collect()
+}
 
-    let additional: Vec<Planned> = e
-        .additional
+/// Additional records, keyed by the care plan, their object and their place in the request.
+fn plan_additional_records<'e>(e: &'e Enrollment, plan: &StoredPlan) -> Vec<Planned<'e>> {
+    e.additional
         .iter()
         .map(|rec| {
             let c = vec![
-                ("care_plan_id", Val::from(plan_id)),
+                ("care_plan_id", Val::from(plan.id)),
                 ("object_name", Val::from(rec.object_name.clone())),
                 ("record_type", Val::from(rec.record_type.clone())),
             ];
-            let external_id = format!("{plan_ext}:{}#{}", rec.object_name, rec.index);
+            let external_id = format!("{}:{}#{}", plan.external_id, rec.object_name, rec.index);
             Planned::new(
                 objects::ADDITIONAL_OBJECT,
                 &rec.path,
@@ -315,7 +375,5 @@ pub async fn store(tx: &mut Tx, e: &Enrollment) -> Result<Vec<RecordChange>> {
                 &rec.fields,
             )
         })
-        .collect();
-    upsert_all(tx, "additional_record", additional, &mut changes).await?;
-    Ok(changes)
+        .collect()
 }
