@@ -40,7 +40,7 @@ mod routes;
 
 use crash::*;
 use plan::*;
-pub use ports::UrlScheme;
+pub use ports::{AppUrls, UrlScheme};
 pub use rollout::tail;
 use rollout::*;
 pub use routes::{Routes, dependency_variable, gateway_url};
@@ -85,6 +85,8 @@ struct Inner {
     urls: UrlScheme,
     /// The loopback listeners of the `ports` mode, by (app id, service).
     forwards: Mutex<HashMap<(String, String), ports::Forward>>,
+    /// Held while a loopback listener is set up, so two callers agree on one port.
+    forwarding: tokio::sync::Mutex<()>,
     client: health::HttpClient,
     slots: Mutex<HashMap<String, Arc<AppSlot>>>,
     routes: RwLock<HashMap<String, Routes>>,
@@ -165,6 +167,7 @@ impl Deployer {
                 default_limits,
                 urls,
                 forwards: Mutex::new(HashMap::new()),
+                forwarding: tokio::sync::Mutex::new(()),
                 client: health::client(),
                 slots: Mutex::new(HashMap::new()),
                 routes: RwLock::new(HashMap::new()),

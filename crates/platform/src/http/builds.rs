@@ -14,7 +14,8 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use http_body_util::BodyExt as _;
 use serde::Serialize;
-use slipway_devfile::Devfile;
+use slipway_devfile::{Devfile, ServiceSpec};
+use tempfile::NamedTempFile;
 use tokio::io::{AsyncReadExt as _, AsyncSeekExt as _, AsyncWriteExt as _};
 
 use super::apps::authorized_app;
@@ -24,6 +25,8 @@ use super::extract::Fields;
 use super::{Access, AppState};
 use crate::apps::RegisterError;
 use crate::db::rfc3339;
+use crate::deploy::AppUrls;
+use crate::jobs::Runner;
 use crate::model::BuildStatus;
 use crate::model::Role;
 use crate::policy::{self, AppAction};
@@ -119,6 +122,9 @@ pub struct BuildsCreated {
     pub build_ids: Vec<String>,
     /// One entry per service.
     pub builds: Vec<QueuedBuild>,
+    /// The app's URL and its public services' URLs, known (and kept) from the first upload.
+    #[serde(flatten)]
+    pub urls: AppUrls,
 }
 
 pub(super) fn parse_build_id(raw: &str) -> Result<String, ApiError> {
@@ -140,24 +146,7 @@ pub(super) fn query_map(
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
     allowed: &[&str],
 ) -> Result<std::collections::HashMap<String, String>, ApiError> {
-    let Query(pairs) =
-        query.map_err(|_| ApiError::InvalidBody("the query string could not be read".into()))?;
-    let mut out = std::collections::HashMap::new();
-    for (key, value) in pairs {
-        if !allowed.contains(&key.as_str()) {
-            return Err(ApiError::invalid(
-                &key,
-                format!(
-                    "unknown query parameter; allowed are {}",
-                    allowed.join(", ")
-                ),
-            ));
-        }
-        if out.insert(key.clone(), value).is_some() {
-            return Err(ApiError::invalid(&key, "must be given at most once"));
-        }
-    }
-    Ok(out)
+    Fields::from_query(query, allowed).map(Fields::into_strings)
 }
 
 /// A refused context as a client error.
@@ -195,6 +184,25 @@ pub(super) async fn receive(body: Body, file: &mut tokio::fs::File) -> Result<u6
         .await
         .map_err(|e| internal("writing the upload", e))?;
     Ok(total)
+}
+
+/// Streams the body into a new temporary file among the runner's contexts (named
+/// `<prefix>…`, removed when dropped), refusing more than [`MAX_UPLOAD_BYTES`].
+pub(super) async fn receive_to_temp(
+    runner: &Runner,
+    prefix: &str,
+    body: Body,
+) -> Result<NamedTempFile, ApiError> {
+    let temp = tempfile::Builder::new()
+        .prefix(prefix)
+        .tempfile_in(runner.contexts_dir())
+        .map_err(|e| internal("creating the upload file", e))?;
+    let mut file = tokio::fs::File::from_std(
+        temp.reopen()
+            .map_err(|e| internal("opening the upload file", e))?,
+    );
+    receive(body, &mut file).await?;
+    Ok(temp)
 }
 
 /// `POST /v1/apps/{app_id}/builds[?service_name=a,b]`: body a tar.zst
@@ -250,65 +258,270 @@ pub(super) async fn editable_app(
     Ok((app.id.clone(), app))
 }
 
-/// The app an upload builds, resolved in the transaction that creates its jobs; the bool is
-/// true when the app was registered here.
+/// The app an upload builds, as resolved in the transaction that creates its jobs.
+struct ResolvedApp {
+    id: String,
+    name: String,
+    /// True when the app was registered by this upload (`POST /v1/builds`).
+    created: bool,
+}
+
+/// The app an upload builds, resolved in the transaction that creates its jobs.
 async fn resolve_target(
     tx: &mut crate::db::Tx,
     caller: &crate::model::Caller,
     target: &Target,
     devfile: &Devfile,
-) -> Result<(String, bool), ApiError> {
+) -> Result<ResolvedApp, ApiError> {
     match target {
         Target::App(id) => {
             // Checked again: the app may have been deleted or the token revoked during the
             // upload.
-            authorized_app(tx, caller, id, AppAction::Build).await?;
-            Ok((id.clone(), false))
+            let (app, _) = authorized_app(tx, caller, id, AppAction::Build).await?;
+            Ok(ResolvedApp {
+                id: app.id,
+                name: app.name,
+                created: false,
+            })
         }
-        Target::FromDevfile => {
-            // The devfile's metadata goes through the same registration as `POST /v1/apps`;
-            // a broken rule names the devfile key.
-            let meta = &devfile.metadata;
-            let display = if meta.display_name.trim().is_empty() {
-                meta.name.as_str()
-            } else {
-                meta.display_name.as_str()
-            };
-            let in_devfile = |e: RegisterError| match e {
-                RegisterError::Invalid { field, message } => {
-                    let key = match field {
-                        "display_name" => "displayName",
-                        other => other,
-                    };
-                    ApiError::invalid("devfile", format!("metadata.{key}: {message}"))
-                }
-                RegisterError::Taken(name) => ApiError::AlreadyExists {
-                    field: "name".into(),
-                    message: format!(
-                        "the app name {name:?} (the devfile's metadata.name) is already taken; \
-                         app names are unique across the platform, choose another"
-                    ),
-                },
-                RegisterError::Database(e) => ApiError::Database(e),
-            };
-            let new = crate::apps::check(&meta.name, display, meta.description.as_deref())
-                .map_err(in_devfile)?;
-            if let Some(id) = apps::id_by_name(tx, new.name.as_str()).await? {
-                let (_, role) = apps::get_visible(tx, caller, &id)
-                    .await?
-                    .ok_or_else(|| in_devfile(RegisterError::Taken(meta.name.clone())))?;
-                policy::require(role, AppAction::Build)?;
-                return Ok((id, false));
-            }
-            let app = crate::apps::register_app(tx, caller, &new)
-                .await
-                .map_err(in_devfile)?;
-            Ok((app.id, true))
-        }
+        Target::FromDevfile => app_of_devfile(tx, caller, devfile).await,
     }
 }
 
-/// Receives, checks and queues an upload for `target` (both upload routes end here).
+/// The app the devfile's `metadata.name` names when the caller may build it, else
+/// registered from the devfile's metadata through the same rules as `POST /v1/apps`; a
+/// broken rule names the devfile key.
+async fn app_of_devfile(
+    tx: &mut crate::db::Tx,
+    caller: &crate::model::Caller,
+    devfile: &Devfile,
+) -> Result<ResolvedApp, ApiError> {
+    let meta = &devfile.metadata;
+    let display = if meta.display_name.trim().is_empty() {
+        meta.name.as_str()
+    } else {
+        meta.display_name.as_str()
+    };
+    let new =
+        crate::apps::check(&meta.name, display, meta.description.as_deref()).map_err(in_devfile)?;
+    if let Some(id) = apps::id_by_name(tx, new.name.as_str()).await? {
+        let (app, role) = apps::get_visible(tx, caller, &id)
+            .await?
+            .ok_or_else(|| in_devfile(RegisterError::Taken(meta.name.clone())))?;
+        policy::require(role, AppAction::Build)?;
+        return Ok(ResolvedApp {
+            id: app.id,
+            name: app.name,
+            created: false,
+        });
+    }
+    let app = crate::apps::register_app(tx, caller, &new)
+        .await
+        .map_err(in_devfile)?;
+    Ok(ResolvedApp {
+        id: app.id,
+        name: app.name,
+        created: true,
+    })
+}
+
+/// A registration refused for the devfile's metadata, naming the devfile's key.
+fn in_devfile(e: RegisterError) -> ApiError {
+    match e {
+        RegisterError::Invalid { field, message } => {
+            let key = match field {
+                "display_name" => "displayName",
+                other => other,
+            };
+            ApiError::invalid("devfile", format!("metadata.{key}: {message}"))
+        }
+        RegisterError::Taken(name) => ApiError::AlreadyExists {
+            field: "name".into(),
+            message: format!(
+                "the app name {name:?} (the devfile's metadata.name) is already taken; \
+                 app names are unique across the platform, choose another"
+            ),
+        },
+        RegisterError::Database(e) => ApiError::Database(e),
+    }
+}
+
+/// Full builds, or the development loop's sync builds (`?sync=true`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BuildKind {
+    /// A full build by the platform's builder.
+    Full,
+    /// A sync build on top of the service's last full (native) build.
+    Sync,
+}
+
+/// What an upload's query asks for.
+struct UploadQuery {
+    /// `service_name=a,b`: the services to build; `None` builds every service.
+    services: Option<Vec<String>>,
+    kind: BuildKind,
+}
+
+impl UploadQuery {
+    fn parse(
+        query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    ) -> Result<Self, ApiError> {
+        let query = query_map(query, &["service_name", "sync"])?;
+        let kind = match query.get("sync").map(String::as_str) {
+            None | Some("false") => BuildKind::Full,
+            Some("true") => BuildKind::Sync,
+            Some(_) => return Err(ApiError::invalid("sync", "must be true or false")),
+        };
+        let services = query.get("service_name").map(|v| {
+            v.split(',')
+                .map(|s| s.trim().to_owned())
+                .filter(|s| !s.is_empty())
+                .collect()
+        });
+        Ok(Self { services, kind })
+    }
+}
+
+/// How the upload is compressed, from its `Content-Type` (415 for anything else).
+fn context_encoding(headers: &HeaderMap) -> Result<Encoding, ApiError> {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    Encoding::from_content_type(content_type).ok_or_else(|| {
+        ApiError::UnsupportedMediaType(
+            "the body must be a tar.zst ('Content-Type: application/zstd') or a tar.gz \
+             ('Content-Type: application/gzip') of the build context"
+                .into(),
+        )
+    })
+}
+
+/// A received build context whose devfile passed validation, still in its temporary file.
+struct CheckedContext {
+    temp: NamedTempFile,
+    encoding: Encoding,
+    /// The devfile's text, as uploaded.
+    devfile_text: String,
+    devfile: Devfile,
+}
+
+/// Receives the upload and checks it: a readable archive whose devfile is valid against the
+/// files it holds.
+async fn receive_context(
+    runner: &Runner,
+    body: Body,
+    encoding: Encoding,
+) -> Result<CheckedContext, ApiError> {
+    let temp = receive_to_temp(runner, ".upload-", body).await?;
+    let temp_path = temp.path().to_path_buf();
+    let inspected = tokio::task::spawn_blocking(move || context::inspect(&temp_path, encoding))
+        .await
+        .map_err(|e| internal("checking the upload", e))?
+        .map_err(context_error)?;
+    let report = slipway_devfile::validate(&inspected.devfile, Some(&inspected));
+    if !report.valid() {
+        return Err(ApiError::InvalidDevfile(report.errors()));
+    }
+    let devfile = Devfile::parse(&inspected.devfile)
+        .map_err(|e| ApiError::InvalidDevfile(vec![e.to_string()]))?;
+    Ok(CheckedContext {
+        temp,
+        encoding,
+        devfile_text: inspected.devfile,
+        devfile,
+    })
+}
+
+/// The services to build: every one of `services` without `wanted`, else the ones it names
+/// (each once, in the order named); a name the devfile lacks is a 400 on `service_name`.
+fn chosen_services(
+    services: &[ServiceSpec],
+    wanted: Option<&[String]>,
+) -> Result<Vec<ServiceSpec>, ApiError> {
+    let Some(names) = wanted else {
+        return Ok(services.to_vec());
+    };
+    if names.is_empty() {
+        return Err(ApiError::invalid("service_name", "must name a service"));
+    }
+    let mut chosen: Vec<ServiceSpec> = Vec::new();
+    for name in names {
+        let service = services.iter().find(|s| &s.name == name).ok_or_else(|| {
+            ApiError::invalid(
+                "service_name",
+                format!(
+                    "the devfile has no service {name:?}; its services are {}",
+                    services
+                        .iter()
+                        .map(|s| s.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )
+        })?;
+        if !chosen.iter().any(|c| c.name == *name) {
+            chosen.push(service.clone());
+        }
+    }
+    Ok(chosen)
+}
+
+/// A context kept for its builds, under the id they name.
+struct StoredContext<'a> {
+    id: String,
+    encoding: Encoding,
+    devfile_text: &'a str,
+}
+
+/// The app resolved and the builds queued, in one transaction that checks the caller's
+/// access again (the upload took time).
+async fn queue_builds(
+    state: &AppState,
+    headers: &HeaderMap,
+    target: &Target,
+    devfile: &Devfile,
+    context: &StoredContext<'_>,
+    chosen: &[ServiceSpec],
+    kind: BuildKind,
+) -> Result<(ResolvedApp, Vec<QueuedBuild>), ApiError> {
+    let (mut tx, caller) = state.begin_as(headers, Access::Write).await?;
+    let app = resolve_target(&mut tx, &caller, target, devfile).await?;
+    apps::set_devfile(&mut tx, &app.id, context.devfile_text).await?;
+    let builder = match kind {
+        BuildKind::Full => state.runner().builder().as_str(),
+        BuildKind::Sync => builds::SYNC_BUILDER,
+    };
+    let mut queued = Vec::new();
+    for service in chosen {
+        if kind == BuildKind::Sync {
+            check_sync_base(&mut tx, &app.id, &service.name).await?;
+        }
+        let build_id = builds::insert(
+            &mut tx,
+            &NewBuild {
+                app_id: &app.id,
+                service: &service.name,
+                builder,
+                devfile: context.devfile_text,
+                context_id: &context.id,
+                context_encoding: context.encoding.as_str(),
+                created_by: &caller.user_id,
+            },
+        )
+        .await?;
+        queued.push(QueuedBuild {
+            build_id,
+            service: service.name.clone(),
+            status: BuildStatus::Queued,
+        });
+    }
+    tx.commit().await?;
+    Ok((app, queued))
+}
+
+/// Receives, checks and queues an upload for `target` (both upload routes end here); the
+/// answer names the app's URLs, which answer once it runs.
 async fn accept_upload(
     state: AppState,
     headers: HeaderMap,
@@ -316,130 +529,37 @@ async fn accept_upload(
     body: Body,
     target: Target,
 ) -> Result<Response, ApiError> {
-    let query = query_map(query, &["service_name", "sync"])?;
-    let sync = match query.get("sync").map(String::as_str) {
-        None | Some("false") => false,
-        Some("true") => true,
-        Some(_) => return Err(ApiError::invalid("sync", "must be true or false")),
-    };
-    let wanted: Option<Vec<String>> = query.get("service_name").map(|v| {
-        v.split(',')
-            .map(|s| s.trim().to_owned())
-            .filter(|s| !s.is_empty())
-            .collect()
-    });
-    let content_type = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    let encoding = Encoding::from_content_type(content_type).ok_or_else(|| {
-        ApiError::UnsupportedMediaType(
-            "the body must be a tar.zst ('Content-Type: application/zstd') or a tar.gz \
-             ('Content-Type: application/gzip') of the build context"
-                .into(),
-        )
-    })?;
-
-    let runner = state.runner().clone();
-    let temp = tempfile::Builder::new()
-        .prefix(".upload-")
-        .tempfile_in(runner.contexts_dir())
-        .map_err(|e| internal("creating the upload file", e))?;
-    let mut file = tokio::fs::File::from_std(
-        temp.reopen()
-            .map_err(|e| internal("opening the upload file", e))?,
-    );
-    receive(body, &mut file).await?;
-    drop(file);
-    let temp_path = temp.path().to_path_buf();
-    let inspected = tokio::task::spawn_blocking(move || context::inspect(&temp_path, encoding))
-        .await
-        .map_err(|e| internal("checking the upload", e))?
-        .map_err(context_error)?;
-
-    let report = slipway_devfile::validate(&inspected.devfile, Some(&inspected));
-    if !report.valid() {
-        return Err(ApiError::InvalidDevfile(report.errors()));
-    }
-    let devfile = Devfile::parse(&inspected.devfile)
-        .map_err(|e| ApiError::InvalidDevfile(vec![e.to_string()]))?;
-    let services = devfile.services();
-    let chosen: Vec<_> = match &wanted {
-        None => services.iter().collect(),
-        Some(names) if names.is_empty() => {
-            return Err(ApiError::invalid("service_name", "must name a service"));
-        }
-        Some(names) => {
-            let mut chosen = Vec::new();
-            for name in names {
-                let service = services.iter().find(|s| &s.name == name).ok_or_else(|| {
-                    ApiError::invalid(
-                        "service_name",
-                        format!(
-                            "the devfile has no service {name:?}; its services are {}",
-                            services
-                                .iter()
-                                .map(|s| s.name.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ),
-                    )
-                })?;
-                if !chosen
-                    .iter()
-                    .any(|c: &&slipway_devfile::ServiceSpec| c.name == *name)
-                {
-                    chosen.push(service);
-                }
-            }
-            chosen
-        }
-    };
+    let query = UploadQuery::parse(query)?;
+    let encoding = context_encoding(&headers)?;
+    let runner = state.runner();
+    let upload = receive_context(runner, body, encoding).await?;
+    let services = upload.devfile.services();
+    let chosen = chosen_services(&services, query.services.as_deref())?;
     if let Some(problem) = chosen.iter().find_map(|s| runner.unbuildable(s)) {
         return Err(ApiError::InvalidDevfile(vec![problem]));
     }
 
-    let context_id = uuid::Uuid::new_v4().to_string();
-    let stored = runner.context_path(&context_id, encoding);
-    temp.persist(&stored)
+    let context = StoredContext {
+        id: uuid::Uuid::new_v4().to_string(),
+        encoding: upload.encoding,
+        devfile_text: &upload.devfile_text,
+    };
+    let stored = runner.context_path(&context.id, context.encoding);
+    upload
+        .temp
+        .persist(&stored)
         .map_err(|e| internal("keeping the upload", e.error))?;
-    let created = async {
-        let (mut tx, caller) = state.begin_as(&headers, Access::Write).await?;
-        let (id, app_created) = resolve_target(&mut tx, &caller, &target, &devfile).await?;
-        apps::set_devfile(&mut tx, &id, &inspected.devfile).await?;
-        let mut queued = Vec::new();
-        for service in &chosen {
-            if sync {
-                check_sync_base(&mut tx, &id, &service.name).await?;
-            }
-            let build_id = builds::insert(
-                &mut tx,
-                &NewBuild {
-                    app_id: &id,
-                    service: &service.name,
-                    builder: if sync {
-                        builds::SYNC_BUILDER
-                    } else {
-                        runner.builder().as_str()
-                    },
-                    devfile: &inspected.devfile,
-                    context_id: &context_id,
-                    context_encoding: encoding.as_str(),
-                    created_by: &caller.user_id,
-                },
-            )
-            .await?;
-            queued.push(QueuedBuild {
-                build_id,
-                service: service.name.clone(),
-                status: BuildStatus::Queued,
-            });
-        }
-        tx.commit().await?;
-        Ok((id, app_created, queued))
-    }
+    let queued = queue_builds(
+        &state,
+        &headers,
+        &target,
+        &upload.devfile,
+        &context,
+        &chosen,
+        query.kind,
+    )
     .await;
-    let (id, app_created, queued) = match created {
+    let (app, queued) = match queued {
         Ok(q) => q,
         Err(e) => {
             let _ = tokio::fs::remove_file(&stored).await;
@@ -449,14 +569,19 @@ async fn accept_upload(
     for q in &queued {
         runner.enqueue(q.build_id.clone());
     }
-    tracing::info!(app_id = %id, builds = queued.len(), "builds queued");
+    tracing::info!(app_id = %app.id, builds = queued.len(), "builds queued");
+    let urls = state
+        .deployer()
+        .public_urls(&app.id, &app.name, &services)
+        .await;
     Ok((
         StatusCode::ACCEPTED,
         Json(BuildsCreated {
-            app_id: id,
-            app_created,
+            app_id: app.id,
+            app_created: app.created,
             build_ids: queued.iter().map(|q| q.build_id.clone()).collect(),
             builds: queued,
+            urls,
         }),
     )
         .into_response())

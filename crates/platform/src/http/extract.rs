@@ -52,6 +52,17 @@ impl Fields {
         Ok(Self { map })
     }
 
+    /// The fields with string values (every field of a query string), by name.
+    pub(crate) fn into_strings(self) -> std::collections::HashMap<String, String> {
+        self.map
+            .into_iter()
+            .filter_map(|(key, value)| match value {
+                Value::String(s) => Some((key, s)),
+                _ => None,
+            })
+            .collect()
+    }
+
     pub(crate) fn string(&self, name: &str) -> Result<Option<String>, ApiError> {
         match self.map.get(name) {
             None | Some(Value::Null) => Ok(None),

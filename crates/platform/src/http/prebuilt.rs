@@ -13,15 +13,21 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
+use serde::Serialize;
 use slipway_devfile::Devfile;
+use tempfile::NamedTempFile;
 
 use super::apps::authorized_app;
-use super::builds::{BuildView, editable_app, internal, query_map, receive};
+use super::builds::{BuildView, editable_app, internal, query_map, receive_to_temp};
 use super::error::ApiError;
 use super::{Access, AppState};
+use crate::deploy::AppUrls;
+use crate::jobs::Runner;
 use crate::policy::AppAction;
-use crate::store::builds::{self, NewBuild, Outcome};
-use slipway_image::{ImageError, import};
+use crate::store::apps::AppRecord;
+use crate::store::builds::{self, BuildRecord, NewBuild, Outcome};
+use slipway_image::import::ArchiveFormat;
+use slipway_image::{Digest, ImageError, import};
 use slipway_runtime::build::{BuildError, buildah, image_uri};
 
 /// The builder name prebuilt uploads are recorded under.
@@ -55,8 +61,20 @@ fn import_error(e: BuildError) -> ApiError {
     }
 }
 
+/// The 201 body of `POST /v1/apps/{app_id}/builds/prebuilt`: the succeeded build and the
+/// app's URLs.
+#[derive(Debug, Serialize)]
+pub struct PrebuiltCreated {
+    /// The succeeded build.
+    #[serde(flatten)]
+    pub build: BuildView,
+    /// The app's URL and its public services' URLs.
+    #[serde(flatten)]
+    pub urls: AppUrls,
+}
+
 /// `POST /v1/apps/{app_id}/builds/prebuilt?service_name=api`, body an image tar →
-/// 201 with the succeeded build.
+/// 201 with the succeeded build and the app's URLs.
 async fn upload(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -65,17 +83,54 @@ async fn upload(
     body: Body,
 ) -> Result<Response, ApiError> {
     let (id, app) = editable_app(&state, &headers, &app_id).await?;
+    let service = service_name(query)?;
+    let (devfile_text, devfile) = devfile_with(&app, &service)?;
+    check_archive_type(&headers)?;
+    let runner = state.runner();
+    let temp = receive_to_temp(runner, ".prebuilt-", body).await?;
+    let image = import_archive(runner, temp, &app.name, &service).await?;
+    let uri = image_uri(&app.name, &service, &image.digest);
+    let record = record_build(&state, &headers, &id, &service, &devfile_text, &image, &uri).await?;
+    let log = runner.log(&record.id);
+    log.note(&format!(
+        "prebuilt image uploaded for service {service} ({})",
+        image.format.name()
+    ));
+    log.note(&format!("imported and signed {}", image.digest));
+    log.note(&format!("succeeded: {uri}"));
+    tracing::info!(app_id = %id, build_id = %record.id, "prebuilt image imported");
+    runner.announce_built(id.clone());
+    runner.scan(&record.id, image.digest.as_str()).await;
+    let urls = state
+        .deployer()
+        .public_urls(&id, &app.name, &devfile.services())
+        .await;
+    let created = PrebuiltCreated {
+        build: BuildView::from(record),
+        urls,
+    };
+    Ok((StatusCode::CREATED, Json(created)).into_response())
+}
+
+/// `service_name`, required: the service the image runs (trimmed, not blank).
+fn service_name(
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+) -> Result<String, ApiError> {
     let query = query_map(query, &["service_name"])?;
-    let service = query
+    query
         .get("service_name")
         .map(|s| s.trim().to_owned())
         .filter(|s| !s.is_empty())
         .ok_or_else(|| {
             ApiError::invalid("service_name", "is required: the service this image runs")
-        })?;
-    // The devfile says how the image runs (port, health path, dependencies): the app must
-    // have one from an earlier context upload.
-    let devfile_text = app.devfile.clone().ok_or_else(|| {
+        })
+}
+
+/// The app's devfile (text and parsed), which must have `service`: it says how the image
+/// runs (port, health path, dependencies), so the app needs one from an earlier context
+/// upload.
+fn devfile_with(app: &AppRecord, service: &str) -> Result<(String, Devfile), ApiError> {
+    let text = app.devfile.clone().ok_or_else(|| {
         ApiError::FailedPrecondition(
             "the app has no devfile yet; upload its build context once \
              (POST /v1/apps/{app_id}/builds) so the platform knows its services"
@@ -83,9 +138,9 @@ async fn upload(
         )
     })?;
     let devfile =
-        Devfile::parse(&devfile_text).map_err(|e| ApiError::InvalidDevfile(vec![e.to_string()]))?;
+        Devfile::parse(&text).map_err(|e| ApiError::InvalidDevfile(vec![e.to_string()]))?;
     let names: Vec<String> = devfile.services().into_iter().map(|s| s.name).collect();
-    if !names.contains(&service) {
+    if !names.iter().any(|n| n == service) {
         return Err(ApiError::invalid(
             "service_name",
             format!(
@@ -94,56 +149,77 @@ async fn upload(
             ),
         ));
     }
+    Ok((text, devfile))
+}
+
+/// 415 unless the body is sent as one of [`ARCHIVE_TYPES`].
+fn check_archive_type(headers: &HeaderMap) -> Result<(), ApiError> {
     let content_type = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
-    if !ARCHIVE_TYPES.contains(&content_type) {
-        return Err(ApiError::UnsupportedMediaType(format!(
-            "the body must be an oci-archive or docker-archive tar \
-             ('Content-Type: application/x-tar'; also {})",
-            ARCHIVE_TYPES[1..].join(", ")
-        )));
+    if ARCHIVE_TYPES.contains(&content_type) {
+        return Ok(());
     }
+    Err(ApiError::UnsupportedMediaType(format!(
+        "the body must be an oci-archive or docker-archive tar \
+         ('Content-Type: application/x-tar'; also {})",
+        ARCHIVE_TYPES[1..].join(", ")
+    )))
+}
 
-    let runner = state.runner().clone();
-    let temp = tempfile::Builder::new()
-        .prefix(".prebuilt-")
-        .tempfile_in(runner.contexts_dir())
-        .map_err(|e| internal("creating the upload file", e))?;
-    let mut file = tokio::fs::File::from_std(
-        temp.reopen()
-            .map_err(|e| internal("opening the upload file", e))?,
-    );
-    receive(body, &mut file).await?;
-    drop(file);
+/// An image imported into the store from an uploaded archive.
+struct Imported {
+    digest: Digest,
+    format: ArchiveFormat,
+}
 
+/// Unpacks the archive in `temp` (into a scratch layout beside the contexts) and imports it
+/// as `<app>/<service>`, every blob checked and the manifest signed.
+async fn import_archive(
+    runner: &Runner,
+    temp: NamedTempFile,
+    app_name: &str,
+    service: &str,
+) -> Result<Imported, ApiError> {
     let output = runner.output().clone();
     let scratch = runner.contexts_dir();
-    let ref_name = format!("{}/{service}", app.name);
-    let (digest, format) = tokio::task::spawn_blocking(move || -> Result<_, BuildError> {
+    let ref_name = format!("{app_name}/{service}");
+    tokio::task::spawn_blocking(move || -> Result<_, BuildError> {
         let layout = tempfile::Builder::new()
             .prefix(".layout-")
             .tempdir_in(scratch)?;
         let format = import::unpack_image_archive(temp.path(), layout.path())?;
-        Ok((buildah::import(&output, layout.path(), &ref_name)?, format))
+        let digest = buildah::import(&output, layout.path(), &ref_name)?;
+        Ok(Imported { digest, format })
     })
     .await
     .map_err(|e| internal("importing a prebuilt image", e))?
-    .map_err(import_error)?;
-    let uri = image_uri(&app.name, &service, &digest);
+    .map_err(import_error)
+}
 
-    let (mut tx, caller) = state.begin_as(&headers, Access::Write).await?;
-    authorized_app(&mut tx, &caller, &id, AppAction::Build).await?;
+/// Records the import as a build of `service`, already succeeded, in a transaction that
+/// checks the caller's access again (the upload took time).
+async fn record_build(
+    state: &AppState,
+    headers: &HeaderMap,
+    app_id: &str,
+    service: &str,
+    devfile_text: &str,
+    image: &Imported,
+    uri: &str,
+) -> Result<BuildRecord, ApiError> {
+    let (mut tx, caller) = state.begin_as(headers, Access::Write).await?;
+    authorized_app(&mut tx, &caller, app_id, AppAction::Build).await?;
     let build_id = builds::insert(
         &mut tx,
         &NewBuild {
-            app_id: &id,
-            service: &service,
+            app_id,
+            service,
             builder: PREBUILT,
-            devfile: &devfile_text,
+            devfile: devfile_text,
             context_id: &uuid::Uuid::new_v4().to_string(),
-            context_encoding: format.name(),
+            context_encoding: image.format.name(),
             created_by: &caller.user_id,
         },
     )
@@ -153,8 +229,8 @@ async fn upload(
         &mut tx,
         &build_id,
         &Outcome::Succeeded {
-            image_uri: uri.clone(),
-            manifest_digest: digest.to_string(),
+            image_uri: uri.to_owned(),
+            manifest_digest: image.digest.to_string(),
             builder: PREBUILT.to_owned(),
         },
     )
@@ -163,15 +239,5 @@ async fn upload(
         .await?
         .ok_or_else(|| internal("reading the new build", "missing"))?;
     tx.commit().await?;
-    let log = runner.log(&build_id);
-    log.note(&format!(
-        "prebuilt image uploaded for service {service} ({})",
-        format.name()
-    ));
-    log.note(&format!("imported and signed {digest}"));
-    log.note(&format!("succeeded: {uri}"));
-    tracing::info!(app_id = %id, build_id = %build_id, "prebuilt image imported");
-    runner.announce_built(id.clone());
-    runner.scan(&build_id, digest.as_str()).await;
-    Ok((StatusCode::CREATED, Json(BuildView::from(record))).into_response())
+    Ok(record)
 }

@@ -9,6 +9,7 @@
 mod apps;
 mod auth;
 mod bootstrap;
+mod build_urls;
 mod buildah;
 mod builds;
 mod container;
