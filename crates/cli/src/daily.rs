@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use crate::local_platform::WhenMissing;
 use clap::Args;
 use serde_json::{Value, json};
 use slipway_toolkit::platform::{self, AppIdArgs, BuildAppArgs, Client, Endpoint, GetLogsArgs};
@@ -41,6 +42,10 @@ pub struct BuildArgs {
     /// Print the build logs.
     #[arg(long, short)]
     verbose: bool,
+    /// With no platform configured, start the local platform in the background without
+    /// asking (on a terminal `slipway build` asks; elsewhere it says to pass this flag).
+    #[arg(long)]
+    start_platform: bool,
 }
 
 #[derive(Debug, Args)]
@@ -121,10 +126,25 @@ fn fail(message: &str) -> ExitCode {
     ExitCode::FAILURE
 }
 
+/// A client of the configured platform, else of the local platform when it runs.
 pub(crate) fn client() -> Result<Client, String> {
-    Endpoint::from_env(None)
-        .and_then(Client::new)
-        .map_err(|e| e.to_string())
+    client_or(WhenMissing::Explain)
+}
+
+/// A client of the configured platform, else of the local platform (see
+/// [`crate::local_platform`]): used when it runs; started when `missing` says so.
+pub(crate) fn client_or(missing: WhenMissing) -> Result<Client, String> {
+    crate::local_platform::endpoint(missing)
+        .and_then(|endpoint| Client::new(endpoint).map_err(|e| e.to_string()))
+}
+
+/// `--start-platform` given: start the local platform unasked; else offer it.
+pub(crate) fn when_missing(start_platform: bool) -> WhenMissing {
+    if start_platform {
+        WhenMissing::Start
+    } else {
+        WhenMissing::Offer
+    }
 }
 
 fn app_id(arg: Option<String>) -> Result<String, String> {
@@ -159,22 +179,35 @@ pub fn new(args: NewArgs) -> ExitCode {
     }
     match slipway_toolkit::call("scaffold_app", call) {
         Ok(result) => finish(&result, |r| {
+            let project = PathBuf::from(r["project_path"].as_str().unwrap_or_default());
             println!(
                 "Created {} ({} files).",
-                r["project_path"].as_str().unwrap_or_default(),
+                shown(&project).display(),
                 r["files_created"].as_array().map_or(0, Vec::len)
             );
-            println!(
-                "Next: cd {} && slipway build",
-                r["project_path"].as_str().unwrap_or_default()
-            );
+            println!("Next: cd {} && slipway build", shown(&project).display());
         }),
         Err(e) => fail(&e.to_string()),
     }
 }
 
+/// `path` as a user in the current directory types it: `./orders` for a project below it,
+/// else the absolute path.
+fn shown(path: &std::path::Path) -> PathBuf {
+    std::env::current_dir()
+        .ok()
+        .and_then(|cwd| std::fs::canonicalize(cwd).ok())
+        .and_then(|cwd| {
+            path.strip_prefix(cwd)
+                .ok()
+                .map(|p| PathBuf::from(".").join(p))
+        })
+        .filter(|p| p != &PathBuf::from("."))
+        .unwrap_or_else(|| path.to_path_buf())
+}
+
 pub fn build(args: BuildArgs) -> ExitCode {
-    let client = match client() {
+    let client = match client_or(when_missing(args.start_platform)) {
         Ok(c) => c,
         Err(e) => return fail(&e),
     };

@@ -20,10 +20,14 @@ pub struct DevArgs {
     /// Do not print the app's logs.
     #[arg(long)]
     no_logs: bool,
+    /// With no platform configured, start the local platform in the background without
+    /// asking.
+    #[arg(long)]
+    start_platform: bool,
 }
 
 pub fn dev(args: DevArgs) -> ExitCode {
-    let client = match super::daily::client() {
+    let client = match super::daily::client_or(super::daily::when_missing(args.start_platform)) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("error: {e}");

@@ -4,6 +4,7 @@ mod call;
 mod care;
 mod daily;
 mod dev;
+mod local_platform;
 mod platform;
 mod prefix;
 

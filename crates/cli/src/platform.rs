@@ -11,6 +11,10 @@ use clap::{Args, Subcommand};
 pub enum PlatformCommand {
     /// Serve the platform's versioned HTTP API (/v1/…).
     Serve(ServeArgs),
+    /// Run the local platform (the one the desktop app and the MCP server start when no
+    /// platform is configured; `slipway build --start-platform` starts it in the background)
+    /// in the foreground until Ctrl-C; `--stop` stops a running one.
+    Local(LocalArgs),
     /// Manage the account's users.
     User {
         #[command(subcommand)]
@@ -55,6 +59,13 @@ pub struct ImportArgs {
     /// For a root file system: the default command.
     #[arg(long)]
     cmd: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct LocalArgs {
+    /// Stop the local platform that runs (and the apps it deployed) instead.
+    #[arg(long)]
+    stop: bool,
 }
 
 #[derive(Debug, Args)]
@@ -234,6 +245,7 @@ pub fn run(command: PlatformCommand) -> ExitCode {
         }
     };
     let outcome = match command {
+        PlatformCommand::Local(args) => return crate::local_platform::run(args.stop),
         PlatformCommand::Serve(args) => {
             let mut config =
                 slipway_platform::PlatformConfig::new(args.listen, data_dir(args.data_dir));

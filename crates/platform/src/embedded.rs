@@ -152,11 +152,39 @@ impl Lazy {
     }
 }
 
-/// `(url, token)` of an embedded platform another program runs on `data_dir`: its URL file
-/// (`"<url> <pid>"`) names a process that is alive and an address that accepts connections.
-/// A file a crash left behind (dead process) is ignored, so the owner's token is never sent
-/// to whatever listens on that port now.
+/// `(url, token)` of an embedded platform another program runs on `data_dir` (see
+/// [`running`]).
 fn running_elsewhere(data_dir: &Path) -> Option<(String, String)> {
+    running(data_dir).map(|r| (r.url, r.token))
+}
+
+/// An embedded platform some program runs: the desktop app, an MCP server or `slipway
+/// platform local`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Running {
+    /// The base URL of its API.
+    pub url: String,
+    /// The bearer token of its first owner (never logged: `Debug` hides it).
+    pub token: String,
+    /// The process that runs it.
+    pub pid: u32,
+}
+
+impl std::fmt::Debug for Running {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Running")
+            .field("url", &self.url)
+            .field("token", &"<redacted>")
+            .field("pid", &self.pid)
+            .finish()
+    }
+}
+
+/// The embedded platform that runs on `data_dir`, if one does: its URL file (`"<url> <pid>"`)
+/// names a process that is alive and an address that accepts connections. A file a crash left
+/// behind (dead process) is ignored, so the owner's token is never sent to whatever listens
+/// on that port now.
+pub fn running(data_dir: &Path) -> Option<Running> {
     let text = std::fs::read_to_string(data_dir.join(URL_FILE)).ok()?;
     let (url, pid) = text.trim().split_once(' ')?;
     let pid: u32 = pid.parse().ok()?;
@@ -167,7 +195,11 @@ fn running_elsewhere(data_dir: &Path) -> Option<(String, String)> {
     let addr: std::net::SocketAddr = url.strip_prefix("http://")?.parse().ok()?;
     std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_secs(1)).ok()?;
     let token = std::fs::read_to_string(data_dir.join(BOOTSTRAP_TOKEN_FILE)).ok()?;
-    Some((url, token.trim().to_owned()))
+    Some(Running {
+        url,
+        token: token.trim().to_owned(),
+        pid,
+    })
 }
 
 impl Drop for Lazy {

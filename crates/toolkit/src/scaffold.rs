@@ -362,14 +362,12 @@ impl slipway_devfile::ProjectFiles for MemoryFiles<'_> {
     }
 }
 
+/// `path` made absolute and normalised, so the project path a user is shown has no `.`
+/// (`/tmp/x/./orders`) and, for a directory that exists, no `..` or symbolic link either.
 fn absolute(path: &Path) -> Result<PathBuf, ToolError> {
-    if path.is_absolute() {
-        Ok(path.to_path_buf())
-    } else {
-        std::env::current_dir()
-            .map(|cwd| cwd.join(path))
-            .map_err(|e| ToolError::io("read the current directory", path, &e))
-    }
+    let absolute = std::path::absolute(path)
+        .map_err(|e| ToolError::io("read the current directory", path, &e))?;
+    Ok(std::fs::canonicalize(&absolute).unwrap_or_else(|_| absolute.components().collect()))
 }
 
 /// Refuses an existing project path that is not a directory, or (without `overwrite`) one

@@ -9,6 +9,7 @@ mod call;
 mod care_crash;
 mod daily;
 mod dev;
+mod local_platform;
 mod scaffold;
 mod servers;
 
