@@ -21,5 +21,5 @@ pub use model::{
     Command, Component, Container, Devfile, Dockerfile, Durable, Endpoint, EnvVar, Exec, Group,
     Image, Metadata, Platform, ServiceSpec,
 };
-pub use name::{APP_NAME_MAX, AppName, AppNameError, dns_label_problem};
+pub use name::{APP_NAME_MAX, AppName, AppNameError, DnsLabelError, dns_label};
 pub use validate::{ProjectFiles, SUPPORTED_SCHEMA_VERSIONS, validate};

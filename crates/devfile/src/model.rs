@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::name::{AppName, AppNameError};
+
 /// A whole devfile.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -27,7 +29,8 @@ pub struct Devfile {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Metadata {
-    /// The app name.
+    /// The devfile's name as written (any string, by the devfile schema); the platform names
+    /// the app by [`Metadata::app_name`], derived from it.
     pub name: String,
     /// The human-readable name.
     pub display_name: String,
@@ -46,6 +49,14 @@ pub struct Metadata {
     /// Everything the platform reads.
     #[serde(default)]
     pub platform: Platform,
+}
+
+impl Metadata {
+    /// The app name the platform uses: `name` itself when it is a valid app name, otherwise
+    /// the name derived from it ([`AppName::derive`]; `validate` warns about the change).
+    pub fn app_name(&self) -> Result<AppName, AppNameError> {
+        AppName::derive(&self.name)
+    }
 }
 
 /// `metadata.platform`.

@@ -5,6 +5,10 @@ use std::fmt;
 /// Longest app name the platform accepts; app names become DNS labels in service URLs.
 pub const APP_NAME_MAX: usize = 63;
 
+/// Put before a derived app name that would start with a digit, since app names start with a
+/// letter (`3d-viewer` becomes `app-3d-viewer`).
+const DERIVED_DIGIT_PREFIX: &str = "app-";
+
 /// An app name that satisfies the platform's naming rule.
 ///
 /// App names end up in host names (`<service>.<app>.localhost`), resource ids and file
@@ -34,24 +38,69 @@ pub enum AppNameError {
     /// The name contains `--`.
     #[error("app name must not contain consecutive hyphens (\"--\")")]
     DoubleHyphen,
+    /// [`AppName::derive`] found no ASCII letter or digit to make an app name of.
+    #[error("an app name needs at least one ASCII letter or digit, and there is none")]
+    NothingToDerive,
+}
+
+/// Why a string is not a lowercase RFC 1123 label of the allowed length (the devfile rule for
+/// component names, endpoint names, command ids and resource names).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DnsLabelError {
+    /// The label is empty.
+    #[error("must not be empty")]
+    Empty,
+    /// The label is longer than its limit.
+    #[error("is {len} characters long; at most {max} are allowed")]
+    TooLong {
+        /// Its length in characters.
+        len: usize,
+        /// The limit it broke.
+        max: usize,
+    },
+    /// The label has a character outside `a-z`, `0-9`, `-`.
+    #[error("may contain only lowercase letters, digits and hyphens; found {0:?}")]
+    BadCharacter(char),
+    /// The label starts or ends with a hyphen.
+    #[error("must start and end with a lowercase letter or digit")]
+    HyphenAtEdge,
+}
+
+/// Checks `raw` against the DNS-label rule: 1 to `max` characters, lowercase letters, digits
+/// and hyphens, starting and ending with a letter or digit. The one copy of that rule: the
+/// app-name rule is built on it.
+pub fn dns_label(raw: &str, max: usize) -> Result<(), DnsLabelError> {
+    let len = raw.chars().count();
+    if len == 0 {
+        return Err(DnsLabelError::Empty);
+    }
+    if len > max {
+        return Err(DnsLabelError::TooLong { len, max });
+    }
+    if let Some(bad) = raw.chars().find(|c| !is_label_char(*c)) {
+        return Err(DnsLabelError::BadCharacter(bad));
+    }
+    if raw.starts_with('-') || raw.ends_with('-') {
+        return Err(DnsLabelError::HyphenAtEdge);
+    }
+    Ok(())
+}
+
+/// A character a DNS label may hold.
+fn is_label_char(c: char) -> bool {
+    c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'
 }
 
 impl AppName {
-    /// Checks `raw` against the app-name rule: 1-63 characters, lowercase letters, digits and
-    /// hyphens, starting with a letter, ending with a letter or digit, no `--`.
+    /// Checks `raw` against the app-name rule: a DNS label of 1-63 characters that starts
+    /// with a letter and has no `--`.
     pub fn parse(raw: &str) -> Result<Self, AppNameError> {
-        let count = raw.chars().count();
-        if count == 0 {
-            return Err(AppNameError::Empty);
-        }
-        if count > APP_NAME_MAX {
-            return Err(AppNameError::TooLong(count));
-        }
-        if let Some(bad) = raw
-            .chars()
-            .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-'))
-        {
-            return Err(AppNameError::BadCharacter(bad));
+        match dns_label(raw, APP_NAME_MAX) {
+            Err(DnsLabelError::Empty) => return Err(AppNameError::Empty),
+            Err(DnsLabelError::TooLong { len, .. }) => return Err(AppNameError::TooLong(len)),
+            Err(DnsLabelError::BadCharacter(bad)) => return Err(AppNameError::BadCharacter(bad)),
+            // A hyphen at either edge is reported below, as the app-name rule words it.
+            Err(DnsLabelError::HyphenAtEdge) | Ok(()) => {}
         }
         let first = raw.chars().next().unwrap_or('-');
         if !first.is_ascii_lowercase() {
@@ -66,6 +115,32 @@ impl AppName {
         Ok(Self(raw.to_owned()))
     }
 
+    /// The app name the platform uses for a devfile's `metadata.name`, which the devfile
+    /// schema lets be any string: ASCII letters lowercased, every run of other characters
+    /// turned into one `-`, hyphens trimmed from both ends, `app-` put before a leading digit,
+    /// and cut to 63 characters. A name that already is an app name comes back unchanged.
+    /// Fails only when `raw` has no ASCII letter or digit.
+    pub fn derive(raw: &str) -> Result<Self, AppNameError> {
+        let mut name = String::with_capacity(raw.len());
+        for c in raw.chars().map(|c| c.to_ascii_lowercase()) {
+            if c.is_ascii_lowercase() || c.is_ascii_digit() {
+                name.push(c);
+            } else if !name.is_empty() && !name.ends_with('-') {
+                name.push('-');
+            }
+        }
+        if name.starts_with(|c: char| c.is_ascii_digit()) {
+            name.insert_str(0, DERIVED_DIGIT_PREFIX);
+        }
+        // Only ASCII is left, so a byte length is a character count.
+        name.truncate(APP_NAME_MAX);
+        let name = name.trim_end_matches('-');
+        if name.is_empty() {
+            return Err(AppNameError::NothingToDerive);
+        }
+        Self::parse(name)
+    }
+
     /// The validated name.
     pub fn as_str(&self) -> &str {
         &self.0
@@ -76,32 +151,6 @@ impl fmt::Display for AppName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
     }
-}
-
-/// Checks the devfile's name rule for components, endpoints, commands and resources: a
-/// lowercase RFC 1123 label of at most `max` characters. Returns the broken rule, if any.
-pub fn dns_label_problem(raw: &str, max: usize) -> Option<String> {
-    let count = raw.chars().count();
-    if count == 0 {
-        return Some("must not be empty".into());
-    }
-    if count > max {
-        return Some(format!(
-            "is {count} characters long; at most {max} are allowed"
-        ));
-    }
-    if let Some(bad) = raw
-        .chars()
-        .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-'))
-    {
-        return Some(format!(
-            "may contain only lowercase letters, digits and hyphens; found {bad:?}"
-        ));
-    }
-    if raw.starts_with('-') || raw.ends_with('-') {
-        return Some("must start and end with a lowercase letter or digit".into());
-    }
-    None
 }
 
 #[cfg(test)]
@@ -117,12 +166,14 @@ mod tests {
 
     #[test]
     fn rejects_each_rule() {
-        let cases: [(&str, AppNameError); 7] = [
+        let cases: [(&str, AppNameError); 9] = [
             ("", AppNameError::Empty),
             (&"a".repeat(64), AppNameError::TooLong(64)),
             ("MyApp", AppNameError::BadCharacter('M')),
             ("my_app", AppNameError::BadCharacter('_')),
             ("1app", AppNameError::BadStart('1')),
+            ("-app", AppNameError::BadStart('-')),
+            ("1app-", AppNameError::BadStart('1')),
             ("app-", AppNameError::TrailingHyphen),
             ("my--app", AppNameError::DoubleHyphen),
         ];
@@ -132,18 +183,50 @@ mod tests {
     }
 
     #[test]
-    fn dns_label_rules() {
-        assert_eq!(dns_label_problem("http", 15), None);
-        assert!(
-            dns_label_problem("a-very-long-endpoint", 15)
-                .unwrap()
-                .contains("at most 15")
+    fn derives_an_app_name_from_any_devfile_name() {
+        let long = format!("{}-tail", "a".repeat(62));
+        let cases = [
+            ("shop", "shop"),
+            ("My Shop", "my-shop"),
+            ("my--shop", "my-shop"),
+            ("  Orders_API (v2)!", "orders-api-v2"),
+            ("café-bar", "caf-bar"),
+            ("3d-viewer", "app-3d-viewer"),
+            ("-x-", "x"),
+            (long.as_str(), &"a".repeat(62)),
+        ];
+        for (raw, want) in cases {
+            let derived = AppName::derive(raw).unwrap_or_else(|e| panic!("{raw:?}: {e}"));
+            assert_eq!(derived.as_str(), want, "{raw:?}");
+        }
+        assert_eq!(
+            AppName::derive(&"A".repeat(70)).map(|n| n.as_str().len()),
+            Ok(APP_NAME_MAX)
         );
-        assert!(dns_label_problem("Http", 15).unwrap().contains("lowercase"));
-        assert!(
-            dns_label_problem("-x", 15)
-                .unwrap()
-                .contains("start and end")
+        for nothing in ["", "---", "日本語", " "] {
+            assert_eq!(
+                AppName::derive(nothing),
+                Err(AppNameError::NothingToDerive),
+                "{nothing:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn dns_label_rules() {
+        assert_eq!(dns_label("http", 15), Ok(()));
+        assert_eq!(
+            dns_label("a-very-long-endpoint", 15),
+            Err(DnsLabelError::TooLong { len: 20, max: 15 })
+        );
+        assert_eq!(dns_label("", 15), Err(DnsLabelError::Empty));
+        assert_eq!(dns_label("Http", 15), Err(DnsLabelError::BadCharacter('H')));
+        assert_eq!(dns_label("-x", 15), Err(DnsLabelError::HyphenAtEdge));
+        assert_eq!(dns_label("x-", 15), Err(DnsLabelError::HyphenAtEdge));
+        assert_eq!(
+            dns_label("1a", 15),
+            Ok(()),
+            "a label may start with a digit"
         );
     }
 }

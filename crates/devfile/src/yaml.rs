@@ -157,9 +157,21 @@ impl Node {
     }
 }
 
+/// A collection being read: its items (or entries and a key waiting for its value), where it
+/// starts, and its anchor id (0 for none).
 enum Frame {
     Seq(Vec<Node>, Pos, usize),
     Map(Vec<(Node, Node)>, Option<Node>, Pos, usize),
+}
+
+/// Builds the tree from parser events: open collections on a stack, anchored nodes kept for
+/// aliases, and the first complete top-level node as the root.
+#[derive(Default)]
+struct TreeBuilder {
+    stack: Vec<Frame>,
+    anchors: HashMap<usize, Node>,
+    root: Option<Node>,
+    documents: usize,
 }
 
 /// Parses the first YAML document of `text` into a positioned tree.
@@ -167,111 +179,125 @@ enum Frame {
 /// Returns `Ok(None)` for an empty document. A second document in the stream is an error,
 /// because a devfile is exactly one document.
 pub fn parse(text: &str) -> Result<Option<Node>, SyntaxError> {
-    let mut stack: Vec<Frame> = Vec::new();
-    let mut anchors: HashMap<usize, Node> = HashMap::new();
-    let mut root: Option<Node> = None;
-    let mut documents = 0usize;
+    let mut tree = TreeBuilder::default();
     for item in Parser::new_from_str(text) {
         let (event, span) = item.map_err(|e| SyntaxError {
             line: e.marker().line(),
             column: e.marker().col() + 1,
             message: e.info().to_owned(),
         })?;
-        let done: Option<(Node, usize)> = match event {
+        if let Some((node, anchor)) = tree.event(event, span)? {
+            tree.attach(node, anchor);
+        }
+    }
+    Ok(tree
+        .root
+        .filter(|n| !(n.value == Value::Null && n.pos.start == n.pos.end)))
+}
+
+impl TreeBuilder {
+    /// Reads one event; returns the node it completes, with its anchor id.
+    fn event(
+        &mut self,
+        event: Event<'_>,
+        span: Span,
+    ) -> Result<Option<(Node, usize)>, SyntaxError> {
+        let done = match event {
             Event::DocumentStart(_) => {
-                documents += 1;
-                if documents > 1 {
-                    return Err(SyntaxError {
-                        line: span.start.line(),
-                        column: span.start.col() + 1,
-                        message: "a devfile must be a single YAML document (found a second \"---\" document)".into(),
-                    });
-                }
+                self.document_start(span)?;
                 None
             }
             Event::Scalar(text, style, anchor, tag) => {
                 let value = resolve(&text, style, tag.as_deref().map(|t| t.suffix.as_str()));
-                Some((
-                    Node {
-                        value,
-                        pos: span.into(),
-                        style: Some(style),
-                    },
-                    anchor,
-                ))
-            }
-            Event::Alias(id) => {
-                let mut node = anchors.get(&id).cloned().unwrap_or(Node {
-                    value: Value::Null,
+                let node = Node {
+                    value,
                     pos: span.into(),
-                    style: None,
-                });
-                node.pos = span.into();
-                Some((node, 0))
+                    style: Some(style),
+                };
+                Some((node, anchor))
             }
+            Event::Alias(id) => Some((self.alias(id, span), 0)),
             Event::SequenceStart(anchor, _) => {
-                stack.push(Frame::Seq(Vec::new(), span.into(), anchor));
+                self.stack.push(Frame::Seq(Vec::new(), span.into(), anchor));
                 None
             }
             Event::MappingStart(anchor, _) => {
-                stack.push(Frame::Map(Vec::new(), None, span.into(), anchor));
+                self.stack
+                    .push(Frame::Map(Vec::new(), None, span.into(), anchor));
                 None
             }
-            Event::SequenceEnd => match stack.pop() {
-                Some(Frame::Seq(items, mut pos, anchor)) => {
-                    pos.end = span.end.index().max(pos.end);
-                    Some((
-                        Node {
-                            value: Value::Seq(items),
-                            pos,
-                            style: None,
-                        },
-                        anchor,
-                    ))
-                }
-                _ => None,
-            },
-            Event::MappingEnd => match stack.pop() {
-                Some(Frame::Map(entries, _, mut pos, anchor)) => {
-                    pos.end = span.end.index().max(pos.end);
-                    Some((
-                        Node {
-                            value: Value::Map(entries),
-                            pos,
-                            style: None,
-                        },
-                        anchor,
-                    ))
-                }
-                _ => None,
-            },
+            Event::SequenceEnd | Event::MappingEnd => self.close(span),
             _ => None,
         };
-        if let Some((node, anchor)) = done {
-            if anchor != 0 {
-                anchors.insert(anchor, node.clone());
+        Ok(done)
+    }
+
+    /// Counts documents: a devfile is exactly one.
+    fn document_start(&mut self, span: Span) -> Result<(), SyntaxError> {
+        self.documents += 1;
+        if self.documents > 1 {
+            return Err(SyntaxError {
+                line: span.start.line(),
+                column: span.start.col() + 1,
+                message:
+                    "a devfile must be a single YAML document (found a second \"---\" document)"
+                        .into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// A copy of the anchored node `id`, positioned where the alias stands.
+    fn alias(&self, id: usize, span: Span) -> Node {
+        let mut node = self.anchors.get(&id).cloned().unwrap_or(Node {
+            value: Value::Null,
+            pos: span.into(),
+            style: None,
+        });
+        node.pos = span.into();
+        node
+    }
+
+    /// Closes the innermost collection; returns it as a node, extended to the end event.
+    fn close(&mut self, span: Span) -> Option<(Node, usize)> {
+        let (value, mut pos, anchor) = match self.stack.pop()? {
+            Frame::Seq(items, pos, anchor) => (Value::Seq(items), pos, anchor),
+            Frame::Map(entries, _, pos, anchor) => (Value::Map(entries), pos, anchor),
+        };
+        pos.end = span.end.index().max(pos.end);
+        let node = Node {
+            value,
+            pos,
+            style: None,
+        };
+        Some((node, anchor))
+    }
+
+    /// Puts a complete node where it belongs: into the open collection (as an item, a key or a
+    /// value), or as the root; an anchored node is also kept for later aliases.
+    fn attach(&mut self, node: Node, anchor: usize) {
+        if anchor != 0 {
+            self.anchors.insert(anchor, node.clone());
+        }
+        match self.stack.last_mut() {
+            Some(Frame::Seq(items, pos, _)) => {
+                pos.end = pos.end.max(node.pos.end);
+                items.push(node);
             }
-            match stack.last_mut() {
-                Some(Frame::Seq(items, pos, _)) => {
-                    pos.end = pos.end.max(node.pos.end);
-                    items.push(node);
+            Some(Frame::Map(entries, pending, pos, _)) => {
+                pos.end = pos.end.max(node.pos.end);
+                match pending.take() {
+                    Some(key) => entries.push((key, node)),
+                    None => *pending = Some(node),
                 }
-                Some(Frame::Map(entries, pending, pos, _)) => {
-                    pos.end = pos.end.max(node.pos.end);
-                    match pending.take() {
-                        Some(key) => entries.push((key, node)),
-                        None => *pending = Some(node),
-                    }
-                }
-                None => {
-                    if root.is_none() {
-                        root = Some(node);
-                    }
+            }
+            None => {
+                if self.root.is_none() {
+                    self.root = Some(node);
                 }
             }
         }
     }
-    Ok(root.filter(|n| !(n.value == Value::Null && n.pos.start == n.pos.end)))
 }
 
 fn resolve(text: &str, style: ScalarStyle, tag: Option<&str>) -> Value {

@@ -9,9 +9,16 @@ mod components;
 mod metadata;
 mod platform;
 mod ports;
+mod release;
+
+use std::collections::HashMap;
 
 use crate::diagnostics::{Diagnostic, Report, Severity};
+use crate::name::{DnsLabelError, dns_label};
 use crate::yaml::{self, Node};
+
+use release::Release;
+pub use release::SUPPORTED_SCHEMA_VERSIONS;
 
 /// Read access to the files around a devfile, so the validator can compare ports with the
 /// Dockerfiles without doing I/O itself (the caller decides where files come from).
@@ -19,12 +26,6 @@ pub trait ProjectFiles {
     /// The text of `relative_path` (relative to the devfile's directory), if it exists.
     fn read(&self, relative_path: &str) -> Option<String>;
 }
-
-/// The released devfile schema versions Slipway knows: every 2.x release from 2.0.0 to 2.3.0.
-/// Another `2.x.y` is accepted with a warning (2.x releases are backward compatible); any other
-/// major version is an error.
-pub const SUPPORTED_SCHEMA_VERSIONS: [&str; 6] =
-    ["2.0.0", "2.1.0", "2.2.0", "2.2.1", "2.2.2", "2.3.0"];
 
 /// Validates devfile text. With `files`, Dockerfiles are read to catch port mismatches.
 pub fn validate(text: &str, files: Option<&dyn ProjectFiles>) -> Report {
@@ -78,7 +79,7 @@ pub fn validate(text: &str, files: Option<&dyn ProjectFiles>) -> Report {
         ],
         Severity::Error,
     );
-    metadata::schema_version(&mut ctx, &root);
+    ctx.release = metadata::schema_version(&mut ctx, &root);
     let meta = metadata::metadata(&mut ctx, &root);
     let services = components::components(&mut ctx, &root);
     components::dependencies(&mut ctx, &services);
@@ -110,10 +111,12 @@ pub(crate) struct Service<'a> {
     pub dockerfile: Option<String>,
 }
 
-/// Findings collected while walking the document.
+/// Findings collected while walking the document, and the release whose rules apply.
 #[derive(Default)]
 pub(crate) struct Ctx {
     diags: Vec<Diagnostic>,
+    /// The devfile release the document declares (`schemaVersion`), or the latest one.
+    release: Release,
 }
 
 impl Ctx {
@@ -316,5 +319,75 @@ pub(crate) fn mapping<'a>(ctx: &mut Ctx, node: &'a Node, path: &str) -> Option<&
             format!("must be a mapping, got {}", node.kind()),
         );
         None
+    }
+}
+
+/// Names that must be DNS labels and unique in the devfile (component names, endpoint names,
+/// command ids), with where each was first used: one place for both rules.
+pub(crate) struct UniqueNames {
+    /// What the names are, for messages ("component name", "command id").
+    what: &'static str,
+    /// The longest name allowed.
+    max: usize,
+    /// Where the limit comes from, added to a too-long message ("" when it is the same in
+    /// every release).
+    limit_source: String,
+    /// Added to a duplicate's message.
+    duplicate_note: &'static str,
+    /// Each name seen, with the path of its first use.
+    first_use: HashMap<String, String>,
+}
+
+impl UniqueNames {
+    /// Names of `what` that are DNS labels of at most `max` characters.
+    pub fn new(what: &'static str, max: usize) -> Self {
+        Self {
+            what,
+            max,
+            limit_source: String::new(),
+            duplicate_note: "",
+            first_use: HashMap::new(),
+        }
+    }
+
+    /// Says which release sets the length limit, for a limit that changed between releases.
+    pub fn limited_by(mut self, release: Release) -> Self {
+        self.limit_source = format!(" by devfile {} (schemaVersion)", release.version);
+        self
+    }
+
+    /// Adds `note` to the message about a duplicate.
+    pub fn duplicate_note(mut self, note: &'static str) -> Self {
+        self.duplicate_note = note;
+        self
+    }
+
+    /// Reports `raw` (at `path`) when it is not a DNS label of the allowed length or was used
+    /// before.
+    pub fn check(&mut self, ctx: &mut Ctx, raw: &str, node: &Node, path: &str) {
+        let what = self.what;
+        if let Err(problem) = dns_label(raw, self.max) {
+            let source = match problem {
+                DnsLabelError::TooLong { .. } => self.limit_source.as_str(),
+                _ => "",
+            };
+            ctx.error(
+                path,
+                Some(node),
+                format!("{what} {raw:?} {problem}{source}"),
+            );
+        }
+        if let Some(first) = self.first_use.get(raw) {
+            ctx.error(
+                path,
+                Some(node),
+                format!(
+                    "duplicate {what} {raw:?} (also used by {first}){}",
+                    self.duplicate_note
+                ),
+            );
+        } else {
+            self.first_use.insert(raw.to_owned(), path.to_owned());
+        }
     }
 }

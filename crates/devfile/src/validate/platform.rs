@@ -4,7 +4,7 @@ use std::collections::HashSet;
 
 use super::{Ctx, Service, check_keys, join, mapping, non_empty_string, required, string_list};
 use crate::diagnostics::Severity;
-use crate::name::dns_label_problem;
+use crate::name::dns_label;
 use crate::yaml::Node;
 
 /// The resource kinds the platform can provision, with the extra keys each accepts and the
@@ -62,106 +62,151 @@ pub(super) fn platform(ctx: &mut Ctx, node: &Node, path: &str, services: &[Servi
     }
 }
 
+/// One kind of managed resource as [`MANAGED_INFRA_KINDS`] describes it.
+struct ResourceKind {
+    /// The kind's key (`objectStorage`, `queue`, …).
+    name: &'static str,
+    /// The keys its resources accept besides `name`.
+    extra: &'static [&'static str],
+    /// The allowed values of `engine` (empty when the kind has no engine choice).
+    engines: &'static [&'static str],
+}
+
+impl ResourceKind {
+    /// The kind named `key`, if the platform knows it.
+    fn find(key: &str) -> Option<Self> {
+        MANAGED_INFRA_KINDS
+            .iter()
+            .find(|(k, _, _)| *k == key)
+            .map(|&(name, extra, engines)| Self {
+                name,
+                extra,
+                engines,
+            })
+    }
+}
+
+/// Resource names are DNS labels of at most 63 characters that start with a letter.
+const RESOURCE_NAME_MAX: usize = 63;
+
+/// `managedInfra`: a mapping of known resource kinds to lists of resources.
 fn managed_infra(ctx: &mut Ctx, node: &Node, path: &str) {
     let Some(infra) = mapping(ctx, node, path) else {
         return;
     };
-    let kinds: Vec<&str> = MANAGED_INFRA_KINDS.iter().map(|(k, _, _)| *k).collect();
     for (key, value) in infra.entries().unwrap_or_default() {
-        let Some(kind) = key.as_str() else { continue };
-        let k_path = join(path, kind);
-        let Some((_, extra, engines)) = MANAGED_INFRA_KINDS.iter().find(|(k, _, _)| *k == kind)
-        else {
+        let Some(key_text) = key.as_str() else {
+            continue;
+        };
+        let k_path = join(path, key_text);
+        let Some(kind) = ResourceKind::find(key_text) else {
+            let kinds: Vec<&str> = MANAGED_INFRA_KINDS.iter().map(|(k, _, _)| *k).collect();
             ctx.error(
                 &k_path,
                 Some(key),
                 format!(
-                    "unknown managed resource kind {kind:?}; known kinds: {}",
+                    "unknown managed resource kind {key_text:?}; known kinds: {}",
                     kinds.join(", ")
                 ),
             );
             continue;
         };
-        let Some(items) = value.items() else {
-            ctx.error(
-                &k_path,
-                Some(value),
-                format!(
-                    "must be a list of resources ({{name: …}}), got {}",
-                    value.kind()
-                ),
-            );
+        resources(ctx, value, &k_path, &kind);
+    }
+}
+
+/// The resources of one kind: a list of mappings with unique names.
+fn resources(ctx: &mut Ctx, value: &Node, k_path: &str, kind: &ResourceKind) {
+    let Some(items) = value.items() else {
+        ctx.error(
+            k_path,
+            Some(value),
+            format!(
+                "must be a list of resources ({{name: …}}), got {}",
+                value.kind()
+            ),
+        );
+        return;
+    };
+    let mut names = HashSet::new();
+    for (i, res) in items.iter().enumerate() {
+        let r_path = format!("{k_path}[{i}]");
+        let Some(res) = mapping(ctx, res, &r_path) else {
             continue;
         };
-        let mut names = HashSet::new();
-        for (i, res) in items.iter().enumerate() {
-            let r_path = format!("{k_path}[{i}]");
-            let Some(res) = mapping(ctx, res, &r_path) else {
-                continue;
-            };
-            let mut allowed = vec!["name"];
-            allowed.extend_from_slice(extra);
-            check_keys(ctx, res, &r_path, &allowed, Severity::Error);
-            if let Some(name) = required(ctx, res, &r_path, "name")
-                && let Some(text) = non_empty_string(ctx, name, &join(&r_path, "name"))
-            {
-                if let Some(problem) = dns_label_problem(text, 63) {
-                    ctx.error(
-                        join(&r_path, "name"),
-                        Some(name),
-                        format!("resource name {text:?} {problem}"),
-                    );
-                } else if !text.starts_with(|c: char| c.is_ascii_lowercase()) {
-                    ctx.error(
-                        join(&r_path, "name"),
-                        Some(name),
-                        format!("resource name {text:?} must start with a lowercase letter"),
-                    );
-                }
-                if !names.insert(text.to_owned()) {
-                    ctx.error(
-                        join(&r_path, "name"),
-                        Some(name),
-                        format!("duplicate {kind} name {text:?}"),
-                    );
-                }
-            }
-            if let Some(engine) = res.get("engine")
-                && let Some(text) = non_empty_string(ctx, engine, &join(&r_path, "engine"))
-                && !engines.contains(&text)
-            {
+        let mut allowed = vec!["name"];
+        allowed.extend_from_slice(kind.extra);
+        check_keys(ctx, res, &r_path, &allowed, Severity::Error);
+        if let Some(name) = required(ctx, res, &r_path, "name")
+            && let Some(text) = non_empty_string(ctx, name, &join(&r_path, "name"))
+        {
+            resource_name(ctx, name, text, &join(&r_path, "name"));
+            if !names.insert(text.to_owned()) {
                 ctx.error(
-                    join(&r_path, "engine"),
-                    Some(engine),
-                    format!(
-                        "{text:?} is not a supported {kind} engine; use one of {}",
-                        engines.join(", ")
-                    ),
+                    join(&r_path, "name"),
+                    Some(name),
+                    format!("duplicate {} name {text:?}", kind.name),
                 );
             }
-            for key in ["fifo", "versioned", "publicRead"] {
-                if let Some(flag) = res.get(key)
-                    && flag.as_bool().is_none()
-                {
-                    ctx.error(
-                        join(&r_path, key),
-                        Some(flag),
-                        format!("must be true or false, got {}", flag.kind()),
-                    );
-                }
-            }
-            for key in ["visibilityTimeoutSeconds", "storageGb", "memoryMb"] {
-                if let Some(n) = res.get(key)
-                    && n.as_int().is_none_or(|v| v <= 0)
-                {
-                    ctx.error(join(&r_path, key), Some(n), "must be a positive integer");
-                }
-            }
-            for key in ["partitionKey", "sortKey", "version"] {
-                if let Some(n) = res.get(key) {
-                    non_empty_string(ctx, n, &join(&r_path, key));
-                }
-            }
+        }
+        resource_fields(ctx, res, &r_path, kind);
+    }
+}
+
+/// A resource name is a DNS label that starts with a letter (it names cloud resources).
+fn resource_name(ctx: &mut Ctx, node: &Node, text: &str, path: &str) {
+    if let Err(problem) = dns_label(text, RESOURCE_NAME_MAX) {
+        ctx.error(
+            path,
+            Some(node),
+            format!("resource name {text:?} {problem}"),
+        );
+    } else if !text.starts_with(|c: char| c.is_ascii_lowercase()) {
+        ctx.error(
+            path,
+            Some(node),
+            format!("resource name {text:?} must start with a lowercase letter"),
+        );
+    }
+}
+
+/// A resource's options: a supported `engine`, boolean flags, positive sizes, non-empty keys.
+fn resource_fields(ctx: &mut Ctx, res: &Node, r_path: &str, kind: &ResourceKind) {
+    if let Some(engine) = res.get("engine")
+        && let Some(text) = non_empty_string(ctx, engine, &join(r_path, "engine"))
+        && !kind.engines.contains(&text)
+    {
+        ctx.error(
+            join(r_path, "engine"),
+            Some(engine),
+            format!(
+                "{text:?} is not a supported {} engine; use one of {}",
+                kind.name,
+                kind.engines.join(", ")
+            ),
+        );
+    }
+    for key in ["fifo", "versioned", "publicRead"] {
+        if let Some(flag) = res.get(key)
+            && flag.as_bool().is_none()
+        {
+            ctx.error(
+                join(r_path, key),
+                Some(flag),
+                format!("must be true or false, got {}", flag.kind()),
+            );
+        }
+    }
+    for key in ["visibilityTimeoutSeconds", "storageGb", "memoryMb"] {
+        if let Some(n) = res.get(key)
+            && n.as_int().is_none_or(|v| v <= 0)
+        {
+            ctx.error(join(r_path, key), Some(n), "must be a positive integer");
+        }
+    }
+    for key in ["partitionKey", "sortKey", "version"] {
+        if let Some(n) = res.get(key) {
+            non_empty_string(ctx, n, &join(r_path, key));
         }
     }
 }

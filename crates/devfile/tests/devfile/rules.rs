@@ -37,12 +37,9 @@ fn cases() -> Vec<Case> {
         case("unknown top-level key", "components:\n", "componets:\n", "did you mean \"components\""),
         case("metadata required", "metadata:\n  name: shop\n  displayName: Shop\n  description: Two services\n  version: 0.1.0\n  platform:", "platform:", "metadata (line 2): metadata is required"),
         case("metadata.name required", "  name: shop\n", "", "metadata.name (line 4): name is required"),
-        case("app name uppercase", "name: shop", "name: Shop", "metadata.name (line 4): \"Shop\" is not a valid app name: app name may contain only lowercase"),
-        case("app name leading digit", "name: shop", "name: 1shop", "must start with a lowercase letter"),
-        case("app name double hyphen", "name: shop", "name: my--shop", "consecutive hyphens"),
-        case("app name too long", "name: shop", "name: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "64 characters long; at most 63"),
-        case("app name trailing hyphen", "name: shop", "name: shop-", "must end with a letter or digit"),
-        case("app name empty", "name: shop", "name: \"\"", "must not be empty"),
+        case("metadata.name is a string", "name: shop", "name: [shop]", "metadata.name (line 4): must be a string, got a list"),
+        case("app name derivable", "name: shop", "name: \"\"", "metadata.name (line 4): no app name can be derived from \"\": an app name needs at least one ASCII letter or digit"),
+        case("app name derivable from symbols", "name: shop", "name: \"--- ***\"", "no app name can be derived from \"--- ***\""),
         case("displayName required", "  displayName: Shop\n", "", "metadata.displayName (line 4): displayName is required"),
         case("displayName not empty", "displayName: Shop", "displayName: \"  \"", "metadata.displayName (line 5): must not be empty"),
         case("metadata.version semver", "version: 0.1.0", "version: one", "metadata.version (line 7): \"one\" is not a semantic version"),
@@ -78,7 +75,7 @@ fn cases() -> Vec<Case> {
         case("env value string", "value: info", "value: 3", "components[1].container.env[0].value (line 39): must be a string, got an integer; quote it: \"3\""),
         case("endpoints is a list", "      endpoints:\n        - name: api-http\n          targetPort: 8001\n          exposure: internal\n          protocol: http\n", "      endpoints: 8001\n", "components[1].container.endpoints (line 40): must be a list of endpoints"),
         case("endpoint needs name", "        - name: api-http\n", "        - secure: false\n", "components[1].container.endpoints[0].name (line 41): name is required"),
-        case("endpoint name max 15", "name: api-http", "name: api-http-endpoint", "endpoint name \"api-http-endpoint\" is 17 characters long; at most 15"),
+        case("endpoint name max 15", "name: api-http", "name: api-http-endpoint", "components[1].container.endpoints[0].name (line 41): endpoint name \"api-http-endpoint\" is 17 characters long; at most 15 are allowed by devfile 2.2.0 (schemaVersion)"),
         case("endpoint name lowercase", "name: api-http", "name: API", "endpoint name \"API\" may contain only lowercase"),
         case("endpoint names unique", "        - name: http\n", "        - name: api-http\n", "duplicate endpoint name \"api-http\""),
         case("targetPort required", "          targetPort: 8000\n", "", "components[3].container.endpoints[0].targetPort (line 57): targetPort is required"),
@@ -162,7 +159,7 @@ fn group_kind_must_be_known() {
 #[test]
 fn all_errors_are_reported_at_once() {
     let text = BASE
-        .replace("name: shop", "name: Shop")
+        .replace("exposure: public", "exposure: world")
         .replace("targetPort: 8000", "targetPort: 0");
     assert_eq!(validate(&text, None).errors().len(), 2);
 }
@@ -217,5 +214,89 @@ fn secret_paths_follow_the_vaults_rule() {
         );
         let report = validate(&text, None);
         assert!(report.valid(), "{good}: {:?}", report.errors());
+    }
+}
+
+/// `metadata.name` is any string (the devfile schema's rule); the platform names the app by the
+/// DNS label derived from it, and the validator says which name that is.
+#[test]
+fn metadata_name_derives_the_app_name() {
+    for (written, derived) in [
+        ("Shop", "shop"),
+        ("My Shop", "my-shop"),
+        ("my--shop", "my-shop"),
+        ("1shop", "app-1shop"),
+        ("shop-", "shop"),
+        ("Orders_API (v2)", "orders-api-v2"),
+        (&"a".repeat(64), &"a".repeat(63)),
+    ] {
+        let text = mutate("name: shop", &format!("name: {written:?}"));
+        let report = validate(&text, None);
+        assert!(report.valid(), "{written:?}: {:?}", report.errors());
+        let warning = format!("the platform names the app {derived:?}, derived from it");
+        assert!(
+            report.warnings().iter().any(|w| w.starts_with(&format!(
+                "metadata.name (line 4): {written:?} is not an app name as written (app name "
+            )) && w.ends_with(&warning)),
+            "{written:?}: {:?}",
+            report.warnings()
+        );
+        let model = slipway_devfile::Devfile::parse(&text).expect("parses");
+        assert_eq!(model.metadata.name, written);
+        assert_eq!(
+            model.metadata.app_name().expect("derived").as_str(),
+            derived
+        );
+    }
+    // A valid app name is the app name, with nothing to say.
+    let report = validate(BASE, None);
+    assert!(report.warnings().is_empty(), "{:?}", report.warnings());
+}
+
+/// Each devfile release's own endpoint-name limit: 63 characters in 2.0.0 and 2.1.0, 15 from
+/// 2.2.0 (and in a 2.x version read as the latest release).
+#[test]
+fn endpoint_name_limit_follows_the_schema_version() {
+    let thirty = "a-thirty-character-endpoint-nm";
+    assert_eq!(thirty.len(), 30);
+    let with = |version: &str, name: &str| {
+        mutate("name: api-http", &format!("name: {name}")).replacen(
+            "schemaVersion: 2.2.0",
+            &format!("schemaVersion: {version}"),
+            1,
+        )
+    };
+    for version in ["2.0.0", "2.1.0"] {
+        let report = validate(&with(version, thirty), None);
+        assert!(report.valid(), "{version}: {:?}", report.errors());
+        let long = "a".repeat(64);
+        let errors = validate(&with(version, &long), None).errors();
+        assert_eq!(
+            errors,
+            [format!(
+                "components[1].container.endpoints[0].name (line 41): endpoint name {long:?} is 64 characters long; at most 63 are allowed by devfile {version} (schemaVersion)"
+            )],
+            "{version}"
+        );
+    }
+    for (version, read_as) in [
+        ("2.2.0", "2.2.0"),
+        ("2.2.1", "2.2.1"),
+        ("2.2.2", "2.2.2"),
+        ("2.3.0", "2.3.0"),
+        ("2.4.0", "2.3.0"),
+    ] {
+        let errors = validate(&with(version, thirty), None).errors();
+        assert_eq!(
+            errors,
+            [format!(
+                "components[1].container.endpoints[0].name (line 41): endpoint name {thirty:?} is 30 characters long; at most 15 are allowed by devfile {read_as} (schemaVersion)"
+            )],
+            "{version}"
+        );
+        assert!(
+            validate(&with(version, "fifteen-chars-x"), None).valid(),
+            "{version}"
+        );
     }
 }

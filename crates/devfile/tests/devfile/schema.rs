@@ -30,7 +30,7 @@ fn schema_rejects_basic_mistakes() {
         ("schemaVersion: 2.2.0\n", ""),
         ("targetPort: 8000", "targetPort: 70000"),
         ("exposure: public", "exposure: world"),
-        ("name: shop", "name: Shop"),
+        ("name: shop", "name: \"---\""),
         ("      objectStorage:", "      blobStore:"),
     ] {
         let text = super::mutate(from, to);
@@ -107,5 +107,43 @@ fn schema_versions_match_the_validator() {
     ] {
         let text = super::mutate("schemaVersion: 2.2.0", &format!("schemaVersion: {version}"));
         assert_eq!(v.is_valid(&to_json(&text)), ok, "{version}");
+    }
+}
+
+/// The schema and the validator agree on the names whose rules this dialect states itself:
+/// `metadata.name` (any string an app name can be derived from) and each release's
+/// endpoint-name limit.
+#[test]
+fn schema_and_validator_agree_on_names() {
+    let v = schema();
+    let agree = |text: &str, what: &str| {
+        let valid = slipway_devfile::validate(text, None).valid();
+        assert_eq!(
+            v.is_valid(&to_json(text)),
+            valid,
+            "{what}: validator says {valid}"
+        );
+    };
+    for name in [
+        "shop", "Shop", "My Shop", "1shop", "my--shop", "", "---", "日本",
+    ] {
+        let text = super::mutate("name: shop", &format!("name: {name:?}"));
+        agree(&text, &format!("metadata.name {name:?}"));
+    }
+    let mut versions = slipway_devfile::SUPPORTED_SCHEMA_VERSIONS.to_vec();
+    versions.push("2.4.0");
+    for version in versions {
+        for len in [15, 16, 63, 64] {
+            let text = super::mutate("name: api-http", &format!("name: {}", "e".repeat(len)))
+                .replacen(
+                    "schemaVersion: 2.2.0",
+                    &format!("schemaVersion: {version}"),
+                    1,
+                );
+            agree(
+                &text,
+                &format!("{version}: endpoint name of {len} characters"),
+            );
+        }
     }
 }

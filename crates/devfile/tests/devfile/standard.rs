@@ -87,8 +87,8 @@ fn registry_covers_every_released_schema_version_it_uses() {
 }
 
 /// Devfiles from other projects. Only the spec's own rules (required `metadata.name` and
-/// `metadata.displayName`, the app-name rule) may make them invalid; each file lists exactly the
-/// errors it is expected to have.
+/// `metadata.displayName`, an app name derivable from `metadata.name`) may make them invalid;
+/// each file lists exactly the errors it is expected to have.
 #[test]
 fn devfiles_from_the_wild_validate() {
     let expected: &[(&str, &[&str])] = &[
