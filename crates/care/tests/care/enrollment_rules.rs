@@ -1,6 +1,7 @@
 //! The rule-by-rule suite: for every max length, required key, type, format, applicability
 //! and reference rule, a request breaking only that rule gets 400 naming that field path, and
-//! the same request fixed gets 200.
+//! the same request fixed (that field given another valid value than the base request's, or
+//! left out where the rule is that it must be absent) gets 200.
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -14,10 +15,22 @@ enum Edit {
     Remove(&'static str),
 }
 
+impl Edit {
+    fn pointer(&self) -> &'static str {
+        match self {
+            Edit::Set(p, _) | Edit::Remove(p) => p,
+        }
+    }
+}
+
 struct Case {
+    /// What breaks the rule, applied to the base request.
     edit: Edit,
     code: &'static str,
     path: &'static str,
+    /// What fixes it, applied to the base request instead: another valid value at the
+    /// edit's pointer (nothing where the key must be absent).
+    fix: Vec<Edit>,
 }
 
 fn set_case(pointer: &'static str, value: Value, code: &'static str, path: &'static str) -> Case {
@@ -25,6 +38,7 @@ fn set_case(pointer: &'static str, value: Value, code: &'static str, path: &'sta
         edit: Edit::Set(pointer, value),
         code,
         path,
+        fix: fix_for(pointer),
     }
 }
 
@@ -33,6 +47,140 @@ fn rm(pointer: &'static str, path: &'static str) -> Case {
         edit: Edit::Remove(pointer),
         code: "REQUIRED_FIELD_MISSING",
         path,
+        fix: fix_for(pointer),
+    }
+}
+
+/// Another valid value than [`full_enrollment`]'s for the field at `pointer` (with the
+/// reference data [`add_reference_data`] adds); none for keys the base request does not
+/// hold, where the only fix is to leave the key out.
+fn fix_for(pointer: &str) -> Vec<Edit> {
+    let set = |p: &'static str, v: Value| vec![Edit::Set(p, v)];
+    match pointer {
+        "/vendorName" => set("/vendorName", json!("OtherRx")),
+        // Products belong to a program: another program needs its own.
+        "/programName" => vec![
+            Edit::Set("/programName", json!("OtherProgram")),
+            Edit::Set("/prescriptions/0/drugNdc", json!("NDC PROD-2001")),
+            Edit::Set("/prescriptions/1/drugNdc", json!("PROD-2002")),
+        ],
+        "/enrollmentDate" => set("/enrollmentDate", json!("2026-03-15")),
+        "/patient" | "/patient/firstName" => set("/patient/firstName", json!("Anna")),
+        "/patient/id" => set("/patient/id", json!("RULES-1B")),
+        "/patient/lastName" => set("/patient/lastName", json!("Leigh")),
+        "/patient/gender" => set("/patient/gender", json!("O")),
+        "/patient/dateOfBirth" => set("/patient/dateOfBirth", json!("1980-06-05")),
+        "/patient/additionalFields" => set("/patient/additionalFields", json!({})),
+        "/physician" => set("/physician/specialty", json!("Cardiology")),
+        "/physician/id" => set("/physician/id", json!("DR-2")),
+        "/physician/lastName" => set("/physician/lastName", json!("Kimm")),
+        "/staff/lastName" => set("/staff/lastName", json!("Staffer")),
+        "/caregiver/lastName" => set("/caregiver/lastName", json!("Carers")),
+        "/caregiver/dateOfBirth" => set("/caregiver/dateOfBirth", json!("1975-02-28")),
+        "/pharmacy/id" => set("/pharmacy/id", json!("PHARM-2")),
+        "/organization/id" => set("/organization/id", json!("ORG-2")),
+        "/patient/addresses" | "/patient/addresses/0" => {
+            set("/patient/addresses/0/addressLine2", json!("Apt 3"))
+        }
+        "/patient/addresses/0/id" => set("/patient/addresses/0/id", json!("RULES-1-A9")),
+        "/patient/addresses/0/addressLine1" => {
+            set("/patient/addresses/0/addressLine1", json!("3 Oak St"))
+        }
+        "/patient/addresses/0/city" => set("/patient/addresses/0/city", json!("Urbana")),
+        "/patient/addresses/0/state" => set("/patient/addresses/0/state", json!("IN")),
+        "/patient/addresses/0/postalCode" => set("/patient/addresses/0/postalCode", json!("62703")),
+        "/patient/addresses/0/country" => set("/patient/addresses/0/country", json!("CA")),
+        "/patient/addresses/0/type" => set("/patient/addresses/0/type", json!("mailing")),
+        "/patient/phones/0/id" => set("/patient/phones/0/id", json!("RULES-1-PH9")),
+        "/patient/phones/1/id" => set("/patient/phones/1/id", json!("RULES-1-PH8")),
+        "/patient/phones/0/countryCode" => set("/patient/phones/0/countryCode", json!("+44")),
+        "/patient/phones/0/phoneNumber" => set("/patient/phones/0/phoneNumber", json!("5550199")),
+        "/patient/phones/0/type" => set("/patient/phones/0/type", json!("home")),
+        "/patient/phones/0/primary" => set("/patient/phones/0/primary", json!(false)),
+        "/patient/phones/0/additionalFields" => {
+            set("/patient/phones/0/additionalFields", json!({}))
+        }
+        "/patient/emails/0/id" => set("/patient/emails/0/id", json!("RULES-1-E9")),
+        "/patient/emails/0/emailAddress" => set(
+            "/patient/emails/0/emailAddress",
+            json!("ann.lee@example.org"),
+        ),
+        "/patient/emails/0/type" => set("/patient/emails/0/type", json!("work")),
+        "/patient/faxes/0/id" => set("/patient/faxes/0/id", json!("RULES-1-F9")),
+        "/patient/faxes/0/countryCode" => set("/patient/faxes/0/countryCode", json!("+44")),
+        "/patient/faxes/0/faxNumber" => set("/patient/faxes/0/faxNumber", json!("5550198")),
+        "/patient/faxes/0/type" => set("/patient/faxes/0/type", json!("home")),
+        "/consents" => set("/consents/1/name", json!("DUP-MARKETING opt-in")),
+        "/consents/0/id" => set("/consents/0/id", json!("RULES-1-C9")),
+        "/consents/0/name" => set("/consents/0/name", json!("DUP-TREATMENT form")),
+        "/consents/0/effectiveDate" => set("/consents/0/effectiveDate", json!("2026-01-02")),
+        // 2028 is a leap year.
+        "/consents/0/expirationDate" => set("/consents/0/expirationDate", json!("2028-02-29")),
+        "/consents/0/additionalFields" => set("/consents/0/additionalFields", json!({})),
+        "/insurances/0/companyName" => set("/insurances/0/companyName", json!("Acme Health Plus")),
+        "/insurances/0/effectiveDate" => set("/insurances/0/effectiveDate", json!("2026-01-15")),
+        "/insurances/0/expirationDate" => set("/insurances/0/expirationDate", json!("2026-12-30")),
+        "/insurances/0/policyHolderFirstName" => {
+            set("/insurances/0/policyHolderFirstName", json!("Annabel"))
+        }
+        "/prescriptions/0/id" => set("/prescriptions/0/id", json!("RULES-1-RX9")),
+        "/prescriptions/0/drugNdc" => set("/prescriptions/0/drugNdc", json!("PROD-1002")),
+        "/prescriptions/0/numberOfRefills" => set("/prescriptions/0/numberOfRefills", json!(5)),
+        "/additionalObjects/0/objectName" => {
+            set("/additionalObjects/0/objectName", json!("FollowUp"))
+        }
+        "/additionalObjects/0/records" => set(
+            "/additionalObjects/0/records",
+            json!([{ "recordType": "NonSerious" }]),
+        ),
+        "/additionalObjects/0/records/0" => set(
+            "/additionalObjects/0/records/0/additionalFields/description",
+            json!("hives"),
+        ),
+        "/additionalObjects/0/records/0/recordType" => set(
+            "/additionalObjects/0/records/0/recordType",
+            json!("NonSerious"),
+        ),
+        "/additionalObjects/0/records/0/additionalFields/description" => set(
+            "/additionalObjects/0/records/0/additionalFields/description",
+            json!("swelling"),
+        ),
+        "/additionalObjects/0/records/0/additionalFields/onsetDate" => set(
+            "/additionalObjects/0/records/0/additionalFields/onsetDate",
+            json!("2026-02-28"),
+        ),
+        _ => Vec::new(),
+    }
+}
+
+/// A second vendor, a second program with its own two products, and a second additional
+/// object like `AdverseEvent`: the other valid values some fixes use.
+async fn add_reference_data(app: &TestApp) {
+    for (path, body) in [
+        ("/vendors/OtherRx", json!({ "name": "Other vendor" })),
+        ("/programs/OtherProgram", json!({ "name": "Other program" })),
+        (
+            "/products/PROD-2001",
+            json!({ "name": "Other drug", "programApiName": "OtherProgram" }),
+        ),
+        (
+            "/products/PROD-2002",
+            json!({ "name": "Other drug 2", "programApiName": "OtherProgram" }),
+        ),
+        (
+            "/object-configs/FollowUp",
+            json!({
+                "additional": true,
+                "recordTypes": ["Serious", "NonSerious"],
+                "fields": [
+                    { "name": "description", "type": "STRING", "length": 255 },
+                    { "name": "onsetDate", "type": "DATE" }
+                ]
+            }),
+        ),
+    ] {
+        let (status, reply) = app.admin_put(path, &body).await;
+        assert_eq!(status, StatusCode::OK, "{path}: {reply}");
     }
 }
 
@@ -406,6 +554,7 @@ fn cases() -> Vec<Case> {
             edit: Edit::Set("/insurances/0/policyHolderFirstName", json!("a".repeat(47))),
             code: "STRING_TOO_LONG",
             path: "insurances[0].policyHolderLastName",
+            fix: fix_for("/insurances/0/policyHolderFirstName"),
         },
         set_case(
             "/insurances/0/policyHolderFirstName",
@@ -643,11 +792,18 @@ fn cases() -> Vec<Case> {
         ),
     ];
     for (pointer, path, max, prefix) in LENGTHS {
-        let fill = max - prefix.chars().count() + 1;
+        let fill = max - prefix.chars().count();
         c.push(Case {
-            edit: Edit::Set(pointer, Value::String(format!("{prefix}{}", chars(fill)))),
+            edit: Edit::Set(
+                pointer,
+                Value::String(format!("{prefix}{}", chars(fill + 1))),
+            ),
             code: "STRING_TOO_LONG",
             path,
+            fix: vec![Edit::Set(
+                pointer,
+                Value::String(format!("{prefix}{}", chars(fill))),
+            )],
         });
     }
     c
@@ -682,6 +838,7 @@ async fn expect_single_error(app: &TestApp, doc: &Value, code: &str, path: &str,
 async fn each_broken_rule_is_a_400_naming_its_field_and_the_fixed_request_passes() {
     for backend in backends() {
         let app = spawn_app(backend).await;
+        add_reference_data(&app).await;
         let base = full_enrollment("RULES-1");
         let (status, body) = app.enroll(STAFF, &base).await;
         assert_eq!(
@@ -694,7 +851,17 @@ async fn each_broken_rule_is_a_400_naming_its_field_and_the_fixed_request_passes
             apply(&mut doc, &case.edit);
             let what = format!("{backend:?} {}", case.path);
             expect_single_error(&app, &doc, case.code, case.path, &what).await;
-            let (status, body) = app.enroll(STAFF, &base).await;
+            let mut fixed = base.clone();
+            for edit in &case.fix {
+                apply(&mut fixed, edit);
+            }
+            let pointer = case.edit.pointer();
+            let (before, after) = (base.pointer(pointer), fixed.pointer(pointer));
+            assert!(
+                before != after || before.is_none(),
+                "{what}: the fix must give {pointer} another value than the base request's"
+            );
+            let (status, body) = app.enroll(STAFF, &fixed).await;
             assert_eq!(status, StatusCode::OK, "{what}: fixed request: {body}");
         }
         app.finish().await;
