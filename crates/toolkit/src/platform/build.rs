@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use reqwest::Method;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use slipway_devfile::{Devfile, ProjectFiles, set_image_uri, validate};
+use slipway_devfile::{Devfile, ProjectFiles, ServiceSpec, set_image_uri, validate};
 
 use super::{APP_FILE, AppFile, Client, pack};
 use crate::error::ToolError;
@@ -64,52 +64,194 @@ pub fn build_app_with_progress(
     args: &BuildAppArgs,
     progress: &dyn Fn(&str),
 ) -> Result<Value, ToolError> {
-    let root = PathBuf::from(&args.project_path);
-    if !root.is_dir() {
-        return Err(ToolError::invalid(
-            "project_path",
-            format!("{} is not a directory", root.display()),
-        ));
+    let request = BuildRequest::parse(args)?;
+    let project = match Project::load(&request.root)? {
+        Ok(project) => project,
+        Err(invalid) => return answer(&invalid),
+    };
+    let selected = project.selected(args.service_name.as_deref())?;
+    check_dockerfiles(&request.root, &selected)?;
+    let local = match request.mode {
+        BuildMode::Local => Some(super::local::Builder::from_env()?),
+        BuildMode::Remote => None,
+    };
+    let app_file = read_app_file(&request.root)?;
+    let uploaded = match &local {
+        None => upload_context(client, &request, &project, app_file.as_ref(), progress)?,
+        Some(builder) => upload_images(
+            client,
+            builder,
+            &request,
+            &project,
+            &selected,
+            app_file.as_ref(),
+            progress,
+        )?,
+    };
+    let written_app_file =
+        remember_inline_app(client, &request.root, &project, &app_file, &uploaded)?;
+
+    progress(&format!(
+        "building {} service(s) on the platform",
+        uploaded.build_ids.len()
+    ));
+    let builds = finished_builds(client, &uploaded.build_ids, request.verbose)?;
+    if let Some(failed) = BuildFailed::of(&uploaded, &builds) {
+        return answer(&failed);
     }
-    let arch = args.architecture.clone().unwrap_or_else(|| "amd64".into());
-    if !["amd64", "arm64"].contains(&arch.as_str()) {
-        return Err(ToolError::invalid(
-            "architecture",
-            format!("{arch:?} must be amd64 or arm64"),
-        ));
+    let image_uris = write_image_uris(&project, &builds)?;
+    answer(&Built::new(
+        &request,
+        &project,
+        uploaded,
+        &builds,
+        image_uris,
+        written_app_file,
+    ))
+}
+
+/// Where the image of a local build runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Architecture {
+    Amd64,
+    Arm64,
+}
+
+impl Architecture {
+    /// `architecture`, amd64 when absent.
+    fn parse(raw: Option<&str>) -> Result<Self, ToolError> {
+        match raw.unwrap_or("amd64") {
+            "amd64" => Ok(Self::Amd64),
+            "arm64" => Ok(Self::Arm64),
+            other => Err(ToolError::invalid(
+                "architecture",
+                format!("{other:?} must be amd64 or arm64"),
+            )),
+        }
     }
-    let mode = args.build_mode.clone().unwrap_or_else(|| "remote".into());
-    if !["remote", "local"].contains(&mode.as_str()) {
-        return Err(ToolError::invalid(
-            "build_mode",
-            format!("{mode:?} must be remote or local"),
-        ));
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Amd64 => "amd64",
+            Self::Arm64 => "arm64",
+        }
     }
-    let devfile_path = root.join("devfile.yaml");
-    let text = std::fs::read_to_string(&devfile_path).map_err(|_| {
-        ToolError::invalid(
-            "project_path",
-            format!(
-                "{} has no devfile.yaml (scaffold_app or generate_devfile make one)",
-                root.display()
-            ),
-        )
-    })?;
-    let report = validate(&text, Some(&Files(root.clone())));
-    if !report.valid() {
-        return Ok(json!({
-            "success": false,
-            "error": format!("devfile.yaml is invalid; nothing was uploaded. Fix: {}", report.errors().join("; ")),
-            "retryable": false,
-            "errors": report.errors(),
-            "warnings": report.warnings(),
-        }));
+}
+
+/// Where the images are built: by the platform from an uploaded context, or here (with
+/// `BUILDER_HOST`) and uploaded as images.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+enum BuildMode {
+    Remote,
+    Local,
+}
+
+impl BuildMode {
+    /// `build_mode`, remote when absent.
+    fn parse(raw: Option<&str>) -> Result<Self, ToolError> {
+        match raw.unwrap_or("remote") {
+            "remote" => Ok(Self::Remote),
+            "local" => Ok(Self::Local),
+            other => Err(ToolError::invalid(
+                "build_mode",
+                format!("{other:?} must be remote or local"),
+            )),
+        }
     }
-    let model =
-        Devfile::parse(&text).map_err(|e| ToolError::Internal(format!("devfile.yaml: {e}")))?;
-    let services = model.services();
-    let selected: Vec<String> = match &args.service_name {
-        Some(name) if !services.iter().any(|s| &s.name == name) => {
+}
+
+/// A `build_app` call with its arguments checked.
+struct BuildRequest {
+    /// The project directory.
+    root: PathBuf,
+    arch: Architecture,
+    mode: BuildMode,
+    /// Whether the result carries the build logs.
+    verbose: bool,
+    /// `?service_name=…` when one service is rebuilt, else empty.
+    query: String,
+}
+
+impl BuildRequest {
+    fn parse(args: &BuildAppArgs) -> Result<Self, ToolError> {
+        let root = PathBuf::from(&args.project_path);
+        if !root.is_dir() {
+            return Err(ToolError::invalid(
+                "project_path",
+                format!("{} is not a directory", root.display()),
+            ));
+        }
+        Ok(Self {
+            root,
+            arch: Architecture::parse(args.architecture.as_deref())?,
+            mode: BuildMode::parse(args.build_mode.as_deref())?,
+            verbose: args.verbose.unwrap_or(false),
+            query: args
+                .service_name
+                .as_ref()
+                .map(|s| format!("?service_name={s}"))
+                .unwrap_or_default(),
+        })
+    }
+}
+
+/// The project's devfile, valid.
+struct Project {
+    path: PathBuf,
+    text: String,
+    model: Devfile,
+}
+
+/// The answer when devfile.yaml is invalid: nothing was uploaded.
+#[derive(Debug, Serialize)]
+struct InvalidDevfile {
+    success: bool,
+    error: String,
+    retryable: bool,
+    errors: Vec<String>,
+    warnings: Vec<String>,
+}
+
+impl Project {
+    /// Reads and validates `root`'s devfile.yaml (against the project's files); an invalid
+    /// one is an answer of its own, not an error.
+    fn load(root: &Path) -> Result<Result<Self, InvalidDevfile>, ToolError> {
+        let path = root.join("devfile.yaml");
+        let text = std::fs::read_to_string(&path).map_err(|_| {
+            ToolError::invalid(
+                "project_path",
+                format!(
+                    "{} has no devfile.yaml (scaffold_app or generate_devfile make one)",
+                    root.display()
+                ),
+            )
+        })?;
+        let report = validate(&text, Some(&Files(root.to_path_buf())));
+        if !report.valid() {
+            return Ok(Err(InvalidDevfile {
+                success: false,
+                error: format!(
+                    "devfile.yaml is invalid; nothing was uploaded. Fix: {}",
+                    report.errors().join("; ")
+                ),
+                retryable: false,
+                errors: report.errors(),
+                warnings: report.warnings(),
+            }));
+        }
+        let model =
+            Devfile::parse(&text).map_err(|e| ToolError::Internal(format!("devfile.yaml: {e}")))?;
+        Ok(Ok(Self { path, text, model }))
+    }
+
+    /// The services to build, in devfile order: `service_name` alone, else every one.
+    fn selected(&self, service_name: Option<&str>) -> Result<Vec<ServiceSpec>, ToolError> {
+        let services = self.model.services();
+        let Some(name) = service_name else {
+            return Ok(services);
+        };
+        if !services.iter().any(|s| s.name == name) {
             let names: Vec<&str> = services.iter().map(|s| s.name.as_str()).collect();
             return Err(ToolError::invalid(
                 "service_name",
@@ -119,10 +261,14 @@ pub fn build_app_with_progress(
                 ),
             ));
         }
-        Some(name) => vec![name.clone()],
-        None => services.iter().map(|s| s.name.clone()).collect(),
-    };
-    for s in services.iter().filter(|s| selected.contains(&s.name)) {
+        Ok(services.into_iter().filter(|s| s.name == name).collect())
+    }
+}
+
+/// Every selected service's Dockerfile exists: a missing one is named before anything is
+/// uploaded.
+fn check_dockerfiles(root: &Path, selected: &[ServiceSpec]) -> Result<(), ToolError> {
+    for s in selected {
         let dockerfile = s.dockerfile.clone().unwrap_or_else(|| "Dockerfile".into());
         if !root.join(&dockerfile).is_file() {
             return Err(ToolError::invalid(
@@ -135,201 +281,311 @@ pub fn build_app_with_progress(
             ));
         }
     }
-    let local = if mode == "local" {
-        Some(super::local::Builder::from_env()?)
-    } else {
-        None
-    };
-    let app_file = read_app_file(&root)?;
+    Ok(())
+}
 
-    let mut context_files = None;
-    let query = args
-        .service_name
-        .as_ref()
-        .map(|s| format!("?service_name={s}"))
-        .unwrap_or_default();
-    let (created, attempts) = match (&local, &app_file) {
-        (None, Some(app)) => {
-            progress("packing the build context");
-            let packed = pack::pack_project(&root, &model)?;
-            progress(&format!(
-                "uploading {} files ({} KiB)",
-                packed.files,
-                packed.bytes.len() / 1024
-            ));
-            context_files = Some(packed.files);
-            let answer = client
-                .bytes(
-                    &format!("/v1/apps/{}/builds{query}", app.app_id),
-                    "application/gzip",
-                    packed.bytes,
-                )
-                .map_err(|e| stale(e, &root, app))?;
-            (answer.body, answer.attempts)
-        }
-        (None, None) => {
-            progress("packing the build context");
-            let packed = pack::pack_project(&root, &model)?;
-            progress(&format!(
-                "uploading {} files ({} KiB)",
-                packed.files,
-                packed.bytes.len() / 1024
-            ));
-            context_files = Some(packed.files);
-            let answer = client.bytes(
-                &format!("/v1/builds{query}"),
-                "application/gzip",
-                packed.bytes,
-            )?;
-            (answer.body, answer.attempts)
-        }
-        (Some(builder), app) => {
-            let app_id = match app {
-                Some(a) => a.app_id.clone(),
-                None => ensure_app(client, &model)?,
-            };
-            let mut build_ids = Vec::new();
-            let mut attempts = 0;
-            for service in services.iter().filter(|s| selected.contains(&s.name)) {
-                progress(&format!("building {} locally", service.name));
-                let archive = builder.build(&root, service, &arch, model.metadata.name.as_str())?;
-                progress(&format!("uploading the {} image", service.name));
-                let bytes = std::fs::read(archive.path())
-                    .map_err(|e| ToolError::io("read", archive.path(), &e))?;
-                let answer = client
-                    .bytes(
-                        &format!(
-                            "/v1/apps/{app_id}/builds/prebuilt?service_name={}",
-                            service.name
-                        ),
-                        "application/x-tar",
-                        bytes,
-                    )
-                    .map_err(|e| match &app_file {
-                        Some(a) => stale(e, &root, a),
-                        None => e,
-                    })?;
-                attempts += answer.attempts;
-                build_ids.extend(
-                    answer.body["build_ids"]
-                        .as_array()
-                        .cloned()
-                        .unwrap_or_else(|| vec![answer.body["build_id"].clone()]),
-                );
-            }
-            (json!({"app_id": app_id, "build_ids": build_ids}), attempts)
-        }
-    };
-    let app_id = created["app_id"].as_str().unwrap_or_default().to_owned();
-    // An app created inline gets its `.app` now, as register_app would have written it, so
-    // the next build updates this app and a delete is noticed.
-    let written_app_file = if app_file.is_none() && !app_id.is_empty() {
-        let file = AppFile {
-            app_id: app_id.clone(),
-            name: model.metadata.name.clone(),
-            platform_url: client.base_url().to_owned(),
-        };
-        Some(file.write(&root)?)
-    } else {
-        None
-    };
-    let build_ids: Vec<String> = created["build_ids"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|v| v.as_str().map(str::to_owned))
-        .collect();
+/// What the platform answered to the uploads: the app, its build jobs and its URLs.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Uploaded {
+    app_id: String,
+    build_ids: Vec<String>,
+    app_url: Option<String>,
+    service_urls: BTreeMap<String, String>,
+    /// Requests sent.
+    #[serde(skip)]
+    attempts: u32,
+    /// Files in the uploaded context (remote builds).
+    #[serde(skip)]
+    context_files: Option<usize>,
+}
 
+/// The answer to a prebuilt image upload: its (succeeded) build and the app's URLs.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct PrebuiltAnswer {
+    build_id: String,
+    app_url: Option<String>,
+    service_urls: BTreeMap<String, String>,
+}
+
+/// A platform answer read as `T`.
+fn read_answer<T: serde::de::DeserializeOwned>(body: Value) -> Result<T, ToolError> {
+    serde_json::from_value(body)
+        .map_err(|e| ToolError::Internal(format!("an unexpected platform answer: {e}")))
+}
+
+/// A typed result as the tool's JSON answer.
+fn answer(result: &impl Serialize) -> Result<Value, ToolError> {
+    serde_json::to_value(result).map_err(|e| ToolError::Internal(format!("the result: {e}")))
+}
+
+/// Remote mode: packs the project and uploads it, to the app `.app` names or (without
+/// one) to the app the devfile names, registered by the platform when new.
+fn upload_context(
+    client: &Client,
+    request: &BuildRequest,
+    project: &Project,
+    app_file: Option<&AppFile>,
+    progress: &dyn Fn(&str),
+) -> Result<Uploaded, ToolError> {
+    progress("packing the build context");
+    let packed = pack::pack_project(&request.root, &project.model)?;
     progress(&format!(
-        "building {} service(s) on the platform",
-        build_ids.len()
+        "uploading {} files ({} KiB)",
+        packed.files,
+        packed.bytes.len() / 1024
     ));
-    let builds = wait(client, &build_ids, args.verbose.unwrap_or(false))?;
-    let failed: Vec<&Value> = builds
+    let path = match app_file {
+        Some(app) => format!("/v1/apps/{}/builds{}", app.app_id, request.query),
+        None => format!("/v1/builds{}", request.query),
+    };
+    let answer = client
+        .bytes(&path, "application/gzip", packed.bytes)
+        .map_err(|e| stale(e, &request.root, app_file))?;
+    let mut uploaded: Uploaded = read_answer(answer.body)?;
+    uploaded.attempts = answer.attempts;
+    uploaded.context_files = Some(packed.files);
+    Ok(uploaded)
+}
+
+/// Local mode: builds each selected service here and uploads its image, to the app `.app`
+/// names or (without one) to an app registered from the devfile's metadata now.
+fn upload_images(
+    client: &Client,
+    builder: &super::local::Builder,
+    request: &BuildRequest,
+    project: &Project,
+    selected: &[ServiceSpec],
+    app_file: Option<&AppFile>,
+    progress: &dyn Fn(&str),
+) -> Result<Uploaded, ToolError> {
+    let app_id = match app_file {
+        Some(a) => a.app_id.clone(),
+        None => ensure_app(client, &project.model)?,
+    };
+    let mut uploaded = Uploaded {
+        app_id,
+        ..Uploaded::default()
+    };
+    let app_name = project.model.metadata.name.as_str();
+    for service in selected {
+        progress(&format!("building {} locally", service.name));
+        let archive = builder.build(&request.root, service, request.arch.as_str(), app_name)?;
+        progress(&format!("uploading the {} image", service.name));
+        let bytes =
+            std::fs::read(archive.path()).map_err(|e| ToolError::io("read", archive.path(), &e))?;
+        let path = format!(
+            "/v1/apps/{}/builds/prebuilt?service_name={}",
+            uploaded.app_id, service.name
+        );
+        let answer = client
+            .bytes(&path, "application/x-tar", bytes)
+            .map_err(|e| stale(e, &request.root, app_file))?;
+        uploaded.attempts += answer.attempts;
+        let built: PrebuiltAnswer = read_answer(answer.body)?;
+        uploaded.build_ids.push(built.build_id);
+        uploaded.app_url = built.app_url;
+        uploaded.service_urls = built.service_urls;
+    }
+    Ok(uploaded)
+}
+
+/// An app created by this build (no `.app` before) gets its `.app` now, as register_app
+/// would have written it, so the next build updates this app and a delete is noticed.
+/// Returns the file written.
+fn remember_inline_app(
+    client: &Client,
+    root: &Path,
+    project: &Project,
+    app_file: &Option<AppFile>,
+    uploaded: &Uploaded,
+) -> Result<Option<PathBuf>, ToolError> {
+    if app_file.is_some() || uploaded.app_id.is_empty() {
+        return Ok(None);
+    }
+    let file = AppFile {
+        app_id: uploaded.app_id.clone(),
+        name: project.model.metadata.name.clone(),
+        platform_url: client.base_url().to_owned(),
+    };
+    file.write(root).map(Some)
+}
+
+/// A finished build as `GET /v1/builds/{id}` answers it.
+#[derive(Debug, Deserialize)]
+struct FinishedBuild {
+    build_id: String,
+    service: String,
+    /// `succeeded`, `failed` or `cancelled`.
+    status: String,
+    image_uri: Option<String>,
+    error: Option<String>,
+    /// With `verbose`.
+    #[serde(default)]
+    log: Option<String>,
+}
+
+/// Waits for `build_ids` to finish; each as the platform answers it.
+fn finished_builds(
+    client: &Client,
+    build_ids: &[String],
+    verbose: bool,
+) -> Result<Vec<FinishedBuild>, ToolError> {
+    wait(client, build_ids, verbose)?
+        .into_iter()
+        .map(read_answer)
+        .collect()
+}
+
+/// Each build's log, by service (null where the platform sent none).
+fn logs_of(builds: &[FinishedBuild]) -> BTreeMap<String, Option<String>> {
+    builds
         .iter()
-        .filter(|b| b["status"] != "succeeded")
-        .collect();
-    if !failed.is_empty() {
-        let reasons: Vec<String> = failed
+        .map(|b| (b.service.clone(), b.log.clone()))
+        .collect()
+}
+
+/// The answer when a build did not succeed.
+#[derive(Debug, Serialize)]
+struct BuildFailed {
+    success: bool,
+    error: String,
+    retryable: bool,
+    app_id: String,
+    build_ids: Vec<String>,
+    attempts: u32,
+    build_logs: BTreeMap<String, Option<String>>,
+}
+
+impl BuildFailed {
+    /// The failure, when a build did not succeed.
+    fn of(uploaded: &Uploaded, builds: &[FinishedBuild]) -> Option<Self> {
+        let reasons: Vec<String> = builds
             .iter()
+            .filter(|b| b.status != "succeeded")
             .map(|b| {
                 format!(
                     "{} {}: {}",
-                    b["service"].as_str().unwrap_or("?"),
-                    b["status"].as_str().unwrap_or("?"),
-                    b["error"].as_str().unwrap_or("see the build log")
+                    b.service,
+                    b.status,
+                    b.error.as_deref().unwrap_or("see the build log")
                 )
             })
             .collect();
-        let mut out = json!({
-            "success": false,
-            "error": format!("build failed: {}", reasons.join("; ")),
-            "retryable": false,
-            "app_id": app_id,
-            "build_ids": build_ids,
-            "attempts": attempts,
-        });
-        add_logs(&mut out, &builds);
-        return Ok(out);
+        if reasons.is_empty() {
+            return None;
+        }
+        Some(Self {
+            success: false,
+            error: format!("build failed: {}", reasons.join("; ")),
+            retryable: false,
+            app_id: uploaded.app_id.clone(),
+            build_ids: uploaded.build_ids.clone(),
+            attempts: uploaded.attempts,
+            build_logs: logs_of(builds),
+        })
     }
+}
 
+/// Writes each new image's `imageUri` into devfile.yaml (only when one changed); returns
+/// the images by service.
+fn write_image_uris(
+    project: &Project,
+    builds: &[FinishedBuild],
+) -> Result<BTreeMap<String, String>, ToolError> {
     let mut image_uris = BTreeMap::new();
-    let mut edited = text.clone();
-    for b in &builds {
-        let (service, uri) = (
-            b["service"].as_str().unwrap_or_default(),
-            b["image_uri"].as_str().unwrap_or_default(),
-        );
-        edited = set_image_uri(&edited, service, uri)
+    let mut edited = project.text.clone();
+    for b in builds {
+        let uri = b.image_uri.clone().unwrap_or_default();
+        edited = set_image_uri(&edited, &b.service, &uri)
             .map_err(|e| ToolError::Internal(format!("writing imageUri: {e}")))?;
-        image_uris.insert(service.to_owned(), uri.to_owned());
+        image_uris.insert(b.service.clone(), uri);
     }
-    if edited != text {
-        atomic_write(&devfile_path, edited.as_bytes())
-            .map_err(|e| ToolError::io("write", &devfile_path, &e))?;
+    if edited != project.text {
+        atomic_write(&project.path, edited.as_bytes())
+            .map_err(|e| ToolError::io("write", &project.path, &e))?;
     }
-    let status = client
-        .json(Method::GET, &format!("/v1/apps/{app_id}/status"), None)
-        .map(|a| a.body)
-        .unwrap_or(Value::Null);
-    let app_url = status["app_url"].clone();
-    let service_urls: BTreeMap<String, Value> = status["services"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        // Services without a public endpoint have no URL and are not listed.
-        .filter(|s| s["url"].is_string())
-        .filter_map(|s| Some((s["name"].as_str()?.to_owned(), s["url"].clone())))
-        .collect();
-    let deploy_order = model.deploy_order().unwrap_or_default();
-    let mut out = if services.len() == 1 {
-        let b = &builds[0];
-        json!({
-            "success": true, "app_id": app_id, "app_url": app_url,
-            "build_id": b["build_id"], "image_uri": b["image_uri"],
-        })
-    } else {
-        json!({
-            "success": true, "app_id": app_id, "app_url": app_url,
-            "build_ids": build_ids, "image_uris": image_uris, "deploy_order": deploy_order,
-            "service_urls": service_urls, "rollout_waited": false,
-        })
-    };
-    out["attempts"] = json!(attempts);
-    out["build_mode"] = json!(mode);
-    if let Some(path) = written_app_file {
-        out["app_file"] = json!(path.display().to_string());
+    Ok(image_uris)
+}
+
+/// What the next step is once the builds succeeded.
+const NEXT_STEP: &str =
+    "the app is deploying: call get_app_status with app_id (every 10-15 s) until RUNNING or FAILED";
+
+/// The answer of a successful `build_app`.
+#[derive(Debug, Serialize)]
+struct Built {
+    success: bool,
+    app_id: String,
+    /// The app's URL, which answers once it is RUNNING.
+    app_url: Option<String>,
+    /// Each public service's URL, which answers once the app is RUNNING.
+    service_urls: BTreeMap<String, String>,
+    #[serde(flatten)]
+    images: BuiltImages,
+    attempts: u32,
+    build_mode: BuildMode,
+    /// The `.app` file written for an app this build created.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    app_file: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    context_files: Option<usize>,
+    next_step: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    build_logs: Option<BTreeMap<String, Option<String>>>,
+}
+
+/// The images built: the spec's single-service and multi-service keys.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum BuiltImages {
+    /// A project of one service.
+    One { build_id: String, image_uri: String },
+    /// A project of several services (all or one of them rebuilt).
+    Several {
+        build_ids: Vec<String>,
+        image_uris: BTreeMap<String, String>,
+        deploy_order: Vec<String>,
+        rollout_waited: bool,
+    },
+}
+
+impl Built {
+    fn new(
+        request: &BuildRequest,
+        project: &Project,
+        uploaded: Uploaded,
+        builds: &[FinishedBuild],
+        image_uris: BTreeMap<String, String>,
+        app_file: Option<PathBuf>,
+    ) -> Self {
+        let images = match builds {
+            [only] if project.model.services().len() == 1 => BuiltImages::One {
+                build_id: only.build_id.clone(),
+                image_uri: only.image_uri.clone().unwrap_or_default(),
+            },
+            _ => BuiltImages::Several {
+                build_ids: uploaded.build_ids,
+                image_uris,
+                deploy_order: project.model.deploy_order().unwrap_or_default(),
+                rollout_waited: false,
+            },
+        };
+        Self {
+            success: true,
+            app_id: uploaded.app_id,
+            app_url: uploaded.app_url,
+            service_urls: uploaded.service_urls,
+            images,
+            attempts: uploaded.attempts,
+            build_mode: request.mode,
+            app_file: app_file.map(|p| p.display().to_string()),
+            context_files: uploaded.context_files,
+            next_step: NEXT_STEP,
+            build_logs: request.verbose.then(|| logs_of(builds)),
+        }
     }
-    if let Some(files) = context_files {
-        out["context_files"] = json!(files);
-    }
-    out["next_step"] = json!(
-        "the app is deploying: call get_app_status with app_id (every 10-15 s) until RUNNING or FAILED"
-    );
-    if args.verbose.unwrap_or(false) {
-        add_logs(&mut out, &builds);
-    }
-    Ok(out)
 }
 
 /// Uploads the project at `root` to build `services` of app `app_id` (all of them in one
@@ -375,19 +631,6 @@ pub(crate) fn upload_services(
     wait(client, &build_ids, true)
 }
 
-fn add_logs(out: &mut Value, builds: &[Value]) {
-    let logs: BTreeMap<String, Value> = builds
-        .iter()
-        .filter_map(|b| {
-            Some((
-                b["service"].as_str()?.to_owned(),
-                b.get("log").cloned().unwrap_or(Value::Null),
-            ))
-        })
-        .collect();
-    out["build_logs"] = json!(logs);
-}
-
 pub(crate) fn read_app_file(root: &Path) -> Result<Option<AppFile>, ToolError> {
     let path = root.join(APP_FILE);
     match std::fs::read_to_string(&path) {
@@ -403,14 +646,14 @@ pub(crate) fn read_app_file(root: &Path) -> Result<Option<AppFile>, ToolError> {
 }
 
 /// A 404 for the app named in `.app` means the file is stale (the app was deleted).
-fn stale(e: ToolError, root: &Path, app: &AppFile) -> ToolError {
-    match e {
-        ToolError::NotFound(_) => ToolError::NotFound(format!(
+fn stale(e: ToolError, root: &Path, app: Option<&AppFile>) -> ToolError {
+    match (e, app) {
+        (ToolError::NotFound(_), Some(app)) => ToolError::NotFound(format!(
             "404: app {} named in {} does not exist on the platform (was it deleted?). Delete the .app file to create the app on the next build, or run register_app again",
             app.app_id,
             root.join(APP_FILE).display()
         )),
-        other => other,
+        (other, _) => other,
     }
 }
 
