@@ -231,14 +231,15 @@ pub fn build(args: BuildArgs) -> ExitCode {
             }
         }
         println!("Built app {}", r["app_id"].as_str().unwrap_or_default());
-        if let Some(urls) = r["service_urls"].as_object() {
-            for (service, url) in urls {
-                println!("  {service}: {}", url.as_str().unwrap_or("(no URL yet)"));
-            }
-        } else {
-            println!("  {}", r["app_url"].as_str().unwrap_or("(no URL yet)"));
+        // The URLs are known (and kept) from the first build on; they answer once it runs.
+        match r["app_url"].as_str() {
+            Some(url) => println!("  URL: {url}"),
+            None => println!("  (no URL: no public endpoint, or the platform runs no gateway)"),
         }
-        println!("It is deploying: slipway status --watch");
+        for (service, url) in r["service_urls"].as_object().into_iter().flatten() {
+            println!("  {service}: {}", url.as_str().unwrap_or_default());
+        }
+        println!("It is deploying (the URLs answer once it is RUNNING): slipway status --watch");
     })
 }
 
