@@ -302,12 +302,16 @@ async fn app_of_devfile(
     } else {
         meta.display_name.as_str()
     };
-    let new =
-        crate::apps::check(&meta.name, display, meta.description.as_deref()).map_err(in_devfile)?;
+    // `metadata.name` may be any string; the app is named by the app name derived from it.
+    let name = meta
+        .app_name()
+        .map_err(|e| ApiError::invalid("devfile", format!("metadata.name: {e}")))?;
+    let new = crate::apps::check(name.as_str(), display, meta.description.as_deref())
+        .map_err(in_devfile)?;
     if let Some(id) = apps::id_by_name(tx, new.name.as_str()).await? {
         let (app, role) = apps::get_visible(tx, caller, &id)
             .await?
-            .ok_or_else(|| in_devfile(RegisterError::Taken(meta.name.clone())))?;
+            .ok_or_else(|| in_devfile(RegisterError::Taken(name.to_string())))?;
         policy::require(role, AppAction::Build)?;
         return Ok(ResolvedApp {
             id: app.id,
