@@ -29,12 +29,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use crate::engine::{ENGINE_DIR, Engine, IMAGE_PREFIX, write_archive};
+use crate::pgroup::Group;
 use crate::process::{RUN_DIR, STOP_GRACE};
 use crate::runtime::{
     BoxFuture, ContainerImage, Exit, ImageRequest, Instance, Limits, PreparedImage, Runtime,
-    RuntimeError,
+    RuntimeError, Verified, log_output, remove_run_dir,
 };
-use slipway_image::{ImageStore, verify_image};
+use slipway_image::{Digest, ImageStore};
 
 /// The container backend.
 #[derive(Debug)]
@@ -106,6 +107,90 @@ impl ContainerRuntime {
         ))
     }
 
+    /// The arguments of `<engine> run` for one instance named `name` of `container`: the
+    /// labels, limits, network and name, `port` published on loopback, and `extra_env`
+    /// passed by name only.
+    fn run_args(
+        &self,
+        container: &ContainerImage,
+        name: &str,
+        port: &str,
+        extra_env: &[(String, String)],
+    ) -> Vec<String> {
+        let publish = format!("127.0.0.1:{port}:{port}");
+        let request = &container.request;
+        let mut args: Vec<String> = [
+            "run",
+            "--label",
+            &self.platform_label(),
+            "--label",
+            &format!("{LABEL_APP}={}", request.app_id),
+            "--label",
+            &format!("{LABEL_DEPLOYMENT}={}", request.deployment_id),
+            "--label",
+            &format!("{LABEL_SERVICE}={}", request.service),
+            "--pids-limit",
+            &PIDS_LIMIT.to_string(),
+            "--name",
+            name,
+            "--network",
+            &container.network,
+            "--network-alias",
+            &container.alias,
+            "-p",
+            &publish,
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+        args.extend(limit_args(&request.limits));
+        // `-e NAME` without a value makes the engine read the value from its own environment:
+        // values (app secrets among them) never appear on a command line, where `ps` and error
+        // messages would show them.
+        for (key, _) in extra_env {
+            args.push("-e".into());
+            args.push(key.clone());
+        }
+        args.push(container.reference.clone());
+        args
+    }
+
+    /// Loads image `digest` of `store` into the engine as `reference`, through an archive
+    /// in the run directory `root` that is removed once loaded.
+    fn load(
+        &self,
+        store: &ImageStore,
+        digest: &Digest,
+        reference: &str,
+        root: &Path,
+    ) -> Result<(), RuntimeError> {
+        let archive = root.join("image.tar");
+        write_archive(store, digest, reference, &archive).map_err(RuntimeError::Signature)?;
+        let archive_arg = archive.display().to_string();
+        let loaded = self.engine.run(&["load", "-i", &archive_arg]);
+        let _ = std::fs::remove_file(&archive);
+        loaded.map_err(RuntimeError::Engine)?;
+        Ok(())
+    }
+
+    /// Creates the app's network, labelled as this platform's, unless it exists already (a
+    /// service of the app kept by a newer deployment is attached to it); returns its name.
+    fn create_network(&self, app_id: &str) -> Result<String, RuntimeError> {
+        let network = network_name(app_id);
+        let labels = [self.platform_label(), format!("{LABEL_APP}={app_id}")];
+        let mut args = vec!["network", "create"];
+        for label in &labels {
+            args.extend(["--label", label]);
+        }
+        args.push(&network);
+        if let Err(e) = self.engine.run(&args)
+            && !e.contains("exists")
+        {
+            return Err(RuntimeError::Engine(e));
+        }
+        Ok(network)
+    }
+
     /// This platform's `slipway.platform` label value.
     pub fn platform_label(&self) -> String {
         format!("{LABEL_PLATFORM}={}", self.platform_id)
@@ -160,14 +245,6 @@ impl ContainerRuntime {
         }
         containers.len()
     }
-
-    fn root_of(&self, request: &ImageRequest) -> PathBuf {
-        self.data_dir
-            .join(RUN_DIR)
-            .join(&request.app_id)
-            .join(&request.service)
-            .join(&request.deployment_id)
-    }
 }
 
 /// The engine's name for a deployment's image of a service.
@@ -189,35 +266,13 @@ impl Runtime for ContainerRuntime {
     }
 
     fn prepare(&self, request: &ImageRequest) -> Result<PreparedImage, RuntimeError> {
-        let verified =
-            verify_image(&self.data_dir, &request.digest).map_err(RuntimeError::Signature)?;
-        let store = ImageStore::open(&self.data_dir).map_err(RuntimeError::Signature)?;
-        let root = self.root_of(request);
+        let Verified { image, store } = request.verify(&self.data_dir)?;
+        let root = request.run_dir(&self.data_dir);
         std::fs::create_dir_all(&root)?;
         let reference = image_reference(request);
-        let archive = root.join("image.tar");
-        write_archive(&store, &verified.digest, &reference, &archive)
-            .map_err(RuntimeError::Signature)?;
-        let archive_arg = archive.display().to_string();
-        let loaded = self.engine.run(&["load", "-i", &archive_arg]);
-        let _ = std::fs::remove_file(&archive);
-        loaded.map_err(RuntimeError::Engine)?;
-        let network = network_name(&request.app_id);
-        let labels = [
-            self.platform_label(),
-            format!("{LABEL_APP}={}", request.app_id),
-        ];
-        let mut args = vec!["network", "create"];
-        for label in &labels {
-            args.extend(["--label", label]);
-        }
-        args.push(&network);
-        if let Err(e) = self.engine.run(&args)
-            && !e.contains("exists")
-        {
-            return Err(RuntimeError::Engine(e));
-        }
-        let run = crate::runtime::ImageRun::of(&verified.config["config"]);
+        self.load(&store, &image.digest, &reference, &root)?;
+        let network = self.create_network(&request.app_id)?;
+        let run = crate::runtime::ImageRun::of(&image.config["config"]);
         Ok(PreparedImage {
             root,
             command: run.command,
@@ -246,73 +301,30 @@ impl Runtime for ContainerRuntime {
             .find(|(name, _)| name == "PORT")
             .map(|(_, value)| value.clone())
             .ok_or_else(|| RuntimeError::Unsupported("no PORT to publish".into()))?;
-        if let Some(dir) = log.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        let out = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(log)?;
-        let err = out.try_clone()?;
+        let (out, err) = log_output(log)?;
         let name = format!(
             "slipway-{}-{}-{}",
             container.request.deployment_id,
             container.alias,
             self.starts.fetch_add(1, Ordering::Relaxed)
         );
-        let publish = format!("127.0.0.1:{port}:{port}");
-        let request = &container.request;
-        let mut args: Vec<String> = [
-            "run",
-            "--label",
-            &self.platform_label(),
-            "--label",
-            &format!("{LABEL_APP}={}", request.app_id),
-            "--label",
-            &format!("{LABEL_DEPLOYMENT}={}", request.deployment_id),
-            "--label",
-            &format!("{LABEL_SERVICE}={}", request.service),
-            "--pids-limit",
-            &PIDS_LIMIT.to_string(),
-            "--name",
-            &name,
-            "--network",
-            &container.network,
-            "--network-alias",
-            &container.alias,
-            "-p",
-            &publish,
-        ]
-        .iter()
-        .map(|s| (*s).to_owned())
-        .collect();
-        args.extend(limit_args(&request.limits));
-        // `-e NAME` without a value makes the engine read the value from its own environment:
-        // values (app secrets among them) never appear on a command line, where `ps` and error
-        // messages would show them.
-        for (key, _) in extra_env {
-            args.push("-e".into());
-            args.push(key.clone());
-        }
-        args.push(container.reference.clone());
+        let args = self.run_args(container, &name, &port, extra_env);
         let mut command = self.engine.async_command();
         command
             .args(&args)
             .envs(extra_env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
-            .stdout(Stdio::from(out))
-            .stderr(Stdio::from(err))
-            .process_group(0)
-            .kill_on_drop(true);
-        let child = command.spawn().map_err(|error| RuntimeError::Start {
+            .stdout(out)
+            .stderr(err);
+        let client = Group::spawn(&mut command).map_err(|error| RuntimeError::Start {
             what: format!("{} {}", self.engine.name(), args.join(" ")),
             error,
         })?;
         Ok(Box::new(ContainerInstance {
-            child,
+            client,
             engine: self.engine.clone(),
             name,
-            limits: request.limits,
+            limits: container.request.limits,
         }))
     }
 
@@ -341,12 +353,7 @@ impl Runtime for ContainerRuntime {
         let _ = self
             .engine
             .run(&["network", "rm", &network_name(&request.app_id)]);
-        let root = self.root_of(request);
-        if root.exists()
-            && let Err(e) = std::fs::remove_dir_all(&root)
-        {
-            tracing::warn!(path = %root.display(), error = %e, "cannot remove a run directory");
-        }
+        remove_run_dir(&request.run_dir(&self.data_dir));
     }
 
     fn dependency_url(&self, service: &str, port: u16) -> String {
@@ -374,7 +381,9 @@ pub fn limit_args(limits: &Limits) -> Vec<String> {
 
 /// One attached `<engine> run` client and the container it runs.
 struct ContainerInstance {
-    child: tokio::process::Child,
+    /// The client, leading a process group of its own ([`Group`]): the engine stops the
+    /// container; the group is killed only when the client will not end.
+    client: Group,
     engine: Engine,
     name: String,
     limits: Limits,
@@ -387,11 +396,7 @@ impl ContainerInstance {
     async fn oom_killed(&self) -> bool {
         let out = self
             .engine
-            .async_command()
-            .args(["inspect", "--format", "{{.State.OOMKilled}}", &self.name])
-            .stdin(Stdio::null())
-            .stderr(Stdio::null())
-            .output()
+            .run_async(&["inspect", "--format", "{{.State.OOMKilled}}", &self.name])
             .await;
         out.is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "true")
     }
@@ -399,30 +404,22 @@ impl ContainerInstance {
     /// `<engine> rm -f <name>`: the container is kept after it exits only to read how it
     /// ended.
     async fn remove(&self) {
-        let _ = self
-            .engine
-            .async_command()
-            .args(["rm", "-f", &self.name])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .await;
+        let _ = self.engine.run_async(&["rm", "-f", &self.name]).await;
     }
 }
 
 impl Instance for ContainerInstance {
     fn pid(&self) -> Option<u32> {
-        self.child.id()
+        self.client.pid()
     }
 
     fn is_alive(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(None))
+        self.client.is_running()
     }
 
     fn wait(&mut self) -> BoxFuture<'_, Exit> {
         Box::pin(async move {
-            let status = self.child.wait().await;
+            let status = self.client.wait().await;
             let oom = self.oom_killed().await;
             self.remove().await;
             match status {
@@ -436,37 +433,29 @@ impl Instance for ContainerInstance {
                         description: format!("the {} client was killed: {s}", self.engine.name()),
                     },
                 },
-                Err(e) => Exit {
-                    code: None,
-                    description: format!("wait failed: {e}"),
-                },
+                Err(e) => Exit::wait_failed(&e),
             }
         })
     }
 
     fn stop(&mut self) -> BoxFuture<'_, ()> {
         Box::pin(async move {
-            if matches!(self.child.try_wait(), Ok(None)) {
+            if self.client.is_running() {
                 // The engine sends SIGTERM, then SIGKILL after the grace.
                 let grace = STOP_GRACE.as_secs().to_string();
                 let _ = self
                     .engine
-                    .async_command()
-                    .args(["stop", "-t", &grace, &self.name])
-                    .stdin(Stdio::null())
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    .status()
+                    .run_async(&["stop", "-t", &grace, &self.name])
                     .await;
-                if tokio::time::timeout(STOP_GRACE + Duration::from_secs(5), self.child.wait())
+                if tokio::time::timeout(STOP_GRACE + Duration::from_secs(5), self.client.wait())
                     .await
                     .is_err()
                 {
                     tracing::warn!(container = %self.name, "the engine client did not end; killing it");
-                    let _ = self.child.kill().await;
+                    self.client.kill();
                 }
             }
-            let _ = self.child.wait().await;
+            let _ = self.client.wait().await;
             self.remove().await;
         })
     }

@@ -214,12 +214,26 @@ impl Engine {
     /// Runs `engine args…` to completion; an error names the command, its exit status and
     /// the last lines of its stderr.
     pub fn run(&self, args: &[&str]) -> Result<Output, String> {
-        let output = self
-            .command()
+        let ran = self.command().args(args).stdin(Stdio::null()).output();
+        self.checked(args, ran)
+    }
+
+    /// The same, for async use: what an instance asks the engine while it runs (`inspect`,
+    /// `stop`, `rm`).
+    pub async fn run_async(&self, args: &[&str]) -> Result<Output, String> {
+        let ran = self
+            .async_command()
             .args(args)
             .stdin(Stdio::null())
             .output()
-            .map_err(|e| format!("`{}` could not run: {e}", self.display(args)))?;
+            .await;
+        self.checked(args, ran)
+    }
+
+    /// What `engine args…` came to: its output when it ran and succeeded, else an error
+    /// naming the command and what went wrong.
+    fn checked(&self, args: &[&str], ran: std::io::Result<Output>) -> Result<Output, String> {
+        let output = ran.map_err(|e| format!("`{}` could not run: {e}", self.display(args)))?;
         if output.status.success() {
             Ok(output)
         } else {

@@ -11,7 +11,8 @@
 //! - [`pgroup`]: the one place that spawns a command as a process group and kills the group.
 //!
 //! **Invariant:** nothing runs from an image whose signature does not verify
-//! ([`slipway_image::verify_image`] is called in every runtime's `prepare`).
+//! ([`runtime::ImageRequest::verify`], over [`slipway_image::verify_image`], is the first
+//! step of every runtime's `prepare`).
 
 pub mod base_image;
 pub mod build;

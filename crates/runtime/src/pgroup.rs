@@ -1,6 +1,7 @@
-//! Process groups: every command a build or a service runs is spawned as the leader of a
-//! group of its own, and stopped by signalling the whole group, so nothing it started in
-//! the background outlives it. A group can leave a marker file naming it (its id and the
+//! Process groups: every command a build or a service runs (for the container runtime, the
+//! attached `<engine> run` client) is spawned as the leader of a group of its own, and
+//! stopped by signalling the whole group, so nothing it started in the background outlives
+//! it. A group can leave a marker file naming it (its id and the
 //! leader's start time), so that a later run can stop a group a killed server left behind
 //! without ever signalling an unrelated process that reuses the number.
 
@@ -36,6 +37,16 @@ impl Group {
     /// The leader.
     pub fn child(&mut self) -> &mut tokio::process::Child {
         &mut self.child
+    }
+
+    /// Whether the leader still runs (it has not exited, or its end is not yet known).
+    pub fn is_running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Waits for the leader to exit (cancel safe); the rest of the group may still run.
+    pub async fn wait(&mut self) -> std::io::Result<std::process::ExitStatus> {
+        self.child.wait().await
     }
 
     /// The group's id (the leader's pid), unless the leader was already reaped at spawn.

@@ -1,6 +1,6 @@
 //! The `process` runtime: runs a service's image as a plain process group on this host.
 //!
-//! Preparing verifies the platform signature ([`verify_image`]) first — nothing of an image
+//! Preparing verifies the platform signature ([`ImageRequest::verify`]) first — nothing of an image
 //! that does not verify is unpacked — then puts its layers together (unpacked once each, see
 //! [`crate::layers`]) in `DATA_DIR/run/<app_id>/<service>/<deployment_id>`. Image paths (`WorkingDir`, `PATH`
 //! entries under `/app`) are mapped into that directory. Virtual environments made by the
@@ -19,9 +19,9 @@ use nix::sys::signal::Signal;
 
 use crate::pgroup::{self, Group};
 use crate::runtime::{
-    BoxFuture, Exit, ImageRequest, Instance, PreparedImage, Runtime, RuntimeError,
+    BoxFuture, Exit, ImageRequest, Instance, PreparedImage, Runtime, RuntimeError, Verified,
+    log_output, remove_run_dir,
 };
-use slipway_image::{ImageStore, verify_image};
 
 /// How long a stopped process group has between SIGTERM and SIGKILL.
 pub const STOP_GRACE: Duration = Duration::from_secs(5);
@@ -42,14 +42,6 @@ impl ProcessRuntime {
             data_dir: data_dir.to_path_buf(),
         }
     }
-
-    fn root_of(&self, request: &ImageRequest) -> PathBuf {
-        self.data_dir
-            .join(RUN_DIR)
-            .join(&request.app_id)
-            .join(&request.service)
-            .join(&request.deployment_id)
-    }
 }
 
 impl Runtime for ProcessRuntime {
@@ -58,20 +50,18 @@ impl Runtime for ProcessRuntime {
     }
 
     fn prepare(&self, request: &ImageRequest) -> Result<PreparedImage, RuntimeError> {
-        let verified =
-            verify_image(&self.data_dir, &request.digest).map_err(RuntimeError::Signature)?;
-        let store = ImageStore::open(&self.data_dir).map_err(RuntimeError::Signature)?;
-        let root = self.root_of(request);
+        let Verified { image, store } = request.verify(&self.data_dir)?;
+        let root = request.run_dir(&self.data_dir);
         if root.exists() {
             std::fs::remove_dir_all(&root)?;
         }
         std::fs::create_dir_all(&root)?;
-        for layer in &verified.manifest.layers {
+        for layer in &image.manifest.layers {
             let unpacked = crate::layers::unpacked(&self.data_dir, &store, layer)?;
             crate::layers::assemble(&unpacked, &root)?;
         }
         relocate_venvs(&root)?;
-        let run = crate::runtime::ImageRun::of(&verified.config["config"]);
+        let run = crate::runtime::ImageRun::of(&image.config["config"]);
         let command = run.command;
         if command.is_empty() {
             return Err(RuntimeError::Unsupported(
@@ -111,14 +101,7 @@ impl Runtime for ProcessRuntime {
         extra_env: &[(String, String)],
         log: &Path,
     ) -> Result<Box<dyn Instance>, RuntimeError> {
-        if let Some(dir) = log.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        let out = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(log)?;
-        let err = out.try_clone()?;
+        let (out, err) = log_output(log)?;
         let (program, args) = image
             .command
             .split_first()
@@ -133,10 +116,7 @@ impl Runtime for ProcessRuntime {
         for (name, value) in image.env.iter().chain(extra_env) {
             command.env(name, value);
         }
-        command
-            .stdin(Stdio::null())
-            .stdout(Stdio::from(out))
-            .stderr(Stdio::from(err));
+        command.stdin(Stdio::null()).stdout(out).stderr(err);
         let group = Group::spawn(&mut command).map_err(|error| RuntimeError::Start {
             what: image.command.join(" "),
             error,
@@ -161,12 +141,7 @@ impl Runtime for ProcessRuntime {
     }
 
     fn discard(&self, request: &ImageRequest) {
-        let root = self.root_of(request);
-        if root.exists()
-            && let Err(e) = std::fs::remove_dir_all(&root)
-        {
-            tracing::warn!(path = %root.display(), error = %e, "cannot remove an unpacked image");
-        }
+        remove_run_dir(&request.run_dir(&self.data_dir));
     }
 }
 
@@ -216,30 +191,27 @@ impl Instance for ProcessInstance {
     }
 
     fn is_alive(&mut self) -> bool {
-        matches!(self.group.child().try_wait(), Ok(None))
+        self.group.is_running()
     }
 
     fn wait(&mut self) -> BoxFuture<'_, Exit> {
         Box::pin(async move {
-            let status = self.group.child().wait().await;
+            let status = self.group.wait().await;
             // Whatever the service left running in the background goes with it.
             self.group.kill();
             self.forget();
             match status {
                 Ok(s) => exit_of(s),
-                Err(e) => Exit {
-                    code: None,
-                    description: format!("wait failed: {e}"),
-                },
+                Err(e) => Exit::wait_failed(&e),
             }
         })
     }
 
     fn stop(&mut self) -> BoxFuture<'_, ()> {
         Box::pin(async move {
-            if matches!(self.group.child().try_wait(), Ok(None)) {
+            if self.group.is_running() {
                 self.group.signal(Signal::SIGTERM);
-                if tokio::time::timeout(STOP_GRACE, self.group.child().wait())
+                if tokio::time::timeout(STOP_GRACE, self.group.wait())
                     .await
                     .is_err()
                 {
@@ -247,7 +219,7 @@ impl Instance for ProcessInstance {
                 }
             }
             self.group.kill();
-            let _ = self.group.child().wait().await;
+            let _ = self.group.wait().await;
             self.forget();
         })
     }

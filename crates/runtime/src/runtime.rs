@@ -8,7 +8,8 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 
-use slipway_image::ImageError;
+use slipway_image::sign::VerifiedImage;
+use slipway_image::{ImageError, ImageStore, verify_image};
 
 /// A boxed future, so the trait stays object safe without an extra crate.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -26,6 +27,60 @@ pub struct ImageRequest {
     pub digest: String,
     /// The resources the service may use (the devfile's, else the platform's defaults).
     pub limits: Limits,
+}
+
+impl ImageRequest {
+    /// Where a runtime keeps what it prepares for this request:
+    /// `DATA_DIR/run/<app_id>/<service>/<deployment_id>`.
+    pub fn run_dir(&self, data_dir: &Path) -> PathBuf {
+        data_dir
+            .join(crate::process::RUN_DIR)
+            .join(&self.app_id)
+            .join(&self.service)
+            .join(&self.deployment_id)
+    }
+
+    /// The first step of every runtime's `prepare`: the image's platform signature is
+    /// checked ([`verify_image`]) before the runtime reads anything of it, so nothing of an
+    /// image that does not verify is unpacked or loaded.
+    pub fn verify(&self, data_dir: &Path) -> Result<Verified, RuntimeError> {
+        let image = verify_image(data_dir, &self.digest).map_err(RuntimeError::Signature)?;
+        let store = ImageStore::open(data_dir).map_err(RuntimeError::Signature)?;
+        Ok(Verified { image, store })
+    }
+}
+
+/// An image whose signature verified, and the store that holds its blobs.
+#[derive(Debug)]
+pub struct Verified {
+    /// Its manifest and config.
+    pub image: VerifiedImage,
+    /// The platform's image store.
+    pub store: ImageStore,
+}
+
+/// Opens `log` for appending (creating it and its directory) as a command's stdout and
+/// stderr, so that a service's output and the runtime's notes land in one file.
+pub fn log_output(log: &Path) -> std::io::Result<(std::process::Stdio, std::process::Stdio)> {
+    if let Some(dir) = log.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let out = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)?;
+    let err = out.try_clone()?;
+    Ok((out.into(), err.into()))
+}
+
+/// Removes a run directory a runtime made ([`ImageRequest::run_dir`]), if there is one; a
+/// failure is logged, not returned, since the deployment it belonged to is over either way.
+pub fn remove_run_dir(root: &Path) {
+    if root.exists()
+        && let Err(e) = std::fs::remove_dir_all(root)
+    {
+        tracing::warn!(path = %root.display(), error = %e, "cannot remove a run directory");
+    }
 }
 
 /// A service's resource limits, as the runtimes apply them: the container runtime through
@@ -75,6 +130,16 @@ pub struct Exit {
     pub code: Option<i32>,
     /// A human-readable description (`exit code 1`, `signal 9`).
     pub description: String,
+}
+
+impl Exit {
+    /// An instance whose end could not be waited for.
+    pub fn wait_failed(error: &std::io::Error) -> Self {
+        Self {
+            code: None,
+            description: format!("wait failed: {error}"),
+        }
+    }
 }
 
 /// Why a runtime could not prepare or start an image.

@@ -177,18 +177,18 @@ pub async fn run_logged(
         status: format!("could not start: {e}"),
     })?;
     let status: ExitStatus = tokio::select! {
-        status = group.child().wait() => {
+        status = group.wait() => {
             group.kill();
             status?
         }
         () = job.cancel.cancelled() => {
             group.kill();
-            let _ = group.child().wait().await;
+            let _ = group.wait().await;
             return Err(BuildError::Cancelled);
         }
         () = tokio::time::sleep(BUILD_TIMEOUT) => {
             group.kill();
-            let _ = group.child().wait().await;
+            let _ = group.wait().await;
             return Err(BuildError::TimedOut(what.to_owned()));
         }
     };
