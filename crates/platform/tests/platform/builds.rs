@@ -576,8 +576,15 @@ async fn a_first_build_without_an_app_id_creates_the_app_from_its_devfile() {
         let other = app.add_account("other@example.com").await;
         let reply = upload_inline(&app, other.token.expose(), &files).await;
         assert_error(&reply, StatusCode::CONFLICT, "already_exists", Some("name"));
-        // A devfile whose name breaks the rule is refused and creates nothing.
-        let bad = python_project(&python_devfile("Bad_Name", FAST_BUILD));
+        // A devfile name that is not an app name as written builds the app named by the app
+        // name derived from it.
+        let derived = python_project(&python_devfile("Legacy App", FAST_BUILD));
+        let (status, body) = upload_inline(&app, &app.owner, &derived).await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+        assert_eq!(body["app_created"], false, "{body}");
+        assert_eq!(body["app_id"], app_id.as_str());
+        // A devfile name with nothing to derive an app name from is refused and creates nothing.
+        let bad = python_project(&python_devfile("\"---\"", FAST_BUILD));
         let (status, body) = upload_inline(&app, &app.owner, &bad).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
         assert_eq!(app.list_all(&app.owner).await, ["legacy-app"]);
