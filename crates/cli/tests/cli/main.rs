@@ -5,6 +5,7 @@
     reason = "a test or a bench reads as one scenario; the 100-line limit is for production code"
 )]
 
+mod build_urls;
 mod call;
 mod care_crash;
 mod daily;
