@@ -368,7 +368,8 @@ fn upload_images(
         app_id,
         ..Uploaded::default()
     };
-    let app_name = project.model.metadata.name.as_str();
+    let app_name = devfile_app_name(&project.model)?;
+    let app_name = app_name.as_str();
     for service in selected {
         progress(&format!("building {} locally", service.name));
         let archive = builder.build(&request.root, service, request.arch.as_str(), app_name)?;
@@ -406,7 +407,7 @@ fn remember_inline_app(
     }
     let file = AppFile {
         app_id: uploaded.app_id.clone(),
-        name: project.model.metadata.name.clone(),
+        name: devfile_app_name(&project.model)?.to_string(),
         platform_url: client.base_url().to_owned(),
     };
     file.write(root).map(Some)
@@ -659,9 +660,18 @@ fn stale(e: ToolError, root: &Path, app: Option<&AppFile>) -> ToolError {
 
 /// The app for a local build without `.app`: registered from the devfile's metadata.
 fn ensure_app(client: &Client, model: &Devfile) -> Result<String, ToolError> {
-    let body = json!({"name": model.metadata.name, "display_name": model.metadata.display_name, "description": model.metadata.description});
+    let body = json!({"name": devfile_app_name(model)?.as_str(), "display_name": model.metadata.display_name, "description": model.metadata.description});
     let app = client.json(Method::POST, "/v1/apps", Some(&body))?.body;
     Ok(app["id"].as_str().unwrap_or_default().to_owned())
+}
+
+/// The app name the devfile's `metadata.name` gives (any string in the devfile schema; the
+/// app is named by the app name derived from it, as the validator says).
+fn devfile_app_name(model: &Devfile) -> Result<slipway_devfile::AppName, ToolError> {
+    model
+        .metadata
+        .app_name()
+        .map_err(|e| ToolError::invalid("metadata.name", e))
 }
 
 /// Polls every build until it finishes; returns the final records (with logs when verbose).
