@@ -127,27 +127,35 @@ impl Tx {
     /// Commits; returns once the writes are durable (on SQLite, once the batch holding them
     /// committed).
     pub async fn commit(self) -> Result<(), sqlx::Error> {
-        match self.inner {
-            Inner::Own(tx) => tx.commit().await,
-            Inner::Batched(turn) => turn.commit().await,
-            Inner::Statements(conn, spares) => {
-                spares.keep(conn);
-                Ok(())
-            }
-        }
+        self.end(End::Commit).await
     }
 
     /// Rolls back (on SQLite, this request's savepoint; the batch goes on).
     pub async fn rollback(self) -> Result<(), sqlx::Error> {
-        match self.inner {
-            Inner::Own(tx) => tx.rollback().await,
-            Inner::Batched(turn) => turn.rollback().await,
-            Inner::Statements(conn, spares) => {
+        self.end(End::Rollback).await
+    }
+
+    /// Ends the transaction as `end` says. Statements that committed on their own end the
+    /// same either way: nothing to send, the connection kept for the next such call.
+    async fn end(self, end: End) -> Result<(), sqlx::Error> {
+        match (self.inner, end) {
+            (Inner::Own(tx), End::Commit) => tx.commit().await,
+            (Inner::Own(tx), End::Rollback) => tx.rollback().await,
+            (Inner::Batched(turn), End::Commit) => turn.commit().await,
+            (Inner::Batched(turn), End::Rollback) => turn.rollback().await,
+            (Inner::Statements(conn, spares), _) => {
                 spares.keep(conn);
                 Ok(())
             }
         }
     }
+}
+
+/// How a [`Tx`] ends.
+#[derive(Debug, Clone, Copy)]
+enum End {
+    Commit,
+    Rollback,
 }
 
 impl Deref for Tx {
@@ -379,11 +387,38 @@ mod tests {
     /// Runs one statement in a write transaction of its own and commits it.
     async fn write(db: &Db, sql: &'static str) {
         let mut tx = db.begin_write().await.unwrap();
-        sqlx::query(sql).execute(&mut *tx).await.unwrap();
+        execute(&mut tx, sql).await;
         tx.commit().await.unwrap();
     }
 
-    async fn sqlite(dir: &tempfile::TempDir) -> Db {
+    /// Runs one statement in `tx`.
+    async fn execute(tx: &mut Tx, sql: &'static str) {
+        sqlx::query(sql).execute(&mut **tx).await.unwrap();
+    }
+
+    /// Inserts row `n` into `item`.
+    async fn insert_item(tx: &mut Tx, n: i64) -> Result<(), sqlx::Error> {
+        sqlx::query("INSERT INTO item (n) VALUES ($1)")
+            .bind(n)
+            .execute(&mut **tx)
+            .await
+            .map(drop)
+    }
+
+    /// The value of the one row of `counter`.
+    async fn counter(tx: &mut Tx) -> i64 {
+        sqlx::query("SELECT n FROM counter")
+            .fetch_one(&mut **tx)
+            .await
+            .unwrap()
+            .try_get(0)
+            .unwrap()
+    }
+
+    /// A SQLite database `t.sqlite3` in a directory of its own (which it goes with), holding
+    /// a `counter` of one row, 0.
+    async fn sqlite() -> (tempfile::TempDir, Db) {
+        let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}", dir.path().join("t.sqlite3").display());
         let db = Db::connect(
             &url,
@@ -394,22 +429,15 @@ mod tests {
         .await
         .unwrap();
         let mut tx = db.begin_write().await.unwrap();
-        sqlx::query("CREATE TABLE counter (n BIGINT NOT NULL)")
-            .execute(&mut *tx)
-            .await
-            .unwrap();
-        sqlx::query("INSERT INTO counter (n) VALUES (0)")
-            .execute(&mut *tx)
-            .await
-            .unwrap();
+        execute(&mut tx, "CREATE TABLE counter (n BIGINT NOT NULL)").await;
+        execute(&mut tx, "INSERT INTO counter (n) VALUES (0)").await;
         tx.commit().await.unwrap();
-        db
+        (dir, db)
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn concurrent_sqlite_writers_queue_and_none_is_lost() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = sqlite(&dir).await;
+        let (_dir, db) = sqlite().await;
         let mut tasks = Vec::new();
         for _ in 0..32 {
             let db = db.clone();
@@ -431,34 +459,22 @@ mod tests {
             t.await.unwrap().unwrap();
         }
         let mut tx = db.begin_read().await.unwrap();
-        let n: i64 = sqlx::query("SELECT n FROM counter")
-            .fetch_one(&mut *tx)
-            .await
-            .unwrap()
-            .try_get(0)
-            .unwrap();
-        assert_eq!(n, 32, "every read-modify-write ran alone");
+        assert_eq!(
+            counter(&mut tx).await,
+            32,
+            "every read-modify-write ran alone"
+        );
     }
 
     #[tokio::test]
     async fn a_dropped_write_transaction_rolls_back_and_frees_the_queue() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = sqlite(&dir).await;
+        let (_dir, db) = sqlite().await;
         {
             let mut tx = db.begin_write().await.unwrap();
-            sqlx::query("UPDATE counter SET n = 7")
-                .execute(&mut *tx)
-                .await
-                .unwrap();
+            execute(&mut tx, "UPDATE counter SET n = 7").await;
         }
         let mut tx = db.begin_write().await.unwrap();
-        let n: i64 = sqlx::query("SELECT n FROM counter")
-            .fetch_one(&mut *tx)
-            .await
-            .unwrap()
-            .try_get(0)
-            .unwrap();
-        assert_eq!(n, 0);
+        assert_eq!(counter(&mut tx).await, 0);
         tx.rollback().await.unwrap();
     }
 
@@ -468,8 +484,7 @@ mod tests {
     /// them out of the WAL.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_wal_is_checkpointed_in_the_background() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = sqlite(&dir).await;
+        let (dir, db) = sqlite().await;
         let file = dir.path().join("t.sqlite3");
         write(&db, "CREATE TABLE blob (b BLOB NOT NULL)").await;
         let before = std::fs::metadata(&file).unwrap().len();
@@ -504,26 +519,19 @@ mod tests {
     /// returns (answered means durable), and the commits shared batches.
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn batched_writers_commit_together_and_fail_alone() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = sqlite(&dir).await;
+        let (_dir, db) = sqlite().await;
         write(&db, "CREATE TABLE item (n BIGINT PRIMARY KEY)").await;
         let mut tasks = Vec::new();
         for n in 0..96i64 {
             let db = db.clone();
             tasks.push(tokio::spawn(async move {
                 let mut tx = db.begin_write().await?;
-                sqlx::query("INSERT INTO item (n) VALUES ($1)")
-                    .bind(n)
-                    .execute(&mut *tx)
-                    .await?;
+                insert_item(&mut tx, n).await?;
                 tokio::task::yield_now().await;
                 match n % 4 {
                     0 => {
                         // A second insert of the same key fails; the request rolls back.
-                        let dup = sqlx::query("INSERT INTO item (n) VALUES ($1)")
-                            .bind(n)
-                            .execute(&mut *tx)
-                            .await;
+                        let dup = insert_item(&mut tx, n).await;
                         assert!(dup.is_err());
                         tx.rollback().await?;
                         Ok(false)
@@ -579,11 +587,7 @@ mod tests {
             } else {
                 db.begin_write().await.unwrap()
             };
-            sqlx::query("INSERT INTO item (n) VALUES ($1)")
-                .bind(n)
-                .execute(&mut *tx)
-                .await
-                .unwrap();
+            insert_item(&mut tx, n).await.unwrap();
             std::future::pending::<()>().await;
         });
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -606,10 +610,7 @@ mod tests {
 
     async fn insert_single(db: &Db, n: i64) -> Result<(), sqlx::Error> {
         let mut tx = db.begin_single_write().await?;
-        let inserted = sqlx::query("INSERT INTO item (n) VALUES ($1)")
-            .bind(n)
-            .execute(&mut *tx)
-            .await;
+        let inserted = insert_item(&mut tx, n).await;
         match inserted {
             Ok(_) => tx.commit().await,
             Err(e) => {
@@ -625,8 +626,7 @@ mod tests {
     /// every committed one is there exactly once.
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn single_writes_run_alone_or_join_the_open_batch() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = sqlite(&dir).await;
+        let (_dir, db) = sqlite().await;
         write(&db, "CREATE TABLE item (n BIGINT PRIMARY KEY)").await;
         let before = db.group_commits().unwrap();
 
@@ -653,10 +653,7 @@ mod tests {
                     insert_single(&db, n).await
                 } else {
                     let mut tx = db.begin_write().await?;
-                    sqlx::query("INSERT INTO item (n) VALUES ($1)")
-                        .bind(n)
-                        .execute(&mut *tx)
-                        .await?;
+                    insert_item(&mut tx, n).await?;
                     tokio::task::yield_now().await;
                     tx.commit().await
                 }
@@ -677,15 +674,11 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn one_statement_calls_keep_their_connection_for_the_next() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = sqlite(&dir).await;
+        let (_dir, db) = sqlite().await;
         // A call that finished hands its connection to the next one (a setting of that
         // connection shows it is the same).
         let mut tx = db.begin_single_read().await.unwrap();
-        sqlx::query("PRAGMA cache_size = -1234")
-            .execute(&mut *tx)
-            .await
-            .unwrap();
+        execute(&mut tx, "PRAGMA cache_size = -1234").await;
         tx.rollback().await.unwrap();
         assert_eq!(db.spares.len(), 1);
         let mut tx = db.begin_single_read().await.unwrap();
