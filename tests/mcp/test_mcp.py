@@ -140,9 +140,12 @@ class McpEndToEnd(unittest.TestCase):
 
                 build = await self.call(session, "build_app", {"project_path": project})
                 self.assertTrue(build["success"], build)
-                for key in ("app_id", "app_url", "build_id", "image_uri"):
+                for key in ("app_id", "app_url", "build_id", "image_uri", "service_urls"):
                     self.assertIn(key, build)
                 self.assertEqual(build["app_id"], app_id)
+                # The URLs come with the build (known from the first upload on), one per service.
+                self.assertTrue(build["app_url"], build)
+                self.assertEqual(sorted(build["service_urls"]), ["api"], build)
 
                 status = None
                 deadline = time.time() + 180
@@ -154,8 +157,10 @@ class McpEndToEnd(unittest.TestCase):
                 self.assertEqual(status["status"], "RUNNING", status)
                 # Reachable by a plain HTTP client (an assistant's fetch tool), not only a browser.
                 self.assertTrue(status["app_url"].startswith("http://127.0.0.1:"), status)
-                with urllib.request.urlopen(status["app_url"] + "/health", timeout=10) as answer:
-                    self.assertEqual(answer.status, 200)
+                self.assertEqual(status["app_url"], build["app_url"], status)
+                for url in [build["app_url"], *build["service_urls"].values()]:
+                    with urllib.request.urlopen(url + "/health", timeout=10) as answer:
+                        self.assertEqual(answer.status, 200)
 
                 logs = await self.call(session, "get_app_logs", {"app_id": app_id, "latest_only": True})
                 self.assertTrue(logs["success"])
