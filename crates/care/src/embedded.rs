@@ -5,7 +5,8 @@
 //! survives restarts.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+
+use slipway_server::first_use::{FirstUse, Started};
 
 use crate::{CareConfig, CareError};
 
@@ -74,7 +75,7 @@ impl Embedded {
 #[derive(Debug)]
 pub struct Lazy {
     data_dir: PathBuf,
-    slot: Mutex<Option<Embedded>>,
+    started: FirstUse<Embedded>,
 }
 
 impl Lazy {
@@ -82,7 +83,7 @@ impl Lazy {
     pub fn new(data_dir: PathBuf) -> Self {
         Self {
             data_dir,
-            slot: Mutex::new(None),
+            started: FirstUse::new("the embedded care service"),
         }
     }
 
@@ -93,29 +94,24 @@ impl Lazy {
 
     /// `(base URL, namespace)` of the service, starting it on the first call.
     pub fn endpoint(&self) -> Result<(String, String), String> {
-        let mut slot = self.slot.lock().map_err(|_| {
-            "the embedded care service is unusable after an earlier panic".to_owned()
-        })?;
-        if slot.is_none() {
-            let started = Embedded::start(&self.data_dir).map_err(|e| {
-                format!(
-                    "the embedded care service could not start on {}: {e}",
-                    self.data_dir.display()
-                )
-            })?;
-            *slot = Some(started);
-        }
-        Ok(slot
-            .as_ref()
-            .map(|e| (e.url().to_owned(), e.namespace().to_owned()))
-            .unwrap_or_default())
+        self.started.get_or_start(
+            || {
+                let started = Embedded::start(&self.data_dir).map_err(|e| {
+                    format!(
+                        "the embedded care service could not start on {}: {e}",
+                        self.data_dir.display()
+                    )
+                })?;
+                Ok(Started::Here(started))
+            },
+            |e| (e.url().to_owned(), e.namespace().to_owned()),
+        )
     }
 
     /// Stops the service if it was started (dropping the `Lazy` does too: the service's
     /// background server stops when it drops).
     pub fn shutdown(&self) {
-        let started = self.slot.lock().ok().and_then(|mut slot| slot.take());
-        drop(started);
+        drop(self.started.take());
     }
 }
 

@@ -10,7 +10,8 @@
 //! held, uses that running platform instead of starting its own.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+
+use slipway_server::first_use::{FirstUse, Started};
 
 use crate::config::PlatformConfig;
 use crate::data_dir::{BOOTSTRAP_TOKEN_FILE, EMBEDDED_URL_FILE as URL_FILE};
@@ -93,7 +94,7 @@ impl Drop for Embedded {
 #[derive(Debug)]
 pub struct Lazy {
     data_dir: PathBuf,
-    slot: Mutex<Option<Embedded>>,
+    started: FirstUse<Embedded>,
 }
 
 impl Lazy {
@@ -101,52 +102,48 @@ impl Lazy {
     pub fn new(data_dir: PathBuf) -> Self {
         Self {
             data_dir,
-            slot: Mutex::new(None),
+            started: FirstUse::new("the embedded platform"),
         }
     }
 
     /// `(url, token)` of the platform, starting it on the first call. The error says what
     /// went wrong and how to use a platform server instead.
     pub fn endpoint(&self) -> Result<(String, String), String> {
-        let mut slot = self
-            .slot
-            .lock()
-            .map_err(|_| "the embedded platform is unusable after an earlier panic".to_owned())?;
-        if slot.is_none() {
-            if let Some(running) = running_elsewhere(&self.data_dir) {
-                return Ok(running);
-            }
-            let started = Embedded::start(&self.data_dir);
-            if started.is_err() {
-                // Another program may be starting it right now: give it a moment to say where.
-                for _ in 0..50 {
-                    if let Some(running) = running_elsewhere(&self.data_dir) {
-                        return Ok(running);
-                    }
-                    std::thread::sleep(std::time::Duration::from_millis(200));
-                }
-            }
-            let started = started.map_err(|e| {
-                format!(
-                    "no platform is configured and the embedded one could not start on {}: {e}. \
-                     Start one with `slipway platform serve` and set SLIPWAY_PLATFORM_URL and \
-                     SLIPWAY_TOKEN, or run `slipway login`",
-                    self.data_dir.display()
-                )
-            })?;
-            *slot = Some(started);
+        self.started.get_or_start(
+            || self.start(),
+            |e| (e.url().to_owned(), e.token().to_owned()),
+        )
+    }
+
+    /// Uses the platform another program runs on the data directory, else starts one here.
+    fn start(&self) -> Result<Started<Embedded, (String, String)>, String> {
+        if let Some(running) = running_elsewhere(&self.data_dir) {
+            return Ok(Started::Elsewhere(running));
         }
-        Ok(slot
-            .as_ref()
-            .map(|e| (e.url().to_owned(), e.token().to_owned()))
-            .unwrap_or_default())
+        let started = Embedded::start(&self.data_dir);
+        if started.is_err() {
+            // Another program may be starting it right now: give it a moment to say where.
+            for _ in 0..50 {
+                if let Some(running) = running_elsewhere(&self.data_dir) {
+                    return Ok(Started::Elsewhere(running));
+                }
+                std::thread::sleep(std::time::Duration::from_millis(200));
+            }
+        }
+        let started = started.map_err(|e| {
+            format!(
+                "no platform is configured and the embedded one could not start on {}: {e}. \
+                 Start one with `slipway platform serve` and set SLIPWAY_PLATFORM_URL and \
+                 SLIPWAY_TOKEN, or run `slipway login`",
+                self.data_dir.display()
+            )
+        })?;
+        Ok(Started::Here(started))
     }
 
     /// Stops the platform if it was started.
     pub fn shutdown(&self) {
-        if let Ok(mut slot) = self.slot.lock()
-            && let Some(mut embedded) = slot.take()
-        {
+        if let Some(mut embedded) = self.started.take() {
             embedded.stop();
         }
     }

@@ -4,7 +4,8 @@
 //! ([`sql_error`]), request logging, bearer tokens and body limits ([`http`]), serving until a
 //! signal ([`serve`]), the one atomic file write ([`file`]) and token generation and hashing
 //! ([`token`]), and running a server on a thread of its own for the programs that embed one
-//! ([`background`]). With the `testing` feature, [`testing`] gives tests their databases.
+//! ([`background`]), started on first use and shared ([`first_use`]). With the `testing`
+//! feature, [`testing`] gives tests their databases.
 //!
 //! Not here: each service's error enum and wire format (care answers an array of
 //! `{errorCode, message, fields}`, the platform `{"error": {code, message, field}}`), its
@@ -16,6 +17,7 @@ pub mod clock;
 #[cfg(feature = "db")]
 pub mod db;
 pub mod file;
+pub mod first_use;
 #[cfg(feature = "http")]
 pub mod http;
 #[cfg(feature = "http")]
