@@ -74,8 +74,11 @@ function runSteps(api, args) {
           if (result) {
             if (result.success === false) return { ok: false, error: result.error || "the build failed" };
             ctx.appId = result.app_id || ctx.appId;
+            // The build answers the app's URL (kept from the first build on); it answers once RUNNING.
+            ctx.appUrl = result.app_url || ctx.appUrl;
             const ids = result.build_ids || (result.build_id ? [result.build_id] : []);
-            return { ok: true, detail: `built ${ids.length} image${ids.length === 1 ? "" : "s"}` };
+            const built = `built ${ids.length} image${ids.length === 1 ? "" : "s"}`;
+            return { ok: true, detail: result.app_url ? `${built}; the app will answer at ${result.app_url}` : built };
           }
         }
       },
@@ -89,7 +92,7 @@ function runSteps(api, args) {
           if (res.ok) {
             const s = res.value;
             if (s.status === "RUNNING") {
-              ctx.appUrl = s.app_url;
+              ctx.appUrl = s.app_url || ctx.appUrl;
               return { ok: true, detail: s.app_url ? `RUNNING at ${s.app_url}` : "RUNNING" };
             }
             if (s.status === "FAILED") return { ok: false, error: `FAILED: ${s.reason || "see the app's diagnosis"} (fix the project, then retry the build)` };
