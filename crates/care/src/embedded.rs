@@ -73,33 +73,27 @@ impl Embedded {
 
 /// An embedded care service started on first use, then shared.
 #[derive(Debug)]
-pub struct Lazy {
-    data_dir: PathBuf,
-    started: FirstUse<Embedded>,
-}
+pub struct Lazy(FirstUse<Embedded>);
 
 impl Lazy {
     /// Nothing runs until [`Lazy::endpoint`] is first called.
     pub fn new(data_dir: PathBuf) -> Self {
-        Self {
-            data_dir,
-            started: FirstUse::new("the embedded care service"),
-        }
+        Self(FirstUse::new("the embedded care service", data_dir))
     }
 
     /// Where its data lives.
     pub fn data_dir(&self) -> &Path {
-        &self.data_dir
+        self.0.data_dir()
     }
 
     /// `(base URL, namespace)` of the service, starting it on the first call.
     pub fn endpoint(&self) -> Result<(String, String), String> {
-        self.started.get_or_start(
-            || {
-                let started = Embedded::start(&self.data_dir).map_err(|e| {
+        self.0.get_or_start(
+            |data_dir| {
+                let started = Embedded::start(data_dir).map_err(|e| {
                     format!(
                         "the embedded care service could not start on {}: {e}",
-                        self.data_dir.display()
+                        data_dir.display()
                     )
                 })?;
                 Ok(Started::Here(started))
@@ -111,7 +105,7 @@ impl Lazy {
     /// Stops the service if it was started (dropping the `Lazy` does too: the service's
     /// background server stops when it drops).
     pub fn shutdown(&self) {
-        drop(self.started.take());
+        drop(self.0.take());
     }
 }
 

@@ -92,61 +92,53 @@ impl Drop for Embedded {
 
 /// An embedded platform started on first use, then shared.
 #[derive(Debug)]
-pub struct Lazy {
-    data_dir: PathBuf,
-    started: FirstUse<Embedded>,
-}
+pub struct Lazy(FirstUse<Embedded>);
 
 impl Lazy {
     /// Nothing runs until [`Lazy::endpoint`] is first called.
     pub fn new(data_dir: PathBuf) -> Self {
-        Self {
-            data_dir,
-            started: FirstUse::new("the embedded platform"),
-        }
+        Self(FirstUse::new("the embedded platform", data_dir))
     }
 
     /// `(url, token)` of the platform, starting it on the first call. The error says what
     /// went wrong and how to use a platform server instead.
     pub fn endpoint(&self) -> Result<(String, String), String> {
-        self.started.get_or_start(
-            || self.start(),
-            |e| (e.url().to_owned(), e.token().to_owned()),
-        )
-    }
-
-    /// Uses the platform another program runs on the data directory, else starts one here.
-    fn start(&self) -> Result<Started<Embedded, (String, String)>, String> {
-        if let Some(running) = running_elsewhere(&self.data_dir) {
-            return Ok(Started::Elsewhere(running));
-        }
-        let started = Embedded::start(&self.data_dir);
-        if started.is_err() {
-            // Another program may be starting it right now: give it a moment to say where.
-            for _ in 0..50 {
-                if let Some(running) = running_elsewhere(&self.data_dir) {
-                    return Ok(Started::Elsewhere(running));
-                }
-                std::thread::sleep(std::time::Duration::from_millis(200));
-            }
-        }
-        let started = started.map_err(|e| {
-            format!(
-                "no platform is configured and the embedded one could not start on {}: {e}. \
-                 Start one with `slipway platform serve` and set SLIPWAY_PLATFORM_URL and \
-                 SLIPWAY_TOKEN, or run `slipway login`",
-                self.data_dir.display()
-            )
-        })?;
-        Ok(Started::Here(started))
+        self.0
+            .get_or_start(start, |e| (e.url().to_owned(), e.token().to_owned()))
     }
 
     /// Stops the platform if it was started.
     pub fn shutdown(&self) {
-        if let Some(mut embedded) = self.started.take() {
+        if let Some(mut embedded) = self.0.take() {
             embedded.stop();
         }
     }
+}
+
+/// Uses the platform another program runs on `data_dir`, else starts one here.
+fn start(data_dir: &Path) -> Result<Started<Embedded, (String, String)>, String> {
+    if let Some(running) = running_elsewhere(data_dir) {
+        return Ok(Started::Elsewhere(running));
+    }
+    let started = Embedded::start(data_dir);
+    if started.is_err() {
+        // Another program may be starting it right now: give it a moment to say where.
+        for _ in 0..50 {
+            if let Some(running) = running_elsewhere(data_dir) {
+                return Ok(Started::Elsewhere(running));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+    }
+    let started = started.map_err(|e| {
+        format!(
+            "no platform is configured and the embedded one could not start on {}: {e}. \
+             Start one with `slipway platform serve` and set SLIPWAY_PLATFORM_URL and \
+             SLIPWAY_TOKEN, or run `slipway login`",
+            data_dir.display()
+        )
+    })?;
+    Ok(Started::Here(started))
 }
 
 /// `(url, token)` of an embedded platform another program runs on `data_dir` (see
