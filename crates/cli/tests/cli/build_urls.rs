@@ -44,22 +44,24 @@ fn devfile() -> String {
     out
 }
 
-/// `GET url` with Python's urllib (the system resolver, no browser magic); its body.
-fn urllib_get(url: &str) -> String {
+/// The bodies of `GET` each of `urls` with Python's urllib (the system resolver, no browser
+/// magic), in order.
+fn urllib_bodies(urls: &[&str]) -> Vec<String> {
+    let script = "import json, sys, urllib.request\n\
+                  print(json.dumps([urllib.request.urlopen(u, timeout=10).read().decode() \
+                  for u in sys.argv[1:]]))";
     let out = std::process::Command::new("python3")
-        .args([
-            "-c",
-            "import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())",
-            url,
-        ])
+        .arg("-c")
+        .arg(script)
+        .args(urls)
         .output()
         .expect("python3 runs");
     assert!(
         out.status.success(),
-        "urllib could not GET {url}: {}",
+        "urllib could not GET {urls:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    serde_json::from_slice(&out.stdout).expect("a JSON list of bodies")
 }
 
 fn write_project(project: &Path) {
@@ -102,10 +104,12 @@ fn build_app_answers_urls_that_serve_once_running() {
         stdout.lines().last().unwrap().starts_with("RUNNING"),
         "{stdout}"
     );
-    for (service, url) in &service_urls {
-        let body = urllib_get(url.as_str().unwrap());
-        assert_eq!(body, format!("hello from {service}"));
-    }
+    let urls: Vec<&str> = service_urls.values().filter_map(Value::as_str).collect();
+    let greetings: Vec<String> = service_urls
+        .keys()
+        .map(|s| format!("hello from {s}"))
+        .collect();
+    assert_eq!(urllib_bodies(&urls), greetings);
 
     // A rebuild with `slipway build` prints the same URLs.
     let out = slipway(&project, &env, &["build"]);

@@ -88,6 +88,18 @@ async fn upload(app: &TestApp, id: &str, devfile: &str, version: &str) -> Value 
     body
 }
 
+/// Registers `name` (with [`three_services`]) and uploads its project: the app id, the
+/// devfile and the upload's answer.
+async fn register_and_upload(app: &TestApp, name: &str) -> (String, String, Value) {
+    let df = three_services(name);
+    let id = app.register(&app.owner, name).await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let answer = upload(app, &id, &df, "1").await;
+    (id, df, answer)
+}
+
 /// Waits until a deployment other than those in `before` is RUNNING; its status.
 async fn running_anew(app: &TestApp, id: &str, before: &[String]) -> Value {
     let deadline = Instant::now() + Duration::from_secs(120);
@@ -125,14 +137,8 @@ async fn assert_served(status: &Value, app_url: &str, service_urls: &BTreeMap<St
 async fn a_build_upload_answers_urls_that_stay_the_same_and_answer_once_running() {
     for backend in backends() {
         let mut app = spawn_app(backend).await;
-        let df = three_services("stable");
-        let id = app.register(&app.owner, "stable").await["id"]
-            .as_str()
-            .unwrap()
-            .to_owned();
-
         // The first upload names every public service's URL, before anything runs.
-        let first = upload(&app, &id, &df, "1").await;
+        let (id, df, first) = register_and_upload(&app, "stable").await;
         let (app_url, service_urls) = urls_in(&first);
         assert!(app_url.starts_with("http://127.0.0.1:"), "{first}");
         assert_eq!(
@@ -183,12 +189,7 @@ async fn a_build_upload_answers_urls_that_stay_the_same_and_answer_once_running(
 async fn a_prebuilt_upload_answers_the_same_urls() {
     for backend in backends() {
         let app = spawn_app(backend).await;
-        let df = three_services("prebuilt-urls");
-        let id = app.register(&app.owner, "prebuilt-urls").await["id"]
-            .as_str()
-            .unwrap()
-            .to_owned();
-        let first = upload(&app, &id, &df, "1").await;
+        let (id, _, first) = register_and_upload(&app, "prebuilt-urls").await;
         for build in first["build_ids"].as_array().unwrap() {
             app.wait_build(build.as_str().unwrap(), &["succeeded", "failed"])
                 .await;

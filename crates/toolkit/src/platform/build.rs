@@ -118,23 +118,14 @@ enum Architecture {
 }
 
 impl Architecture {
-    /// `architecture`, amd64 when absent.
-    fn parse(raw: Option<&str>) -> Result<Self, ToolError> {
-        match raw.unwrap_or("amd64") {
-            "amd64" => Ok(Self::Amd64),
-            "arm64" => Ok(Self::Arm64),
-            other => Err(ToolError::invalid(
-                "architecture",
-                format!("{other:?} must be amd64 or arm64"),
-            )),
-        }
-    }
+    /// The argument's values, the default first.
+    const VALUES: &[(&str, Self)] = &[("amd64", Self::Amd64), ("arm64", Self::Arm64)];
 
     fn as_str(self) -> &'static str {
-        match self {
-            Self::Amd64 => "amd64",
-            Self::Arm64 => "arm64",
-        }
+        Self::VALUES
+            .iter()
+            .find(|(_, v)| *v == self)
+            .map_or("amd64", |(name, _)| name)
     }
 }
 
@@ -148,17 +139,22 @@ enum BuildMode {
 }
 
 impl BuildMode {
-    /// `build_mode`, remote when absent.
-    fn parse(raw: Option<&str>) -> Result<Self, ToolError> {
-        match raw.unwrap_or("remote") {
-            "remote" => Ok(Self::Remote),
-            "local" => Ok(Self::Local),
-            other => Err(ToolError::invalid(
-                "build_mode",
-                format!("{other:?} must be remote or local"),
-            )),
-        }
-    }
+    /// The argument's values, the default first.
+    const VALUES: &[(&str, Self)] = &[("remote", Self::Remote), ("local", Self::Local)];
+}
+
+/// Argument `field`'s value among `values` (the default first, taken when `raw` is absent);
+/// another value is refused on `field`, naming the values allowed.
+fn one_of<T: Copy>(field: &str, raw: Option<&str>, values: &[(&str, T)]) -> Result<T, ToolError> {
+    let raw = raw.unwrap_or(values[0].0);
+    values
+        .iter()
+        .find(|(name, _)| *name == raw)
+        .map(|(_, value)| *value)
+        .ok_or_else(|| {
+            let names: Vec<&str> = values.iter().map(|(name, _)| *name).collect();
+            ToolError::invalid(field, format!("{raw:?} must be {}", names.join(" or ")))
+        })
 }
 
 /// A `build_app` call with its arguments checked.
@@ -184,8 +180,12 @@ impl BuildRequest {
         }
         Ok(Self {
             root,
-            arch: Architecture::parse(args.architecture.as_deref())?,
-            mode: BuildMode::parse(args.build_mode.as_deref())?,
+            arch: one_of(
+                "architecture",
+                args.architecture.as_deref(),
+                Architecture::VALUES,
+            )?,
+            mode: one_of("build_mode", args.build_mode.as_deref(), BuildMode::VALUES)?,
             verbose: args.verbose.unwrap_or(false),
             query: args
                 .service_name
@@ -709,4 +709,29 @@ fn wait(client: &Client, build_ids: &[String], verbose: bool) -> Result<Vec<Valu
         }
     }
     Ok(build_ids.iter().filter_map(|id| done.remove(id)).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn architecture_and_build_mode_default_and_refuse_other_values_by_field() {
+        let arch = |raw| one_of("architecture", raw, Architecture::VALUES);
+        assert_eq!(arch(None).unwrap(), Architecture::Amd64);
+        assert_eq!(arch(Some("arm64")).unwrap().as_str(), "arm64");
+        let refused = arch(Some("x86")).unwrap_err();
+        assert_eq!(refused.field(), Some("architecture"));
+        assert_eq!(
+            refused.to_string(),
+            "architecture: \"x86\" must be amd64 or arm64"
+        );
+        let mode = |raw| one_of("build_mode", raw, BuildMode::VALUES);
+        assert_eq!(mode(None).unwrap(), BuildMode::Remote);
+        assert_eq!(mode(Some("local")).unwrap(), BuildMode::Local);
+        assert_eq!(
+            mode(Some("cloud")).unwrap_err().to_string(),
+            "build_mode: \"cloud\" must be remote or local"
+        );
+    }
 }
