@@ -15,7 +15,7 @@ use super::error::ApiError;
 use super::{Access, AppState, json_object};
 use crate::db::rfc3339;
 use crate::model::{AppStatus, Role};
-use crate::pagination::{Cursor, parse_page_size};
+use crate::pagination::{Cursor, next_page, parse_page_size};
 use crate::policy::{self, AppAction};
 use crate::store::apps::{self, AppRecord, NewApp};
 use crate::store::{builds, deployments};
@@ -27,48 +27,6 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .route("/apps", get(list).post(register))
         .route("/apps/{app_id}", get(get_one).delete(delete))
-}
-
-/// An app as `GET /v1/apps/{app_id}` and `POST /v1/apps` return it.
-#[derive(Debug, Serialize)]
-pub struct AppView {
-    /// The app's UUID.
-    pub id: String,
-    /// Unique machine-readable name.
-    pub name: String,
-    /// Human-readable name.
-    pub display_name: String,
-    /// Description, empty when none was given.
-    pub description: String,
-    /// `registered`, `deploying`, `RUNNING`, `FAILED` or `suspended`.
-    pub status: AppStatus,
-    /// The app's URL; null until deployed.
-    pub url: Option<String>,
-    /// The devfile of the last build; null until built.
-    pub devfile: Option<String>,
-    /// False while disabled.
-    pub enabled: bool,
-    /// RFC 3339, UTC.
-    pub created_at: String,
-    /// RFC 3339, UTC.
-    pub updated_at: String,
-}
-
-impl From<AppRecord> for AppView {
-    fn from(a: AppRecord) -> Self {
-        Self {
-            id: a.id,
-            name: a.name,
-            display_name: a.display_name,
-            description: a.description,
-            status: a.status,
-            url: a.url,
-            devfile: a.devfile,
-            enabled: a.enabled,
-            created_at: rfc3339(a.created_at),
-            updated_at: rfc3339(a.updated_at),
-        }
-    }
 }
 
 /// An app as `GET /v1/apps` lists it: everything but the devfile.
@@ -182,7 +140,7 @@ async fn register(
     Ok((
         StatusCode::CREATED,
         [(header::LOCATION, location)],
-        Json(AppView::from(app)),
+        Json(app),
     )
         .into_response())
 }
@@ -192,11 +150,11 @@ async fn get_one(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path(app_id): Path<String>,
-) -> Result<Json<AppView>, ApiError> {
+) -> Result<Json<AppRecord>, ApiError> {
     let (mut tx, caller) = state.begin_as(&headers, Access::Read).await?;
     let (app, _) = authorized_app(&mut tx, &caller, &app_id, AppAction::View).await?;
     tx.commit().await?;
-    Ok(Json(app.into()))
+    Ok(Json(app))
 }
 
 /// `GET /v1/apps?page_size=&next_page_token=`.
@@ -235,19 +193,7 @@ async fn list(
     };
     let mut rows = apps::list_visible(&mut tx, &caller, cursor.as_ref(), page_size + 1).await?;
     tx.commit().await?;
-    let more = rows.len() > page_size as usize;
-    rows.truncate(page_size as usize);
-    let next_page_token = if more {
-        rows.last().map(|a| {
-            Cursor {
-                created_at: a.created_at,
-                id: a.id.clone(),
-            }
-            .encode()
-        })
-    } else {
-        None
-    };
+    let next_page_token = next_page(&mut rows, page_size, |a| (a.created_at, a.id.clone()));
     Ok(Json(AppPage {
         apps: rows.into_iter().map(AppSummary::from).collect(),
         next_page_token,

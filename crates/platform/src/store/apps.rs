@@ -2,40 +2,49 @@
 //! one transaction), reads limited to what the caller may see, keyset-paginated lists and
 //! permanent deletion.
 
+use serde::Serialize;
 use slipway_devfile::AppName;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::access;
-use crate::db::{Tx, now_millis};
+use crate::db::{Tx, now_millis, rfc3339};
 use crate::model::AppStatus;
 use crate::model::Caller;
 use crate::model::Role;
 use crate::pagination::Cursor;
 
-/// One app as stored.
-#[derive(Debug, Clone)]
+/// One app as stored, and as `GET /v1/apps/{app_id}` and `POST /v1/apps` show it (times
+/// in RFC 3339, UTC).
+#[derive(Debug, Clone, Serialize)]
 pub struct AppRecord {
     /// The app's UUID (also the id of its access-control resource).
     pub id: String,
-    /// The unique machine-readable name.
+    /// Unique machine-readable name.
     pub name: String,
-    /// The human-readable name.
+    /// Human-readable name.
     pub display_name: String,
-    /// Free text; empty when none was given.
+    /// Description, empty when none was given.
     pub description: String,
-    /// The lifecycle state.
+    /// `registered`, `deploying`, `RUNNING`, `FAILED` or `suspended`.
     pub status: AppStatus,
-    /// The app's URL once deployed.
+    /// The app's URL; null until deployed.
     pub url: Option<String>,
-    /// The devfile of the last build, if any.
+    /// The devfile of the last build; null until built.
     pub devfile: Option<String>,
     /// False while disabled.
     pub enabled: bool,
-    /// Epoch milliseconds.
+    /// Epoch milliseconds (RFC 3339 when shown).
+    #[serde(serialize_with = "as_rfc3339")]
     pub created_at: i64,
-    /// Epoch milliseconds.
+    /// Epoch milliseconds (RFC 3339 when shown).
+    #[serde(serialize_with = "as_rfc3339")]
     pub updated_at: i64,
+}
+
+/// Shows epoch milliseconds as the API shows times: RFC 3339, UTC.
+fn as_rfc3339<S: serde::Serializer>(millis: &i64, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(&rfc3339(*millis))
 }
 
 /// What registering an app needs, already validated.
