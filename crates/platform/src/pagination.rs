@@ -72,6 +72,28 @@ impl Cursor {
     }
 }
 
+/// Cuts `rows` (fetched with one extra) to `page_size`; the last row kept when the extra one
+/// was there (the next page starts after it), `None` on the last page.
+pub fn cut_page<T>(rows: &mut Vec<T>, page_size: u32) -> Option<&T> {
+    let more = rows.len() > page_size as usize;
+    rows.truncate(page_size as usize);
+    more.then(|| rows.last()).flatten()
+}
+
+/// Cuts `rows` (fetched with one extra) to `page_size`; the token of the next page (the
+/// cursor of the last row kept, `key` giving its `(created_at, id)`) when the extra one was
+/// there.
+pub fn next_page<T>(
+    rows: &mut Vec<T>,
+    page_size: u32,
+    key: impl Fn(&T) -> (i64, String),
+) -> Option<String> {
+    cut_page(rows, page_size).map(|row| {
+        let (created_at, id) = key(row);
+        Cursor { created_at, id }.encode()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -84,6 +106,20 @@ mod tests {
         for bad in ["0", "101", "-1", "ten", ""] {
             assert!(parse_page_size(Some(bad)).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn a_page_is_cut_to_its_size_and_names_where_the_next_starts() {
+        let mut rows = vec![1, 2, 3];
+        assert_eq!(cut_page(&mut rows, 2), Some(&2));
+        assert_eq!(rows, [1, 2]);
+        let mut rows = vec![1, 2];
+        assert_eq!(cut_page(&mut rows, 2), None);
+        assert_eq!(rows, [1, 2]);
+        let id = uuid::Uuid::new_v4().to_string();
+        let mut rows = vec![(5, id.clone()), (4, id.clone())];
+        let token = next_page(&mut rows, 1, |r| (r.0, r.1.clone())).unwrap();
+        assert_eq!(Cursor::decode(&token), Ok(Cursor { created_at: 5, id }));
     }
 
     #[test]

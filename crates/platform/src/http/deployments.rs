@@ -28,6 +28,8 @@ use super::extract::Fields;
 use super::{Access, AppState, json_object};
 use crate::db::{Tx, rfc3339};
 use crate::model::{BuildStatus, DeploymentStatus, ServiceStatus};
+/// Pages a history (http/builds.rs pages builds with it too).
+pub(crate) use crate::pagination::next_page;
 use crate::pagination::{Cursor, parse_page_size};
 use crate::policy::AppAction;
 use crate::store::builds;
@@ -167,21 +169,6 @@ pub(crate) fn page_query(fields: &Fields) -> Result<(u32, Option<(i64, String)>)
         ),
     };
     Ok((page_size, before))
-}
-
-/// Cuts `rows` (fetched with one extra) to `page_size`; the token of the next page when the
-/// extra one was there.
-pub(crate) fn next_page<T>(
-    rows: &mut Vec<T>,
-    page_size: u32,
-    key: impl Fn(&T) -> (i64, String),
-) -> Option<String> {
-    let more = rows.len() > page_size as usize;
-    rows.truncate(page_size as usize);
-    more.then(|| rows.last()).flatten().map(|row| {
-        let (created_at, id) = key(row);
-        Cursor { created_at, id }.encode()
-    })
 }
 
 fn parse_deployment_id(field: &str, raw: &str) -> Result<String, ApiError> {

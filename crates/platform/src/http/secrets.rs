@@ -26,7 +26,7 @@ use super::extract::Fields;
 use super::{Access, AppState, json_object};
 use crate::db::{Tx, rfc3339};
 use crate::model::Caller;
-use crate::pagination::parse_page_size;
+use crate::pagination::{cut_page, next_page, parse_page_size};
 use crate::store::secrets::{self, SecretRow};
 use crate::store::{accounts, audit, is_unique_violation};
 use crate::vault::access::{Namespace, Op, Scope, authorize, missing, namespace};
@@ -46,43 +46,72 @@ pub fn router() -> Router<AppState> {
         .route("/secrets/audit", get(audit_trail))
 }
 
-/// A secret without its value, as create, update and list return it.
+/// Which secret a view shows: the fields every view of a secret starts with.
 #[derive(Debug, Serialize)]
-pub struct SecretInfo {
+pub struct SecretName {
     /// `user`, `app` or `shared`.
     pub secret_type: &'static str,
     /// The app of an app secret, else null.
     pub app_id: Option<String>,
     /// The path.
     pub secret_path: String,
-    /// The latest version.
-    pub version: i64,
+}
+
+impl SecretName {
+    fn of(ns: &Namespace, row: &SecretRow) -> Self {
+        Self {
+            secret_type: ns.scope.as_str(),
+            app_id: ns.app_id.clone(),
+            secret_path: row.path.clone(),
+        }
+    }
+}
+
+/// When a secret was written.
+#[derive(Debug, Serialize)]
+pub struct Written {
     /// RFC 3339: when version 1 was written.
     pub created_at: String,
     /// RFC 3339: when the latest version was written.
     pub updated_at: String,
 }
 
+impl Written {
+    fn of(row: &SecretRow) -> Self {
+        Self {
+            created_at: rfc3339(row.created_at),
+            updated_at: rfc3339(row.updated_at),
+        }
+    }
+}
+
+/// A secret without its value, as create, update and list return it.
+#[derive(Debug, Serialize)]
+pub struct SecretInfo {
+    /// Which secret.
+    #[serde(flatten)]
+    pub name: SecretName,
+    /// The latest version.
+    pub version: i64,
+    /// When it was written.
+    #[serde(flatten)]
+    pub written: Written,
+}
+
 fn info(ns: &Namespace, row: &SecretRow) -> SecretInfo {
     SecretInfo {
-        secret_type: ns.scope.as_str(),
-        app_id: ns.app_id.clone(),
-        secret_path: row.path.clone(),
+        name: SecretName::of(ns, row),
         version: row.current_version,
-        created_at: rfc3339(row.created_at),
-        updated_at: rfc3339(row.updated_at),
+        written: Written::of(row),
     }
 }
 
 /// A secret with one version's value, as `GET /v1/secrets/entry` returns it.
 #[derive(Debug, Serialize)]
 pub struct SecretValue {
-    /// `user`, `app` or `shared`.
-    pub secret_type: &'static str,
-    /// The app of an app secret, else null.
-    pub app_id: Option<String>,
-    /// The path.
-    pub secret_path: String,
+    /// Which secret.
+    #[serde(flatten)]
+    pub name: SecretName,
     /// The version returned.
     pub version: i64,
     /// The latest version.
@@ -93,12 +122,61 @@ pub struct SecretValue {
     pub data: Map<String, Value>,
     /// Metadata key–value pairs (empty when none).
     pub metadata: Map<String, Value>,
-    /// RFC 3339: when version 1 was written.
-    pub created_at: String,
-    /// RFC 3339: when the latest version was written.
-    pub updated_at: String,
+    /// When it was written.
+    #[serde(flatten)]
+    pub written: Written,
     /// RFC 3339: when the returned version was written.
     pub version_created_at: String,
+}
+
+/// The secret a request names, from its fields.
+struct Target {
+    scope: Scope,
+    /// The app, for an app secret.
+    app_id: Option<String>,
+    path: String,
+}
+
+impl Target {
+    /// Reads the scope from `type_field`, then `app_id`, then the path from `path_field`
+    /// (the first refused one is the 400).
+    fn read(fields: &Fields, type_field: &str, path_field: &str) -> Result<Self, ApiError> {
+        let scope = fields.scope(type_field)?;
+        let app_id = fields.app_id(scope, type_field)?;
+        let path = fields.path(path_field)?;
+        Ok(Self {
+            scope,
+            app_id,
+            path,
+        })
+    }
+
+    /// The audit entry of `action` on this secret.
+    fn pending(&self, caller: &Caller, action: &'static str) -> Pending {
+        Pending::new(caller, action, self.scope).at(self.app_id.as_ref(), Some(&self.path))
+    }
+
+    /// Its namespace, once the caller may `op` there.
+    async fn namespace(&self, tx: &mut Tx, caller: &Caller, op: Op) -> Result<Namespace, ApiError> {
+        let ns = namespace(tx, caller, self.scope, self.app_id.as_deref()).await?;
+        authorize(tx, caller, &ns, op, None).await?;
+        Ok(ns)
+    }
+
+    /// The secret and its namespace, once the caller may `op` there; 404 when there is no
+    /// secret at the path.
+    async fn find(
+        &self,
+        tx: &mut Tx,
+        caller: &Caller,
+        op: Op,
+    ) -> Result<(Namespace, SecretRow), ApiError> {
+        let ns = self.namespace(tx, caller, op).await?;
+        let row = secrets::find(tx, self.scope.as_str(), &ns.owner_id, &self.path)
+            .await?
+            .ok_or_else(|| missing(&ns, &self.path))?;
+        Ok((ns, row))
+    }
 }
 
 /// One page of `GET /v1/secrets`.
@@ -147,20 +225,17 @@ async fn create(
 ) -> Result<Response, ApiError> {
     let (mut tx, caller) = state.begin_as(&headers, Access::Write).await?;
     let fields = Fields::from_body(json_object(body)?, CREATE_FIELDS)?;
-    let scope = fields.scope("secret_type")?;
-    let app_id = fields.app_id(scope, "secret_type")?;
-    let path = fields.path("secret_path")?;
+    let target = Target::read(&fields, "secret_type", "secret_path")?;
     let content = Content {
         data: fields.object("data", Part::Data)?.unwrap_or_default(),
         metadata: fields
             .object("metadata", Part::Metadata)?
             .unwrap_or_default(),
     };
-    let pending = Pending::new(&caller, "create", scope).at(app_id.as_ref(), Some(&path));
+    let pending = target.pending(&caller, "create");
     let outcome = async {
-        let ns = namespace(&mut tx, &caller, scope, app_id.as_deref()).await?;
-        authorize(&mut tx, &caller, &ns, Op::Create, None).await?;
-        let row = create_in(&state, &mut tx, &caller, &ns, &path, &content).await?;
+        let ns = target.namespace(&mut tx, &caller, Op::Create).await?;
+        let row = create_in(&state, &mut tx, &caller, &ns, &target.path, &content).await?;
         Ok((info(&ns, &row), Some(1)))
     }
     .await;
@@ -222,24 +297,19 @@ async fn update(
 ) -> Result<Json<SecretInfo>, ApiError> {
     let (mut tx, caller) = state.begin_as(&headers, Access::Write).await?;
     let fields = Fields::from_body(json_object(body)?, CREATE_FIELDS)?;
-    let scope = fields.scope("secret_type")?;
-    let app_id = fields.app_id(scope, "secret_type")?;
-    let path = fields.path("secret_path")?;
+    let target = Target::read(&fields, "secret_type", "secret_path")?;
     let data = fields.object("data", Part::Data)?.unwrap_or_default();
     let metadata = fields.object("metadata", Part::Metadata)?;
-    let pending = Pending::new(&caller, "update", scope).at(app_id.as_ref(), Some(&path));
+    let pending = target.pending(&caller, "update");
     let outcome = async {
-        let ns = namespace(&mut tx, &caller, scope, app_id.as_deref()).await?;
-        authorize(&mut tx, &caller, &ns, Op::Change, None).await?;
-        let row = secrets::find(&mut tx, scope.as_str(), &ns.owner_id, &path)
-            .await?
-            .ok_or_else(|| missing(&ns, &path))?;
+        let (ns, row) = target.find(&mut tx, &caller, Op::Change).await?;
         authorize(&mut tx, &caller, &ns, Op::Change, Some(&row)).await?;
+        let path = &target.path;
         // The number first: it locks the row, so the metadata kept below is that of the
         // version right before this one, even under concurrent updates.
         let version = secrets::next_version(&mut tx, &row.id)
             .await?
-            .ok_or_else(|| missing(&ns, &path))?;
+            .ok_or_else(|| missing(&ns, path))?;
         let metadata = match metadata {
             Some(m) => m,
             None => {
@@ -259,9 +329,9 @@ async fn update(
             .map_err(seal_error)?;
         secrets::insert_version(&mut tx, &row.id, version, &sealed, &caller.user_id).await?;
         secrets::prune(&mut tx, &row.id, version).await?;
-        let row = secrets::find(&mut tx, scope.as_str(), &ns.owner_id, &path)
+        let row = secrets::find(&mut tx, target.scope.as_str(), &ns.owner_id, path)
             .await?
-            .ok_or_else(|| missing(&ns, &path))?;
+            .ok_or_else(|| missing(&ns, path))?;
         Ok((info(&ns, &row), Some(version)))
     }
     .await;
@@ -279,9 +349,7 @@ async fn get_one(
 ) -> Result<Json<SecretValue>, ApiError> {
     let (mut tx, caller) = state.begin_as(&headers, Access::Write).await?;
     let fields = Fields::from_query(query, TARGET_FIELDS)?;
-    let scope = fields.scope("secret_type")?;
-    let app_id = fields.app_id(scope, "secret_type")?;
-    let path = fields.path("secret_path")?;
+    let target = Target::read(&fields, "secret_type", "secret_path")?;
     let wanted = match fields.string("version")? {
         None => None,
         Some(raw) => match raw.parse::<i64>() {
@@ -294,13 +362,10 @@ async fn get_one(
             }
         },
     };
-    let pending = Pending::new(&caller, "get", scope).at(app_id.as_ref(), Some(&path));
+    let pending = target.pending(&caller, "get");
     let outcome = async {
-        let ns = namespace(&mut tx, &caller, scope, app_id.as_deref()).await?;
-        authorize(&mut tx, &caller, &ns, Op::Read, None).await?;
-        let row = secrets::find(&mut tx, scope.as_str(), &ns.owner_id, &path)
-            .await?
-            .ok_or_else(|| missing(&ns, &path))?;
+        let (ns, row) = target.find(&mut tx, &caller, Op::Read).await?;
+        let path = &target.path;
         let versions = secrets::version_numbers(&mut tx, &row.id).await?;
         let number = wanted.unwrap_or(row.current_version);
         let version = secrets::version(&mut tx, &row.id, number)
@@ -320,16 +385,13 @@ async fn get_one(
             .open_content(&row.id, version.version, &version.sealed)
             .map_err(seal_error)?;
         let view = SecretValue {
-            secret_type: scope.as_str(),
-            app_id: ns.app_id.clone(),
-            secret_path: row.path.clone(),
+            name: SecretName::of(&ns, &row),
             version: version.version,
             latest_version: row.current_version,
             versions,
             data: content.data,
             metadata: content.metadata,
-            created_at: rfc3339(row.created_at),
-            updated_at: rfc3339(row.updated_at),
+            written: Written::of(&row),
             version_created_at: rfc3339(version.created_at),
         };
         Ok((view, Some(number)))
@@ -346,16 +408,10 @@ async fn delete_one(
 ) -> Result<StatusCode, ApiError> {
     let (mut tx, caller) = state.begin_as(&headers, Access::Write).await?;
     let fields = Fields::from_query(query, &TARGET_FIELDS[..3])?;
-    let scope = fields.scope("secret_type")?;
-    let app_id = fields.app_id(scope, "secret_type")?;
-    let path = fields.path("secret_path")?;
-    let pending = Pending::new(&caller, "delete", scope).at(app_id.as_ref(), Some(&path));
+    let target = Target::read(&fields, "secret_type", "secret_path")?;
+    let pending = target.pending(&caller, "delete");
     let outcome = async {
-        let ns = namespace(&mut tx, &caller, scope, app_id.as_deref()).await?;
-        authorize(&mut tx, &caller, &ns, Op::Change, None).await?;
-        let row = secrets::find(&mut tx, scope.as_str(), &ns.owner_id, &path)
-            .await?
-            .ok_or_else(|| missing(&ns, &path))?;
+        let (ns, row) = target.find(&mut tx, &caller, Op::Change).await?;
         authorize(&mut tx, &caller, &ns, Op::Change, Some(&row)).await?;
         secrets::lock(&mut tx, &row.id).await?;
         secrets::delete(&mut tx, &row.id).await?;
@@ -411,14 +467,8 @@ async fn list(
             page_size + 1,
         )
         .await?;
-        let more = rows.len() > page_size as usize;
-        rows.truncate(page_size as usize);
-        let next_token = if more {
-            rows.last()
-                .map(|r| URL_SAFE_NO_PAD.encode(format!("1.{}", r.path)))
-        } else {
-            None
-        };
+        let next_token =
+            cut_page(&mut rows, page_size).map(|r| URL_SAFE_NO_PAD.encode(format!("1.{}", r.path)));
         let page = SecretPage {
             secrets: rows.iter().map(|r| info(&ns, r)).collect(),
             next_token,
@@ -447,18 +497,12 @@ async fn share(
 ) -> Result<Response, ApiError> {
     let (mut tx, caller) = state.begin_as(&headers, Access::Write).await?;
     let fields = Fields::from_body(json_object(body)?, SHARE_FIELDS)?;
-    let scope = fields.scope("from_secret_type")?;
-    let app_id = fields.app_id(scope, "from_secret_type")?;
-    let from = fields.path("from_secret_path")?;
+    let from = Target::read(&fields, "from_secret_type", "from_secret_path")?;
     let to = fields.path("to_shared_path")?;
     let copy_metadata = fields.boolean("copy_metadata", true)?;
-    let pending = Pending::new(&caller, "share", scope).at(app_id.as_ref(), Some(&from));
+    let pending = from.pending(&caller, "share");
     let outcome = async {
-        let source = namespace(&mut tx, &caller, scope, app_id.as_deref()).await?;
-        authorize(&mut tx, &caller, &source, Op::Read, None).await?;
-        let row = secrets::find(&mut tx, scope.as_str(), &source.owner_id, &from)
-            .await?
-            .ok_or_else(|| missing(&source, &from))?;
+        let (_, row) = from.find(&mut tx, &caller, Op::Read).await?;
         let latest = secrets::version(&mut tx, &row.id, row.current_version)
             .await?
             .ok_or_else(|| ApiError::Internal("latest version missing".into()))?;
@@ -537,19 +581,7 @@ async fn audit_trail(
     )
     .await?;
     tx.commit().await?;
-    let more = entries.len() > page_size as usize;
-    entries.truncate(page_size as usize);
-    let next_token = if more {
-        entries.last().map(|e| {
-            crate::pagination::Cursor {
-                created_at: e.at_millis,
-                id: e.id.clone(),
-            }
-            .encode()
-        })
-    } else {
-        None
-    };
+    let next_token = next_page(&mut entries, page_size, |e| (e.at_millis, e.id.clone()));
     Ok(Json(AuditPage {
         entries,
         next_token,
