@@ -147,9 +147,34 @@ async fn role_request(
     Ok(RoleRequest { member, role })
 }
 
+/// Whether a role change gives a role or takes it away.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RoleVerb {
+    /// `POST …/permissions`.
+    Grant,
+    /// `POST …/permissions/revoke`.
+    Revoke,
+}
+
+impl RoleVerb {
+    /// The verb as refusals say it.
+    fn as_str(self) -> &'static str {
+        match self {
+            RoleVerb::Grant => "grant",
+            RoleVerb::Revoke => "revoke",
+        }
+    }
+}
+
 /// Checks the caller (holding `mine`) may grant or revoke `role` for a user now holding
 /// `theirs`.
-fn check_rank(mine: Role, role: Role, theirs: Option<Role>, verb: &str) -> Result<(), ApiError> {
+fn check_rank(
+    mine: Role,
+    role: Role,
+    theirs: Option<Role>,
+    verb: RoleVerb,
+) -> Result<(), ApiError> {
+    let verb = verb.as_str();
     let allowed = policy::grantable(mine);
     if !allowed.contains(&role) {
         let can = if allowed.is_empty() {
@@ -205,7 +230,7 @@ async fn begin_change(
     headers: &HeaderMap,
     app_id: &str,
     body: Result<Bytes, BytesRejection>,
-    verb: &str,
+    verb: RoleVerb,
 ) -> Result<Change, ApiError> {
     let (mut tx, caller) = state.begin_as(headers, Access::Write).await?;
     // Role changes of one app run one at a time (PostgreSQL row lock; SQLite's write lock is
@@ -225,19 +250,51 @@ async fn begin_change(
     })
 }
 
+/// `POST …/permissions`.
 async fn grant(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path(app_id): Path<String>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<RoleChange>, ApiError> {
+    change_role(&state, &headers, &app_id, body, RoleVerb::Grant).await
+}
+
+/// `POST …/permissions/revoke`.
+async fn revoke(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(app_id): Path<String>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<RoleChange>, ApiError> {
+    change_role(&state, &headers, &app_id, body, RoleVerb::Revoke).await
+}
+
+/// A grant or revoke: the checks both share ([`begin_change`]), then the change itself.
+async fn change_role(
+    state: &AppState,
+    headers: &HeaderMap,
+    app_id: &str,
+    body: Result<Bytes, BytesRejection>,
+    verb: RoleVerb,
+) -> Result<Json<RoleChange>, ApiError> {
+    let change = begin_change(state, headers, app_id, body, verb).await?;
+    match verb {
+        RoleVerb::Grant => grant_role(change).await,
+        RoleVerb::Revoke => revoke_role(change).await,
+    }
+    .map(Json)
+}
+
+/// Gives the member the role (replacing the one they held), unless they hold it already.
+async fn grant_role(change: Change) -> Result<RoleChange, ApiError> {
     let Change {
         mut tx,
         app,
         req,
         theirs,
         ..
-    } = begin_change(&state, &headers, &app_id, body, "grant").await?;
+    } = change;
     let message = if theirs == Some(req.role) {
         format!(
             "{} already has the {} role on {}",
@@ -268,27 +325,23 @@ async fn grant(
     };
     tx.commit().await?;
     tracing::info!(app_id = %app.id, user_id = %req.member.id, role = req.role.as_str(), "role granted");
-    Ok(Json(RoleChange {
+    Ok(RoleChange {
         message,
         user_id: req.member.id,
         email: req.member.email,
         role: Some(req.role.as_str()),
-    }))
+    })
 }
 
-async fn revoke(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    Path(app_id): Path<String>,
-    body: Result<Bytes, BytesRejection>,
-) -> Result<Json<RoleChange>, ApiError> {
+/// Takes the role away from the member; never from the app's last owner.
+async fn revoke_role(change: Change) -> Result<RoleChange, ApiError> {
     let Change {
         mut tx,
         caller,
         app,
         req,
         theirs,
-    } = begin_change(&state, &headers, &app_id, body, "revoke").await?;
+    } = change;
     if req.role == Role::Owner
         && access::owner_count(&mut tx, &app.id).await? <= 1
         && theirs == Some(Role::Owner)
@@ -306,7 +359,7 @@ async fn revoke(
     let after = access::role_of(&mut tx, &app.id, &req.member.id, &caller.account_id).await?;
     tx.commit().await?;
     tracing::info!(app_id = %app.id, user_id = %req.member.id, role = req.role.as_str(), "role revoked");
-    Ok(Json(RoleChange {
+    Ok(RoleChange {
         message: format!(
             "revoked the {} role on {} from {}",
             req.role.as_str(),
@@ -316,7 +369,7 @@ async fn revoke(
         user_id: req.member.id,
         email: req.member.email,
         role: after.map(Role::as_str),
-    }))
+    })
 }
 
 async fn account_users(
@@ -366,11 +419,11 @@ mod tests {
     #[test]
     fn ranks_bound_what_a_caller_may_change() {
         use Role::{Editor, Owner, Viewer};
-        assert!(check_rank(Owner, Owner, Some(Owner), "grant").is_ok());
-        assert!(check_rank(Editor, Editor, Some(Viewer), "grant").is_ok());
-        assert!(check_rank(Editor, Owner, None, "grant").is_err());
-        assert!(check_rank(Editor, Viewer, Some(Owner), "grant").is_err());
-        assert!(check_rank(Editor, Editor, Some(Owner), "revoke").is_err());
-        assert!(check_rank(Viewer, Viewer, None, "grant").is_err());
+        assert!(check_rank(Owner, Owner, Some(Owner), RoleVerb::Grant).is_ok());
+        assert!(check_rank(Editor, Editor, Some(Viewer), RoleVerb::Grant).is_ok());
+        assert!(check_rank(Editor, Owner, None, RoleVerb::Grant).is_err());
+        assert!(check_rank(Editor, Viewer, Some(Owner), RoleVerb::Grant).is_err());
+        assert!(check_rank(Editor, Editor, Some(Owner), RoleVerb::Revoke).is_err());
+        assert!(check_rank(Viewer, Viewer, None, RoleVerb::Grant).is_err());
     }
 }
