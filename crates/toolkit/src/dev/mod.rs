@@ -231,64 +231,15 @@ fn round(
         Some(id) => newest_deployment(client, id)?.map(|d| d["id"].clone()),
         None => None,
     };
-    let builds = match (&app_id, first) {
+    let built = match (&app_id, first) {
         // The first round builds everything through `build_app`: it registers the app when
         // `.app` is missing and writes `imageUri`, as `slipway build` does.
-        (None, _) | (_, true) => {
-            let result = build_app_with_progress(
-                client,
-                &BuildAppArgs {
-                    project_path: root.display().to_string(),
-                    environment: None,
-                    verbose: Some(true),
-                    architecture: None,
-                    build_mode: None,
-                    service_name: None,
-                },
-                &progress,
-            )?;
-            if result["success"] == false {
-                emit(DevEvent::Failed {
-                    message: failure_of_build(&result),
-                });
-                return Ok(());
-            }
-            None
-        }
-        (Some(app_id), false) => {
-            let services: Vec<String> = plan.keys().cloned().collect();
-            let sync = plan.values().all(|m| *m == Mode::Sync);
-            let mut outcome = upload_services(client, root, app_id, &services, sync, &progress);
-            if sync && matches!(outcome, Err(ToolError::Conflict { .. })) {
-                progress("a sync is not possible here; building in full");
-                outcome = upload_services(client, root, app_id, &services, false, &progress);
-            }
-            Some(outcome?)
-        }
+        (None, _) | (_, true) => build_everything(client, root, &progress)?,
+        (Some(app_id), false) => build_plan(client, root, app_id, plan, &progress)?,
     };
-    if let Some(builds) = builds {
-        let failed: Vec<&Value> = builds
-            .iter()
-            .filter(|b| b["status"] != "succeeded")
-            .collect();
-        if !failed.is_empty() {
-            emit(DevEvent::Failed {
-                message: failed
-                    .iter()
-                    .map(|b| {
-                        format!(
-                            "build of {} {}: {}{}",
-                            b["service"].as_str().unwrap_or("?"),
-                            b["status"].as_str().unwrap_or("?"),
-                            b["error"].as_str().unwrap_or("see its log"),
-                            log_tail(b["log"].as_str().unwrap_or(""))
-                        )
-                    })
-                    .collect::<Vec<_>>()
-                    .join("\n"),
-            });
-            return Ok(());
-        }
+    if let Built::Failed(message) = built {
+        emit(DevEvent::Failed { message });
+        return Ok(());
     }
     let Some(app_id) = app_id_of(root) else {
         return Err(ToolError::Internal(
@@ -296,44 +247,133 @@ fn round(
         ));
     };
     progress("waiting for the new deployment to become healthy");
+    emit(new_deployment(
+        client,
+        &app_id,
+        previous.as_ref(),
+        changed_at,
+    )?);
+    Ok(())
+}
+
+/// How a round's builds ended.
+enum Built {
+    /// Every build succeeded; a deployment follows.
+    Succeeded,
+    /// A build failed: why, with the logs' last lines.
+    Failed(String),
+}
+
+/// Builds every service through `build_app`, registering the app if it has no `.app` yet.
+fn build_everything(
+    client: &Client,
+    root: &Path,
+    progress: &dyn Fn(&str),
+) -> Result<Built, ToolError> {
+    let result = build_app_with_progress(
+        client,
+        &BuildAppArgs {
+            project_path: root.display().to_string(),
+            environment: None,
+            verbose: Some(true),
+            architecture: None,
+            build_mode: None,
+            service_name: None,
+        },
+        progress,
+    )?;
+    Ok(if result["success"] == false {
+        Built::Failed(failure_of_build(&result))
+    } else {
+        Built::Succeeded
+    })
+}
+
+/// Uploads the services of `plan`: as syncs when every one can be synced (in full when the
+/// platform refuses a sync), otherwise as full builds.
+fn build_plan(
+    client: &Client,
+    root: &Path,
+    app_id: &str,
+    plan: &BTreeMap<String, Mode>,
+    progress: &dyn Fn(&str),
+) -> Result<Built, ToolError> {
+    let services: Vec<String> = plan.keys().cloned().collect();
+    let sync = plan.values().all(|m| *m == Mode::Sync);
+    let mut outcome = upload_services(client, root, app_id, &services, sync, progress);
+    if sync && matches!(outcome, Err(ToolError::Conflict { .. })) {
+        progress("a sync is not possible here; building in full");
+        outcome = upload_services(client, root, app_id, &services, false, progress);
+    }
+    let builds = outcome?;
+    let failed: Vec<&Value> = builds
+        .iter()
+        .filter(|b| b["status"] != "succeeded")
+        .collect();
+    if failed.is_empty() {
+        return Ok(Built::Succeeded);
+    }
+    Ok(Built::Failed(
+        failed
+            .iter()
+            .map(|b| {
+                format!(
+                    "build of {} {}: {}{}",
+                    b["service"].as_str().unwrap_or("?"),
+                    b["status"].as_str().unwrap_or("?"),
+                    b["error"].as_str().unwrap_or("see its log"),
+                    log_tail(b["log"].as_str().unwrap_or(""))
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+    ))
+}
+
+/// Waits (at most [`DEPLOY_TIMEOUT`]) for a deployment newer than `previous` to end, and
+/// says how: running (with the app's URL), failed (with the platform's diagnosis), or not
+/// ended in time.
+fn new_deployment(
+    client: &Client,
+    app_id: &str,
+    previous: Option<&Value>,
+    changed_at: Instant,
+) -> Result<DevEvent, ToolError> {
     let deadline = Instant::now() + DEPLOY_TIMEOUT;
     loop {
-        if let Some(newest) = newest_deployment(client, &app_id)?
-            && Some(&newest["id"]) != previous.as_ref()
+        if let Some(newest) = newest_deployment(client, app_id)?
+            && Some(&newest["id"]) != previous
         {
             match newest["status"].as_str() {
                 Some("RUNNING") => {
                     let status = crate::platform::get_app_status(
                         client,
                         &AppIdArgs {
-                            app_id: app_id.clone(),
+                            app_id: app_id.to_owned(),
                             environment: None,
                         },
                     )?;
-                    emit(DevEvent::Running {
+                    return Ok(DevEvent::Running {
                         deployment_id: newest["id"].as_str().unwrap_or_default().to_owned(),
                         url: status["app_url"].as_str().map(str::to_owned),
                         seconds: changed_at.elapsed().as_secs_f64(),
                     });
-                    return Ok(());
                 }
                 Some("FAILED") => {
-                    emit(DevEvent::Failed {
-                        message: failure_of_deployment(client, &app_id, &newest),
+                    return Ok(DevEvent::Failed {
+                        message: failure_of_deployment(client, app_id, &newest),
                     });
-                    return Ok(());
                 }
                 _ => {}
             }
         }
         if Instant::now() > deadline {
-            emit(DevEvent::Failed {
+            return Ok(DevEvent::Failed {
                 message: format!(
                     "no deployment ended within {} minutes; see slipway why",
                     DEPLOY_TIMEOUT.as_secs() / 60
                 ),
             });
-            return Ok(());
         }
         std::thread::sleep(Duration::from_millis(100));
     }

@@ -6,7 +6,7 @@
 //! work so a misconfiguration fails fast with what to set.
 
 use std::net::{TcpStream, ToSocketAddrs};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
@@ -111,17 +111,36 @@ impl Builder {
         arch: &str,
         app: &str,
     ) -> Result<tempfile::NamedTempFile, ToolError> {
-        let dockerfile = root.join(service.dockerfile.as_deref().unwrap_or("Dockerfile"));
-        let context = root.join(&service.build_context);
         let archive = tempfile::Builder::new()
             .prefix("slipway-image-")
             .suffix(".tar")
             .tempfile()
             .map_err(|e| ToolError::io("create", Path::new("/tmp"), &e))?;
-        let dest = archive.path().display().to_string();
-        let platform = format!("linux/{arch}");
-        let tag = format!("localhost/slipway-{app}-{}:build", service.name);
-        let steps: Vec<Vec<String>> = match self {
+        let target = Target {
+            dockerfile: root.join(service.dockerfile.as_deref().unwrap_or("Dockerfile")),
+            context: root.join(&service.build_context),
+            platform: format!("linux/{arch}"),
+            tag: format!("localhost/slipway-{app}-{}:build", service.name),
+            dest: archive.path().display().to_string(),
+        };
+        for step in self.steps(root, target) {
+            run_step(&step, &service.name)?;
+        }
+        Ok(archive)
+    }
+
+    /// The commands that build `target` with this engine and leave its OCI archive at
+    /// `target.dest`: BuildKit writes the archive itself; buildah and podman build a tagged
+    /// image, write it out, and remove the tag.
+    fn steps(&self, root: &Path, target: Target) -> Vec<Vec<String>> {
+        let Target {
+            dockerfile,
+            context,
+            platform,
+            tag,
+            dest,
+        } = target;
+        match self {
             Builder::Buildctl(addr) => {
                 let dir = dockerfile.parent().unwrap_or(root).display().to_string();
                 let file = dockerfile
@@ -147,78 +166,84 @@ impl Builder {
                     format!("type=oci,dest={dest}"),
                 ]]
             }
-            Builder::Buildah => vec![
-                vec![
-                    "buildah".into(),
-                    "build".into(),
-                    "--isolation".into(),
-                    "chroot".into(),
-                    "--platform".into(),
-                    platform,
-                    "-f".into(),
-                    dockerfile.display().to_string(),
-                    "-t".into(),
-                    tag.clone(),
-                    context.display().to_string(),
-                ],
-                vec![
+            Builder::Buildah => {
+                let mut build = vec!["buildah".into(), "build".into()];
+                build.extend(["--isolation".into(), "chroot".into()]);
+                build.extend(dockerfile_build(platform, &dockerfile, &tag, &context));
+                let push = vec![
                     "buildah".into(),
                     "push".into(),
                     tag.clone(),
                     format!("oci-archive:{dest}"),
-                ],
-                vec!["buildah".into(), "rmi".into(), tag],
-            ],
-            Builder::Podman => vec![
-                vec![
-                    "podman".into(),
-                    "build".into(),
-                    "--platform".into(),
-                    platform,
-                    "-f".into(),
-                    dockerfile.display().to_string(),
-                    "-t".into(),
-                    tag.clone(),
-                    context.display().to_string(),
-                ],
-                vec![
+                ];
+                vec![build, push, vec!["buildah".into(), "rmi".into(), tag]]
+            }
+            Builder::Podman => {
+                let mut build = vec!["podman".into(), "build".into()];
+                build.extend(dockerfile_build(platform, &dockerfile, &tag, &context));
+                let save = vec![
                     "podman".into(),
                     "save".into(),
                     "--format".into(),
                     "oci-archive".into(),
                     "-o".into(),
-                    dest.clone(),
+                    dest,
                     tag.clone(),
-                ],
-                vec!["podman".into(), "rmi".into(), tag],
-            ],
-        };
-        for step in steps {
-            let out = Command::new(&step[0])
-                .args(&step[1..])
-                .output()
-                .map_err(|e| ToolError::Unavailable(format!("{}: {e}", step[0])))?;
-            if !out.status.success() {
-                let err = String::from_utf8_lossy(&out.stderr);
-                let tail: Vec<&str> = err
-                    .lines()
-                    .rev()
-                    .take(15)
-                    .collect::<Vec<_>>()
-                    .into_iter()
-                    .rev()
-                    .collect();
-                return Err(ToolError::BuildFailed(format!(
-                    "local build of {:?} failed at `{} {}`:\n{}",
-                    service.name,
-                    step[0],
-                    step[1],
-                    tail.join("\n")
-                )));
+                ];
+                vec![build, save, vec!["podman".into(), "rmi".into(), tag]]
             }
         }
-        Ok(archive)
     }
+}
+
+/// What a local build makes: the image of `dockerfile` over `context` for `platform`, tagged
+/// `tag` while the engine holds it, written as an OCI archive to `dest`.
+struct Target {
+    dockerfile: PathBuf,
+    context: PathBuf,
+    platform: String,
+    tag: String,
+    dest: String,
+}
+
+/// The arguments buildah's and podman's `build` share after their own flags.
+fn dockerfile_build(platform: String, dockerfile: &Path, tag: &str, context: &Path) -> [String; 7] {
+    [
+        "--platform".into(),
+        platform,
+        "-f".into(),
+        dockerfile.display().to_string(),
+        "-t".into(),
+        tag.to_owned(),
+        context.display().to_string(),
+    ]
+}
+
+/// Runs one build command; a failure names the command and ends with the last lines of
+/// what it wrote to stderr.
+fn run_step(step: &[String], service: &str) -> Result<(), ToolError> {
+    let out = Command::new(&step[0])
+        .args(&step[1..])
+        .output()
+        .map_err(|e| ToolError::Unavailable(format!("{}: {e}", step[0])))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let err = String::from_utf8_lossy(&out.stderr);
+    let tail: Vec<&str> = err
+        .lines()
+        .rev()
+        .take(15)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    Err(ToolError::BuildFailed(format!(
+        "local build of {service:?} failed at `{} {}`:\n{}",
+        step[0],
+        step[1],
+        tail.join("\n")
+    )))
 }
 
 fn runs(program: &str) -> Result<(), String> {

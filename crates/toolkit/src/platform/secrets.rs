@@ -34,106 +34,109 @@ impl SecretType {
     }
 }
 
-/// Arguments of `create_secret` and `update_secret`.
-#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct WriteSecretArgs {
-    /// user, app or shared.
-    pub secret_type: SecretType,
-    /// Path such as `db/credentials`: no leading `/`, no `..`; letters, digits, `.`, `_`, `-`
-    /// and `/` separators.
-    pub secret_path: String,
-    /// JSON-encoded object of key-value pairs, for example `{"password": "…"}` (an object is
-    /// accepted too).
-    #[schemars(with = "String")]
-    pub data: Value,
-    /// Optional JSON-encoded object of key-value pairs describing the secret; on update,
-    /// omitted keeps the previous metadata.
-    #[serde(default)]
-    #[schemars(with = "Option<String>")]
-    pub metadata: Option<Value>,
-    /// App UUID; required when secret_type is app.
-    #[serde(default)]
-    pub app_id: Option<String>,
-    /// Environment (default production).
-    #[serde(default)]
-    pub environment: Option<String>,
+/// Declares the arguments of a secrets tool: deserialised refusing unknown fields (a
+/// misspelt argument is an error, not ignored), described by a JSON Schema for the tool
+/// listing, and ending with the `environment` every platform tool takes (the registry reads
+/// it to choose the platform before the arguments are parsed).
+macro_rules! secret_tool_args {
+    ($(#[$attr:meta])* pub struct $name:ident { $($fields:tt)* }) => {
+        $(#[$attr])*
+        #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+        #[serde(deny_unknown_fields)]
+        pub struct $name {
+            $($fields)*
+            /// Environment (default production).
+            #[serde(default)]
+            pub environment: Option<String>,
+        }
+    };
 }
 
-/// Arguments of `get_secret`.
-#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct GetSecretArgs {
-    /// user, app or shared.
-    pub secret_type: SecretType,
-    /// The secret's path.
-    pub secret_path: String,
-    /// App UUID; required when secret_type is app.
-    #[serde(default)]
-    pub app_id: Option<String>,
-    /// A kept version to read instead of the latest.
-    #[serde(default)]
-    pub version: Option<i64>,
-    /// Environment (default production).
-    #[serde(default)]
-    pub environment: Option<String>,
+secret_tool_args! {
+    /// Arguments of `create_secret` and `update_secret`.
+    pub struct WriteSecretArgs {
+        /// user, app or shared.
+        pub secret_type: SecretType,
+        /// Path such as `db/credentials`: no leading `/`, no `..`; letters, digits, `.`, `_`, `-`
+        /// and `/` separators.
+        pub secret_path: String,
+        /// JSON-encoded object of key-value pairs, for example `{"password": "…"}` (an object is
+        /// accepted too).
+        #[schemars(with = "String")]
+        pub data: Value,
+        /// Optional JSON-encoded object of key-value pairs describing the secret; on update,
+        /// omitted keeps the previous metadata.
+        #[serde(default)]
+        #[schemars(with = "Option<String>")]
+        pub metadata: Option<Value>,
+        /// App UUID; required when secret_type is app.
+        #[serde(default)]
+        pub app_id: Option<String>,
+    }
 }
 
-/// Arguments of `delete_secret`.
-#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct DeleteSecretArgs {
-    /// user, app or shared.
-    pub secret_type: SecretType,
-    /// The secret's path.
-    pub secret_path: String,
-    /// App UUID; required when secret_type is app.
-    #[serde(default)]
-    pub app_id: Option<String>,
-    /// Environment (default production).
-    #[serde(default)]
-    pub environment: Option<String>,
+secret_tool_args! {
+    /// Arguments of `get_secret`.
+    pub struct GetSecretArgs {
+        /// user, app or shared.
+        pub secret_type: SecretType,
+        /// The secret's path.
+        pub secret_path: String,
+        /// App UUID; required when secret_type is app.
+        #[serde(default)]
+        pub app_id: Option<String>,
+        /// A kept version to read instead of the latest.
+        #[serde(default)]
+        pub version: Option<i64>,
+    }
 }
 
-/// Arguments of `list_secrets`.
-#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ListSecretsArgs {
-    /// user, app or shared.
-    pub secret_type: SecretType,
-    /// Only paths starting with this.
-    #[serde(default)]
-    pub prefix: Option<String>,
-    /// From the previous page's result.
-    #[serde(default)]
-    pub next_token: Option<String>,
-    /// App UUID; required when secret_type is app.
-    #[serde(default)]
-    pub app_id: Option<String>,
-    /// Environment (default production).
-    #[serde(default)]
-    pub environment: Option<String>,
+secret_tool_args! {
+    /// Arguments of `delete_secret`.
+    pub struct DeleteSecretArgs {
+        /// user, app or shared.
+        pub secret_type: SecretType,
+        /// The secret's path.
+        pub secret_path: String,
+        /// App UUID; required when secret_type is app.
+        #[serde(default)]
+        pub app_id: Option<String>,
+    }
 }
 
-/// Arguments of `share_secret`.
-#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ShareSecretArgs {
-    /// Scope of the source: user, app or shared.
-    pub from_secret_type: SecretType,
-    /// Path of the source.
-    pub from_secret_path: String,
-    /// Destination path in the shared namespace (must not exist yet).
-    pub to_shared_path: String,
-    /// App UUID when the source is an app secret.
-    #[serde(default)]
-    pub app_id: Option<String>,
-    /// Copy the source's metadata too (default true).
-    #[serde(default)]
-    pub copy_metadata: Option<bool>,
-    /// Environment (default production).
-    #[serde(default)]
-    pub environment: Option<String>,
+secret_tool_args! {
+    /// Arguments of `list_secrets`.
+    pub struct ListSecretsArgs {
+        /// user, app or shared.
+        pub secret_type: SecretType,
+        /// Only paths starting with this.
+        #[serde(default)]
+        pub prefix: Option<String>,
+        /// From the previous page's result.
+        #[serde(default)]
+        pub next_token: Option<String>,
+        /// App UUID; required when secret_type is app.
+        #[serde(default)]
+        pub app_id: Option<String>,
+    }
+}
+
+secret_tool_args! {
+    /// Arguments of `share_secret`.
+    pub struct ShareSecretArgs {
+        /// Scope of the source: user, app or shared.
+        pub from_secret_type: SecretType,
+        /// Path of the source.
+        pub from_secret_path: String,
+        /// Destination path in the shared namespace (must not exist yet).
+        pub to_shared_path: String,
+        /// App UUID when the source is an app secret.
+        #[serde(default)]
+        pub app_id: Option<String>,
+        /// Copy the source's metadata too (default true).
+        #[serde(default)]
+        pub copy_metadata: Option<bool>,
+    }
 }
 
 /// The path rule the platform applies ([`slipway_devfile::secret_path`]), checked here so
