@@ -60,7 +60,7 @@ export function AppDetail({ api, appId, tab, onTab, onListChanged, onStatus, onD
   return html`
     <div class="app-head">
       <div class="row"><h2 id="app-name">${app.display_name || app.name}</h2><span id="app-status"><${StatusBadge} status=${shown} /></span></div>
-      <p class="muted mono">${app.name} · ${app.app_id} · ${app.enabled ? "enabled" : "disabled"}</p>
+      <p class="muted mono app-ids">${app.name} · ${app.app_id} · ${app.enabled ? "enabled" : "disabled"}</p>
       <${Lifecycle} api=${api} app=${app} project=${project} onReload=${load} onListChanged=${onListChanged} onDeleted=${onDeleted}
         onSettled=${() => {
           changed();

@@ -3,12 +3,13 @@
 import { html, useEffect, useRef, useState } from "../../../vendor/preact-htm.js";
 import { useAlive } from "../../components/hooks.js";
 import { Outcome } from "../../components/notice.js";
-import { INTERVAL_MS, watchStatus } from "../../watch-status.js";
+import { INTERVAL_MS, SETTLED, watchStatus } from "../../watch-status.js";
 
 export function Lifecycle({ api, app, project, onReload, onListChanged, onDeleted, onSettled }) {
   const [busy, setBusy] = useState(false);
   const [res, setRes] = useState(null);
   const [confirming, setConfirming] = useState(false);
+  const [watchLine, setWatchLine] = useState("");
 
   async function toggle() {
     setBusy(true);
@@ -20,13 +21,14 @@ export function Lifecycle({ api, app, project, onReload, onListChanged, onDelete
     onReload();
   }
 
-  return html`<div class="actions-bar">
+  return html`<div class="app-actions">
     <div class="row">
       <button type="button" class="small" id="status-refresh" onClick=${onReload}>Refresh status</button>
-      <${StatusWatch} api=${api} app=${app} onSettled=${onSettled} />
+      <${StatusWatch} api=${api} app=${app} onLine=${setWatchLine} onSettled=${onSettled} />
       <button type="button" class="small" disabled=${busy} onClick=${toggle}>${app.enabled ? "Disable" : "Enable"}</button>
       <button type="button" class="small danger" onClick=${() => (setRes(null), setConfirming(true))}>Delete…</button>
     </div>
+    <p class="muted" id="status-watching" aria-live="polite">${watchLine}</p>
     <div class="result" aria-live="polite">
       <${Outcome} res=${res} />
       ${confirming ? html`<${ConfirmDelete} api=${api} app=${app} project=${project} onCancel=${() => setConfirming(false)} onDeleted=${onDeleted} />` : null}
@@ -35,11 +37,10 @@ export function Lifecycle({ api, app, project, onReload, onListChanged, onDelete
 }
 
 /** Watch status: polls every 10 s until RUNNING or FAILED, then shows the app's latest logs. */
-function StatusWatch({ api, app, onSettled }) {
+function StatusWatch({ api, app, onLine, onSettled }) {
   const alive = useAlive();
   const signal = useRef(null);
   const [watching, setWatching] = useState(false);
-  const [line, setLine] = useState("");
   useEffect(() => () => signal.current && (signal.current.stopped = true), []);
 
   async function click() {
@@ -57,9 +58,9 @@ function StatusWatch({ api, app, onSettled }) {
       },
       onUpdate: (s) => {
         const now = new Date().toLocaleTimeString();
-        setLine(s.success === false
-          ? `${now}: ${s.error} (trying again in ${INTERVAL_MS / 1000} s)`
-          : `${now}: ${s.status}; checking every ${INTERVAL_MS / 1000} s until RUNNING or FAILED`);
+        if (s.success === false) onLine(`${now}: ${s.error} (trying again in ${INTERVAL_MS / 1000} s)`);
+        else if (SETTLED.includes(s.status)) onLine(`${now}: ${s.status}`);
+        else onLine(`${now}: ${s.status}; checking every ${INTERVAL_MS / 1000} s until RUNNING or FAILED`);
       },
       signal: mine,
     });
@@ -69,8 +70,7 @@ function StatusWatch({ api, app, onSettled }) {
     if (settled) onSettled();
   }
 
-  return html`<button type="button" class="small" id="status-watch" onClick=${click}>${watching ? "Stop watching" : "Watch status"}</button>
-    <span class="muted" id="status-watching" aria-live="polite">${line}</span>`;
+  return html`<button type="button" class="small" id="status-watch" onClick=${click}>${watching ? "Stop watching" : "Watch status"}</button>`;
 }
 
 /** The delete confirmation; the folder offered is the one typed on the Builds page, if any. */
