@@ -83,9 +83,10 @@ pub fn error_response(
     response
 }
 
-/// The status and JSON body of a response (for tests of error mapping; a body that is not
+/// The status and JSON body of an answer (for tests of error mapping; a body that is not
 /// JSON reads as `Null`).
-pub async fn json_of(response: Response) -> (StatusCode, serde_json::Value) {
+pub async fn json_of(answer: impl axum::response::IntoResponse) -> (StatusCode, serde_json::Value) {
+    let response = answer.into_response();
     let status = response.status();
     let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
         .await
@@ -94,6 +95,26 @@ pub async fn json_of(response: Response) -> (StatusCode, serde_json::Value) {
         status,
         serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null),
     )
+}
+
+/// For tests of a service's error mapping: the JSON body of `fault`, a server fault whose
+/// detail holds `secret`, once checked that it is a 500 that does not quote the detail (the
+/// service then checks its own wire shape).
+///
+/// # Panics
+///
+/// When the answer is not a 500 or its body holds `secret`.
+pub async fn fault_body(
+    fault: impl axum::response::IntoResponse,
+    secret: &str,
+) -> serde_json::Value {
+    let (status, body) = json_of(fault).await;
+    assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR, "{body}");
+    assert!(
+        !body.to_string().contains(secret),
+        "a fault's detail reached its answer: {body}"
+    );
+    body
 }
 
 /// Why a request body could not be read.
@@ -142,5 +163,36 @@ mod tests {
             assert!(bearer(&headers(bad)).is_none(), "{bad}");
         }
         assert!(bearer(&HeaderMap::new()).is_none());
+    }
+
+    #[tokio::test]
+    #[should_panic(expected = "a fault's detail reached its answer")]
+    async fn a_fault_answer_quoting_its_detail_fails_the_check() {
+        let leaky = (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            axum::Json(serde_json::json!({ "message": "row P-1 broke" })),
+        );
+        fault_body(leaky, "P-1").await;
+    }
+
+    /// A client error is never described for the log (only server faults are), and only a
+    /// 401 asks for a bearer token; the body is the service's, as it is.
+    #[tokio::test]
+    async fn error_responses_keep_the_body_and_ask_401s_for_a_token() {
+        let body = serde_json::json!({ "any": "shape" });
+        for (status, challenge) in [
+            (StatusCode::BAD_REQUEST, None),
+            (StatusCode::UNAUTHORIZED, Some("Bearer")),
+            (StatusCode::NOT_FOUND, None),
+            (StatusCode::INTERNAL_SERVER_ERROR, None),
+        ] {
+            let response = error_response(status, &body, || {
+                assert!(status.is_server_error(), "{status} described for the log");
+                "what failed".to_owned()
+            });
+            let header = response.headers().get(header::WWW_AUTHENTICATE);
+            assert_eq!(header.and_then(|v| v.to_str().ok()), challenge, "{status}");
+            assert_eq!(json_of(response).await, (status, body.clone()));
+        }
     }
 }
