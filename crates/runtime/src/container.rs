@@ -482,24 +482,34 @@ fn exit_description(code: i32, oom: bool, limits: &Limits) -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn names_follow_the_documented_scheme() {
-        let request = ImageRequest {
+    /// Deployment `d1` of service `api` of app `a1`.
+    fn request() -> ImageRequest {
+        ImageRequest {
             app_id: "a1".into(),
             service: "api".into(),
             deployment_id: "d1".into(),
             digest: String::new(),
             limits: Limits::default(),
-        };
+        }
+    }
+
+    /// The runtime of platform `p1` over `engine`, without the start-up probe.
+    fn runtime(engine: &Path, data_dir: &Path) -> ContainerRuntime {
+        ContainerRuntime {
+            data_dir: data_dir.to_path_buf(),
+            engine: Engine::find(Some(engine)).unwrap(),
+            platform_id: "p1".into(),
+            starts: AtomicU64::new(0),
+        }
+    }
+
+    #[test]
+    fn names_follow_the_documented_scheme() {
+        let request = request();
         assert_eq!(image_reference(&request), "slipway.local/a1/api:d1");
         assert_eq!(network_name("a1"), "slipway-a1");
         // `true` answers `--version`, which is all finding an engine asks.
-        let runtime = ContainerRuntime {
-            data_dir: PathBuf::from("/nonexistent"),
-            engine: Engine::find(Some(Path::new("true"))).unwrap(),
-            platform_id: "p1".into(),
-            starts: AtomicU64::new(0),
-        };
+        let runtime = runtime(Path::new("true"), Path::new("/nonexistent"));
         assert_eq!(runtime.platform_label(), "slipway.platform=p1");
         assert_eq!(
             runtime.dependency_url("order-db", 5000),
@@ -535,5 +545,50 @@ mod tests {
             "exit code 137"
         );
         assert_eq!(exit_description(1, false, &limits), "exit code 1");
+    }
+
+    /// An engine client that does not end when the engine is told to stop the container
+    /// is killed with everything it left in its process group.
+    #[tokio::test]
+    async fn a_client_that_will_not_end_is_killed_with_its_group() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("background.pid");
+        // `run` leaves a process in the background and waits for it; `stop` and the rest do
+        // nothing.
+        let engine = dir.path().join("engine");
+        std::fs::write(
+            &engine,
+            format!(
+                "#!/bin/sh\ncase \"$1\" in\n  run) sleep 60 & echo $! > {}; wait ;;\nesac\n",
+                pidfile.display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&engine, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let runtime = runtime(&engine, dir.path());
+        let request = request();
+        let image = PreparedImage {
+            root: dir.path().to_path_buf(),
+            command: Vec::new(),
+            working_dir: PathBuf::from("/"),
+            env: Vec::new(),
+            container: Some(ContainerImage {
+                reference: image_reference(&request),
+                network: network_name(&request.app_id),
+                alias: request.service.clone(),
+                request,
+            }),
+        };
+        let port = [("PORT".to_owned(), "8000".to_owned())];
+        let mut instance = runtime
+            .start(&image, &port, &dir.path().join("log"))
+            .unwrap();
+        let background = crate::pgroup::testing::pid_in(&pidfile).await;
+        instance.stop().await;
+        assert!(
+            crate::pgroup::testing::ended(background).await,
+            "the client's background process outlived the stop"
+        );
     }
 }

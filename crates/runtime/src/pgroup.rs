@@ -97,6 +97,40 @@ pub fn kill_group(pgid: Pid) {
     let _ = killpg(pgid, Signal::SIGKILL);
 }
 
+/// What tests of process groups watch for.
+#[cfg(test)]
+pub(crate) mod testing {
+    use std::path::Path;
+    use std::time::Duration;
+
+    /// The pid a test's command wrote to `file` (as `echo $! > file`), once it is there.
+    pub async fn pid_in(file: &Path) -> i32 {
+        for _ in 0..100 {
+            if let Ok(text) = std::fs::read_to_string(file)
+                && let Ok(pid) = text.trim().parse::<i32>()
+            {
+                return pid;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("no pid in {} within 2 s", file.display());
+    }
+
+    /// Whether process `pid` ended within 2 s (gone, or a zombie of init about to be reaped).
+    pub async fn ended(pid: i32) -> bool {
+        for _ in 0..100 {
+            let state = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|s| s.rsplit(')').next().map(|r| r.trim().chars().next()));
+            if matches!(state, None | Some(Some('Z'))) {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        false
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,33 +144,15 @@ mod tests {
             .arg("-c")
             .arg(format!("sleep 60 & echo $! > {}; wait", pidfile.display()));
         let mut group = Group::spawn(&mut command).unwrap();
-        let mut background = None;
-        for _ in 0..100 {
-            if let Ok(text) = std::fs::read_to_string(&pidfile)
-                && let Ok(pid) = text.trim().parse::<i32>()
-            {
-                background = Some(pid);
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
-        let background = background.expect("the background child started");
+        let background = testing::pid_in(&pidfile).await;
         assert!(start_time(background).is_some());
         group.kill();
         let _ = group.child().wait().await;
-        // The background sleep was in the group: it is gone (or a zombie of init, reaped soon).
-        let mut gone = false;
-        for _ in 0..100 {
-            let state = std::fs::read_to_string(format!("/proc/{background}/stat"))
-                .ok()
-                .and_then(|s| s.rsplit(')').next().map(|r| r.trim().chars().next()));
-            if matches!(state, None | Some(Some('Z'))) {
-                gone = true;
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
-        assert!(gone, "the background child outlived its group");
+        // The background sleep was in the group: it is gone.
+        assert!(
+            testing::ended(background).await,
+            "the background child outlived its group"
+        );
     }
 
     #[test]

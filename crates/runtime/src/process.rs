@@ -200,10 +200,7 @@ impl Instance for ProcessInstance {
             // Whatever the service left running in the background goes with it.
             self.group.kill();
             self.forget();
-            match status {
-                Ok(s) => exit_of(s),
-                Err(e) => Exit::wait_failed(&e),
-            }
+            status.map_or_else(|e| Exit::wait_failed(&e), exit_of)
         })
     }
 
