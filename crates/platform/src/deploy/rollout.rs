@@ -306,25 +306,14 @@ async fn app_url(inner: &Arc<Inner>, plan: &Plan) -> Option<String> {
     let deployer = Deployer {
         inner: Arc::clone(inner),
     };
-    let mut ports = std::collections::BTreeMap::new();
-    if *deployer.url_scheme() == UrlScheme::LoopbackPorts {
-        for spec in plan.order.iter().filter(|s| s.is_public()) {
-            match deployer
-                .ensure_forward(&plan.app_id, &plan.app_name, &spec.name)
-                .await
-            {
-                Ok(port) => {
-                    ports.insert(spec.name.clone(), port);
-                }
-                Err(e) => {
-                    tracing::warn!(app_id = %plan.app_id, service = %spec.name, error = %e, "no loopback port for the service");
-                }
-            }
-        }
-        let primary = plan.primary()?;
-        return deployer.service_url(&plan.app_name, Some(&primary), &ports);
-    }
-    deployer.service_url(&plan.app_name, None, &ports)
+    // Devfile order decides which public service is the app's, as at the build upload.
+    let services = Devfile::parse(&plan.devfile)
+        .map(|d| d.services())
+        .unwrap_or_else(|_| plan.order.clone());
+    deployer
+        .public_urls(&plan.app_id, &plan.app_name, &services)
+        .await
+        .app_url
 }
 
 /// A service of a deployment being started.
