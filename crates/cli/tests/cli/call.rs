@@ -104,7 +104,13 @@ fn validate_devfile_reports_every_error() {
         .iter()
         .map(|e| e.as_str().unwrap())
         .collect();
-    assert!(errors.iter().any(|e| e.starts_with("metadata.name (line 3): no app name can be derived from \"---\"")), "{errors:?}");
+    assert!(
+        errors
+            .iter()
+            .any(|e| e
+                .starts_with("metadata.name (line 3): no app name can be derived from \"---\"")),
+        "{errors:?}"
+    );
     assert!(
         errors.iter().any(|e| e.contains("metadata.displayName")),
         "{errors:?}"
