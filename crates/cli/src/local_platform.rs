@@ -17,7 +17,8 @@ use std::time::{Duration, Instant};
 
 use slipway_platform::embedded::{self, Embedded, Running};
 use slipway_toolkit::ToolError;
-use slipway_toolkit::platform::Endpoint;
+use slipway_toolkit::platform::credentials;
+use slipway_toolkit::platform::{ENV_TOKEN, ENV_URL, Endpoint};
 
 /// How long a background platform may take to answer after it was started (its first start
 /// creates the database and the keys).
@@ -39,7 +40,7 @@ pub enum WhenMissing {
 pub fn endpoint(missing: WhenMissing) -> Result<Endpoint, String> {
     let not_configured = match Endpoint::from_env(None) {
         Ok(endpoint) => return Ok(endpoint),
-        Err(ToolError::NotConfigured(message)) => message,
+        Err(ToolError::NotConfigured(message)) if nothing_configured() => message,
         Err(other) => return Err(other.to_string()),
     };
     let dir = embedded::default_data_dir();
@@ -64,6 +65,14 @@ pub fn endpoint(missing: WhenMissing) -> Result<Endpoint, String> {
     }
     let running = start_in_background(&dir)?;
     Ok(Endpoint::new(running.url, running.token))
+}
+
+/// Whether nothing names a platform for the default environment: neither variable is set and
+/// `slipway login` saved nothing. A half configuration (a URL without its token) is a mistake
+/// to be told about, not a reason to build and deploy somewhere else.
+fn nothing_configured() -> bool {
+    let unset = |name: &str| std::env::var(name).map_or(true, |v| v.trim().is_empty());
+    unset(ENV_URL) && unset(ENV_TOKEN) && matches!(credentials::saved("production"), Ok(None))
 }
 
 /// On a terminal, asks whether to start the local platform; elsewhere (scripts, CI) never
@@ -202,12 +211,30 @@ fn wait_for_stop_signal() -> Result<(), String> {
     })
 }
 
+/// Whether process `pid` is a `slipway platform local`, not the desktop app or an MCP server
+/// (which run the same local platform inside themselves and must not be stopped from here).
+fn is_platform_local(pid: u32) -> bool {
+    std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|cmdline| {
+        let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+        args.windows(2)
+            .any(|w| w[0] == b"platform".as_slice() && w[1] == b"local".as_slice())
+    })
+}
+
 /// Sends SIGTERM to the running local platform and waits until it is gone.
 fn stop_running(dir: &Path) -> ExitCode {
     let Some(running) = embedded::running(dir) else {
         println!("The local platform does not run.");
         return ExitCode::SUCCESS;
     };
+    if !is_platform_local(running.pid) {
+        eprintln!(
+            "error: the local platform runs inside another program (pid {}: the desktop app or \
+             an MCP server); it stops when that program ends",
+            running.pid
+        );
+        return ExitCode::FAILURE;
+    }
     let pid = nix::unistd::Pid::from_raw(running.pid.cast_signed());
     if let Err(e) = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM) {
         eprintln!(
@@ -229,4 +256,30 @@ fn stop_running(dir: &Path) -> ExitCode {
     }
     println!("Stopped the local platform (pid {}).", running.pid);
     ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_platform_local_process_is_stopped() {
+        assert!(!is_platform_local(std::process::id()), "a test is not one");
+        // `; true` keeps the shell from replacing itself with `sleep`.
+        let mut child = Command::new("sh")
+            .args(["-c", "sleep 30; true", "platform", "local"])
+            .spawn()
+            .unwrap();
+        // Until the child has executed `sh`, /proc shows the forked test's own command line.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let mut named = false;
+        while !named && Instant::now() < deadline {
+            named = is_platform_local(child.id());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(named, "sh … platform local is one");
+        assert!(!is_platform_local(u32::MAX), "no such process");
+    }
 }

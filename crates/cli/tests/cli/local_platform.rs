@@ -111,6 +111,16 @@ fn build_offers_and_starts_the_local_platform() {
     let answer = http_get(addr, &format!("/{path}"));
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
 
+    // A half configuration (a URL without its token) is reported, not replaced by the local
+    // platform.
+    let mut half = env.clone();
+    half.push(("SLIPWAY_PLATFORM_URL", "http://127.0.0.1:9".to_owned()));
+    let out = slipway(&project, &half, &["status"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(!stderr.contains("using the local platform"), "{stderr}");
+    assert!(stderr.contains("SLIPWAY_TOKEN"), "{stderr}");
+
     let out = slipway(work.path(), &env, &["platform", "local", "--stop"]);
     assert!(
         out.status.success(),

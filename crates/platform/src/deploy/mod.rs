@@ -383,7 +383,13 @@ impl Deployer {
         if let Ok(mut slots) = self.inner.slots.lock() {
             slots.remove(app_id);
         }
-        self.close_forwards(app_id);
+        {
+            // A build upload answering its URLs may be binding a forward of this app right
+            // now: wait for it, so its listener is closed here instead of serving a deleted
+            // app's name. One that comes later finds no app to record its port for.
+            let _one_at_a_time = self.inner.forwarding.lock().await;
+            self.close_forwards(app_id);
+        }
         let runtime = Arc::clone(&self.inner.runtime);
         let id = app_id.to_owned();
         let _ = tokio::task::spawn_blocking(move || runtime.remove_app(&id)).await;

@@ -342,7 +342,7 @@ fn in_devfile(e: RegisterError) -> ApiError {
         RegisterError::Taken(name) => ApiError::AlreadyExists {
             field: "name".into(),
             message: format!(
-                "the app name {name:?} (the devfile's metadata.name) is already taken; \
+                "the app name {name:?} (derived from the devfile's metadata.name) is already taken; \
                  app names are unique across the platform, choose another"
             ),
         },

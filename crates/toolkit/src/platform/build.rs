@@ -76,7 +76,7 @@ pub fn build_app_with_progress(
         BuildMode::Remote => None,
     };
     let app_file = read_app_file(&request.root)?;
-    let uploaded = match &local {
+    let mut uploaded = match &local {
         None => upload_context(client, &request, &project, app_file.as_ref(), progress)?,
         Some(builder) => upload_images(
             client,
@@ -100,6 +100,7 @@ pub fn build_app_with_progress(
         return answer(&failed);
     }
     let image_uris = write_image_uris(&project, &builds)?;
+    uploaded.urls_from_status_when_unanswered(client);
     answer(&Built::new(
         &request,
         &project,
@@ -298,6 +299,37 @@ struct Uploaded {
     /// Files in the uploaded context (remote builds).
     #[serde(skip)]
     context_files: Option<usize>,
+}
+
+impl Uploaded {
+    /// A platform from before build uploads answered the app's URLs says nothing of them:
+    /// read them from the app's status, as builds did then (they are there once a deployment
+    /// started; a failed read leaves them out, the build itself succeeded).
+    fn urls_from_status_when_unanswered(&mut self, client: &Client) {
+        if self.app_url.is_some() || !self.service_urls.is_empty() {
+            return;
+        }
+        let Ok(status) = client.json(
+            Method::GET,
+            &format!("/v1/apps/{}/status", self.app_id),
+            None,
+        ) else {
+            return;
+        };
+        let status = status.body;
+        self.app_url = status["app_url"].as_str().map(str::to_owned);
+        self.service_urls = status["services"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|s| {
+                Some((
+                    s["name"].as_str()?.to_owned(),
+                    s["url"].as_str()?.to_owned(),
+                ))
+            })
+            .collect();
+    }
 }
 
 /// The answer to a prebuilt image upload: its (succeeded) build and the app's URLs.
