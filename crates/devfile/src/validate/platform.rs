@@ -290,9 +290,11 @@ fn durable_block(ctx: &mut Ctx, node: &Node, path: &str, services: &[Service<'_>
     if let Some(r) = durable.get("retention")
         && let Some(text) = non_empty_string(ctx, r, &join(path, "retention"))
     {
-        let ok = text.len() > 1
-            && text[..text.len() - 1].parse::<u32>().is_ok_and(|n| n > 0)
-            && text.ends_with(['s', 'm', 'h', 'd']);
+        // The unit is stripped as a character, never cut at a byte: the text may end in a
+        // multi-byte one (found by the fuzzer).
+        let ok = text
+            .strip_suffix(['s', 'm', 'h', 'd'])
+            .is_some_and(|n| n.parse::<u32>().is_ok_and(|n| n > 0));
         if !ok {
             ctx.error(
                 join(path, "retention"),

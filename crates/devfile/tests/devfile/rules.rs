@@ -59,6 +59,8 @@ fn cases() -> Vec<Case> {
         case("durable service exists", "      service: api\n", "      service: worker\n", "metadata.platform.durable.service (line 19): \"worker\" is not a service"),
         case("durable port matches endpoint", "      port: 8001\n", "      port: 9080\n", "port 9080 is not an endpoint targetPort of service \"api\""),
         case("durable retention format", "retention: 24h", "retention: forever", "is not a duration"),
+        case("durable retention ends in a multi-byte character", "retention: 24h", "retention: 2Ɨ", "\"2Ɨ\" is not a duration"),
+        case("durable retention unit alone", "retention: 24h", "retention: h", "\"h\" is not a duration"),
         case("components is a list", "components:\n  - name: api-image", "components: {}\nx:\n  - name: api-image", "components (line 22): must be a list of components"),
         case("component needs a name", "  - name: web-image\n", "  - attributes: {}\n", "components[2].name (line 45): name is required"),
         case("component name dns label", "  - name: web-image\n", "  - name: Web_Image\n", "components[2].name (line 45): component name \"Web_Image\" may contain only lowercase"),
