@@ -54,21 +54,30 @@ pub(crate) fn serve(data: &Path, port: u16, gateway: u16) -> Server {
     server
 }
 
-/// `GET /` through the gateway for `host`; the body.
-pub(crate) fn through_gateway(gateway: u16, host: &str) -> String {
+/// A plain HTTP/1.1 `GET path` to `addr` with the `Host` header `host`; the whole answer.
+pub(crate) fn http_get(addr: &str, host: &str, path: &str) -> String {
     use std::io::{Read as _, Write as _};
-    let mut stream = std::net::TcpStream::connect(("127.0.0.1", gateway)).unwrap();
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
     write!(
         stream,
-        "GET / HTTP/1.1\r\nHost: {host}:{gateway}\r\nConnection: close\r\n\r\n"
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
     )
     .unwrap();
     let mut response = String::new();
     stream.read_to_string(&mut response).unwrap();
     response
-        .split_once("\r\n\r\n")
-        .map(|(_, body)| body.to_owned())
-        .unwrap_or_default()
+}
+
+/// `GET /` through the gateway for `host`; the body.
+pub(crate) fn through_gateway(gateway: u16, host: &str) -> String {
+    http_get(
+        &format!("127.0.0.1:{gateway}"),
+        &format!("{host}:{gateway}"),
+        "/",
+    )
+    .split_once("\r\n\r\n")
+    .map(|(_, body)| body.to_owned())
+    .unwrap_or_default()
 }
 
 const PID_SERVER: &str = "import http.server, os\n\

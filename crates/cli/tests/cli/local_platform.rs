@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::daily::slipway;
+use crate::daily::{http_get, slipway};
 
 /// Every place the CLI looks for a platform or keeps its data, inside `home`: no configured
 /// platform, no keyring, no local platform of the machine's user.
@@ -108,7 +108,7 @@ fn build_offers_and_starts_the_local_platform() {
         .to_owned();
     let health = format!("{}/health", url.trim_start_matches("http://"));
     let (addr, path) = health.split_once('/').unwrap();
-    let answer = http_get(addr, &format!("/{path}"));
+    let answer = http_get(addr, addr, &format!("/{path}"));
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
 
     // A half configuration (a URL without its token) is reported, not replaced by the local
@@ -135,18 +135,4 @@ fn build_offers_and_starts_the_local_platform() {
         std::net::TcpStream::connect(addr).is_err(),
         "the app still answers after its platform stopped"
     );
-}
-
-/// A plain HTTP/1.1 GET; the whole answer.
-fn http_get(addr: &str, path: &str) -> String {
-    use std::io::{Read as _, Write as _};
-    let mut stream = std::net::TcpStream::connect(addr).unwrap();
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).unwrap();
-    answer
 }
