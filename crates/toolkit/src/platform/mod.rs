@@ -1,6 +1,7 @@
 //! Talking to a Slipway platform: where it is ([`Endpoint`]), a blocking HTTP client with
 //! retries for transient failures ([`Client`]), and the app, secrets and sharing tools built
-//! on it.
+//! on it; the account's people, invites, tokens and single sign-on ([`people`], [`tokens`],
+//! [`join`], [`sso`]).
 
 mod apps;
 mod build;
@@ -9,11 +10,15 @@ mod client;
 pub mod credentials;
 mod endpoint;
 pub mod history;
+pub mod join;
 pub mod local;
 mod pack;
+pub mod people;
 mod secrets;
 mod sharing;
+pub mod sso;
 pub mod stream;
+pub mod tokens;
 
 pub use apps::{
     APP_FILE, AppFile, AppIdArgs, CancelBuildArgs, GetLogsArgs, ListAppsArgs, RegisterAppArgs,
@@ -24,6 +29,10 @@ pub use build::{BuildAppArgs, build_app, build_app_with_progress};
 pub(crate) use build::{Files as ProjectFiles, read_app_file, upload_services};
 pub use client::{Client, fetch_text};
 pub use endpoint::{ENV_TOKEN, ENV_URL, Endpoint};
+pub use join::{Joined, accept_invite};
+pub use people::{
+    audit, invite, list_invites, list_people, me, remove_person, revoke_invite, set_role,
+};
 pub use secrets::{
     DeleteSecretArgs, GetSecretArgs, ListSecretsArgs, SecretType, ShareSecretArgs, WriteSecretArgs,
     create_secret, delete_secret, get_secret, list_secrets, share_secret, update_secret,
@@ -32,3 +41,6 @@ pub use sharing::{
     AccountArgs, AppRole, RoleArgs, grant_app_role, list_account_users, list_app_permissions,
     list_grantable_roles, revoke_app_role, whoami,
 };
+pub use slipway_server::token::Token;
+pub use sso::{SsoSignIn, SsoToken, sso_status};
+pub use tokens::{create_token, list_tokens, revoke_token};
