@@ -102,17 +102,35 @@ pub struct WhyArgs {
 
 #[derive(Debug, Args)]
 pub struct LoginArgs {
-    /// The platform's base URL, for example http://127.0.0.1:8700.
-    #[arg(long)]
-    url: String,
+    /// The platform's base URL, for example http://127.0.0.1:8700 (an invite link carries
+    /// it).
+    #[arg(long, required_unless_present = "invite")]
+    url: Option<String>,
     /// Read the token from this file (for a local platform: DATA_DIR/bootstrap-token);
-    /// without it the token is read from standard input.
-    #[arg(long)]
+    /// without it (and without --invite or --sso) the token is read from standard input.
+    #[arg(long, conflicts_with_all = ["invite", "sso"])]
     token_file: Option<PathBuf>,
+    /// Join with an invite code an admin gave you (`slwi_…`, or its slipway://invite link):
+    /// creates your account and signs you in.
+    #[arg(long, value_name = "CODE", conflicts_with = "sso")]
+    invite: Option<String>,
+    /// With --invite: your display name (default: your e-mail's local part).
+    #[arg(long, requires = "invite")]
+    name: Option<String>,
+    /// Sign in through the company's identity provider (the platform's single sign-on) in a
+    /// browser.
+    #[arg(long)]
+    sso: bool,
+    /// With --sso: only print the address to open, do not start a browser.
+    #[arg(long, requires = "sso")]
+    no_browser: bool,
     /// The environment name tools select with their `environment` argument.
     #[arg(long, default_value = "production")]
     environment: String,
 }
+
+/// How long `slipway login --sso` waits for the browser to come back.
+const SSO_WAIT: Duration = Duration::from_secs(300);
 
 #[derive(Debug, Args)]
 pub struct LogoutArgs {
@@ -320,6 +338,28 @@ pub fn logs(args: LogsArgs) -> ExitCode {
 }
 
 pub fn login(args: LoginArgs) -> ExitCode {
+    let outcome = if let Some(code) = &args.invite {
+        login_invite(&args, code)
+    } else if args.sso {
+        login_sso(&args)
+    } else {
+        login_token(&args)
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(&e),
+    }
+}
+
+/// `--url` or, without it, the error saying it is needed for `what`.
+fn url_for<'a>(args: &'a LoginArgs, what: &str) -> Result<&'a str, String> {
+    args.url
+        .as_deref()
+        .ok_or_else(|| format!("--url is needed {what}"))
+}
+
+fn login_token(args: &LoginArgs) -> Result<(), String> {
+    let url = url_for(args, "with a token")?;
     let token = match &args.token_file {
         Some(path) => std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display())),
         None => {
@@ -328,30 +368,96 @@ pub fn login(args: LoginArgs) -> ExitCode {
                 .map(|_| buf)
                 .map_err(|e| e.to_string())
         }
-    };
-    let token = match token {
-        Ok(t) => t,
-        Err(e) => return fail(&format!("cannot read the token: {e}")),
-    };
-    match platform::credentials::login(&args.environment, &args.url, &token) {
-        Ok(platform::credentials::TokenStore::Keyring) => {
-            println!(
-                "Logged in to {} as environment {:?}; the token is in the OS keyring.",
-                args.url, args.environment
-            );
-            ExitCode::SUCCESS
-        }
-        Ok(platform::credentials::TokenStore::File(path)) => {
-            println!(
-                "Logged in to {} as environment {:?}. No OS keyring is available here (or SLIPWAY_TOKEN_STORE=file), so the token is in {} (readable by you only).",
-                args.url,
-                args.environment,
-                path.display()
-            );
-            ExitCode::SUCCESS
-        }
-        Err(e) => fail(&e.to_string()),
     }
+    .map_err(|e| format!("cannot read the token: {e}"))?;
+    let store =
+        platform::credentials::login(&args.environment, url, &token).map_err(|e| e.to_string())?;
+    println!(
+        "Logged in to {url} as environment {:?}; {}",
+        args.environment,
+        stored_in(&store)
+    );
+    Ok(())
+}
+
+/// Where the token went, in words.
+fn stored_in(store: &platform::credentials::TokenStore) -> String {
+    match store {
+        platform::credentials::TokenStore::Keyring => "the token is in the OS keyring.".to_owned(),
+        platform::credentials::TokenStore::File(path) => format!(
+            "no OS keyring is available here (or SLIPWAY_TOKEN_STORE=file), so the token is in {} (readable by you only).",
+            path.display()
+        ),
+    }
+}
+
+/// `--invite CODE`: accepts the invite, then stores the first token as a login does.
+fn login_invite(args: &LoginArgs, code: &str) -> Result<(), String> {
+    let (code, url) = match platform::join::parse_invite_link(code) {
+        Some((code, url)) => (code, args.url.clone().unwrap_or(url)),
+        None => (
+            code.to_owned(),
+            url_for(
+                args,
+                "with an invite code (a slipway://invite link carries it)",
+            )?
+            .to_owned(),
+        ),
+    };
+    let joined =
+        platform::accept_invite(&url, &code, args.name.as_deref()).map_err(|e| e.to_string())?;
+    let store = platform::credentials::login(&args.environment, &url, joined.token.expose())
+        .map_err(|e| e.to_string())?;
+    println!(
+        "Joined {url} as {} <{}> ({}), environment {:?}.",
+        joined.name, joined.email, joined.role, args.environment
+    );
+    println!(
+        "Your token expires at {}; {}",
+        joined.expires_at,
+        stored_in(&store)
+    );
+    Ok(())
+}
+
+/// `--sso`: the browser signs in at the company's identity provider; the platform's token
+/// comes back to a loopback listener and is stored as a login does.
+fn login_sso(args: &LoginArgs) -> Result<(), String> {
+    let url = url_for(args, "with --sso")?;
+    let status = platform::sso_status(url).map_err(|e| e.to_string())?;
+    if status["enabled"] != true {
+        return Err(format!(
+            "the platform at {url} has no single sign-on (it was started without --oidc-issuer); \
+             sign in with an invite (`slipway login --invite CODE --url {url}`) or a token (`--token-file`)"
+        ));
+    }
+    let sign_in = platform::sso::begin(url).map_err(|e| e.to_string())?;
+    // Tests and scripts read the address: it is alone on its line, on stdout.
+    println!("Open this address in a browser to sign in:");
+    println!("{}", sign_in.sign_in_url());
+    let _ = std::io::Write::flush(&mut std::io::stdout());
+    if !args.no_browser
+        && let Err(e) = open::that_detached(sign_in.sign_in_url())
+    {
+        eprintln!("(could not open a browser: {e}; open the address above yourself)");
+    }
+    eprintln!(
+        "Waiting for the browser to come back from {} (up to 5 minutes)…",
+        status["issuer"].as_str().unwrap_or("the identity provider")
+    );
+    let signed_in = sign_in.wait(SSO_WAIT).map_err(|e| e.to_string())?;
+    let store = platform::credentials::login(&args.environment, url, signed_in.token.expose())
+        .map_err(|e| e.to_string())?;
+    println!(
+        "Signed in to {url} as {} <{}>, environment {:?}.",
+        signed_in.name, signed_in.email, args.environment
+    );
+    println!(
+        "Your token expires at {}; {}",
+        signed_in.expires_at,
+        stored_in(&store)
+    );
+    Ok(())
 }
 
 pub fn logout(args: LogoutArgs) -> ExitCode {
@@ -373,8 +479,12 @@ pub fn whoami(args: LogoutArgs) -> ExitCode {
         .and_then(|c| platform::whoami(&c).map(|me| (c.base_url().to_owned(), me)));
     match who {
         Ok((url, me)) => {
+            let role = me["role"]
+                .as_str()
+                .map(|r| format!(", {r}"))
+                .unwrap_or_default();
             println!(
-                "{} <{}> on {url} (environment {:?})",
+                "{} <{}>{role} on {url} (environment {:?})",
                 me["name"].as_str().unwrap_or("?"),
                 me["email"].as_str().unwrap_or("?"),
                 args.environment

@@ -5,8 +5,10 @@ mod care;
 mod daily;
 mod dev;
 mod local_platform;
+mod people;
 mod platform;
 mod prefix;
+mod tokens;
 
 use std::process::ExitCode;
 
@@ -35,12 +37,19 @@ enum Command {
     },
     /// List the tools this build offers.
     Tools,
-    /// Save a platform's URL and token for the tools (OS keyring, or a 0600 file when there is none).
+    /// Sign in to a platform: with a token, an invite code (--invite) or single sign-on
+    /// (--sso). The URL is saved for the tools, the token in the OS keyring (or a 0600 file
+    /// when there is none).
     Login(daily::LoginArgs),
     /// Forget an environment's stored tokens (keyring and file); its URLs stay for the next login.
     Logout(daily::LogoutArgs),
     /// Show who the environment's token belongs to.
     Whoami(daily::LogoutArgs),
+    /// The account's people: list them, invite, change roles, remove; pending invites and the
+    /// audit (admins manage, everyone lists).
+    People(people::PeopleArgs),
+    /// Your own API tokens: list, create (shown once), revoke.
+    Tokens(tokens::TokensArgs),
     /// Create a new app project from a template.
     New(daily::NewArgs),
     /// Build and deploy the project (validates first; shows progress).
@@ -91,6 +100,8 @@ fn run(cli: Cli) -> ExitCode {
         Command::Login(args) => daily::login(args),
         Command::Logout(args) => daily::logout(args),
         Command::Whoami(args) => daily::whoami(args),
+        Command::People(args) => people::run(args),
+        Command::Tokens(args) => tokens::run(args),
         Command::New(args) => daily::new(args),
         Command::Build(args) => daily::build(args),
         Command::Dev(args) => dev::dev(args),

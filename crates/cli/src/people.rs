@@ -1,0 +1,336 @@
+//! `slipway people …`: the account's people, invites and audit, for admins who run a team
+//! without a shell on the server (docs/people.md). Tables for people, `--json` (the
+//! platform's answer) for scripts. The output and client helpers here are shared with
+//! `slipway tokens`.
+
+use std::io::{BufRead as _, IsTerminal as _, Write as _};
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use serde_json::Value;
+use slipway_toolkit::ToolError;
+use slipway_toolkit::platform::{self, Client, Endpoint};
+
+#[derive(Debug, Args)]
+pub struct PeopleArgs {
+    #[command(subcommand)]
+    command: PeopleCommand,
+    #[command(flatten)]
+    output: Output,
+}
+
+#[derive(Debug, Subcommand)]
+enum PeopleCommand {
+    /// List the account's people with their roles.
+    List,
+    /// Invite someone (admins): prints a code that works once, and its link for the desktop.
+    Invite {
+        /// Their e-mail address.
+        email: String,
+        /// Their account role once they join.
+        #[arg(long, default_value = "member", value_parser = ["admin", "member"])]
+        role: String,
+        /// How long the code works (1-30 days; the platform's default is 7).
+        #[arg(long, value_name = "N")]
+        expires_in_days: Option<u32>,
+    },
+    /// Change someone's account role (admins). The last admin cannot be demoted.
+    Role {
+        /// Their e-mail (or id).
+        email: String,
+        /// The new role.
+        #[arg(value_parser = ["admin", "member"])]
+        role: String,
+    },
+    /// Remove someone from the account (admins): their tokens stop working at once and the
+    /// apps they alone own pass to you. Asks first on a terminal.
+    Remove {
+        /// Their e-mail (or id).
+        email: String,
+        /// Do not ask (needed when standard input is not a terminal).
+        #[arg(long)]
+        yes: bool,
+    },
+    /// List the pending invites (admins).
+    Invites,
+    /// Revoke a pending invite (admins): its code stops working.
+    RevokeInvite {
+        /// The invite's id (`slipway people invites` lists them).
+        id: String,
+    },
+    /// Show what happened in the account, newest first (admins).
+    Audit {
+        /// The page after the one that printed this token.
+        #[arg(long)]
+        page_token: Option<String>,
+    },
+}
+
+/// The flags every `people` and `tokens` command takes.
+#[derive(Debug, Args)]
+pub(crate) struct Output {
+    /// Print the platform's answer as JSON (for scripts) instead of a table.
+    #[arg(long, global = true)]
+    json: bool,
+    /// The environment (as given to `slipway login`); default: the configured platform, else
+    /// the local one when it runs.
+    #[arg(long, global = true)]
+    environment: Option<String>,
+}
+
+impl Output {
+    /// A client of the chosen environment, as the daily commands find one.
+    pub(crate) fn client(&self) -> Result<Client, String> {
+        match &self.environment {
+            Some(env) => Endpoint::from_env(Some(env))
+                .and_then(Client::new)
+                .map_err(|e| e.to_string()),
+            None => crate::daily::client(),
+        }
+    }
+
+    /// Prints `result`: as JSON with `--json` (a failure too, as `slipway call` does), else
+    /// through `human`; a failure is also said on stderr.
+    pub(crate) fn show(
+        &self,
+        result: Result<Value, ToolError>,
+        human: impl FnOnce(&Value),
+    ) -> ExitCode {
+        match result {
+            Ok(value) => {
+                if self.json {
+                    println!("{}", pretty(&value));
+                } else {
+                    human(&value);
+                }
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                if self.json {
+                    println!("{}", pretty(&e.to_json()));
+                }
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        }
+    }
+}
+
+fn pretty(value: &Value) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
+}
+
+/// Rows under a header, each column as wide as its widest cell.
+pub(crate) fn table(header: &[&str], rows: &[Vec<String>]) {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: Vec<&str>| {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        println!("{}", padded.join("  ").trim_end());
+    };
+    line(header.to_vec());
+    for row in rows {
+        line(row.iter().map(String::as_str).collect());
+    }
+}
+
+/// A field as text: strings as they are, null as `null_as`.
+pub(crate) fn text(value: &Value, null_as: &str) -> String {
+    match value {
+        Value::Null => null_as.to_owned(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// An RFC 3339 time as a table shows it: `2026-05-01 10:00` (UTC), null as `null_as`.
+pub(crate) fn when(value: &Value, null_as: &str) -> String {
+    match value.as_str() {
+        Some(t) => t.get(..16).unwrap_or(t).replacen('T', " ", 1),
+        None => null_as.to_owned(),
+    }
+}
+
+pub fn run(args: PeopleArgs) -> ExitCode {
+    let client = match args.output.client() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let out = &args.output;
+    match args.command {
+        PeopleCommand::List => out.show(platform::list_people(&client), show_people),
+        PeopleCommand::Invite {
+            email,
+            role,
+            expires_in_days,
+        } => out.show(
+            platform::invite(&client, &email, Some(&role), expires_in_days),
+            |r| show_invite(r, client.base_url()),
+        ),
+        PeopleCommand::Role { email, role } => {
+            out.show(platform::set_role(&client, &email, &role), |r| {
+                println!(
+                    "{} is now {}.",
+                    text(&r["email"], &email),
+                    text(&r["role"], &role)
+                );
+            })
+        }
+        PeopleCommand::Remove { email, yes } => {
+            if let Err(e) = confirm_removal(&email, yes) {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+            out.show(platform::remove_person(&client, &email), show_removed)
+        }
+        PeopleCommand::Invites => out.show(platform::list_invites(&client), show_invites),
+        PeopleCommand::RevokeInvite { id } => {
+            out.show(platform::people::revoke_invite(&client, &id), |r| {
+                println!(
+                    "Revoked invite {}: its code no longer works.",
+                    text(&r["id"], &id)
+                );
+            })
+        }
+        PeopleCommand::Audit { page_token } => {
+            out.show(platform::audit(&client, page_token.as_deref()), show_audit)
+        }
+    }
+}
+
+fn show_people(r: &Value) {
+    let rows: Vec<Vec<String>> = r["users"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            vec![
+                text(&p["email"], ""),
+                text(&p["name"], ""),
+                text(&p["role"], "?"),
+                when(&p["joined_at"], ""),
+                when(&p["last_active_at"], "never"),
+            ]
+        })
+        .collect();
+    table(
+        &["EMAIL", "NAME", "ROLE", "JOINED (UTC)", "LAST ACTIVE (UTC)"],
+        &rows,
+    );
+}
+
+fn show_invite(r: &Value, base_url: &str) {
+    let code = text(&r["code"], "?");
+    println!(
+        "Invited {} as {} (invite {}).",
+        text(&r["email"], "?"),
+        text(&r["role"], "?"),
+        text(&r["id"], "?")
+    );
+    println!("Code (shown only now): {code}");
+    println!("Link for the desktop app: {}", text(&r["link"], "?"));
+    println!(
+        "The code works once and expires at {}. Send it privately; from the CLI they join with:",
+        text(&r["expires_at"], "?")
+    );
+    println!("  slipway login --invite {code} --url {base_url}");
+}
+
+fn show_removed(r: &Value) {
+    let person = &r["removed"];
+    println!(
+        "Removed {} <{}>: their tokens no longer work.",
+        text(&person["name"], "?"),
+        text(&person["email"], "?")
+    );
+    for app in r["transferred_apps"].as_array().into_iter().flatten() {
+        println!(
+            "  app {} ({}) is yours now",
+            text(&app["name"], "?"),
+            text(&app["app_id"], "?")
+        );
+    }
+}
+
+fn show_invites(r: &Value) {
+    let rows: Vec<Vec<String>> = r["invites"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|i| {
+            vec![
+                text(&i["id"], ""),
+                text(&i["email"], ""),
+                text(&i["role"], ""),
+                when(&i["expires_at"], ""),
+                text(&i["invited_by"]["email"], ""),
+            ]
+        })
+        .collect();
+    if rows.is_empty() {
+        println!("No pending invites.");
+        return;
+    }
+    table(
+        &["ID", "EMAIL", "ROLE", "EXPIRES (UTC)", "INVITED BY"],
+        &rows,
+    );
+}
+
+fn show_audit(r: &Value) {
+    let rows: Vec<Vec<String>> = r["entries"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| {
+            vec![
+                when(&e["at"], ""),
+                text(&e["actor"]["email"], "-"),
+                text(&e["action"], ""),
+                text(&e["subject"], ""),
+                text(&e["detail"], ""),
+            ]
+        })
+        .collect();
+    table(&["AT (UTC)", "BY", "ACTION", "SUBJECT", "DETAIL"], &rows);
+    if let Some(next) = r["next_page_token"].as_str() {
+        println!("More: slipway people audit --page-token {next}");
+    }
+}
+
+/// Removing is asked about on a terminal; a script must say `--yes`.
+fn confirm_removal(email: &str, yes: bool) -> Result<(), String> {
+    if yes {
+        return Ok(());
+    }
+    if !std::io::stdin().is_terminal() {
+        return Err(format!(
+            "removing {email} needs --yes when standard input is not a terminal (nothing was removed)"
+        ));
+    }
+    eprint!(
+        "Remove {email} from the account? Their tokens stop working at once and the apps they alone own pass to you. [y/N] "
+    );
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut answer)
+        .map_err(|e| format!("cannot read the answer: {e}"))?;
+    if matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
+        Ok(())
+    } else {
+        Err(format!("{email} was not removed"))
+    }
+}

@@ -1,0 +1,104 @@
+//! `slipway tokens …`: your own API tokens (for CI, scripts, another machine). The secret of
+//! a new token is printed once, on a line of its own; lists never show one.
+
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use serde_json::Value;
+use slipway_toolkit::platform;
+
+use crate::people::{Output, table, text, when};
+
+#[derive(Debug, Args)]
+pub struct TokensArgs {
+    #[command(subcommand)]
+    command: TokensCommand,
+    #[command(flatten)]
+    output: Output,
+}
+
+#[derive(Debug, Subcommand)]
+enum TokensCommand {
+    /// List your tokens (never their secrets); the one this command uses is marked.
+    List,
+    /// Create a token and print it once.
+    Create {
+        /// What it is for, for example "CI" (at most 100 characters).
+        name: String,
+        /// How long it works (1-365 days; the platform's default is 90).
+        #[arg(long, value_name = "N")]
+        expires_in_days: Option<u32>,
+    },
+    /// Revoke one of your tokens: it stops working at once.
+    Revoke {
+        /// The token's id (`slipway tokens list` shows it).
+        id: String,
+    },
+}
+
+pub fn run(args: TokensArgs) -> ExitCode {
+    let client = match args.output.client() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let out = &args.output;
+    match args.command {
+        TokensCommand::List => out.show(platform::list_tokens(&client), show_tokens),
+        TokensCommand::Create {
+            name,
+            expires_in_days,
+        } => out.show(
+            platform::create_token(&client, &name, expires_in_days),
+            |r| {
+                println!(
+                    "Created token {:?} (id {}); it expires at {}.",
+                    text(&r["name"], &name),
+                    text(&r["id"], "?"),
+                    text(&r["expires_at"], "never")
+                );
+                println!("It is shown only now; keep it somewhere safe:");
+                println!("{}", text(&r["token"], ""));
+            },
+        ),
+        TokensCommand::Revoke { id } => out.show(platform::revoke_token(&client, &id), |r| {
+            println!("Revoked token {}: it no longer works.", text(&r["id"], &id));
+        }),
+    }
+}
+
+fn show_tokens(r: &Value) {
+    let rows: Vec<Vec<String>> = r["tokens"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|t| {
+            vec![
+                text(&t["id"], ""),
+                text(&t["name"], ""),
+                when(&t["created_at"], ""),
+                when(&t["expires_at"], "never"),
+                when(&t["last_used_at"], "never"),
+                if t["current"] == true {
+                    "← this one"
+                } else {
+                    ""
+                }
+                .to_owned(),
+            ]
+        })
+        .collect();
+    table(
+        &[
+            "ID",
+            "NAME",
+            "CREATED (UTC)",
+            "EXPIRES (UTC)",
+            "LAST USED (UTC)",
+            "",
+        ],
+        &rows,
+    );
+}
