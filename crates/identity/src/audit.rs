@@ -1,0 +1,169 @@
+//! The identity audit: who did what to whom, and when — invites made, accepted and revoked,
+//! roles changed, people removed (and the apps that passed to the remover), tokens created
+//! and revoked, SSO sign-ins and refusals. Admins read it page by page, newest first.
+//! Entries never hold a code or a token.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use serde::Serialize;
+
+use crate::Tx;
+use crate::error::IdentityError;
+use crate::model::{Caller, PersonRef};
+use crate::store::audit::{self as rows, AuditRow};
+use slipway_server::clock::{now_millis, rfc3339};
+
+/// What an entry records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// An admin invited someone.
+    InviteCreated,
+    /// Someone joined with an invite (or signed in with SSO on one).
+    InviteAccepted,
+    /// An admin revoked an invite, or a new invite to the same address replaced it.
+    InviteRevoked,
+    /// An admin changed a person's account role.
+    RoleChanged,
+    /// An admin removed a person.
+    PersonRemoved,
+    /// An app the removed person alone owned passed to the admin who removed them.
+    AppOwnershipTransferred,
+    /// Someone created a personal token.
+    TokenCreated,
+    /// Someone revoked one of their tokens.
+    TokenRevoked,
+    /// Someone signed in with single sign-on.
+    SsoSignedIn,
+    /// A single sign-on was refused.
+    SsoRefused,
+}
+
+impl Action {
+    /// The stored and listed name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::InviteCreated => "invite.created",
+            Action::InviteAccepted => "invite.accepted",
+            Action::InviteRevoked => "invite.revoked",
+            Action::RoleChanged => "person.role_changed",
+            Action::PersonRemoved => "person.removed",
+            Action::AppOwnershipTransferred => "app.ownership_transferred",
+            Action::TokenCreated => "token.created",
+            Action::TokenRevoked => "token.revoked",
+            Action::SsoSignedIn => "sso.signed_in",
+            Action::SsoRefused => "sso.refused",
+        }
+    }
+}
+
+/// Records one entry in `account_id`'s audit.
+pub async fn record(
+    tx: &mut Tx,
+    account_id: &str,
+    actor: Option<&PersonRef>,
+    action: Action,
+    subject: &str,
+    detail: &str,
+) -> Result<(), sqlx::Error> {
+    rows::insert(
+        tx,
+        &AuditRow {
+            id: uuid::Uuid::new_v4().to_string(),
+            account_id: account_id.to_owned(),
+            at: now_millis(),
+            actor_id: actor.map(|a| a.id.clone()),
+            actor_email: actor.map(|a| a.email.clone()),
+            action: action.as_str().to_owned(),
+            subject: subject.to_owned(),
+            detail: detail.to_owned(),
+        },
+    )
+    .await
+}
+
+/// An entry as `GET /v1/account/audit` lists it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Entry {
+    /// Entry id.
+    pub id: String,
+    /// When (RFC 3339, UTC).
+    pub at: String,
+    /// Who did it (null for a refused sign-in: nobody was signed in).
+    pub actor: Option<PersonRef>,
+    /// What (see [`Action::as_str`]).
+    pub action: String,
+    /// Whom or what it concerns: an e-mail, or a token's name.
+    pub subject: String,
+    /// A short account of it.
+    pub detail: String,
+}
+
+/// One page of the audit.
+#[derive(Debug, Clone, Serialize)]
+pub struct Page {
+    /// Newest first.
+    pub entries: Vec<Entry>,
+    /// Pass as `page_token` for the next (older) page; null on the last.
+    pub next_page_token: Option<String>,
+}
+
+/// Largest page.
+pub const PAGE_MAX: i64 = 500;
+/// Page size when none is asked for.
+pub const PAGE_DEFAULT: i64 = 100;
+
+/// A page of the caller's account audit (admins only).
+pub async fn page(
+    tx: &mut Tx,
+    caller: &Caller,
+    limit: Option<i64>,
+    page_token: Option<&str>,
+) -> Result<Page, IdentityError> {
+    if !caller.is_admin() {
+        return Err(IdentityError::AdminOnly("read the audit"));
+    }
+    let limit = match limit {
+        None => PAGE_DEFAULT,
+        Some(n) if (1..=PAGE_MAX).contains(&n) => n,
+        Some(_) => {
+            return Err(IdentityError::invalid(
+                "limit",
+                format!("must be a whole number from 1 to {PAGE_MAX}"),
+            ));
+        }
+    };
+    let before = page_token.map(decode_cursor).transpose()?;
+    let mut found = rows::page(tx, &caller.account_id, before, limit + 1).await?;
+    let more = found.len() as i64 > limit;
+    found.truncate(limit as usize);
+    let next_page_token = match found.last() {
+        Some(last) if more => Some(URL_SAFE_NO_PAD.encode(format!("{}:{}", last.at, last.id))),
+        _ => None,
+    };
+    let entries = found
+        .into_iter()
+        .map(|r| Entry {
+            id: r.id,
+            at: rfc3339(r.at),
+            actor: match (r.actor_id, r.actor_email) {
+                (Some(id), Some(email)) => Some(PersonRef { id, email }),
+                _ => None,
+            },
+            action: r.action,
+            subject: r.subject,
+            detail: r.detail,
+        })
+        .collect();
+    Ok(Page {
+        entries,
+        next_page_token,
+    })
+}
+
+fn decode_cursor(raw: &str) -> Result<(i64, String), IdentityError> {
+    let bad = || IdentityError::invalid("page_token", "is not a token this audit handed out");
+    let text = URL_SAFE_NO_PAD.decode(raw).map_err(|_| bad())?;
+    let text = String::from_utf8(text).map_err(|_| bad())?;
+    let (at, id) = text.split_once(':').ok_or_else(bad)?;
+    Ok((at.parse().map_err(|_| bad())?, id.to_owned()))
+}

@@ -1,0 +1,85 @@
+//! `identity_audit` rows.
+
+use sqlx::Row;
+
+use crate::Tx;
+
+/// An audit row.
+#[derive(Debug, Clone)]
+pub(crate) struct AuditRow {
+    pub id: String,
+    pub account_id: String,
+    pub at: i64,
+    pub actor_id: Option<String>,
+    pub actor_email: Option<String>,
+    pub action: String,
+    pub subject: String,
+    pub detail: String,
+}
+
+/// Stores an entry.
+pub(crate) async fn insert(tx: &mut Tx, e: &AuditRow) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO identity_audit (id, account_id, at, actor_id, actor_email, action, \
+         subject, detail) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+    )
+    .bind(e.id.clone())
+    .bind(e.account_id.clone())
+    .bind(e.at)
+    .bind(e.actor_id.clone())
+    .bind(e.actor_email.clone())
+    .bind(e.action.clone())
+    .bind(e.subject.clone())
+    .bind(e.detail.clone())
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Up to `limit` entries of the account, newest first, older than `before` (`at`, `id`).
+pub(crate) async fn page(
+    tx: &mut Tx,
+    account_id: &str,
+    before: Option<(i64, String)>,
+    limit: i64,
+) -> Result<Vec<AuditRow>, sqlx::Error> {
+    let columns = "id, account_id, at, actor_id, actor_email, action, subject, detail";
+    let rows = match before {
+        None => {
+            sqlx::query(sqlx::AssertSqlSafe(format!(
+                "SELECT {columns} FROM identity_audit WHERE account_id = $1 \
+                 ORDER BY at DESC, id DESC LIMIT $2"
+            )))
+            .bind(account_id.to_owned())
+            .bind(limit)
+            .fetch_all(&mut **tx)
+            .await?
+        }
+        Some((at, id)) => {
+            sqlx::query(sqlx::AssertSqlSafe(format!(
+                "SELECT {columns} FROM identity_audit WHERE account_id = $1 \
+                 AND (at < $2 OR (at = $2 AND id < $3)) ORDER BY at DESC, id DESC LIMIT $4"
+            )))
+            .bind(account_id.to_owned())
+            .bind(at)
+            .bind(id)
+            .bind(limit)
+            .fetch_all(&mut **tx)
+            .await?
+        }
+    };
+    rows.iter()
+        .map(|r| {
+            Ok(AuditRow {
+                id: r.try_get(0)?,
+                account_id: r.try_get(1)?,
+                at: r.try_get(2)?,
+                actor_id: r.try_get(3)?,
+                actor_email: r.try_get(4)?,
+                action: r.try_get(5)?,
+                subject: r.try_get(6)?,
+                detail: r.try_get(7)?,
+            })
+        })
+        .collect()
+}

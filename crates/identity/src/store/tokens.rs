@@ -1,0 +1,155 @@
+//! `api_token` rows: only a token's SHA-256 is stored (a leaked database leaks no working
+//! token), with an id, a name, a lifetime and the last use.
+
+use sqlx::Row;
+
+use crate::Tx;
+use crate::model::AccountRole;
+
+/// What a token lookup finds: the token and its living person.
+#[derive(Debug, Clone)]
+pub(crate) struct Found {
+    pub token_id: String,
+    pub user_id: String,
+    pub account_id: String,
+    pub role: String,
+    pub expires_at: Option<i64>,
+    pub last_used_at: Option<i64>,
+}
+
+/// A token as its owner lists it.
+#[derive(Debug, Clone)]
+pub(crate) struct TokenRow {
+    pub id: String,
+    pub name: String,
+    pub created_at: i64,
+    pub expires_at: Option<i64>,
+    pub last_used_at: Option<i64>,
+}
+
+/// A token to store.
+pub(crate) struct NewToken<'a> {
+    pub hash: String,
+    pub id: &'a str,
+    pub user_id: &'a str,
+    pub name: &'a str,
+    pub created_at: i64,
+    pub expires_at: Option<i64>,
+}
+
+/// Stores a token's hash.
+pub(crate) async fn insert(tx: &mut Tx, token: &NewToken<'_>) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO api_token (token_hash, id, user_id, name, created_at, expires_at) \
+         VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(token.hash.clone())
+    .bind(token.id.to_owned())
+    .bind(token.user_id.to_owned())
+    .bind(token.name.to_owned())
+    .bind(token.created_at)
+    .bind(token.expires_at)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// The token with this hash, when its person is not removed.
+pub(crate) async fn lookup(tx: &mut Tx, hash: &str) -> Result<Option<Found>, sqlx::Error> {
+    let r = sqlx::query(
+        "SELECT t.id, u.id, u.account_id, u.account_role, t.expires_at, t.last_used_at \
+         FROM api_token t JOIN account_user u ON u.id = t.user_id \
+         WHERE t.token_hash = $1 AND u.removed_at IS NULL",
+    )
+    .bind(hash.to_owned())
+    .fetch_optional(&mut **tx)
+    .await?;
+    r.map(|r| {
+        Ok(Found {
+            token_id: r.try_get(0)?,
+            user_id: r.try_get(1)?,
+            account_id: r.try_get(2)?,
+            role: r.try_get(3)?,
+            expires_at: r.try_get(4)?,
+            last_used_at: r.try_get(5)?,
+        })
+    })
+    .transpose()
+}
+
+impl Found {
+    /// The account role the row holds.
+    pub(crate) fn role(&self) -> AccountRole {
+        AccountRole::parse(&self.role).unwrap_or(if self.role == "owner" {
+            AccountRole::Admin
+        } else {
+            AccountRole::Member
+        })
+    }
+}
+
+/// A person's tokens, newest first.
+pub(crate) async fn list_for(tx: &mut Tx, user_id: &str) -> Result<Vec<TokenRow>, sqlx::Error> {
+    let rows = sqlx::query(
+        "SELECT id, name, created_at, expires_at, last_used_at FROM api_token \
+         WHERE user_id = $1 ORDER BY created_at DESC, id",
+    )
+    .bind(user_id.to_owned())
+    .fetch_all(&mut **tx)
+    .await?;
+    rows.iter()
+        .map(|r| {
+            Ok(TokenRow {
+                id: r.try_get(0)?,
+                name: r.try_get(1)?,
+                created_at: r.try_get(2)?,
+                expires_at: r.try_get(3)?,
+                last_used_at: r.try_get(4)?,
+            })
+        })
+        .collect()
+}
+
+/// The name of one of a person's tokens.
+pub(crate) async fn name_of(
+    tx: &mut Tx,
+    user_id: &str,
+    id: &str,
+) -> Result<Option<String>, sqlx::Error> {
+    sqlx::query("SELECT name FROM api_token WHERE user_id = $1 AND id = $2")
+        .bind(user_id.to_owned())
+        .bind(id.to_owned())
+        .fetch_optional(&mut **tx)
+        .await?
+        .map(|r| r.try_get(0))
+        .transpose()
+}
+
+/// Deletes one of a person's tokens; whether there was one.
+pub(crate) async fn delete(tx: &mut Tx, user_id: &str, id: &str) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query("DELETE FROM api_token WHERE user_id = $1 AND id = $2")
+        .bind(user_id.to_owned())
+        .bind(id.to_owned())
+        .execute(&mut **tx)
+        .await?;
+    Ok(done.rows_affected() > 0)
+}
+
+/// Deletes every token of a person.
+pub(crate) async fn delete_all(tx: &mut Tx, user_id: &str) -> Result<u64, sqlx::Error> {
+    let done = sqlx::query("DELETE FROM api_token WHERE user_id = $1")
+        .bind(user_id.to_owned())
+        .execute(&mut **tx)
+        .await?;
+    Ok(done.rows_affected())
+}
+
+/// Records a token's use at `now`.
+pub(crate) async fn touch(tx: &mut Tx, id: &str, now: i64) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE api_token SET last_used_at = $1 WHERE id = $2")
+        .bind(now)
+        .bind(id.to_owned())
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}

@@ -1,0 +1,237 @@
+//! Personal tokens: who a request's bearer token belongs to, and each person's own list of
+//! tokens with names, lifetimes and last use. A revoked token (or one of a removed person) is
+//! unknown at once; an expired one is refused with the moment it expired.
+
+use serde::Serialize;
+
+use crate::audit::{self, Action};
+use crate::error::IdentityError;
+use crate::model::{Caller, PersonRef};
+use crate::rules::{self, Days, TOKEN_DAYS};
+use crate::store::people as people_rows;
+use crate::store::tokens::{self as rows, NewToken as Row};
+use crate::{Db, TOKEN_PREFIX, Token, Tx};
+use slipway_server::clock::{now_millis, rfc3339};
+
+/// How stale a recorded last use may get before a request records a new one: last use is
+/// kept to the minute so that reading requests do not each become a write.
+const TOUCH_EVERY_MS: i64 = 60_000;
+
+/// The caller a token stands for, and the last-use record to write after the request (kept
+/// out of the request's own transaction, which may only read).
+#[derive(Debug, Clone)]
+pub struct Authenticated {
+    /// Who is asking.
+    pub caller: Caller,
+    /// Set when the token's recorded last use is over a minute old.
+    pub touch: Option<Touch>,
+}
+
+/// A last use to record ([`touch`]).
+#[derive(Debug, Clone)]
+pub struct Touch {
+    token_id: String,
+    user_id: String,
+    at: i64,
+}
+
+/// The person `token` belongs to. Unknown, revoked and removed-person tokens are
+/// [`IdentityError::Unauthenticated`]; one past its lifetime [`IdentityError::TokenExpired`].
+pub async fn authenticate(tx: &mut Tx, token: &Token) -> Result<Authenticated, IdentityError> {
+    let found = rows::lookup(tx, &token.hash())
+        .await?
+        .ok_or(IdentityError::Unauthenticated)?;
+    let now = now_millis();
+    if let Some(expires_at) = found.expires_at
+        && expires_at <= now
+    {
+        return Err(IdentityError::TokenExpired(rfc3339(expires_at)));
+    }
+    let touch = found
+        .last_used_at
+        .is_none_or(|at| now - at >= TOUCH_EVERY_MS)
+        .then(|| Touch {
+            token_id: found.token_id.clone(),
+            user_id: found.user_id.clone(),
+            at: now,
+        });
+    Ok(Authenticated {
+        caller: Caller {
+            role: found.role(),
+            user_id: found.user_id,
+            account_id: found.account_id,
+            token_id: found.token_id,
+        },
+        touch,
+    })
+}
+
+/// Records a token's use and its person's activity, in a transaction of its own. A failure
+/// is logged and dropped: it loses a "last used" figure, never a request.
+pub async fn touch(db: &Db, touch: Touch) {
+    let done = async {
+        let mut tx = db.begin_write().await?;
+        rows::touch(&mut tx, &touch.token_id, touch.at).await?;
+        people_rows::touch(&mut tx, &touch.user_id, touch.at).await?;
+        tx.commit().await
+    }
+    .await;
+    if let Err(e) = done {
+        tracing::warn!(error = %slipway_server::sql_error::loggable(&e), "could not record a token's last use");
+    }
+}
+
+/// A token as its owner lists it; never the secret.
+#[derive(Debug, Clone, Serialize)]
+pub struct TokenInfo {
+    /// Id (to revoke it).
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// RFC 3339, UTC.
+    pub created_at: String,
+    /// When it stops working; null for tokens made before tokens had lifetimes.
+    pub expires_at: Option<String>,
+    /// When it was last used (to the minute), or null.
+    pub last_used_at: Option<String>,
+    /// Whether this request came with it.
+    pub current: bool,
+}
+
+/// The caller's own tokens, newest first.
+pub async fn list(tx: &mut Tx, caller: &Caller) -> Result<Vec<TokenInfo>, IdentityError> {
+    Ok(rows::list_for(tx, &caller.user_id)
+        .await?
+        .into_iter()
+        .map(|r| TokenInfo {
+            current: r.id == caller.token_id,
+            id: r.id,
+            name: r.name,
+            created_at: rfc3339(r.created_at),
+            expires_at: r.expires_at.map(rfc3339),
+            last_used_at: r.last_used_at.map(rfc3339),
+        })
+        .collect())
+}
+
+/// A token just made: the only time it exists in clear.
+#[derive(Debug, Clone, Serialize)]
+pub struct NewToken {
+    /// Id.
+    pub id: String,
+    /// Name.
+    pub name: String,
+    /// The bearer token in clear.
+    #[serde(serialize_with = "expose")]
+    pub token: Token,
+    /// RFC 3339, UTC.
+    pub created_at: String,
+    /// When it stops working (null: never; only the bootstrap token and `user add`).
+    pub expires_at: Option<String>,
+}
+
+pub(crate) fn expose<S: serde::Serializer>(token: &Token, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(token.expose())
+}
+
+/// Makes a token for `user_id` lasting `days` (`None`: no end).
+pub(crate) async fn issue(
+    tx: &mut Tx,
+    user_id: &str,
+    name: &str,
+    days: Option<i64>,
+) -> Result<NewToken, IdentityError> {
+    let token = Token::generate(TOKEN_PREFIX).map_err(|e| IdentityError::Random(e.to_string()))?;
+    let id = uuid::Uuid::new_v4().to_string();
+    let now = now_millis();
+    let expires_at = days.map(|d| now + Days::millis(d));
+    rows::insert(
+        tx,
+        &Row {
+            hash: token.hash(),
+            id: &id,
+            user_id,
+            name,
+            created_at: now,
+            expires_at,
+        },
+    )
+    .await?;
+    Ok(NewToken {
+        id,
+        name: name.to_owned(),
+        token,
+        created_at: rfc3339(now),
+        expires_at: expires_at.map(rfc3339),
+    })
+}
+
+/// Makes a token without an end for `user_id`: the bootstrap token and
+/// `slipway platform user add`, which an operator hands over by hand.
+pub async fn issue_unlimited(
+    tx: &mut Tx,
+    user_id: &str,
+    name: &str,
+) -> Result<NewToken, IdentityError> {
+    issue(tx, user_id, name, None).await
+}
+
+/// `POST /v1/tokens`: a new token of the caller's.
+pub async fn create(
+    tx: &mut Tx,
+    caller: &Caller,
+    name: &str,
+    days: Option<i64>,
+) -> Result<NewToken, IdentityError> {
+    let name = rules::parse_token_name(name)?;
+    let days = TOKEN_DAYS.check(days)?;
+    let made = issue(tx, &caller.user_id, &name, Some(days)).await?;
+    let actor = actor(tx, caller).await?;
+    let until = made.expires_at.clone().unwrap_or_default();
+    audit::record(
+        tx,
+        &caller.account_id,
+        Some(&actor),
+        Action::TokenCreated,
+        &name,
+        &format!("expires {until}"),
+    )
+    .await?;
+    Ok(made)
+}
+
+/// `DELETE /v1/tokens/{id}`: revokes one of the caller's tokens; it is refused from the next
+/// request on.
+pub async fn revoke(tx: &mut Tx, caller: &Caller, id: &str) -> Result<(), IdentityError> {
+    let id = id.trim();
+    let name = rows::name_of(tx, &caller.user_id, id)
+        .await?
+        .ok_or_else(|| IdentityError::TokenNotFound(id.to_owned()))?;
+    rows::delete(tx, &caller.user_id, id).await?;
+    let actor = actor(tx, caller).await?;
+    audit::record(
+        tx,
+        &caller.account_id,
+        Some(&actor),
+        Action::TokenRevoked,
+        &name,
+        if id == caller.token_id {
+            "the token of the request that revoked it"
+        } else {
+            ""
+        },
+    )
+    .await?;
+    Ok(())
+}
+
+/// The caller as an audit entry names them.
+pub(crate) async fn actor(tx: &mut Tx, caller: &Caller) -> Result<PersonRef, IdentityError> {
+    let row = people_rows::find_by_id(tx, &caller.user_id)
+        .await?
+        .ok_or(IdentityError::Unauthenticated)?;
+    Ok(PersonRef {
+        id: row.id,
+        email: row.email,
+    })
+}
