@@ -39,6 +39,20 @@ const COMMANDS: &[&str] = &[
     "devfile_watch",
     "devfile_latest",
     "ui_ready",
+    "me",
+    "people_list",
+    "people_invite",
+    "people_invites",
+    "people_revoke_invite",
+    "people_set_role",
+    "people_remove",
+    "people_audit",
+    "tokens_list",
+    "tokens_create",
+    "tokens_revoke",
+    "join_with_invite",
+    "sso_status",
+    "sso_sign_in",
 ];
 
 fn main() {

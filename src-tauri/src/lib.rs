@@ -81,6 +81,20 @@ pub fn build_app<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builde
             commands::dev::devfile_latest,
             commands::startup::ui_ready,
             commands::browser::open_url,
+            commands::people::me,
+            commands::people::people_list,
+            commands::people::people_invite,
+            commands::people::people_invites,
+            commands::people::people_revoke_invite,
+            commands::people::people_set_role,
+            commands::people::people_remove,
+            commands::people::people_audit,
+            commands::people::tokens_list,
+            commands::people::tokens_create,
+            commands::people::tokens_revoke,
+            commands::people::join_with_invite,
+            commands::people::sso_status,
+            commands::people::sso_sign_in,
         ])
 }
 
@@ -325,6 +339,55 @@ mod wiring {
         assert_eq!(refused["field"], "platform_url", "{refused}");
         let listed = invoke(&window, "environments", json!({})).expect("environments");
         assert!(listed["saved"].is_array(), "{listed}");
+
+        // People, invites, the audit and tokens are registered and allowed: an argument of
+        // the wrong type is refused by Tauri after the permission check and before the
+        // command runs, so nothing reaches a platform.
+        for (cmd, args) in [
+            ("me", json!({"lazy": "yes"})),
+            ("people_invite", json!({"email": 1})),
+            ("people_revoke_invite", json!({})),
+            ("people_set_role", json!({"id": "dana@example.org"})),
+            ("people_remove", json!({})),
+            ("people_audit", json!({"pageToken": 5})),
+            ("tokens_create", json!({})),
+            ("tokens_revoke", json!({})),
+        ] {
+            let refused = invoke(&window, cmd, args).expect_err(cmd).to_string();
+            assert!(refused.contains("invalid args"), "{cmd}: {refused}");
+        }
+        // Joining and SSO refuse a broken field before an invite code is spent or a browser
+        // opens; an invite link pasted as the code brings its platform URL.
+        let refused = invoke(
+            &window,
+            "join_with_invite",
+            json!({"url": "http://127.0.0.1:9", "code": "slwi_x", "name": null, "environment": "my team"}),
+        )
+        .expect("join_with_invite");
+        assert_eq!(refused["field"], "environment", "{refused}");
+        let refused = invoke(
+            &window,
+            "join_with_invite",
+            json!({"url": "", "code": "slipway://invite/slwi_x?url=localhost%3A8700", "name": "Dana", "environment": "team"}),
+        )
+        .expect("join_with_invite");
+        assert_eq!(refused["field"], "url", "{refused}");
+        assert!(
+            refused["error"]
+                .as_str()
+                .unwrap()
+                .contains("localhost:8700"),
+            "{refused}"
+        );
+        for cmd in ["sso_status", "sso_sign_in"] {
+            let refused = invoke(
+                &window,
+                cmd,
+                json!({"url": "localhost:8700", "environment": "work"}),
+            )
+            .expect(cmd);
+            assert_eq!(refused["field"], "url", "{cmd}: {refused}");
+        }
 
         // Service URLs: only http(s) opens, refused before any launcher starts.
         let refused = invoke(&window, "open_url", json!({"url": "file:///etc/passwd"}))

@@ -129,6 +129,40 @@ export const careSetPermissions = (id, permissions) => command("care_set_permiss
 /** Deletes a care user. */
 export const careDeleteUser = (id) => command("care_delete_user", { id });
 
+/**
+ * Who this window is on its platform: {id, email, name, role} (role "admin" or "member").
+ * `lazy`: do not start this computer's platform for the question (answers its first person's role).
+ */
+export const me = (lazy = false) => platformCall("me", { lazy });
+/** The account's people: {users: [{id, email, name, role, joined_at, last_active_at}]}. */
+export const peopleList = () => platformCall("people_list", {});
+/** Invites an e-mail address (admin): the answer holds the code, shown once, and the link. */
+export const peopleInvite = (email, role = null, expiresInDays = null) => platformCall("people_invite", { email, role, expiresInDays });
+/** Pending invites (admin), never their codes: {invites}. */
+export const peopleInvites = () => platformCall("people_invites", {});
+/** Revokes a pending invite (admin). */
+export const peopleRevokeInvite = (id) => platformCall("people_revoke_invite", { id });
+/** Changes a person's account role (admin); `id` is their UUID or e-mail. */
+export const peopleSetRole = (id, role) => platformCall("people_set_role", { id, role });
+/** Removes a person (admin): {removed, transferred_apps}. */
+export const peopleRemove = (id) => platformCall("people_remove", { id });
+/** One page of the account's audit, newest first: {entries, next_page_token}. */
+export const peopleAudit = (pageToken = null) => platformCall("people_audit", { pageToken });
+
+/** This person's own tokens (never a secret): {tokens: [{id, name, created_at, expires_at, last_used_at, current}]}. */
+export const tokensList = () => platformCall("tokens_list", {});
+/** Makes a token: the answer holds it, shown once. */
+export const tokensCreate = (name, expiresInDays = null) => platformCall("tokens_create", { name, expiresInDays });
+/** Revokes one of this person's tokens. */
+export const tokensRevoke = (id) => platformCall("tokens_revoke", { id });
+
+/** Accepts an invite on a platform, saves the environment with the token it gives and uses it. */
+export const joinWithInvite = ({ url, code, name, environment }) => platformCall("join_with_invite", { url, code, name: name || null, environment });
+/** Whether a platform signs people in with single sign-on: {enabled, issuer}. */
+export const ssoStatus = (url) => platformCall("sso_status", { url });
+/** Opens the platform's SSO page in the system browser, waits (up to 5 minutes), saves the environment and uses it. */
+export const ssoSignIn = (url, environment) => platformCall("sso_sign_in", { url, environment });
+
 /** Opens an http(s) URL in the system browser (Rust checks the scheme). */
 export function openUrl(url) {
   return command("open_url", { url });

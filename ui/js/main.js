@@ -12,6 +12,7 @@ const VIEWS = {
   secrets: () => import("./views/secrets.js"),
   enroll: () => import("./views/enroll.js"),
   missing: () => import("./views/missing-info.js"),
+  people: () => import("./views/people.js"),
   "care-users": () => import("./views/care-users.js"),
   env: () => import("./views/environments.js"),
 };
@@ -83,4 +84,14 @@ header().then(async (env) => {
   if (current === null) await go(again || (env && env.welcome ? "welcome" : "new"));
   // The first view is on screen: the window is interactive.
   requestAnimationFrame(() => api.uiReady());
+  showAdminViews();
 });
+
+// People is an admin's view: its nav entry shows once the platform says this window's person
+// is an admin (the view itself tells a member it is for admins).
+async function showAdminViews() {
+  // Lazy: asking does not start this computer's platform (the window starts it on first use).
+  const me = await api.me(true);
+  const admin = me.ok && me.value && me.value.role === "admin";
+  document.getElementById("nav-people").classList.toggle("hidden", !admin);
+}

@@ -47,3 +47,37 @@ test("the enrollment check passes the document", async () => {
   assert.equal(res.ok, true);
   assert.deepEqual(calls.at(-1), ["care_check_enrollment", { document: doc }]);
 });
+
+test("people, tokens, join and SSO send the argument names the Rust commands take", async () => {
+  answer = () => Promise.resolve({ success: true });
+  const sent = async (promise) => {
+    const res = await promise;
+    assert.equal(res.ok, true);
+    return calls.at(-1);
+  };
+  assert.deepEqual(await sent(api.me()), ["me", { lazy: false }]);
+  assert.deepEqual(await sent(api.me(true)), ["me", { lazy: true }]);
+  assert.deepEqual(await sent(api.peopleList()), ["people_list", {}]);
+  assert.deepEqual(await sent(api.peopleInvite("dana@example.org", "admin", 3)), ["people_invite", { email: "dana@example.org", role: "admin", expiresInDays: 3 }]);
+  assert.deepEqual(await sent(api.peopleInvite("dana@example.org")), ["people_invite", { email: "dana@example.org", role: null, expiresInDays: null }]);
+  assert.deepEqual(await sent(api.peopleInvites()), ["people_invites", {}]);
+  assert.deepEqual(await sent(api.peopleRevokeInvite("i1")), ["people_revoke_invite", { id: "i1" }]);
+  assert.deepEqual(await sent(api.peopleSetRole("dana@example.org", "admin")), ["people_set_role", { id: "dana@example.org", role: "admin" }]);
+  assert.deepEqual(await sent(api.peopleRemove("u2")), ["people_remove", { id: "u2" }]);
+  assert.deepEqual(await sent(api.peopleAudit()), ["people_audit", { pageToken: null }]);
+  assert.deepEqual(await sent(api.peopleAudit("p2")), ["people_audit", { pageToken: "p2" }]);
+  assert.deepEqual(await sent(api.tokensList()), ["tokens_list", {}]);
+  assert.deepEqual(await sent(api.tokensCreate("ci", 30)), ["tokens_create", { name: "ci", expiresInDays: 30 }]);
+  assert.deepEqual(await sent(api.tokensRevoke("t1")), ["tokens_revoke", { id: "t1" }]);
+  assert.deepEqual(await sent(api.joinWithInvite({ url: "http://x", code: "slwi_a", name: "", environment: "team" })), ["join_with_invite", { url: "http://x", code: "slwi_a", name: null, environment: "team" }]);
+  assert.deepEqual(await sent(api.ssoStatus("http://x")), ["sso_status", { url: "http://x" }]);
+  assert.deepEqual(await sent(api.ssoSignIn("http://x", "work")), ["sso_sign_in", { url: "http://x", environment: "work" }]);
+});
+
+test("a people command answering success:false is a failure naming its field", async () => {
+  answer = () => Promise.resolve({ success: false, error: "expires_in_days: must be a whole number from 1 to 30", field: "expires_in_days" });
+  const res = await api.peopleInvite("dana@example.org", "member", 90);
+  assert.equal(res.ok, false);
+  assert.equal(res.field, "expires_in_days");
+  assert.match(res.error, /1 to 30/);
+});

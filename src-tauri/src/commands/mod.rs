@@ -6,5 +6,6 @@ pub mod care;
 pub mod dev;
 pub mod env;
 pub mod history;
+pub mod people;
 pub mod startup;
 pub mod tools;

@@ -1,9 +1,14 @@
 // Environments: this computer (embedded) or a named remote one (platform URL, care URL,
 // tokens). Signing in checks the platform token against the platform; tokens go to the OS
 // keyring (or a 0600 file where there is none, which the window says); signing out forgets
-// them. Every rule is checked in Rust; a refusal lands on its field.
+// them. Joining with an invite and signing in with SSO save an environment the same way.
+// Below them, the settings of the environment in use: your tokens on its platform. Every
+// rule is checked in Rust; a refusal lands on its field.
 import { html, render, useEffect, useState } from "../../vendor/preact-htm.js";
 import { Input } from "../components/field.js";
+import { JoinForm } from "./environments/join.js";
+import { SsoForm } from "./environments/sso.js";
+import { Tokens } from "./environments/tokens.js";
 
 const EMPTY = { name: "", platform_url: "", platform_token: "", care_url: "", care_namespace: "", care_token: "", care_admin_token: "" };
 
@@ -98,7 +103,10 @@ function Environments({ api, reload, visit }) {
     </form>
     <div id="sign-in-result" class="result" aria-live="polite">
       ${result && !result.ok ? html`<p class="error" role="alert">${result.field ? `${result.field}: ` : ""}${result.error}</p>` : null}
-    </div>`;
+    </div>
+    <${JoinForm} api=${api} reload=${reload} />
+    <${SsoForm} api=${api} reload=${reload} />
+    ${list ? html`<${Tokens} api=${api} environment=${list.current} reload=${reload} />` : null}`;
 }
 
 export function mount(root, ctx) {
