@@ -182,9 +182,8 @@ pub struct Joined {
 
 /// `POST /v1/invites/accept` (no token): joins with a code.
 pub async fn accept(tx: &mut Tx, code: &str, name: Option<&str>) -> Result<Joined, IdentityError> {
-    let code = code.trim();
     if code.is_empty() {
-        return Err(IdentityError::invalid("code", "is required"));
+        return Err(IdentityError::invalid("code", "must not be empty"));
     }
     let name = name.map(rules::parse_user_name).transpose()?;
     let invite = rows::by_code(tx, &Token::from_string(code.to_owned()).hash())

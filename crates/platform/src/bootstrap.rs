@@ -10,14 +10,16 @@ use crate::db::Db;
 use crate::error::PlatformError;
 use crate::model::AccountRole;
 use crate::model::Token;
-use crate::store::accounts;
 use crate::store::settings;
-use crate::store::tokens::{authenticate, store_token};
+use slipway_identity::{people, tokens};
 
 /// `platform_setting` key holding the owner user created on first start.
 const BOOTSTRAP_USER_KEY: &str = "bootstrap_user_id";
 /// `platform_setting` key holding the first account, to which `user add` adds members.
 const DEFAULT_ACCOUNT_KEY: &str = "default_account_id";
+
+/// The name the bootstrap token has in the owner's token list.
+const BOOTSTRAP_TOKEN_NAME: &str = "bootstrap token (DATA_DIR/bootstrap-token)";
 
 /// E-mail address of the first owner (changeable later; it is only an identifier).
 pub const BOOTSTRAP_EMAIL: &str = "owner@localhost";
@@ -56,13 +58,14 @@ pub async fn ensure(db: &Db, data_dir: &Path) -> Result<Bootstrap, PlatformError
         }
     }
     let (Some(owner), Some(account_id)) = (owner, account) else {
-        let account_id = accounts::create_account(&mut tx, "default").await?;
-        let user = accounts::create_user(
+        let account_id = people::create_account(&mut tx, "default").await?;
+        let user = people::create(
             &mut tx,
             &account_id,
             BOOTSTRAP_EMAIL,
             "Owner",
-            AccountRole::Owner,
+            AccountRole::Admin,
+            BOOTSTRAP_TOKEN_NAME,
         )
         .await?;
         for (key, value) in [
@@ -82,8 +85,8 @@ pub async fn ensure(db: &Db, data_dir: &Path) -> Result<Bootstrap, PlatformError
     match std::fs::read_to_string(&token_file) {
         Ok(text) => {
             let token = Token::from_string(text.trim().to_owned());
-            let known = authenticate(&mut tx, &token).await?;
-            if known.is_none_or(|c| c.user_id != owner) {
+            let known = tokens::authenticate(&mut tx, &token).await.ok();
+            if known.is_none_or(|k| k.caller.user_id != owner) {
                 return Err(PlatformError::Bootstrap(format!(
                     "{} holds a token this database does not know; remove the file to have a \
                      new owner token issued",
@@ -95,9 +98,8 @@ pub async fn ensure(db: &Db, data_dir: &Path) -> Result<Bootstrap, PlatformError
             tracing::info!(path = %token_file.display(), "reusing the owner token");
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let token = accounts::new_token()?;
-            store_token(&mut tx, &owner, &token).await?;
-            write_secret_line(&token_file, token.expose())?;
+            let made = tokens::issue_unlimited(&mut tx, &owner, BOOTSTRAP_TOKEN_NAME).await?;
+            write_secret_line(&token_file, made.token.expose())?;
             tx.commit().await?;
             tracing::warn!(path = %token_file.display(), "owner token file was missing; issued a new owner token");
         }

@@ -55,6 +55,26 @@ pub struct PlatformConfig {
     /// A domain the user's DNS and TLS proxy serve for the gateway (`--public-domain`): apps
     /// are then `https://<service>.<app>.<domain>`, routed by `Host`, whatever the mode.
     pub public_domain: Option<String>,
+    /// Single sign-on with an OpenID Connect provider (`--public-url`, `--oidc-*`); `None`
+    /// signs people in with tokens and invites only.
+    pub oidc: Option<OidcSettings>,
+}
+
+/// What `--public-url --oidc-issuer --oidc-client-id --oidc-client-secret-file
+/// [--oidc-allowed-domains]` configure (docs/people.md).
+#[derive(Debug, Clone)]
+pub struct OidcSettings {
+    /// The platform's address as browsers reach it (`--public-url`).
+    pub public_url: String,
+    /// The provider's issuer URL (`--oidc-issuer`).
+    pub issuer: String,
+    /// The client id registered at the provider (`--oidc-client-id`).
+    pub client_id: String,
+    /// The file holding the client secret (`--oidc-client-secret-file`): a secret never
+    /// goes on a command line, where `ps` shows it.
+    pub client_secret_file: PathBuf,
+    /// E-mail domains whose verified addresses join as members (`--oidc-allowed-domains`).
+    pub allowed_domains: Vec<String>,
 }
 
 /// How apps' URLs look.
@@ -131,6 +151,7 @@ impl PlatformConfig {
             build_ca_bundle: None,
             gateway_mode: GatewayMode::Ports,
             public_domain: None,
+            oidc: None,
         }
     }
 }

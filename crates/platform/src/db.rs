@@ -17,5 +17,7 @@ pub async fn open(url: &str) -> Result<Db, PlatformError> {
     };
     let db = Db::connect(url, foreign_keys).await?;
     db.migrate(&MIGRATOR).await?;
+    // Identity's own set changes the account tables the platform's first migration made.
+    slipway_identity::migrate(&db).await?;
     Ok(db)
 }

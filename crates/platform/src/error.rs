@@ -30,6 +30,21 @@ pub enum PlatformError {
     /// A file or socket operation failed.
     #[error("i/o error: {0}")]
     Io(#[from] std::io::Error),
+    /// An identity rule refused the call (see `slipway_identity`).
+    #[error("{0}")]
+    Identity(slipway_identity::IdentityError),
+}
+
+impl From<slipway_identity::IdentityError> for PlatformError {
+    fn from(e: slipway_identity::IdentityError) -> Self {
+        use slipway_identity::IdentityError as E;
+        match e {
+            E::Invalid { field, message } => Self::InvalidInput { field, message },
+            E::AlreadyMember(email) => Self::EmailTaken(email),
+            E::Database(e) => Self::Database(e),
+            other => Self::Identity(other),
+        }
+    }
 }
 
 impl From<slipway_server::db::ConnectError> for PlatformError {

@@ -43,15 +43,15 @@ pub use pagination::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE};
 /// The resource limits and the quantities they are written in (the CLI's default-limit
 /// flags).
 pub use slipway_devfile::quantity;
+/// A person just created with their token in clear (`slipway platform user add`).
+pub use slipway_identity::people::NewPerson as NewUser;
 /// Base images for machines without a registry (`slipway platform images import`).
 pub use slipway_runtime::base_image;
 pub use slipway_runtime::runtime::Limits;
-pub use store::accounts::NewUser;
 
 use db::Db;
 use jobs::Runner;
 use model::AccountRole;
-use store::accounts;
 
 /// Opens the database named by `data_dir` / `database_url` and runs the migrations.
 async fn open(data_dir: &Path, database_url: Option<&str>) -> Result<Db, PlatformError> {
@@ -123,9 +123,44 @@ pub async fn prepare(config: &PlatformConfig) -> Result<AppState, PlatformError>
     );
     deployer.resume().await?;
     deployer.listen(built_rx);
-    Ok(AppState::new(
-        db, runner, deployer, signer, vault, lock, gateway,
-    ))
+    let sso = single_sign_on(config, &boot.account_id)?;
+    Ok(AppState::new(db, runner, deployer, signer, vault, lock, gateway).with_sso(sso))
+}
+
+/// The relying party `--oidc-*` configures, checked now so a wrong flag stops the start.
+fn single_sign_on(
+    config: &PlatformConfig,
+    account_id: &str,
+) -> Result<Option<std::sync::Arc<slipway_identity::oidc::Sso>>, PlatformError> {
+    let Some(oidc) = &config.oidc else {
+        return Ok(None);
+    };
+    let secret = std::fs::read_to_string(&oidc.client_secret_file).map_err(|e| {
+        PlatformError::Config(format!(
+            "--oidc-client-secret-file {}: {e}",
+            oidc.client_secret_file.display()
+        ))
+    })?;
+    let secret = secret.trim();
+    if secret.is_empty() {
+        return Err(PlatformError::Config(format!(
+            "--oidc-client-secret-file {} is empty",
+            oidc.client_secret_file.display()
+        )));
+    }
+    let public_url = url::Url::parse(&oidc.public_url)
+        .map_err(|e| PlatformError::Config(format!("--public-url {}: {e}", oidc.public_url)))?;
+    let sso = slipway_identity::oidc::Sso::new(slipway_identity::oidc::OidcConfig {
+        public_url,
+        issuer: oidc.issuer.clone(),
+        client_id: oidc.client_id.clone(),
+        client_secret: secret.to_owned(),
+        allowed_domains: oidc.allowed_domains.clone(),
+        account_id: account_id.to_owned(),
+    })
+    .map_err(PlatformError::Config)?;
+    tracing::info!(issuer = %oidc.issuer, "single sign-on configured");
+    Ok(Some(std::sync::Arc::new(sso)))
 }
 
 /// The runtime backend `--runtime` asks for: `auto` and `process` run services as processes;
@@ -216,13 +251,20 @@ pub async fn add_user(
     email: &str,
     name: &str,
 ) -> Result<NewUser, PlatformError> {
-    let email = accounts::parse_email(email)?;
-    let name = accounts::parse_user_name(name)?;
+    let email = slipway_identity::rules::parse_email(email)?;
+    let name = slipway_identity::rules::parse_user_name(name)?;
     let db = open(data_dir, database_url).await?;
     let account_id = bootstrap::default_account(&db, data_dir).await?;
     let mut tx = db.begin_write().await?;
-    let user =
-        accounts::create_user(&mut tx, &account_id, &email, &name, AccountRole::Member).await?;
+    let user = slipway_identity::people::create(
+        &mut tx,
+        &account_id,
+        &email,
+        &name,
+        AccountRole::Member,
+        "made by slipway platform user add",
+    )
+    .await?;
     tx.commit().await?;
     db.close().await;
     tracing::info!(user_id = %user.id, "account member added");
@@ -266,8 +308,8 @@ pub async fn add_account(
     email: &str,
     name: &str,
 ) -> Result<NewUser, PlatformError> {
-    let email = accounts::parse_email(email)?;
-    let name = accounts::parse_user_name(name)?;
+    let email = slipway_identity::rules::parse_email(email)?;
+    let name = slipway_identity::rules::parse_user_name(name)?;
     let account_name = account_name.trim();
     if account_name.is_empty() {
         return Err(PlatformError::InvalidInput {
@@ -277,9 +319,16 @@ pub async fn add_account(
     }
     let db = open(data_dir, database_url).await?;
     let mut tx = db.begin_write().await?;
-    let account_id = accounts::create_account(&mut tx, account_name).await?;
-    let user =
-        accounts::create_user(&mut tx, &account_id, &email, &name, AccountRole::Owner).await?;
+    let account_id = slipway_identity::people::create_account(&mut tx, account_name).await?;
+    let user = slipway_identity::people::create(
+        &mut tx,
+        &account_id,
+        &email,
+        &name,
+        AccountRole::Admin,
+        "made by slipway platform account add",
+    )
+    .await?;
     tx.commit().await?;
     db.close().await;
     tracing::info!(user_id = %user.id, "account created");

@@ -59,6 +59,10 @@ pub enum ApiError {
     /// 415 `unsupported_media_type`: the body's `Content-Type` is not accepted here.
     #[error("unsupported media type: {0}")]
     UnsupportedMediaType(String),
+    /// An identity refusal, with its own status and code (`admin_only`, `last_admin`,
+    /// `token_expired`, `invite_used`, …; see docs/people.md).
+    #[error("{0}")]
+    Identity(slipway_identity::IdentityError),
     /// 500 `internal`: a database fault.
     #[error("database error")]
     Database(#[from] sqlx::Error),
@@ -113,6 +117,9 @@ impl ApiError {
             }
             ApiError::PayloadTooLarge | ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::Identity(e) => {
+                StatusCode::from_u16(e.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+            }
             ApiError::Database(_) | ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -163,6 +170,7 @@ impl ApiError {
             ),
             ApiError::TooLarge(m) => ("payload_too_large", m.clone(), None),
             ApiError::UnsupportedMediaType(m) => ("unsupported_media_type", m.clone(), None),
+            ApiError::Identity(e) => (e.code(), e.to_string(), e.field().map(str::to_owned)),
             ApiError::Database(_) | ApiError::Internal(_) => {
                 ("internal", "internal server error".to_owned(), None)
             }
@@ -184,6 +192,16 @@ fn loggable(e: &ApiError) -> String {
     match e {
         ApiError::Database(e) => slipway_server::sql_error::loggable(e),
         other => other.to_string(),
+    }
+}
+
+impl From<slipway_identity::IdentityError> for ApiError {
+    fn from(e: slipway_identity::IdentityError) -> Self {
+        match e {
+            slipway_identity::IdentityError::Database(e) => ApiError::Database(e),
+            slipway_identity::IdentityError::Random(e) => ApiError::Internal(e),
+            other => ApiError::Identity(other),
+        }
     }
 }
 

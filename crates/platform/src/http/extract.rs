@@ -15,6 +15,8 @@ use crate::vault::payload::{self, Part};
 /// The request's fields, from a JSON body or a query string, with unknown ones refused.
 pub(crate) struct Fields {
     map: Map<String, Value>,
+    /// Whether the fields came from a query string (every value a string).
+    from_query: bool,
 }
 
 impl Fields {
@@ -25,7 +27,10 @@ impl Fields {
                 format!("unknown field; allowed fields are {}", allowed.join(", ")),
             ));
         }
-        Ok(Self { map })
+        Ok(Self {
+            map,
+            from_query: false,
+        })
     }
 
     pub(crate) fn from_query(
@@ -49,7 +54,10 @@ impl Fields {
                 return Err(ApiError::invalid(&key, "must be given at most once"));
             }
         }
-        Ok(Self { map })
+        Ok(Self {
+            map,
+            from_query: true,
+        })
     }
 
     /// The fields with string values (every field of a query string), by name.
@@ -126,6 +134,26 @@ impl Fields {
             None | Some(Value::Null) => Ok(default),
             Some(Value::Bool(b)) => Ok(*b),
             Some(_) => Err(ApiError::invalid(name, "must be true or false")),
+        }
+    }
+
+    /// A whole number: a JSON number without a fraction in a body (`7` or `7.0`, as JSON
+    /// Schema's `integer`), digits in a query string; absent or null is `None`.
+    pub(crate) fn integer(&self, name: &str) -> Result<Option<i64>, ApiError> {
+        let whole = || ApiError::invalid(name, "must be a whole number");
+        match self.map.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Number(n)) => match (n.as_i64(), n.as_f64()) {
+                (Some(i), _) => Ok(Some(i)),
+                #[allow(
+                    clippy::cast_possible_truncation,
+                    reason = "checked whole and in range"
+                )]
+                (None, Some(f)) if f.fract() == 0.0 && f.abs() < 1e15 => Ok(Some(f as i64)),
+                _ => Err(whole()),
+            },
+            Some(Value::String(s)) if self.from_query => s.parse().map(Some).map_err(|_| whole()),
+            Some(_) => Err(whole()),
         }
     }
 }

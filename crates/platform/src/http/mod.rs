@@ -9,11 +9,14 @@ pub mod error;
 pub mod extract;
 pub mod logs;
 pub mod openapi;
+pub mod people;
 pub mod prebuilt;
 pub mod scan;
 pub mod secrets;
 pub mod sharing;
+pub mod sso;
 pub mod status;
+pub mod tokens;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -32,7 +35,6 @@ use crate::jobs::Runner;
 use crate::logs::presign::UrlSigner;
 use crate::model::Caller;
 use crate::model::Token;
-use crate::store::tokens::authenticate;
 use crate::vault::Vault;
 use error::ApiError;
 
@@ -55,6 +57,8 @@ pub struct AppState {
     /// Cancelled when the server begins to shut down, so live log streams (which never end
     /// by themselves) end and let the graceful shutdown finish.
     streams: tokio_util::sync::CancellationToken,
+    /// Single sign-on, when `--oidc-*` configured it.
+    sso: Option<Arc<slipway_identity::oidc::Sso>>,
 }
 
 impl AppState {
@@ -78,7 +82,19 @@ impl AppState {
             gateway: Arc::new(Mutex::new(gateway)),
             streams: tokio_util::sync::CancellationToken::new(),
             gateway_addr,
+            sso: None,
         }
+    }
+
+    /// The state with single sign-on (or without, for `None`).
+    pub(crate) fn with_sso(mut self, sso: Option<Arc<slipway_identity::oidc::Sso>>) -> Self {
+        self.sso = sso;
+        self
+    }
+
+    /// Single sign-on, when configured.
+    pub(crate) fn sso(&self) -> Option<&slipway_identity::oidc::Sso> {
+        self.sso.as_deref()
     }
 
     /// The build runner.
@@ -152,10 +168,14 @@ impl AppState {
             Access::Read => self.db.begin_read().await?,
             Access::Write => self.db.begin_write().await?,
         };
-        let caller = authenticate(&mut tx, &token)
-            .await?
-            .ok_or(ApiError::Unauthenticated)?;
-        Ok((tx, caller))
+        let known = slipway_identity::tokens::authenticate(&mut tx, &token).await?;
+        if let Some(touch) = known.touch {
+            // Last use is recorded beside the request, never inside it: a reading request
+            // stays a read, and a failed record loses a figure, not the request.
+            let db = self.db.clone();
+            tokio::spawn(async move { slipway_identity::tokens::touch(&db, touch).await });
+        }
+        Ok((tx, known.caller))
     }
 }
 
@@ -203,7 +223,21 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("post", "/v1/apps/{app_id}/permissions"),
     ("post", "/v1/apps/{app_id}/permissions/revoke"),
     ("get", "/v1/account/users"),
+    ("patch", "/v1/account/users/{id}"),
+    ("delete", "/v1/account/users/{id}"),
     ("get", "/v1/account/me"),
+    ("get", "/v1/account/invites"),
+    ("post", "/v1/account/invites"),
+    ("delete", "/v1/account/invites/{id}"),
+    ("post", "/v1/invites/accept"),
+    ("get", "/v1/account/audit"),
+    ("get", "/v1/tokens"),
+    ("post", "/v1/tokens"),
+    ("delete", "/v1/tokens/{id}"),
+    ("get", "/v1/auth/sso"),
+    ("get", "/auth/oidc/start"),
+    ("get", "/auth/oidc/callback"),
+    ("post", "/auth/oidc/exchange"),
     ("get", "/v1/apps/{app_id}/deployments"),
     ("get", "/v1/apps/{app_id}/deployments/{deployment_id}"),
     ("get", "/v1/apps/{app_id}/deployments/{deployment_id}/diff"),
@@ -222,9 +256,13 @@ pub fn router(state: AppState) -> Router {
         .merge(logs::router())
         .merge(secrets::router())
         .merge(sharing::router())
+        .merge(people::router())
+        .merge(tokens::router())
+        .merge(sso::v1_router())
         .route("/openapi.json", get(openapi::serve));
     let app = Router::new()
         .nest("/v1", v1)
+        .merge(sso::router())
         .route("/health", get(slipway_server::http::health))
         .fallback(|| async { ApiError::NoRoute })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed });

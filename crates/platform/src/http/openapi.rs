@@ -475,6 +475,49 @@ mod tests {
         }
     }
 
+    /// The identity requests' rules are the identity crate's own constants.
+    #[test]
+    fn identity_rules_equal_the_identity_constants() {
+        use slipway_identity::rules;
+        let doc = doc();
+        let w = WHITESPACE;
+        let invite = schema(&doc, "InviteRequest");
+        assert_eq!(invite["properties"]["email"]["maxLength"], rules::EMAIL_MAX);
+        assert_eq!(
+            invite["properties"]["email"]["pattern"],
+            format!("^[^{w}@]+@[^{w}@]+$")
+        );
+        assert_eq!(
+            invite["properties"]["expires_in_days"]["maximum"],
+            rules::INVITE_DAYS.max
+        );
+        let token = schema(&doc, "TokenRequest");
+        assert_eq!(
+            token["properties"]["expires_in_days"]["maximum"],
+            rules::TOKEN_DAYS.max
+        );
+        assert_eq!(
+            token["properties"]["name"]["pattern"],
+            trimmed_pattern(1, rules::TOKEN_NAME_MAX)
+        );
+        let accept = schema(&doc, "AcceptInvite");
+        assert_eq!(
+            accept["properties"]["name"]["pattern"],
+            trimmed_pattern(1, rules::USER_NAME_MAX)
+        );
+        let email = validator(&doc, &invite["properties"]["email"]);
+        for (raw, ok) in [
+            ("ada@example.org", true),
+            (" ada@example.org", false),
+            ("a b@c", false),
+            ("a@b@c", false),
+            ("@c", false),
+        ] {
+            assert_eq!(email.is_valid(&json!(raw)), ok, "{raw:?}");
+            assert_eq!(rules::parse_email(raw).is_ok(), ok, "{raw:?}");
+        }
+    }
+
     /// Only inputs no schema can describe are marked opaque (the schemathesis hooks excuse
     /// the server's rejections of exactly these).
     #[test]
@@ -503,6 +546,7 @@ mod tests {
         assert_eq!(
             sorted(opaque),
             owned(&[
+                "get /v1/account/audit page_token",
                 "get /v1/apps next_page_token",
                 "get /v1/apps/{app_id}/builds next_page_token",
                 "get /v1/apps/{app_id}/deployments next_page_token",

@@ -28,7 +28,7 @@ use crate::db::{Tx, rfc3339};
 use crate::model::Caller;
 use crate::pagination::{cut_page, next_page, parse_page_size};
 use crate::store::secrets::{self, SecretRow};
-use crate::store::{accounts, audit, is_unique_violation};
+use crate::store::{audit, is_unique_violation};
 use crate::vault::access::{Namespace, Op, Scope, authorize, missing, namespace};
 use crate::vault::audit::Pending;
 use crate::vault::payload::Part;
@@ -159,7 +159,7 @@ impl Target {
     /// Its namespace, once the caller may `op` there.
     async fn namespace(&self, tx: &mut Tx, caller: &Caller, op: Op) -> Result<Namespace, ApiError> {
         let ns = namespace(tx, caller, self.scope, self.app_id.as_deref()).await?;
-        authorize(tx, caller, &ns, op, None).await?;
+        authorize(caller, &ns, op, None)?;
         Ok(ns)
     }
 
@@ -303,7 +303,7 @@ async fn update(
     let pending = target.pending(&caller, "update");
     let outcome = async {
         let (ns, row) = target.find(&mut tx, &caller, Op::Change).await?;
-        authorize(&mut tx, &caller, &ns, Op::Change, Some(&row)).await?;
+        authorize(&caller, &ns, Op::Change, Some(&row))?;
         let path = &target.path;
         // The number first: it locks the row, so the metadata kept below is that of the
         // version right before this one, even under concurrent updates.
@@ -412,7 +412,7 @@ async fn delete_one(
     let pending = target.pending(&caller, "delete");
     let outcome = async {
         let (ns, row) = target.find(&mut tx, &caller, Op::Change).await?;
-        authorize(&mut tx, &caller, &ns, Op::Change, Some(&row)).await?;
+        authorize(&caller, &ns, Op::Change, Some(&row))?;
         secrets::lock(&mut tx, &row.id).await?;
         secrets::delete(&mut tx, &row.id).await?;
         Ok(((), Some(row.current_version)))
@@ -457,7 +457,7 @@ async fn list(
     let pending = Pending::new(&caller, "list", scope).at(app_id.as_ref(), Some(&prefix));
     let outcome = async {
         let ns = namespace(&mut tx, &caller, scope, app_id.as_deref()).await?;
-        authorize(&mut tx, &caller, &ns, Op::List, None).await?;
+        authorize(&caller, &ns, Op::List, None)?;
         let mut rows = secrets::list(
             &mut tx,
             scope.as_str(),
@@ -570,7 +570,7 @@ async fn audit_trail(
                 .map_err(|e| ApiError::invalid("next_token", e.to_string()))?,
         ),
     };
-    let owner = accounts::is_account_owner(&mut tx, &caller.user_id).await?;
+    let owner = caller.is_admin();
     let mut entries = audit::list(
         &mut tx,
         &caller.account_id,

@@ -7,8 +7,9 @@
 //! - `POST /v1/apps/{app_id}/permissions` `{"user_id", "role"}`: gives a member of the
 //!   account that role (their one role on the app; an earlier one is replaced).
 //! - `POST /v1/apps/{app_id}/permissions/revoke` `{"user_id", "role"}`: takes it away.
-//! - `GET /v1/account/users`: the members of the caller's account (`id`, `email`, `name`).
-//! - `GET /v1/account/me`: the caller (`id`, `email`, `name`, `account_id`).
+//!
+//! (The account's people, `GET /v1/account/users` and `/v1/account/me`, are in
+//! [`super::people`].)
 //!
 //! `user_id` is a user UUID or an e-mail address of an account member. A caller may grant or
 //! revoke only roles in its grantable set, may not change or revoke the role of a user who
@@ -39,8 +40,6 @@ pub fn router() -> Router<AppState> {
         .route("/apps/{app_id}/grantable-roles", get(grantable_roles))
         .route("/apps/{app_id}/permissions", get(permissions).post(grant))
         .route("/apps/{app_id}/permissions/revoke", post(revoke))
-        .route("/account/users", get(account_users))
-        .route("/account/me", get(me))
 }
 
 /// `GET …/grantable-roles`.
@@ -70,13 +69,6 @@ pub struct RoleChange {
     pub email: String,
     /// Their role on the app afterwards (null when they hold none).
     pub role: Option<&'static str>,
-}
-
-/// `GET /v1/account/users`.
-#[derive(Debug, Serialize)]
-pub struct AccountUsers {
-    /// The account's members, by e-mail.
-    pub users: Vec<Member>,
 }
 
 async fn grantable_roles(
@@ -370,46 +362,6 @@ async fn revoke_role(change: Change) -> Result<RoleChange, ApiError> {
         email: req.member.email,
         role: after.map(Role::as_str),
     })
-}
-
-async fn account_users(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-) -> Result<Json<AccountUsers>, ApiError> {
-    let (mut tx, caller) = state.begin_as(&headers, Access::Read).await?;
-    let users = accounts::list_members(&mut tx, &caller.account_id).await?;
-    tx.commit().await?;
-    Ok(Json(AccountUsers { users }))
-}
-
-/// `GET /v1/account/me`: who the token belongs to (the desktop's header shows it, and a
-/// sign-in checks the token with it).
-#[derive(Debug, Serialize)]
-pub struct Me {
-    /// The user's UUID.
-    pub id: String,
-    /// E-mail address.
-    pub email: String,
-    /// Display name.
-    pub name: String,
-    /// The account's UUID.
-    pub account_id: String,
-}
-
-async fn me(State(state): State<AppState>, headers: HeaderMap) -> Result<Json<Me>, ApiError> {
-    let (mut tx, caller) = state.begin_as(&headers, Access::Read).await?;
-    let member = accounts::list_members(&mut tx, &caller.account_id)
-        .await?
-        .into_iter()
-        .find(|m| m.id == caller.user_id)
-        .ok_or_else(|| ApiError::NotFound("the token's user is no longer a member".into()))?;
-    tx.commit().await?;
-    Ok(Json(Me {
-        id: member.id,
-        email: member.email,
-        name: member.name,
-        account_id: caller.account_id,
-    }))
 }
 
 #[cfg(test)]

@@ -1,14 +1,8 @@
 //! Who is asking and what they may hold: the authenticated caller, roles on an app's
 //! resource, and a user's role in its account.
 
-/// The authenticated user of a request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Caller {
-    /// The user's UUID.
-    pub user_id: String,
-    /// The account the user belongs to; nothing of another account is ever visible.
-    pub account_id: String,
-}
+/// The authenticated person of a request and their account role: identity's own types.
+pub use slipway_identity::{AccountRole, Caller};
 
 /// A role on a resource, weakest first so `Ord` ranks them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -38,25 +32,6 @@ impl Role {
             "editor" => Some(Role::Editor),
             "owner" => Some(Role::Owner),
             _ => None,
-        }
-    }
-}
-
-/// Role of a user inside its account.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AccountRole {
-    /// The user the account was created with.
-    Owner,
-    /// Any user added later.
-    Member,
-}
-
-impl AccountRole {
-    /// The stored spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AccountRole::Owner => "owner",
-            AccountRole::Member => "member",
         }
     }
 }

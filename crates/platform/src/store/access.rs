@@ -162,6 +162,44 @@ pub async fn owner_count(tx: &mut Tx, resource_id: &str) -> Result<i64, sqlx::Er
     row.try_get(0)
 }
 
+/// An app whose only owner is the person being removed.
+#[derive(Debug, Clone)]
+pub struct SoleOwnership {
+    /// The app's UUID (also its resource's id).
+    pub app_id: String,
+    /// The app's name.
+    pub name: String,
+}
+
+/// The apps of which `user_id` is the only owner.
+pub async fn solely_owned(tx: &mut Tx, user_id: &str) -> Result<Vec<SoleOwnership>, sqlx::Error> {
+    let rows = sqlx::query(
+        "SELECT a.id, a.name FROM acl_grant g JOIN app a ON a.id = g.resource_id \
+         WHERE g.user_id = $1 AND g.role = 'owner' AND (SELECT COUNT(*) FROM acl_grant o \
+         WHERE o.resource_id = g.resource_id AND o.role = 'owner') = 1 ORDER BY a.name",
+    )
+    .bind(user_id.to_owned())
+    .fetch_all(&mut **tx)
+    .await?;
+    rows.iter()
+        .map(|r| {
+            Ok(SoleOwnership {
+                app_id: r.try_get(0)?,
+                name: r.try_get(1)?,
+            })
+        })
+        .collect()
+}
+
+/// Removes every role `user_id` holds on any resource.
+pub async fn revoke_all(tx: &mut Tx, user_id: &str) -> Result<(), sqlx::Error> {
+    sqlx::query("DELETE FROM acl_grant WHERE user_id = $1")
+        .bind(user_id.to_owned())
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
 /// Removes a resource and every grant on it.
 pub async fn delete_resource(tx: &mut Tx, resource_id: &str) -> Result<(), sqlx::Error> {
     sqlx::query("DELETE FROM acl_grant WHERE resource_id = $1")

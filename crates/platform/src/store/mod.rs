@@ -10,7 +10,6 @@ pub mod deployments;
 pub mod secrets;
 pub mod service_ports;
 pub mod settings;
-pub mod tokens;
 
 pub use slipway_server::sql_error::is_unique_violation;
 

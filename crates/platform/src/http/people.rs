@@ -1,0 +1,198 @@
+//! The account's people, invites and audit (docs/people.md): the platform's routes over
+//! `slipway_identity`. Removing a person is the one place the two meet: identity revokes
+//! their tokens and hides them, the platform takes their app roles away and hands the apps
+//! they alone owned to the admin who removed them, in one transaction.
+//!
+//! - `GET /v1/account/users`, `GET /v1/account/me` (anyone)
+//! - `PATCH|DELETE /v1/account/users/{id}` (admins)
+//! - `GET|POST /v1/account/invites`, `DELETE /v1/account/invites/{id}` (admins)
+//! - `POST /v1/invites/accept` (no token)
+//! - `GET /v1/account/audit` (admins)
+
+use axum::body::Bytes;
+use axum::extract::rejection::{BytesRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::{get, patch, post};
+use axum::{Json, Router};
+use serde::Serialize;
+use serde_json::{Value, json};
+use slipway_identity::{Person, audit, invites, people};
+
+use super::error::ApiError;
+use super::extract::Fields;
+use super::{Access, AppState, json_object};
+use crate::model::Role;
+use crate::store::access;
+
+/// The routes of this module, relative to `/v1`.
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/account/users", get(list_people))
+        .route(
+            "/account/users/{id}",
+            patch(change_role).delete(remove_person),
+        )
+        .route("/account/me", get(me))
+        .route("/account/invites", get(list_invites).post(invite))
+        .route(
+            "/account/invites/{id}",
+            axum::routing::delete(revoke_invite),
+        )
+        .route("/invites/accept", post(accept))
+        .route("/account/audit", get(read_audit))
+}
+
+/// `GET /v1/account/users`.
+#[derive(Debug, Serialize)]
+pub struct People {
+    /// The account's people, by e-mail.
+    pub users: Vec<Person>,
+}
+
+async fn list_people(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+) -> Result<Json<People>, ApiError> {
+    let (mut tx, caller) = state.begin_as(&headers, Access::Read).await?;
+    let users = people::list(&mut tx, &caller.account_id).await?;
+    tx.commit().await?;
+    Ok(Json(People { users }))
+}
+
+/// `GET /v1/account/me`: who the token belongs to, with their account role (the desktop
+/// shows the People view to admins only; a sign-in checks the token with it).
+async fn me(State(state): State<AppState>, headers: HeaderMap) -> Result<Json<Value>, ApiError> {
+    let (mut tx, caller) = state.begin_as(&headers, Access::Read).await?;
+    let person = people::me(&mut tx, &caller).await?;
+    tx.commit().await?;
+    Ok(Json(json!({
+        "id": person.id,
+        "email": person.email,
+        "name": person.name,
+        "role": person.role,
+        "account_id": caller.account_id,
+        "joined_at": person.joined_at,
+    })))
+}
+
+async fn change_role(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<Person>, ApiError> {
+    let fields = Fields::from_body(json_object(body)?, &["role"])?;
+    let role = fields.required("role")?;
+    let (mut tx, caller) = state.begin_as(&headers, Access::Write).await?;
+    let person = people::set_role(&mut tx, &caller, &id, &role).await?;
+    tx.commit().await?;
+    Ok(Json(person))
+}
+
+/// `DELETE /v1/account/users/{id}`.
+#[derive(Debug, Serialize)]
+pub struct Removed {
+    /// Who was removed.
+    pub removed: Person,
+    /// The apps they alone owned, now owned by the caller.
+    pub transferred_apps: Vec<people::TransferredApp>,
+}
+
+async fn remove_person(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Json<Removed>, ApiError> {
+    let (mut tx, caller) = state.begin_as(&headers, Access::Write).await?;
+    let person = people::removal(&mut tx, &caller, &id).await?;
+    let mut transferred = Vec::new();
+    for app in access::solely_owned(&mut tx, &person.id).await? {
+        access::lock_resource(&mut tx, &app.app_id).await?;
+        access::set_role(&mut tx, &app.app_id, &caller.user_id, Role::Owner).await?;
+        transferred.push(people::TransferredApp {
+            app_id: app.app_id,
+            name: app.name,
+        });
+    }
+    access::revoke_all(&mut tx, &person.id).await?;
+    people::remove(&mut tx, &caller, &person, &transferred).await?;
+    tx.commit().await?;
+    tracing::info!(user_id = %person.id, apps = transferred.len(), "person removed");
+    Ok(Json(Removed {
+        removed: person,
+        transferred_apps: transferred,
+    }))
+}
+
+async fn invite(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<(StatusCode, Json<invites::NewInvite>), ApiError> {
+    let fields = Fields::from_body(json_object(body)?, &["email", "role", "expires_in_days"])?;
+    let email = fields.required("email")?;
+    let role = fields.string("role")?;
+    let days = fields.integer("expires_in_days")?;
+    let (mut tx, caller) = state.begin_as(&headers, Access::Write).await?;
+    let made = invites::create(&mut tx, &caller, &email, role.as_deref(), days).await?;
+    tx.commit().await?;
+    tracing::info!(invite_id = %made.invite.id, "invite created");
+    Ok((StatusCode::CREATED, Json(made)))
+}
+
+/// `GET /v1/account/invites`.
+#[derive(Debug, Serialize)]
+pub struct Invites {
+    /// Pending invites, newest first.
+    pub invites: Vec<invites::Invite>,
+}
+
+async fn list_invites(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+) -> Result<Json<Invites>, ApiError> {
+    let (mut tx, caller) = state.begin_as(&headers, Access::Read).await?;
+    let invites = invites::list(&mut tx, &caller).await?;
+    tx.commit().await?;
+    Ok(Json(Invites { invites }))
+}
+
+async fn revoke_invite(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let (mut tx, caller) = state.begin_as(&headers, Access::Write).await?;
+    invites::revoke(&mut tx, &caller, &id).await?;
+    tx.commit().await?;
+    Ok(Json(json!({"id": id.trim(), "revoked": true})))
+}
+
+async fn accept(
+    State(state): State<AppState>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<(StatusCode, Json<invites::Joined>), ApiError> {
+    let fields = Fields::from_body(json_object(body)?, &["code", "name"])?;
+    let code = fields.required("code")?;
+    let name = fields.string("name")?;
+    let mut tx = state.db().begin_write().await?;
+    let joined = invites::accept(&mut tx, &code, name.as_deref()).await?;
+    tx.commit().await?;
+    tracing::info!(user_id = %joined.user_id, "invite accepted");
+    Ok((StatusCode::CREATED, Json(joined)))
+}
+
+async fn read_audit(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+) -> Result<Json<audit::Page>, ApiError> {
+    let fields = Fields::from_query(query, &["limit", "page_token"])?;
+    let limit = fields.integer("limit")?;
+    let page_token = fields.string("page_token")?;
+    let (mut tx, caller) = state.begin_as(&headers, Access::Read).await?;
+    let page = audit::page(&mut tx, &caller, limit, page_token.as_deref()).await?;
+    tx.commit().await?;
+    Ok(Json(page))
+}
