@@ -171,6 +171,38 @@ pub struct ServeArgs {
     /// /etc/ssl/certs/ca-certificates.crt.
     #[arg(long, value_name = "FILE")]
     build_ca_bundle: Option<PathBuf>,
+    /// The platform's address as people's browsers reach it (single sign-on returns to
+    /// <URL>/auth/oidc/callback), for example https://slipway.example.org.
+    #[arg(long, value_name = "URL", requires = "oidc_issuer")]
+    public_url: Option<String>,
+    /// Sign people in with this OpenID Connect provider (its issuer URL; discovery is under
+    /// it). Needs --public-url, --oidc-client-id and --oidc-client-secret-file.
+    #[arg(
+        long,
+        value_name = "URL",
+        requires_all = ["public_url", "oidc_client_id", "oidc_client_secret_file"]
+    )]
+    oidc_issuer: Option<String>,
+    /// The client id registered at the provider.
+    #[arg(long, value_name = "ID", requires = "oidc_issuer")]
+    oidc_client_id: Option<String>,
+    /// A file holding the client secret (never the secret itself: a command line is
+    /// visible to every user of the machine).
+    #[arg(long, value_name = "FILE", requires = "oidc_issuer")]
+    oidc_client_secret_file: Option<PathBuf>,
+    /// E-mail domains whose verified addresses may join as members without an invite,
+    /// comma-separated (example.org,example.com). Without it only existing people and people
+    /// with a pending invite may sign in.
+    #[arg(long, value_name = "DOMAINS", requires = "oidc_issuer", value_parser = allowed_domains)]
+    oidc_allowed_domains: Option<Domains>,
+}
+
+/// `--oidc-allowed-domains`, checked as the flag is read.
+#[derive(Debug, Clone)]
+struct Domains(Vec<String>);
+
+fn allowed_domains(text: &str) -> Result<Domains, String> {
+    slipway_identity::oidc::OidcConfig::parse_domains(text).map(Domains)
 }
 
 fn public_domain(text: &str) -> Result<String, String> {
@@ -264,6 +296,23 @@ pub fn run(command: PlatformCommand) -> ExitCode {
             config.build_ca_bundle = args.build_ca_bundle;
             config.gateway_mode = args.gateway_mode;
             config.public_domain = args.public_domain;
+            config.oidc = match (
+                args.public_url,
+                args.oidc_issuer,
+                args.oidc_client_id,
+                args.oidc_client_secret_file,
+            ) {
+                (Some(public_url), Some(issuer), Some(client_id), Some(client_secret_file)) => {
+                    Some(slipway_platform::OidcSettings {
+                        public_url,
+                        issuer,
+                        client_id,
+                        client_secret_file,
+                        allowed_domains: args.oidc_allowed_domains.map(|d| d.0).unwrap_or_default(),
+                    })
+                }
+                _ => None,
+            };
             runtime
                 .block_on(slipway_platform::serve(config))
                 .map(|()| None)

@@ -32,7 +32,7 @@ pub mod vault;
 use std::future::Future;
 use std::path::Path;
 
-pub use config::{BuilderKind, GatewayMode, PlatformConfig, RuntimeKind};
+pub use config::{BuilderKind, GatewayMode, OidcSettings, PlatformConfig, RuntimeKind};
 pub use data_dir::{BOOTSTRAP_TOKEN_FILE, SQLITE_FILE};
 pub use db::Backend;
 pub use error::PlatformError;
