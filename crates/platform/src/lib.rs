@@ -251,7 +251,7 @@ pub async fn add_user(
     email: &str,
     name: &str,
 ) -> Result<NewUser, PlatformError> {
-    let email = slipway_identity::rules::parse_email(email)?;
+    let email = slipway_identity::rules::parse_email(email.trim())?;
     let name = slipway_identity::rules::parse_user_name(name)?;
     let db = open(data_dir, database_url).await?;
     let account_id = bootstrap::default_account(&db, data_dir).await?;
@@ -308,7 +308,7 @@ pub async fn add_account(
     email: &str,
     name: &str,
 ) -> Result<NewUser, PlatformError> {
-    let email = slipway_identity::rules::parse_email(email)?;
+    let email = slipway_identity::rules::parse_email(email.trim())?;
     let name = slipway_identity::rules::parse_user_name(name)?;
     let account_name = account_name.trim();
     if account_name.is_empty() {

@@ -19,6 +19,7 @@ mod isolation;
 mod matrix;
 mod openapi;
 mod pagination;
+mod people;
 mod podman;
 mod prebuilt;
 mod scan;

@@ -282,7 +282,10 @@ async fn account_users_lists_members_only() {
         assert_eq!(users.len(), 2, "{backend:?}: {body}");
         for u in users {
             let keys: Vec<&String> = u.as_object().unwrap().keys().collect();
-            assert_eq!(keys, ["email", "id", "name"]);
+            assert_eq!(
+                keys,
+                ["email", "id", "joined_at", "last_active_at", "name", "role"]
+            );
         }
         assert!(!body.to_string().contains("x@example.org"));
         let (_, theirs) = app
