@@ -66,10 +66,12 @@ fn crates_depend_on_exactly_the_drawn_crates() {
             &["slipway-devfile", "slipway-image", "slipway-server"],
         ),
         ("slipway-care", &["slipway-server"]),
+        ("slipway-identity", &["slipway-server"]),
         (
             "slipway-platform",
             &[
                 "slipway-devfile",
+                "slipway-identity",
                 "slipway-image",
                 "slipway-runtime",
                 "slipway-server",
@@ -95,7 +97,12 @@ fn care_and_platform_are_independent_and_the_graph_has_no_cycle() {
         );
     }
     // The shared crates know neither server.
-    for shared in ["slipway-server", "slipway-image", "slipway-runtime"] {
+    for shared in [
+        "slipway-server",
+        "slipway-image",
+        "slipway-runtime",
+        "slipway-identity",
+    ] {
         let reach = closure(&graph, shared);
         assert!(
             !reach.contains("slipway-care") && !reach.contains("slipway-platform"),
