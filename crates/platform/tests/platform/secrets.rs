@@ -1069,6 +1069,46 @@ async fn no_value_reaches_the_database_or_the_log() {
         )
         .await;
 
+        // Invite codes and tokens, made, used and refused, reach neither either.
+        let mut values = values;
+        let (_, invite) = app
+            .send(
+                Method::POST,
+                "/v1/account/invites",
+                Some(&app.owner),
+                Some(json!({"email": "scan@example.org"}).to_string()),
+            )
+            .await;
+        let code = invite["code"].as_str().unwrap().to_owned();
+        let accept = json!({"code": code}).to_string();
+        let (_, joined) = app
+            .send(
+                Method::POST,
+                "/v1/invites/accept",
+                None,
+                Some(accept.clone()),
+            )
+            .await;
+        let (status, _) = app
+            .send(Method::POST, "/v1/invites/accept", None, Some(accept))
+            .await;
+        assert_eq!(
+            status,
+            StatusCode::GONE,
+            "{backend:?}: a used code is refused"
+        );
+        let (_, made) = app
+            .send(
+                Method::POST,
+                "/v1/tokens",
+                Some(&app.owner),
+                Some(json!({"name": "scan"}).to_string()),
+            )
+            .await;
+        values.push(code);
+        values.push(joined["token"].as_str().unwrap().to_owned());
+        values.push(made["token"].as_str().unwrap().to_owned());
+
         let db = raw_database(&app).await;
         assert!(db.contains("copied"), "{backend:?}: the scan sees the rows");
         app.finish().await;
