@@ -10,7 +10,7 @@ use clap::{Args, Subcommand};
 #[derive(Debug, Subcommand)]
 pub enum PlatformCommand {
     /// Serve the platform's versioned HTTP API (/v1/…).
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Run the local platform (the one the desktop app and the MCP server start when no
     /// platform is configured; `slipway build --start-platform` starts it in the background)
     /// in the foreground until Ctrl-C; `--stop` stops a running one.

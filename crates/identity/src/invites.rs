@@ -236,8 +236,9 @@ fn ended(invite: &InviteRow, now: i64) -> Result<(), IdentityError> {
 }
 
 /// Uses a pending invite: creates the person it names (or brings back a removed one) with
-/// the invite's role, marks it used, and records it. The conditional update comes first, so
-/// of two concurrent uses of one code exactly one goes on.
+/// the invite's role, marks it used, and records it. The conditional update comes first: of
+/// two concurrent uses of one code exactly one goes on, and the other learns the code was
+/// used (not that the person it made exists).
 pub(crate) async fn join(
     tx: &mut Tx,
     invite: &InviteRow,
@@ -245,16 +246,15 @@ pub(crate) async fn join(
     how: &str,
 ) -> Result<PersonRow, IdentityError> {
     let role = AccountRole::parse(&invite.role).unwrap_or(AccountRole::Member);
-    let existing = people_rows::find_by_email(tx, &invite.email).await?;
-    if existing.as_ref().is_some_and(|p| p.removed_at.is_none()) {
-        return Err(IdentityError::AlreadyMember(invite.email.clone()));
-    }
-    let placeholder = existing.as_ref().map_or("", |p| p.id.as_str()).to_owned();
-    if !rows::accept(tx, &invite.id, &placeholder, now_millis()).await? {
+    if !rows::accept(tx, &invite.id, "", now_millis()).await? {
         return Err(IdentityError::InviteEnded {
             code: "invite_used",
             message: "this invite was used a moment ago; ask an admin for a new one".into(),
         });
+    }
+    let existing = people_rows::find_by_email(tx, &invite.email).await?;
+    if existing.as_ref().is_some_and(|p| p.removed_at.is_none()) {
+        return Err(IdentityError::AlreadyMember(invite.email.clone()));
     }
     let person = match existing {
         Some(mut back) => {
@@ -265,12 +265,9 @@ pub(crate) async fn join(
             back.removed_at = None;
             back
         }
-        None => {
-            let person = people::insert(tx, &invite.account_id, &invite.email, name, role).await?;
-            rows::accept_by(tx, &invite.id, &person.id).await?;
-            person
-        }
+        None => people::insert(tx, &invite.account_id, &invite.email, name, role).await?,
     };
+    rows::accept_by(tx, &invite.id, &person.id).await?;
     let me = people::person_ref(&person);
     let detail = format!("joined as {} {how}", role.as_str());
     audit::record(

@@ -465,3 +465,79 @@ fn database_url(app: &TestApp) -> String {
         )
     })
 }
+
+/// Two people using one code at once: exactly one joins. Two admins demoting each other at
+/// once: one admin is left.
+#[tokio::test]
+async fn races_leave_one_winner() {
+    for backend in backends() {
+        let app = spawn_app(backend).await;
+        let made = invite(&app, "twice@example.org", "admin").await;
+        let code_text = made["code"].as_str().unwrap();
+        let (a, b) = tokio::join!(accept(&app, code_text, None), accept(&app, code_text, None));
+        let mut statuses = [a.0, b.0];
+        statuses.sort();
+        assert_eq!(
+            statuses,
+            [StatusCode::CREATED, StatusCode::GONE],
+            "{backend:?}: {a:?} {b:?}"
+        );
+        let second = if a.0 == StatusCode::CREATED { a } else { b };
+        let other = second.1["token"].as_str().unwrap().to_owned();
+        let other_id = second.1["user_id"].as_str().unwrap().to_owned();
+        let (_, me) = get(&app, "/v1/account/me", &app.owner).await;
+        let owner_id = me["id"].as_str().unwrap().to_owned();
+        for _ in 0..5 {
+            let demote_other = format!("/v1/account/users/{other_id}");
+            let demote_owner = format!("/v1/account/users/{owner_id}");
+            let (x, y) = tokio::join!(
+                call(
+                    &app,
+                    Method::PATCH,
+                    &demote_other,
+                    Some(&app.owner),
+                    json!({"role": "member"})
+                ),
+                call(
+                    &app,
+                    Method::PATCH,
+                    &demote_owner,
+                    Some(&other),
+                    json!({"role": "member"})
+                ),
+            );
+            let (_, people) = get(&app, "/v1/account/users", &app.owner).await;
+            let admins = people["users"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|p| p["role"] == "admin")
+                .count();
+            assert_eq!(admins, 1, "{backend:?}: {x:?} {y:?}");
+            // Both admins again for the next round.
+            let (_, people) = get(&app, "/v1/account/users", &app.owner).await;
+            let admin_token = if people["users"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|p| p["id"] == owner_id.as_str() && p["role"] == "admin")
+            {
+                app.owner.clone()
+            } else {
+                other.clone()
+            };
+            for id in [&other_id, &owner_id] {
+                let r = call(
+                    &app,
+                    Method::PATCH,
+                    &format!("/v1/account/users/{id}"),
+                    Some(&admin_token),
+                    json!({"role": "admin"}),
+                )
+                .await;
+                assert_eq!(r.0, StatusCode::OK, "{r:?}");
+            }
+        }
+        app.finish().await;
+    }
+}
