@@ -340,6 +340,21 @@ mod wiring {
         let listed = invoke(&window, "environments", json!({})).expect("environments");
         assert!(listed["saved"].is_array(), "{listed}");
 
+        // Service URLs: only http(s) opens, refused before any launcher starts.
+        let refused = invoke(&window, "open_url", json!({"url": "file:///etc/passwd"}))
+            .expect_err("a file: URL");
+        assert!(
+            refused.to_string().contains("only http and https"),
+            "{refused}"
+        );
+
+        // Something the window never calls is not there.
+        assert!(invoke(&window, "no_such_command", json!({})).is_err());
+    }
+
+    #[test]
+    fn the_people_commands_are_wired_and_refuse_before_the_network() {
+        let (_app, window) = app();
         // People, invites, the audit and tokens are registered and allowed: an argument of
         // the wrong type is refused by Tauri after the permission check and before the
         // command runs, so nothing reaches a platform.
@@ -388,16 +403,5 @@ mod wiring {
             .expect(cmd);
             assert_eq!(refused["field"], "url", "{cmd}: {refused}");
         }
-
-        // Service URLs: only http(s) opens, refused before any launcher starts.
-        let refused = invoke(&window, "open_url", json!({"url": "file:///etc/passwd"}))
-            .expect_err("a file: URL");
-        assert!(
-            refused.to_string().contains("only http and https"),
-            "{refused}"
-        );
-
-        // Something the window never calls is not there.
-        assert!(invoke(&window, "no_such_command", json!({})).is_err());
     }
 }

@@ -4,7 +4,8 @@ Drives the real window for the journeys of its three users: a developer (templat
 the Rust toolkit, a python-api app is scaffolded, an invalid name shows the rule, the devfile
 check, apps on the embedded platform), care staff (an enrollment with a field error placed on
 its field, then a valid one; the demo missing-information request filled, submitted, and the
-409 screen when it is opened again) and an admin (care users and their permissions).
+409 screen when it is opened again) and an admin (care users and their permissions; people,
+invites, roles and the audit; their own tokens).
 Clicks and typing go through small scripts (WebKitWebDriver drops connections on element
 clicks now and then). With SCREENSHOT_DIR set, every view is saved there as a PNG.
 Run by scripts/desktop-e2e.sh under Xvfb; stdlib only, so nothing else needs installing.
@@ -21,6 +22,7 @@ import tempfile
 import time
 import unittest
 import urllib.error
+import urllib.parse
 import urllib.request
 
 DRIVER = os.environ.get("WEBDRIVER_URL", "http://127.0.0.1:4444")
@@ -436,6 +438,74 @@ class DesktopTest(unittest.TestCase):
         s.wait_text("#forgot-app-file", lambda t: t.startswith("removed"), timeout=60)
         self.assertFalse(os.path.exists(os.path.join(project, ".app")))
 
+    def test_people_invite_role_and_audit(self):
+        """Admins: on the window's own (embedded) platform the window is its first person, an
+        admin, so People is in the nav. A bad e-mail is refused beside its field; an invite
+        shows its code and link once, each with Copy, and is pending; demoting the last admin
+        is refused beside the role; once the invite is accepted, the new person's role changes
+        and the audit shows what happened, newest first. Then the window's own tokens: one is
+        made (shown once) and revoked; revoking the window's own needs the sign-out
+        acknowledged."""
+        s = self.s
+        s.wait_for("#nav-people:not(.hidden)", timeout=30)
+        s.click("nav button[data-view=people]")
+        s.wait_text("#people-table", lambda t: "owner@localhost" in t, timeout=60)
+        s.fill("[name=invite_email]", "erin at example.org")
+        s.click("#invite-button")
+        s.wait_text("#invite-form [data-path=invite_email]", lambda t: "email" in t and "@" in t, timeout=30)
+        s.fill("[name=invite_email]", "erin@example.org")
+        s.fill("[name=invite_days]", "3")
+        s.click("#invite-button")
+        s.wait_text("#invite-result", lambda t: "shown only now" in t and "in 3 days" in t, timeout=30)
+        code = s.read("return document.querySelector('#invite-code').value;")
+        link = s.read("return document.querySelector('#invite-link').value;")
+        self.assertTrue(code.startswith("slwi_"), code)
+        self.assertTrue(link.startswith(f"slipway://invite/{code}?url="), link)
+        s.click("#invite-code-copy")
+        s.wait_text("#invite-code-copied", lambda t: "Copied" in t or "Ctrl+C" in t)
+        s.wait_text("#invites-table", lambda t: "erin@example.org" in t and "member" in t)
+        s.screenshot("people")
+
+        # The only admin cannot be demoted: the refusal is beside that person's role.
+        s.fill('#people-table tr[data-person="owner@localhost"] select', "member")
+        s.wait_text('#people-table [data-path="role-owner@localhost"] .field-error', lambda t: "admin" in t, timeout=30)
+        self.assertEqual(s.read("""return document.querySelector('#people-table tr[data-person="owner@localhost"] select').value;"""), "admin")
+
+        # Erin accepts (over HTTP, as her own CLI or window would); she is listed, made admin.
+        platform = urllib.parse.parse_qs(urllib.parse.urlsplit(link).query)["url"][0]
+        req = urllib.request.Request(f"{platform}/v1/invites/accept", data=json.dumps({"code": code, "name": "Erin"}).encode(),
+                                     method="POST", headers={"content-type": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            self.assertEqual(resp.status, 201)
+        s.click("#people-refresh")
+        s.wait_text("#people-table", lambda t: "erin@example.org" in t, timeout=30)
+        s.fill('#people-table tr[data-person="erin@example.org"] select', "admin")
+        s.click("#people-tabs [data-tab=audit]")
+        s.wait_text("#audit-table", lambda t: "changed the role of" in t, timeout=30)
+        actions = s.read("return Array.from(document.querySelectorAll('#audit-table tbody tr')).map(r => r.dataset.action);")
+        self.assertEqual(actions[0], "person.role_changed", actions)
+        for action in ("invite.created", "invite.accepted"):
+            self.assertIn(action, actions)
+        self.assertEqual(s.read("""return document.querySelector('#people-table tr[data-person="erin@example.org"] select').value;"""), "admin")
+        s.screenshot("people-audit")
+
+        # The window's own tokens, under Environments.
+        s.click("#env-switch")
+        s.click("#tokens summary")
+        s.wait_text("#tokens-table", lambda t: "this window" in t, timeout=30)
+        s.fill("[name=token_name]", "e2e-ci")
+        s.click("#token-create")
+        s.wait_text("#token-result", lambda t: "shown only now" in t, timeout=30)
+        self.assertTrue(s.read("return document.querySelector('#new-token').value;"))
+        s.click("#tokens-table [data-revoke-token=e2e-ci]")
+        s.click("#confirm-revoke-token")
+        s.wait_text("#token-revoked", lambda t: "Revoked e2e-ci" in t, timeout=30)
+        s.wait_text("#tokens-table", lambda t: "e2e-ci" not in t)
+        s.js("""Array.from(document.querySelectorAll('#tokens-table tbody tr')).find(r => r.innerText.includes('this window')).querySelector('button').click();""")
+        s.wait_text("#confirm-revoke-token-dialog", lambda t: "signed out" in t or "unable to reach" in t)
+        self.assertTrue(s.read("return document.querySelector('#confirm-revoke-token').disabled;"))
+        s.screenshot("tokens")
+
     # Every control in the visible view with no accessible name (a label, aria-label or
     # aria-labelledby, or a button's text), or taken out of the tab order.
     AUDIT = """
@@ -467,7 +537,9 @@ return bad;
         s = self.s
         s.wait_text("#env", lambda t: "Signed in" in t)
         problems = {}
-        for view in ["new", "check", "apps", "secrets", "enroll", "missing", "care-users"]:
+        # People shows once the window knows it is an admin (of its own platform here).
+        s.wait_for("#nav-people:not(.hidden)", timeout=30)
+        for view in ["new", "check", "apps", "secrets", "enroll", "missing", "people", "care-users"]:
             s.click(f"nav button[data-view={view}]")
             s.wait_for(f"#view-{view}:not(.hidden)")
             time.sleep(1.5)

@@ -20,6 +20,7 @@ test("times read as minutes in UTC; none is a dash; a text that is no time is ke
 test("an expiry says how far off it is", () => {
   assert.equal(fromNow("2026-11-29T10:00:00Z", NOW), "in 7 days");
   assert.equal(fromNow("2026-11-23T11:00:00Z", NOW), "in 1 day");
+  assert.equal(fromNow("2026-11-25T09:59:58Z", NOW), "in 3 days");
   assert.equal(fromNow("2026-11-22T12:00:00Z", NOW), "in less than a day");
   assert.equal(fromNow("2026-11-22T09:00:00Z", NOW), "expired");
   assert.equal(expiry("2026-11-29T10:00:00Z", NOW), "2026-11-29 10:00 UTC (in 7 days)");

@@ -21,13 +21,13 @@ export function shortTime(ts) {
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-/** How far `ts` is from `now`: "in 7 days", "in 1 day", "in less than a day", "expired". */
+/** How far `ts` is from `now`, to the nearest day: "in 7 days", "in 1 day", "in less than a day", "expired". */
 export function fromNow(ts, now = Date.now()) {
   const t = new Date(ts).getTime();
   if (Number.isNaN(t)) return "";
   const left = t - now;
   if (left <= 0) return "expired";
-  const days = Math.floor(left / DAY_MS);
+  const days = Math.round(left / DAY_MS);
   if (days === 0) return "in less than a day";
   return `in ${days} day${days === 1 ? "" : "s"}`;
 }
