@@ -1,4 +1,4 @@
-// A real OpenID Connect provider for Slipway's SSO end-to-end test: the certified
+// A real OpenID Connect provider for Slipway's SSO end-to-end test (crates/cli/tests/sso): the certified
 // `oidc-provider` package (pinned in package.json, installed with `npm ci` from the lockfile)
 // with its development login form, so the platform's relying-party code is tested against a
 // provider nobody here wrote. Nothing in this file decides how the flow works; it only says
@@ -29,8 +29,8 @@
 // userinfo endpoint (oidc-provider's conformIdTokenClaims, as Okta does), for a relying party
 // that must ask userinfo.
 //
-// It logs nothing but startup warnings and server errors' messages: no codes, tokens,
-// secrets or logins.
+// It logs nothing but oidc-provider's notices and warnings and server errors' messages, all on
+// standard error: no codes, tokens, secrets or logins.
 
 import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -160,6 +160,11 @@ function configuration(opts) {
     },
   };
 }
+
+// Standard output carries the one issuer line and nothing else: oidc-provider's notices
+// (console.info) go to standard error with its warnings.
+console.log = console.error;
+console.info = console.error;
 
 const opts = options();
 let handler = (req, res) => {
