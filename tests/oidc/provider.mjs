@@ -1,7 +1,7 @@
-// A real OpenID Connect provider for Slipway's SSO end-to-end test (crates/cli/tests/sso): the certified
-// `oidc-provider` package (pinned in package.json, installed with `npm ci` from the lockfile)
-// with its development login form, so the platform's relying-party code is tested against a
-// provider nobody here wrote. Nothing in this file decides how the flow works; it only says
+// A real OpenID Connect provider for Slipway's SSO end-to-end test (crates/cli/tests/sso):
+// the certified `oidc-provider` package (pinned in package.json, installed with `npm ci` from
+// the lockfile) with its development login form, so the platform's relying-party code is
+// tested against a provider nobody here wrote. Nothing in this file decides how the flow works; it only says
 // who the provider knows and which one client it serves.
 //
 //   OIDC_CLIENT_SECRET=... node provider.mjs --client-id slipway \
