@@ -102,9 +102,15 @@ struct Provider {
 
 impl Provider {
     fn start(redirect_uri: &str, secret: &str) -> Self {
+        Self::start_with(redirect_uri, secret, &[])
+    }
+
+    /// Starts it with extra flags of provider.mjs (`--userinfo-claims`).
+    fn start_with(redirect_uri: &str, secret: &str, flags: &[&str]) -> Self {
         let mut child = Command::new("node")
             .arg("provider.mjs")
             .args(["--client-id", CLIENT_ID, "--redirect-uri", redirect_uri])
+            .args(flags)
             .env("OIDC_CLIENT_SECRET", secret)
             .current_dir(oidc_dir())
             .stdin(Stdio::piped())
@@ -541,6 +547,31 @@ fn sso_signs_in_invited_and_allowed_people_through_the_cli_and_refuses_others() 
     for backend in backends("SSO end-to-end") {
         scenario(backend);
     }
+}
+
+/// A provider that keeps the e-mail out of the ID token (as the spec allows for the code
+/// flow) is asked at its userinfo endpoint, for the same subject.
+#[test]
+fn sso_reads_the_email_from_userinfo_when_the_id_token_has_none() {
+    if !provider_installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let secret = random_hex();
+    let port = free_port();
+    let url = format!("http://127.0.0.1:{port}");
+    let provider = Provider::start_with(
+        &format!("{url}/auth/oidc/callback"),
+        &secret,
+        &["--userinfo-claims"],
+    );
+    let _platform = Platform::serve(dir.path(), port, &url, &provider.issuer, &secret, None);
+    let erin = Machine::new();
+    erin.sign_in(&url, "erin@example.com")
+        .assert_signed_in("erin@example.com");
+    let refused = Machine::new().sign_in(&url, "frank+unverified@example.com");
+    let reason = refused.assert_refused("frank+unverified@example.com");
+    assert!(reason.contains("verified"), "{reason}");
 }
 
 fn scenario(backend: Backend) {

@@ -11,8 +11,8 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use openidconnect::core::{CoreAuthenticationFlow, CoreClient, CoreProviderMetadata};
 use openidconnect::{
-    AuthorizationCode, ClientId, ClientSecret, CsrfToken, IssuerUrl, Nonce, PkceCodeChallenge,
-    PkceCodeVerifier, RedirectUrl, Scope, TokenResponse,
+    AuthorizationCode, ClientId, ClientSecret, CsrfToken, IssuerUrl, Nonce, OAuth2TokenResponse,
+    PkceCodeChallenge, PkceCodeVerifier, RedirectUrl, Scope, TokenResponse,
 };
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -360,16 +360,31 @@ impl Sso {
                     .clone()
             }
         };
-        Ok(Identity {
+        let name_of = |n: Option<&openidconnect::LocalizedClaim<openidconnect::EndUserName>>| {
+            n.and_then(|n| n.get(None)).map(|n| n.to_string())
+        };
+        let mut who = Identity {
             issuer: self.config.issuer.clone(),
             subject: claims.subject().to_string(),
             email: claims.email().map(|e| e.to_string()),
             email_verified: claims.email_verified(),
-            name: claims
-                .name()
-                .and_then(|n| n.get(None))
-                .map(|n| n.to_string()),
-        })
+            name: name_of(claims.name()),
+        };
+        // Some providers put the e-mail only in userinfo for the code flow (the spec allows
+        // it); ask there, for the same subject, when the ID token has none.
+        if who.email.is_none()
+            && let Ok(request) =
+                client.user_info(answer.access_token().clone(), Some(claims.subject().clone()))
+        {
+            let info: openidconnect::core::CoreUserInfoClaims = request
+                .request_async(&self.http)
+                .await
+                .map_err(|e| format!("reading userinfo: {}", describe(&e)))?;
+            who.email = info.email().map(|e| e.to_string());
+            who.email_verified = info.email_verified();
+            who.name = who.name.or_else(|| name_of(info.name()));
+        }
+        Ok(who)
     }
 
     /// Admits or refuses `who` and records it; `Ok(Ok(user_id))` when admitted.
