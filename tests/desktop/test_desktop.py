@@ -22,7 +22,6 @@ import tempfile
 import time
 import unittest
 import urllib.error
-import urllib.parse
 import urllib.request
 
 DRIVER = os.environ.get("WEBDRIVER_URL", "http://127.0.0.1:4444")
@@ -442,8 +441,9 @@ class DesktopTest(unittest.TestCase):
         """Admins: on the window's own (embedded) platform the window is its first person, an
         admin, so People is in the nav. A bad e-mail is refused beside its field; an invite
         shows its code and link once, each with Copy, and is pending; demoting the last admin
-        is refused beside the role; once the invite is accepted, the new person's role changes
-        and the audit shows what happened, newest first. Then the window's own tokens: one is
+        is refused beside the role. The invitee joins from the window with the link (a member:
+        People tells her it is for admins); back on this computer, her role changes and the
+        audit shows what happened, newest first. Then the window's own tokens: one is
         made (shown once) and revoked; revoking the window's own needs the sign-out
         acknowledged."""
         s = self.s
@@ -471,13 +471,25 @@ class DesktopTest(unittest.TestCase):
         s.wait_text('#people-table [data-path="role-owner@localhost"] .field-error', lambda t: "admin" in t, timeout=30)
         self.assertEqual(s.read("""return document.querySelector('#people-table tr[data-person="owner@localhost"] select').value;"""), "admin")
 
-        # Erin accepts (over HTTP, as her own CLI or window would); she is listed, made admin.
-        platform = urllib.parse.parse_qs(urllib.parse.urlsplit(link).query)["url"][0]
-        req = urllib.request.Request(f"{platform}/v1/invites/accept", data=json.dumps({"code": code, "name": "Erin"}).encode(),
-                                     method="POST", headers={"content-type": "application/json"})
-        with urllib.request.urlopen(req, timeout=30) as resp:
-            self.assertEqual(resp.status, 201)
-        s.click("#people-refresh")
+        # Erin joins from a window with the link alone (it holds the platform's URL): the
+        # window uses the new environment as her, a member. People is not in her nav, and
+        # opened anyway it says it is for admins.
+        s.click("#env-switch")
+        s.fill("#join-form [name=join_code]", link)
+        s.fill("#join-form [name=join_name]", "Erin")
+        s.fill("#join-form [name=join_environment]", "team")
+        s.click("#join-button")
+        s.wait_text("#env", lambda t: "team" in t and "erin@example.org" in t, timeout=30)
+        s.wait_text("#environments", lambda t: "team" in t and "in use" in t)
+        time.sleep(0.5)
+        self.assertEqual(s.count("#nav-people.hidden"), 1)
+        s.js("document.querySelector('#nav-people').click();")
+        s.wait_text("#people-only-admins", lambda t: "Only admins" in t and "member" in t, timeout=30)
+        s.click("#env-switch")
+        s.click("#use-local")
+        s.wait_text("#env", lambda t: "Embedded" in t, timeout=30)
+        s.wait_for("#nav-people:not(.hidden)", timeout=30)
+        s.click("nav button[data-view=people]")
         s.wait_text("#people-table", lambda t: "erin@example.org" in t, timeout=30)
         s.fill('#people-table tr[data-person="erin@example.org"] select', "admin")
         s.click("#people-tabs [data-tab=audit]")
