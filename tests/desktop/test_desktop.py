@@ -22,6 +22,7 @@ import tempfile
 import time
 import unittest
 import urllib.error
+import urllib.parse
 import urllib.request
 
 DRIVER = os.environ.get("WEBDRIVER_URL", "http://127.0.0.1:4444")
@@ -475,6 +476,11 @@ class DesktopTest(unittest.TestCase):
         # window uses the new environment as her, a member. People is not in her nav, and
         # opened anyway it says it is for admins.
         s.click("#env-switch")
+        # This platform has no single sign-on: the window says so and offers no SSO sign-in.
+        platform = urllib.parse.parse_qs(urllib.parse.urlsplit(link).query)["url"][0]
+        s.fill("#sso-form [name=sso_url]", platform)
+        s.wait_text("#sso-status", lambda t: "no single sign-on" in t, timeout=30)
+        self.assertTrue(s.read("return document.querySelector('#sso-button').disabled;"))
         s.fill("#join-form [name=join_code]", link)
         s.fill("#join-form [name=join_name]", "Erin")
         s.fill("#join-form [name=join_environment]", "team")
