@@ -444,9 +444,9 @@ class DesktopTest(unittest.TestCase):
         shows its code and link once, each with Copy, and is pending; demoting the last admin
         is refused beside the role. The invitee joins from the window with the link (a member:
         People tells her it is for admins); back on this computer, her role changes and the
-        audit shows what happened, newest first. Then the window's own tokens: one is
-        made (shown once) and revoked; revoking the window's own needs the sign-out
-        acknowledged."""
+        audit shows what happened, newest first; she is removed (confirmed first). Then the
+        window's own tokens: one is made (shown once) and revoked; revoking the window's own
+        needs the sign-out acknowledged."""
         s = self.s
         s.wait_for("#nav-people:not(.hidden)", timeout=30)
         s.click("nav button[data-view=people]")
@@ -506,6 +506,14 @@ class DesktopTest(unittest.TestCase):
             self.assertIn(action, actions)
         self.assertEqual(s.read("""return document.querySelector('#people-table tr[data-person="erin@example.org"] select').value;"""), "admin")
         s.screenshot("people-audit")
+
+        # Removing her is confirmed first, naming her and what it does; her token stops.
+        s.click("#people-tabs [data-tab=people]")
+        s.click('#people-table [data-remove="erin@example.org"]')
+        s.wait_text("#confirm-remove-dialog", lambda t: "Erin <erin@example.org>" in t and "stop working at once" in t and "passes to you" in t)
+        s.click("#confirm-remove")
+        s.wait_text("#remove-result", lambda t: t.startswith("Removed Erin"), timeout=30)
+        s.wait_text("#people-table", lambda t: "erin@example.org" not in t)
 
         # The window's own tokens, under Environments.
         s.click("#env-switch")
