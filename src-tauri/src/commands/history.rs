@@ -2,28 +2,11 @@
 //! its builds with each one's log, each one call into `slipway_toolkit::platform` on the
 //! same platform the tools use (the configured one, or the embedded one).
 
-use std::sync::Arc;
-
 use serde_json::Value;
-use slipway_toolkit::Runner;
-use slipway_toolkit::platform::{Client, builds, history};
+use slipway_toolkit::platform::{builds, history};
 
 use super::tools::{CommandError, Tools};
-
-async fn with_client(
-    runner: Arc<Runner>,
-    work: impl FnOnce(&Client) -> Result<Value, slipway_toolkit::ToolError> + Send + 'static,
-) -> Result<Value, CommandError> {
-    tauri::async_runtime::spawn_blocking(move || {
-        let client = runner.client()?;
-        work(&client)
-    })
-    .await
-    .map_err(|e| CommandError {
-        message: format!("the call stopped unexpectedly: {e}"),
-    })?
-    .or_else(|e| Ok(e.to_json()))
-}
+use super::with_client;
 
 /// The app's deployments, newest first (what each ran, why, how it ended).
 #[tauri::command]

@@ -9,36 +9,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use slipway_toolkit::ToolError;
 use slipway_toolkit::platform::credentials::{self, RemoteEnvironment};
-use slipway_toolkit::platform::{Client, Endpoint, join, people, sso, tokens};
-use slipway_toolkit::{Runner, ToolError};
+use slipway_toolkit::platform::{Endpoint, join, people, sso, tokens};
 
 use super::env::Selection;
 use super::tools::{CommandError, Tools};
+use super::{blocking, with_client};
 
 /// How long the window waits for the browser to come back from the SSO provider.
 const SSO_WAIT: Duration = Duration::from_secs(5 * 60);
-
-/// Runs `work` with a client of the window's platform on a blocking thread (the toolkit's
-/// HTTP client blocks); a tool error becomes the `{success: false, …}` result.
-async fn with_client(
-    runner: Arc<Runner>,
-    work: impl FnOnce(&Client) -> Result<Value, ToolError> + Send + 'static,
-) -> Result<Value, CommandError> {
-    blocking(move || work(&runner.client()?)).await
-}
-
-/// Runs `work` on a blocking thread; a tool error becomes the `{success: false, …}` result.
-async fn blocking(
-    work: impl FnOnce() -> Result<Value, ToolError> + Send + 'static,
-) -> Result<Value, CommandError> {
-    tauri::async_runtime::spawn_blocking(work)
-        .await
-        .map_err(|e| CommandError {
-            message: format!("the call stopped unexpectedly: {e}"),
-        })?
-        .or_else(|e| Ok(e.to_json()))
-}
 
 /// A days field as the form sends it (a number, or the text typed; null or empty: the
 /// platform's default), or an error naming `expires_in_days`. The toolkit checks the range.

@@ -74,10 +74,12 @@ pub fn accept_invite(url: &str, code: &str, name: Option<&str>) -> Result<Joined
     })
 }
 
-/// The platform answers 410 for a used, revoked or expired code; the client maps statuses it
-/// does not know to an internal error, which this one is not: it is the code's fault.
+/// The platform answers 404 for an unknown code and 410 for a used, revoked or expired one;
+/// both are the code's fault, so the form shows them beside the code (the client maps a 410,
+/// a status it does not know, to an internal error).
 fn gone_as_refusal(error: ToolError, field: &str) -> ToolError {
     match error {
+        ToolError::NotFound(reason) => ToolError::invalid(field, reason),
         ToolError::Internal(message) => {
             match message.strip_prefix("platform answered 410 Gone: ") {
                 Some(reason) => ToolError::invalid(field, reason),
@@ -160,5 +162,10 @@ mod tests {
         );
         assert_eq!(e.field(), Some("code"));
         assert!(e.to_string().contains("the invite was used"), "{e}");
+        let unknown = gone_as_refusal(
+            ToolError::NotFound("no invite has this code".into()),
+            "code",
+        );
+        assert_eq!(unknown.field(), Some("code"));
     }
 }
