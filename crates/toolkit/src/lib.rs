@@ -9,6 +9,7 @@ pub mod dev;
 mod devfile_tools;
 mod error;
 pub mod fsutil;
+pub mod links;
 pub mod platform;
 mod registry;
 mod runner;
