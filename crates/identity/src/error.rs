@@ -34,6 +34,9 @@ pub enum IdentityError {
     /// 409: the account would be left without an admin.
     #[error("{0} is the account's last admin; make someone else an admin first")]
     LastAdmin(String),
+    /// 409: an admin asked to remove themselves (their apps would pass to nobody).
+    #[error("you cannot remove yourself; ask another admin of the account")]
+    RemoveSelf,
     /// 409: the e-mail belongs to a person already.
     #[error("{0} is already a member of a Slipway account")]
     AlreadyMember(String),
@@ -74,6 +77,7 @@ impl IdentityError {
             IdentityError::TokenNotFound(_) => "token_not_found",
             IdentityError::LastAdmin(_) => "last_admin",
             IdentityError::AlreadyMember(_) => "already_member",
+            IdentityError::RemoveSelf => "cannot_remove_self",
             IdentityError::InviteEnded { code, .. } => code,
             IdentityError::Random(_) | IdentityError::Database(_) => "internal",
         }
@@ -88,16 +92,19 @@ impl IdentityError {
             IdentityError::PersonNotFound(_)
             | IdentityError::InviteNotFound(_)
             | IdentityError::TokenNotFound(_) => 404,
-            IdentityError::LastAdmin(_) | IdentityError::AlreadyMember(_) => 409,
+            IdentityError::LastAdmin(_)
+            | IdentityError::AlreadyMember(_)
+            | IdentityError::RemoveSelf => 409,
             IdentityError::InviteEnded { .. } => 410,
             IdentityError::Random(_) | IdentityError::Database(_) => 500,
         }
     }
 
-    /// The field at fault, for a 400.
+    /// The field at fault: a 400's, and the taken `email` of a 409.
     pub fn field(&self) -> Option<&'static str> {
         match self {
             IdentityError::Invalid { field, .. } => Some(field),
+            IdentityError::AlreadyMember(_) => Some("email"),
             _ => None,
         }
     }

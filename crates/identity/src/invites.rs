@@ -73,6 +73,7 @@ pub async fn create(
     let email = rules::parse_email(email)?;
     let role = role.map_or(Ok(AccountRole::Member), rules::parse_account_role)?;
     let days = INVITE_DAYS.check(days)?;
+    people::require_admin(tx, caller, "invite people").await?;
     if people_rows::find_by_email(tx, &email)
         .await?
         .is_some_and(|p| p.removed_at.is_none())
@@ -138,9 +139,7 @@ pub async fn list(tx: &mut Tx, caller: &Caller) -> Result<Vec<Invite>, IdentityE
 
 /// `DELETE /v1/account/invites/{id}` (admins): the code stops working.
 pub async fn revoke(tx: &mut Tx, caller: &Caller, id: &str) -> Result<(), IdentityError> {
-    if !caller.is_admin() {
-        return Err(IdentityError::AdminOnly("revoke invites"));
-    }
+    people::require_admin(tx, caller, "revoke invites").await?;
     let id = id.trim();
     let now = now_millis();
     let pending = rows::pending(tx, &caller.account_id, None, now).await?;
@@ -235,8 +234,8 @@ fn ended(invite: &InviteRow, now: i64) -> Result<(), IdentityError> {
     })
 }
 
-/// Uses a pending invite: creates the person it names (or brings back a removed one) with
-/// the invite's role, marks it used, and records it. The conditional update comes first: of
+/// Uses a pending invite: creates the person it names (a removed person invited again is a
+/// new person, inheriting nothing of the old one) with the invite's role, marks it used, and records it. The conditional update comes first: of
 /// two concurrent uses of one code exactly one goes on, and the other learns the code was
 /// used (not that the person it made exists).
 pub(crate) async fn join(
@@ -252,21 +251,13 @@ pub(crate) async fn join(
             message: "this invite was used a moment ago; ask an admin for a new one".into(),
         });
     }
-    let existing = people_rows::find_by_email(tx, &invite.email).await?;
-    if existing.as_ref().is_some_and(|p| p.removed_at.is_none()) {
+    if people_rows::find_by_email(tx, &invite.email)
+        .await?
+        .is_some()
+    {
         return Err(IdentityError::AlreadyMember(invite.email.clone()));
     }
-    let person = match existing {
-        Some(mut back) => {
-            people_rows::reactivate(tx, &back.id, &invite.account_id, name, role).await?;
-            back.account_id.clone_from(&invite.account_id);
-            back.name = name.to_owned();
-            back.role = role;
-            back.removed_at = None;
-            back
-        }
-        None => people::insert(tx, &invite.account_id, &invite.email, name, role).await?,
-    };
+    let person = people::insert(tx, &invite.account_id, &invite.email, name, role).await?;
     rows::accept_by(tx, &invite.id, &person.id).await?;
     let me = people::person_ref(&person);
     let detail = format!("joined as {} {how}", role.as_str());

@@ -8,7 +8,7 @@ use crate::error::IdentityError;
 use crate::model::{AccountRole, Caller, Person, PersonRef};
 use crate::rules;
 use crate::store::people::{self as rows, PersonRow};
-use crate::store::{is_unique_violation, tokens as token_rows};
+use crate::store::{invites as invite_rows, is_unique_violation, tokens as token_rows};
 use crate::tokens::{self, NewToken};
 use slipway_server::clock::{now_millis, rfc3339};
 
@@ -60,6 +60,23 @@ pub async fn is_admin(tx: &mut Tx, user_id: &str) -> Result<bool, IdentityError>
         .is_some_and(|p| p.removed_at.is_none() && p.role == AccountRole::Admin))
 }
 
+/// Checks the caller is an admin as of now, holding the account's lock (on PostgreSQL), so a
+/// request that began before the caller was demoted or removed cannot still manage people.
+pub(crate) async fn require_admin(
+    tx: &mut Tx,
+    caller: &Caller,
+    what: &'static str,
+) -> Result<(), IdentityError> {
+    if !caller.is_admin() {
+        return Err(IdentityError::AdminOnly(what));
+    }
+    rows::lock_account(tx, &caller.account_id).await?;
+    if !is_admin(tx, &caller.user_id).await? {
+        return Err(IdentityError::AdminOnly(what));
+    }
+    Ok(())
+}
+
 /// The target of an admin's change: checks the caller is an admin and the person exists.
 async fn target(
     tx: &mut Tx,
@@ -67,10 +84,7 @@ async fn target(
     ident: &str,
     what: &'static str,
 ) -> Result<PersonRow, IdentityError> {
-    if !caller.is_admin() {
-        return Err(IdentityError::AdminOnly(what));
-    }
-    rows::lock_account(tx, &caller.account_id).await?;
+    require_admin(tx, caller, what).await?;
     rows::find_active(tx, &caller.account_id, ident)
         .await?
         .ok_or_else(|| IdentityError::PersonNotFound(ident.trim().to_owned()))
@@ -91,6 +105,9 @@ pub async fn set_role(
     ident: &str,
     role: &str,
 ) -> Result<Person, IdentityError> {
+    if !caller.is_admin() {
+        return Err(IdentityError::AdminOnly("change account roles"));
+    }
     let role = rules::parse_account_role(role)?;
     let mut person = target(tx, caller, ident, "change account roles").await?;
     if person.role == role {
@@ -101,6 +118,9 @@ pub async fn set_role(
     }
     rows::set_role(tx, &person.id, role).await?;
     let actor = tokens::actor(tx, caller).await?;
+    if role == AccountRole::Member {
+        revoke_invites_of(tx, &person, &actor, "its admin became a member").await?;
+    }
     audit::record(
         tx,
         &caller.account_id,
@@ -120,6 +140,9 @@ pub async fn set_role(
 pub async fn removal(tx: &mut Tx, caller: &Caller, ident: &str) -> Result<Person, IdentityError> {
     let person = target(tx, caller, ident, "remove people").await?;
     keep_an_admin(tx, &person).await?;
+    if person.id == caller.user_id {
+        return Err(IdentityError::RemoveSelf);
+    }
     Ok(person.into())
 }
 
@@ -141,8 +164,12 @@ pub async fn remove(
     transferred: &[TransferredApp],
 ) -> Result<(), IdentityError> {
     token_rows::delete_all(tx, &person.id).await?;
-    rows::mark_removed(tx, &person.id, now_millis()).await?;
     let actor = tokens::actor(tx, caller).await?;
+    let row = rows::find_by_id(tx, &person.id)
+        .await?
+        .ok_or_else(|| IdentityError::PersonNotFound(person.email.clone()))?;
+    revoke_invites_of(tx, &row, &actor, "its admin was removed").await?;
+    rows::mark_removed(tx, &person.id, now_millis()).await?;
     let detail = match transferred.len() {
         0 => "their tokens were revoked and their app roles removed".to_owned(),
         n => format!(
@@ -170,6 +197,30 @@ pub async fn remove(
                 "app {} ({}) now owned by {}",
                 app.name, app.app_id, actor.email
             ),
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// Revokes the pending invites `inviter` made (they no longer may invite), recording each.
+async fn revoke_invites_of(
+    tx: &mut Tx,
+    inviter: &PersonRow,
+    actor: &PersonRef,
+    why: &str,
+) -> Result<(), IdentityError> {
+    let now = now_millis();
+    for invite in invite_rows::pending_by_inviter(tx, &inviter.id, now).await? {
+        invite_rows::revoke(tx, &invite.account_id, &invite.id, now).await?;
+        let detail = format!("invited by {}; {why}", inviter.email);
+        audit::record(
+            tx,
+            &invite.account_id,
+            Some(actor),
+            Action::InviteRevoked,
+            &invite.email,
+            &detail,
         )
         .await?;
     }

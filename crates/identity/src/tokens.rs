@@ -166,6 +166,31 @@ pub(crate) async fn issue(
     })
 }
 
+/// Makes a token lasting `days` for a person who just joined or signed in, and records it.
+pub(crate) async fn issue_recorded(
+    tx: &mut Tx,
+    person: &crate::store::people::PersonRow,
+    name: &str,
+    days: i64,
+) -> Result<NewToken, IdentityError> {
+    let made = issue(tx, &person.id, name, Some(days)).await?;
+    let me = PersonRef {
+        id: person.id.clone(),
+        email: person.email.clone(),
+    };
+    let until = made.expires_at.clone().unwrap_or_default();
+    audit::record(
+        tx,
+        &person.account_id,
+        Some(&me),
+        Action::TokenCreated,
+        name,
+        &format!("expires {until}"),
+    )
+    .await?;
+    Ok(made)
+}
+
 /// Makes a token without an end for `user_id`: the bootstrap token and
 /// `slipway platform user add`, which an operator hands over by hand.
 pub async fn issue_unlimited(

@@ -72,8 +72,7 @@ pub(crate) async fn admit(
         .as_deref()
         .and_then(|n| rules::parse_user_name(n).ok())
         .unwrap_or_else(|| rules::default_name(&email));
-    let existing = rows::find_by_email(tx, &email).await?;
-    if let Some(person) = existing.as_ref().filter(|p| p.removed_at.is_none()) {
+    if let Some(person) = rows::find_by_email(tx, &email).await? {
         if let Some((issuer, subject)) = rows::subject_of(tx, &person.id).await?
             && (issuer != who.issuer || subject != who.subject)
         {
@@ -83,7 +82,7 @@ pub(crate) async fn admit(
         }
         rows::link_subject(tx, &person.id, &who.issuer, &who.subject).await?;
         return Ok(Ok(Admitted {
-            person: person.clone(),
+            person,
             how: "an existing person".into(),
         }));
     }
@@ -100,7 +99,7 @@ pub(crate) async fn admit(
         .next()
         .unwrap_or_default()
         .to_ascii_lowercase();
-    if existing.is_some() {
+    if rows::was_removed(tx, &email).await? {
         return Ok(Err(format!(
             "{email} was removed from this Slipway; an admin can invite you again"
         )));

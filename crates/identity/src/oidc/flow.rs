@@ -373,8 +373,10 @@ impl Sso {
         // Some providers put the e-mail only in userinfo for the code flow (the spec allows
         // it); ask there, for the same subject, when the ID token has none.
         if who.email.is_none()
-            && let Ok(request) =
-                client.user_info(answer.access_token().clone(), Some(claims.subject().clone()))
+            && let Ok(request) = client.user_info(
+                answer.access_token().clone(),
+                Some(claims.subject().clone()),
+            )
         {
             let info: openidconnect::core::CoreUserInfoClaims = request
                 .request_async(&self.http)
@@ -472,7 +474,7 @@ impl Sso {
             .await?
             .filter(|p| p.removed_at.is_none())
             .ok_or(IdentityError::Unauthenticated)?;
-        let made = tokens::issue(tx, &person.id, "SSO sign-in", Some(SSO_TOKEN_DAYS)).await?;
+        let made = tokens::issue_recorded(tx, &person, "SSO sign-in", SSO_TOKEN_DAYS).await?;
         Ok(SignedIn {
             user_id: person.id,
             email: person.email,

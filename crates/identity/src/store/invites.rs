@@ -171,3 +171,22 @@ pub(crate) async fn accept_by(tx: &mut Tx, id: &str, user_id: &str) -> Result<()
         .await?;
     Ok(())
 }
+
+/// The pending invites `user_id` made, in any account.
+pub(crate) async fn pending_by_inviter(
+    tx: &mut Tx,
+    user_id: &str,
+    now: i64,
+) -> Result<Vec<InviteRow>, sqlx::Error> {
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "{SELECT} WHERE i.invited_by = $1 AND i.accepted_at IS NULL AND i.revoked_at IS NULL \
+         AND i.expires_at > $2 ORDER BY i.created_at, i.id"
+    )))
+    .bind(user_id.to_owned())
+    .bind(now)
+    .fetch_all(&mut **tx)
+    .await?
+    .iter()
+    .map(row)
+    .collect()
+}

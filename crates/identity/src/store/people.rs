@@ -1,5 +1,6 @@
 //! `account_user` rows. A removed person keeps their row (`removed_at` set) so history still
-//! names them; every query of the living filters on `removed_at IS NULL`.
+//! names them, but gives up their e-mail address (kept in `removed_email`) and sign-in link;
+//! every query of the living filters on `removed_at IS NULL`.
 
 use sqlx::Row;
 use sqlx::any::AnyRow;
@@ -214,35 +215,30 @@ pub(crate) async fn set_role(tx: &mut Tx, id: &str, role: AccountRole) -> Result
     Ok(())
 }
 
-/// Marks a person removed.
+/// Marks a person removed: their address moves to `removed_email` (a new invite to it makes
+/// a new person) and their single sign-on link goes.
 pub(crate) async fn mark_removed(tx: &mut Tx, id: &str, now: i64) -> Result<(), sqlx::Error> {
-    sqlx::query("UPDATE account_user SET removed_at = $1 WHERE id = $2")
-        .bind(now)
-        .bind(id.to_owned())
-        .execute(&mut **tx)
-        .await?;
-    Ok(())
-}
-
-/// Brings a removed person back into `account_id` with a new name and role.
-pub(crate) async fn reactivate(
-    tx: &mut Tx,
-    id: &str,
-    account_id: &str,
-    name: &str,
-    role: AccountRole,
-) -> Result<(), sqlx::Error> {
     sqlx::query(
-        "UPDATE account_user SET removed_at = NULL, account_id = $1, name = $2, \
-         account_role = $3 WHERE id = $4",
+        "UPDATE account_user SET removed_at = $1, removed_email = email, \
+         email = 'removed+' || id || '@removed.invalid', oidc_issuer = NULL, \
+         oidc_subject = NULL WHERE id = $2",
     )
-    .bind(account_id.to_owned())
-    .bind(name.to_owned())
-    .bind(role.as_str())
+    .bind(now)
     .bind(id.to_owned())
     .execute(&mut **tx)
     .await?;
     Ok(())
+}
+
+/// Whether someone with this address was removed (in any account).
+pub(crate) async fn was_removed(tx: &mut Tx, email: &str) -> Result<bool, sqlx::Error> {
+    Ok(
+        sqlx::query("SELECT id FROM account_user WHERE lower(removed_email) = lower($1)")
+            .bind(email.to_owned())
+            .fetch_optional(&mut **tx)
+            .await?
+            .is_some(),
+    )
 }
 
 /// Records that a person was active at `now` (to the minute: callers skip it within one).

@@ -106,9 +106,13 @@ async fn remove_person(
 ) -> Result<Json<Removed>, ApiError> {
     let (mut tx, caller) = state.begin_as(&headers, Access::Write).await?;
     let person = people::removal(&mut tx, &caller, &id).await?;
+    // Every app they own is locked before the owners are counted, in one order, so a
+    // concurrent revoke of a co-owner cannot leave an app with no owner at all.
+    for resource in access::owned(&mut tx, &person.id).await? {
+        access::lock_resource(&mut tx, &resource).await?;
+    }
     let mut transferred = Vec::new();
     for app in access::solely_owned(&mut tx, &person.id).await? {
-        access::lock_resource(&mut tx, &app.app_id).await?;
         access::set_role(&mut tx, &app.app_id, &caller.user_id, Role::Owner).await?;
         transferred.push(people::TransferredApp {
             app_id: app.app_id,

@@ -171,7 +171,19 @@ pub struct SoleOwnership {
     pub name: String,
 }
 
-/// The apps of which `user_id` is the only owner.
+/// The resources on which `user_id` holds the owner role.
+pub async fn owned(tx: &mut Tx, user_id: &str) -> Result<Vec<String>, sqlx::Error> {
+    let rows = sqlx::query(
+        "SELECT resource_id FROM acl_grant WHERE user_id = $1 AND role = 'owner' \
+         ORDER BY resource_id",
+    )
+    .bind(user_id.to_owned())
+    .fetch_all(&mut **tx)
+    .await?;
+    rows.iter().map(|r| r.try_get(0)).collect()
+}
+
+/// The apps of which `user_id` is the only owner (lock them first: [`owned`]).
 pub async fn solely_owned(tx: &mut Tx, user_id: &str) -> Result<Vec<SoleOwnership>, sqlx::Error> {
     let rows = sqlx::query(
         "SELECT a.id, a.name FROM acl_grant g JOIN app a ON a.id = g.resource_id \

@@ -242,6 +242,46 @@ async fn invite_accept_promote_demote_remove() {
             (StatusCode::BAD_REQUEST, Some("role"))
         );
 
+        // Ada keeps a private secret; it must never pass to a later person with her address.
+        let r = call(
+            &app,
+            Method::POST,
+            "/v1/secrets",
+            Some(&ada),
+            json!({"secret_type": "user", "secret_path": "diary", "data": {"v": "x"}}),
+        )
+        .await;
+        assert_eq!(r.0, StatusCode::CREATED, "{r:?}");
+        // A pending invite Ada made as an admin dies with her admin rights.
+        let r = call(
+            &app,
+            Method::PATCH,
+            &path,
+            Some(&app.owner),
+            json!({"role": "admin"}),
+        )
+        .await;
+        assert_eq!(r.0, StatusCode::OK);
+        let (_, hers) = call(
+            &app,
+            Method::POST,
+            "/v1/account/invites",
+            Some(&ada),
+            json!({"email": "friend@example.org"}),
+        )
+        .await;
+        let r = call(
+            &app,
+            Method::PATCH,
+            &path,
+            Some(&app.owner),
+            json!({"role": "member"}),
+        )
+        .await;
+        assert_eq!(r.0, StatusCode::OK);
+        let r = accept(&app, hers["code"].as_str().unwrap(), None).await;
+        assert_eq!((r.0, code(&r)), (StatusCode::GONE, "invite_revoked"));
+
         // Ada alone owns an app; removing her hands it to the admin who removes her.
         let ada_app = app.register(&ada, "adas-app").await;
         let app_id = ada_app["id"].as_str().unwrap().to_owned();
@@ -270,12 +310,38 @@ async fn invite_accept_promote_demote_remove() {
         let r = call(&app, Method::DELETE, &path, Some(&app.owner), Value::Null).await;
         assert_eq!((r.0, code(&r)), (StatusCode::NOT_FOUND, "user_not_found"));
 
-        // Invited again, she comes back as the same person.
+        // Invited again, she is a new person who inherits nothing of the removed one.
         let back = invite(&app, "ada@example.org", "admin").await;
         let joined = accept(&app, back["code"].as_str().unwrap(), None).await;
         assert_eq!(joined.0, StatusCode::CREATED);
-        assert_eq!(joined.1["user_id"], ada_id.as_str());
+        assert_ne!(joined.1["user_id"], ada_id.as_str());
         assert_eq!(joined.1["role"], "admin");
+        let new_ada = joined.1["token"].as_str().unwrap().to_owned();
+        let (_, mine) = get(&app, "/v1/secrets?secret_type=user", &new_ada).await;
+        assert!(!mine.to_string().contains("diary"), "{mine}");
+
+        // An admin cannot remove themselves; another admin can.
+        let r = call(
+            &app,
+            Method::DELETE,
+            "/v1/account/users/owner@localhost",
+            Some(&app.owner),
+            Value::Null,
+        )
+        .await;
+        assert_eq!((r.0, code(&r)), (StatusCode::CONFLICT, "cannot_remove_self"));
+        let r = call(
+            &app,
+            Method::DELETE,
+            "/v1/account/users/ada@example.org",
+            Some(&new_ada),
+            Value::Null,
+        )
+        .await;
+        assert_eq!(
+            (r.0, code(&r)),
+            (StatusCode::CONFLICT, "cannot_remove_self")
+        );
 
         audit_names_everything(&app, &[&code_text, &ada]).await;
         app.finish().await;

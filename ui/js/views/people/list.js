@@ -57,7 +57,9 @@ export function PeopleList({ api, me, round, onChanged }) {
           </div></td>
           <td>${shortTime(p.joined_at)}</td>
           <td>${p.last_active_at ? shortTime(p.last_active_at) : html`<span class="muted">not yet</span>`}</td>
-          <td><button type="button" class="small danger" data-remove=${p.email} onClick=${() => (setRemoved(null), setAsked({ person: p, key: Date.now() }))}>Remove…</button></td>
+          <td>${you
+            ? html`<span class="muted" title="Another admin can remove you; your apps would otherwise pass to nobody.">—</span>`
+            : html`<button type="button" class="small danger" data-remove=${p.email} onClick=${() => (setRemoved(null), setAsked({ person: p, key: Date.now() }))}>Remove…</button>`}</td>
         </tr>`;
       })}</tbody>
     </table>`;
