@@ -329,7 +329,10 @@ async fn invite_accept_promote_demote_remove() {
             Value::Null,
         )
         .await;
-        assert_eq!((r.0, code(&r)), (StatusCode::CONFLICT, "cannot_remove_self"));
+        assert_eq!(
+            (r.0, code(&r)),
+            (StatusCode::CONFLICT, "cannot_remove_self")
+        );
         let r = call(
             &app,
             Method::DELETE,
