@@ -79,12 +79,13 @@ async fn exchange(
     State(state): State<AppState>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<SignedIn>, ApiError> {
-    let sso = state
-        .sso()
-        .ok_or_else(|| ApiError::NotFound("this platform has no single sign-on".into()))?;
+    // The body is checked first: a malformed request is a 400 whether or not SSO is set up.
     let fields = Fields::from_body(json_object(body)?, &["code", "verifier"])?;
     let code = fields.required("code")?;
     let verifier = fields.required("verifier")?;
+    let sso = state
+        .sso()
+        .ok_or_else(|| ApiError::NotFound("this platform has no single sign-on".into()))?;
     let mut tx = state.db().begin_write().await?;
     let signed_in = sso.exchange(&mut tx, &code, &verifier).await?;
     tx.commit().await?;
