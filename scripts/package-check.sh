@@ -26,6 +26,10 @@ done
 failures=0
 fail() { printf 'package-check: FAIL: %s\n' "$*" >&2; failures=$((failures + 1)); }
 ok() { printf 'package-check: ok: %s\n' "$*"; }
+# expect KIND WHAT GOT WANT
+expect() {
+  if [ "$3" = "$4" ]; then ok "$1: $2 $3"; else fail "$1: $2 is '$3', expected '$4'"; fi
+}
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -59,7 +63,7 @@ check_tree() {
     else fail "$kind: ${desktop#"$tree"} must run slipway-desktop with %u, it has '${exec:-no Exec line}'"; fi
     icon=$(sed -n 's/^Icon=//p' "$desktop")
     if [ -n "$icon" ] && compgen -G "$tree/usr/share/icons/hicolor/*/apps/$icon.png" >/dev/null; then
-      ok "$kind: icon $icon in $(cd "$tree" && ls -d usr/share/icons/hicolor/*/apps/"$icon".png | sed -E 's|.*/hicolor/([^/]*)/.*|\1|' | tr '\n' ' ')"
+      ok "$kind: icon $icon in hicolor $(cd "$tree/usr/share/icons/hicolor" && find . -path "*/apps/$icon.png" | cut -d/ -f2 | sort -V | tr '\n' ' ')"
     else fail "$kind: the .desktop's icon '${icon:-none}' is not in /usr/share/icons/hicolor/*/apps/"; fi
     if grep -qE "/home/|$root|$target|/tmp/" "$desktop"; then fail "$kind: ${desktop#"$tree"} names a build machine path: $(grep -E "/home/|$root|$target|/tmp/" "$desktop")"; fi
   fi
@@ -73,8 +77,10 @@ check_tree() {
 # Fails when a maintainer script ($2, the scripts' text) could touch the user's data.
 check_scripts() {
   local kind=$1 text=$2
-  if grep -qE '\.local/share|XDG_DATA_HOME|\$HOME|/home/|/root/' <<<"$text"; then
-    fail "$kind: a maintainer script touches the user's data: $(grep -E '\.local/share|XDG_DATA_HOME|\$HOME|/home/|/root/' <<<"$text" | head -3)"
+  # shellcheck disable=SC2016 # a literal $HOME in the scripts' text
+  local data='\.local/share|XDG_DATA_HOME|\$HOME|/home/|/root/'
+  if grep -qE "$data" <<<"$text"; then
+    fail "$kind: a maintainer script touches the user's data: $(grep -E "$data" <<<"$text" | head -3)"
   else
     ok "$kind: no maintainer script touches the user's data"
   fi
@@ -86,9 +92,8 @@ dpkg-deb -x "$deb" "$work/deb"
 dpkg-deb -e "$deb" "$work/debctl"
 (cd "$work/deb" && find . ! -type d | sed 's|^\.||' | sort) >"$work/deb.list"
 check_tree "$work/deb" deb "$work/deb.list"
-[ "$(dpkg-deb -f "$deb" Package)" = slipway ] && ok "deb: package name slipway" || fail "deb: package name is '$(dpkg-deb -f "$deb" Package)', not slipway"
-[ "$(dpkg-deb -f "$deb" Version)" = "$version" ] && ok "deb: version $version (the workspace's)" \
-  || fail "deb: version is '$(dpkg-deb -f "$deb" Version)', the workspace's is $version"
+expect deb "package name" "$(dpkg-deb -f "$deb" Package)" slipway
+expect deb "version (the workspace's)" "$(dpkg-deb -f "$deb" Version)" "$version"
 check_scripts deb "$(cat "$work"/debctl/{preinst,postinst,prerm,postrm} 2>/dev/null || true)"
 
 # What dpkg-shlibdeps computes for both binaries, plus WebKitGTK by name, must be declared.
@@ -118,7 +123,7 @@ else
     [ $covered = yes ] || missing+=("$need")
   done
   if [ ${#missing[@]} -gt 0 ]; then
-    fail "deb: Depends lacks $(IFS=';'; echo "${missing[*]}") (dpkg-shlibdeps computes: $computed; add them to bundle.linux.deb.depends in src-tauri/tauri.conf.json)"
+    fail "deb: Depends lacks $(printf '%s; ' "${missing[@]}")(dpkg-shlibdeps computes: $computed; add them to bundle.linux.deb.depends in src-tauri/tauri.conf.json)"
   else
     ok "deb: Depends covers dpkg-shlibdeps ($computed)"
   fi
@@ -132,9 +137,8 @@ if ! diff -q <(rpm -qpl "$rpm" 2>/dev/null | sort) "$work/rpm.list" >/dev/null; 
   fail "rpm: rpm -qpl lists other files than its payload holds"
 fi
 check_tree "$work/rpm" rpm "$work/rpm.list"
-[ "$(rpm -qp --qf '%{NAME}' "$rpm")" = slipway ] && ok "rpm: package name slipway" || fail "rpm: package name is '$(rpm -qp --qf '%{NAME}' "$rpm")', not slipway"
-[ "$(rpm -qp --qf '%{VERSION}' "$rpm")" = "$version" ] && ok "rpm: version $version (the workspace's)" \
-  || fail "rpm: version is '$(rpm -qp --qf '%{VERSION}' "$rpm")', the workspace's is $version"
+expect rpm "package name" "$(rpm -qp --qf '%{NAME}' "$rpm")" slipway
+expect rpm "version (the workspace's)" "$(rpm -qp --qf '%{VERSION}' "$rpm")" "$version"
 check_scripts rpm "$(rpm -qp --scripts "$rpm" 2>/dev/null || true)"
 if diff -q "$work/deb.list" "$work/rpm.list" >/dev/null; then ok "rpm: the same files as the .deb"
 else fail "rpm: its files differ from the .deb's: $(diff "$work/deb.list" "$work/rpm.list" | grep '^[<>]' | tr '\n' ' ')"; fi
