@@ -39,6 +39,7 @@ const COMMANDS: &[&str] = &[
     "devfile_watch",
     "devfile_latest",
     "ui_ready",
+    "take_links",
     "me",
     "people_list",
     "people_invite",

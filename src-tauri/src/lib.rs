@@ -32,15 +32,18 @@ pub fn build_app<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builde
         .manage(commands::dev::DevSessions::default())
         .manage(commands::build::Builds::default())
         .manage(commands::dev::WatchedDevfile::default())
+        .manage(commands::links::Links::default())
         .manage(Arc::new(commands::care::Care::new(
             slipway_care::embedded::default_data_dir(),
             desktop_data_dir(),
             selection,
         )))
+        .plugin(tauri_plugin_deep_link::init())
         .setup(|app| {
             if let Some(window) = app.get_webview_window("main") {
                 lean_webview(&window);
             }
+            commands::links::listen(app.handle());
             Ok(())
         })
         .invoke_handler(tauri::generate_handler![
@@ -81,6 +84,7 @@ pub fn build_app<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builde
             commands::dev::devfile_latest,
             commands::startup::ui_ready,
             commands::browser::open_url,
+            commands::links::take_links,
             commands::people::me,
             commands::people::people_list,
             commands::people::people_invite,
@@ -208,9 +212,18 @@ pub fn relaunch_lean() {
 }
 
 /// Starts the desktop app; on exit, stops the embedded platform (and the apps it runs) and
-/// the embedded care service.
+/// the embedded care service. One window per user: the single-instance plugin comes first,
+/// so a second start hands its arguments (a `slipway://` link) to the running window, which
+/// comes to the front, and exits before anything else is set up.
 pub fn run() {
-    build_app(tauri::Builder::default())
+    let single = tauri_plugin_single_instance::init(|app, args, _cwd| {
+        // Readable links reached the deep-link plugin already (the "deep-link" feature).
+        if let Some(raw) = commands::links::unreadable_link(args) {
+            commands::links::arrived(app, &raw);
+        }
+        commands::links::bring_to_front(app);
+    });
+    build_app(tauri::Builder::default().plugin(single))
         .build(tauri::generate_context!())
         .expect("the Slipway window could not start (is a display available?)")
         .run(|app, event| {
@@ -227,7 +240,8 @@ mod wiring {
     //! The command wiring on Tauri's mock runtime, with the app's real context (its
     //! capabilities included): every command the UI calls is registered and allowed for the
     //! main window, arguments arrive under the names `api.js` sends, and a command that is not
-    //! wired is refused. No window system is needed.
+    //! wired is refused; `slipway://` links wait for the window, read. No window system is
+    //! needed.
 
     use serde_json::{Value, json};
     use tauri::ipc::{CallbackFn, InvokeBody};
@@ -350,6 +364,43 @@ mod wiring {
 
         // Something the window never calls is not there.
         assert!(invoke(&window, "no_such_command", json!({})).is_err());
+    }
+
+    #[test]
+    fn links_wait_for_the_window_read_by_the_toolkit() {
+        let (app, window) = app();
+        // Nothing arrived (the test's own arguments are no link).
+        assert_eq!(invoke(&window, "take_links", json!({})).unwrap(), json!([]));
+        let request = "5f0c8b8e-1d2a-4c1e-9a57-0a4a5c1d7e01";
+        super::commands::links::arrived(
+            app.handle(),
+            &format!("slipway://care/missing-info/{request}"),
+        );
+        super::commands::links::arrived(app.handle(), "slipway://invite/slwi_secret/extra");
+        let taken = invoke(&window, "take_links", json!({})).expect("take_links");
+        assert_eq!(taken[0], json!({"kind": "missing_info", "uuid": request}));
+        assert_eq!(taken[1]["kind"], "error", "{taken}");
+        let message = taken[1]["error"].as_str().unwrap();
+        assert!(
+            message.contains("slipway://apps/<app UUID>") && !message.contains("secret"),
+            "{message}"
+        );
+        // Taken once: the window follows each link one time.
+        assert_eq!(invoke(&window, "take_links", json!({})).unwrap(), json!([]));
+        // The UI names the view in the OS window's title too: allowed for the main window.
+        invoke(
+            &window,
+            "plugin:window|set_title",
+            json!({"label": "main", "value": "Apps · Slipway"}),
+        )
+        .expect("set_title is allowed");
+        let refused = invoke(
+            &window,
+            "plugin:window|set_fullscreen",
+            json!({"label": "main", "value": true}),
+        )
+        .expect_err("other window setters stay refused");
+        assert!(refused.to_string().contains("not allowed"), "{refused}");
     }
 
     #[test]

@@ -46,9 +46,34 @@ def request(method, path, body=None, retries=0):
             time.sleep(0.5)
 
 
+def start_again(*args):
+    """Starts the app a second time, as a click on a link does: (exit code, seconds, stderr).
+    One window per user: it hands its arguments to the running window and exits."""
+    started = time.monotonic()
+    done = subprocess.run([APP, *args], capture_output=True, timeout=30)
+    return done.returncode, time.monotonic() - started, done.stderr.decode(errors="replace")[-2000:]
+
+
+def app_processes():
+    """The app's processes of this run (another run on the machine has another data home)."""
+    mine = ("XDG_DATA_HOME=" + os.environ.get("XDG_DATA_HOME", "")).encode()
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if os.path.realpath(f"/proc/{pid}/exe") != os.path.realpath(APP):
+                continue
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                if mine in f.read().split(b"\0"):
+                    found.append(int(pid))
+        except OSError:
+            continue
+    return found
+
+
 class Session:
-    def __init__(self):
-        caps = {"capabilities": {"alwaysMatch": {"tauri:options": {"application": APP}}}}
+    def __init__(self, args=()):
+        options = {"application": APP, **({"args": list(args)} if args else {})}
+        caps = {"capabilities": {"alwaysMatch": {"tauri:options": options}}}
         # tauri-driver answers before its native WebKitWebDriver listens: retry briefly.
         for attempt in range(20):
             try:
@@ -66,6 +91,30 @@ class Session:
 
     def js(self, script, *args, retries=0):
         return request("POST", f"/session/{self.id}/execute/sync", {"script": script, "args": list(args)}, retries)
+
+    def title(self):
+        """The document's title (what screen readers announce)."""
+        return request("GET", f"/session/{self.id}/title", retries=3)
+
+    def os_title(self):
+        """The OS window's title (what window lists and task switchers show), read through
+        Tauri's window API."""
+        return request("POST", f"/session/{self.id}/execute/async", {"script": """const done = arguments[arguments.length - 1];
+            window.__TAURI__.window.getCurrentWindow().title().then(done, (e) => done('error: ' + e));""", "args": []}, retries=3)
+
+    def windows(self):
+        return request("GET", f"/session/{self.id}/window/handles", retries=3)
+
+    def wait_title(self, title, timeout=10):
+        """Waits until both the document's and the OS window's titles are `title`."""
+        deadline = time.time() + timeout
+        seen = None
+        while time.time() < deadline:
+            seen = (self.title(), self.os_title())
+            if seen == (title, title):
+                return
+            time.sleep(0.2)
+        raise AssertionError(f"the titles are {seen!r}, not {title!r}")
 
     def read(self, script, *args):
         """A script that only reads the page: safe to send again."""
@@ -741,6 +790,77 @@ return bad;
         s.click("#enroll-submit")
         s.wait_text("#enroll-result", lambda t: "Enrolled" in t and "created" in t, timeout=60)
         s.screenshot("enrollment-enrolled")
+
+    def test_links_a_first_start_opens_its_link(self):
+        """A link on the command line of a first start (the deep-link plugin's current link)
+        opens its screen once the window is ready: here an invite, the join form filled in."""
+        self.s.close()
+        self.s = Session(args=["slipway://invite/slwi_firstStart?url=https%3A%2F%2Fslipway.example.org"])
+        s = self.s
+        s.wait_title("Environments · Slipway")
+        deadline = time.time() + 10
+        while time.time() < deadline and s.read("return (document.querySelector('[name=join_code]') || {}).value;") != "slwi_firstStart":
+            time.sleep(0.2)
+        self.assertEqual(s.read("return document.querySelector('[name=join_code]').value;"), "slwi_firstStart")
+        self.assertEqual(s.read("return document.querySelector('[name=join_url]').value;"), "https://slipway.example.org")
+        self.assertEqual(s.count("#link-error"), 0)
+
+    def test_links_one_window_and_titles(self):
+        """Every view names itself in the window's title (the document's and the OS
+        window's). One window per user: a second start with a slipway:// link (the demo
+        missing-information request; this test runs before the one that completes it) exits 0
+        within 3 seconds and the one window shows that request's form. A link the window
+        cannot open says why and changes nothing; an invite link fills in the join form."""
+        s = self.s
+        s.wait_text("#env", lambda t: "Signed in" in t)
+        for view, label in [("apps", "Apps"), ("enroll", "Enrollment"), ("check", "Check devfile")]:
+            s.click(f"nav button[data-view={view}]")
+            s.wait_title(f"{label} · Slipway")
+        s.click("#env-switch")
+        s.wait_title("Environments · Slipway")
+        self.assertEqual(len(app_processes()), 1)
+
+        code, seconds, err = start_again(f"slipway://care/missing-info/{DEMO_REQUEST}")
+        self.assertEqual(code, 0, err)
+        self.assertLess(seconds, 3.0, err)
+        s.wait_text("#mi-form", lambda t: f"request {DEMO_REQUEST}" in t, timeout=60)
+        self.assertEqual(s.read("return document.querySelector('[name=mi-uuid]').value;"), DEMO_REQUEST)
+        s.wait_title("Missing information · Slipway")
+        self.assertEqual(len(s.windows()), 1)
+        self.assertEqual(len(app_processes()), 1)
+        s.screenshot("link-missing-information")
+
+        # Refused links: the message says what is wrong and which links exist; the view, its
+        # form and the title stay.
+        for link, says in [
+            ("slipway://care/missing-info/not-a-uuid", '"not-a-uuid" is not a request UUID'),
+            ("slipway://settings/x", '"slipway://settings/" is not a screen'),
+            ("slipway://[broken", "cannot be read"),
+        ]:
+            code, seconds, err = start_again(link)
+            self.assertEqual(code, 0, err)
+            self.assertLess(seconds, 3.0, err)
+            shown = s.wait_text("#link-error", lambda t: says in t)
+            self.assertIn("Slipway opens slipway://care/missing-info/<request UUID>", shown)
+            s.wait_title("Missing information · Slipway")
+            self.assertEqual(s.count("#mi-form"), 1)
+        s.screenshot("link-refused")
+        s.click("#link-notice-dismiss")
+        s.wait_for("#link-notice:empty")
+
+        # An invite link: the join form with its code and platform filled in, the cursor on
+        # the name.
+        code, _, err = start_again("slipway://invite/slwi_e2eLink?url=http%3A%2F%2F127.0.0.1%3A9")
+        self.assertEqual(code, 0, err)
+        s.wait_title("Environments · Slipway")
+        s.wait_text("#join-form", lambda t: "Join with an invite" in t)
+        deadline = time.time() + 10
+        while time.time() < deadline and s.read("return document.querySelector('[name=join_code]').value;") != "slwi_e2eLink":
+            time.sleep(0.2)
+        self.assertEqual(s.read("return document.querySelector('[name=join_code]').value;"), "slwi_e2eLink")
+        self.assertEqual(s.read("return document.querySelector('[name=join_url]').value;"), "http://127.0.0.1:9")
+        self.assertEqual(s.read("return document.activeElement.name;"), "join_name")
+        self.assertEqual(len(app_processes()), 1)
 
     def test_missing_information_412_then_submitted_then_409(self):
         """Care staff: the demo request's fields by type; unmet fields marked (412); filled and

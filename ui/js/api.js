@@ -1,11 +1,17 @@
-// The only file that calls Tauri's invoke(). One function per command; every function
-// resolves (never rejects) to {ok, value, error, field}. Failures of the care commands also
+// The only file that calls Tauri's invoke() (and its window and event APIs). One function per
+// command; every function resolves (never rejects) to {ok, value, error, field}. Failures of the care commands also
 // carry `kind` (which screen to show), `errors` (every {code, message, fields}) and
 // `fieldErrors` ({path: [message…]}), all decided in Rust.
 
+const NO_BRIDGE = { message: "the Slipway window bridge is not available" };
+
+function bridge() {
+  return globalThis.window && globalThis.window.__TAURI__;
+}
+
 function invoke(cmd, args) {
-  const tauri = globalThis.window && globalThis.window.__TAURI__;
-  if (!tauri) return Promise.reject({ message: "the Slipway window bridge is not available" });
+  const tauri = bridge();
+  if (!tauri) return Promise.reject(NO_BRIDGE);
   return tauri.core.invoke(cmd, args);
 }
 
@@ -176,4 +182,35 @@ export function forgetAppFile(projectPath, appId) {
 /** Tells the shell the first view is on screen (the start-up benchmark's mark). */
 export function uiReady() {
   return command("ui_ready", {});
+}
+
+/**
+ * The slipway:// links that arrived and the window has not followed yet, oldest first, each
+ * read by Rust: {kind: "missing_info", uuid}, {kind: "app", app_id}, {kind: "invite", code,
+ * url} or {kind: "error", error}. Taking them empties the queue.
+ */
+export const takeLinks = () => command("take_links", {});
+
+/** Calls `handler` whenever links wait (the shell's "links-waiting" event); ok once listening. */
+export async function onLinksWaiting(handler) {
+  const tauri = bridge();
+  try {
+    if (!tauri || !tauri.event) throw NO_BRIDGE;
+    await tauri.event.listen("links-waiting", () => handler());
+    return { ok: true, value: null, error: null, field: null };
+  } catch (e) {
+    return failure(e);
+  }
+}
+
+/** Names the OS window (what window lists, task switchers and screen readers show). */
+export async function setWindowTitle(title) {
+  const tauri = bridge();
+  try {
+    if (!tauri || !tauri.window) throw NO_BRIDGE;
+    await tauri.window.getCurrentWindow().setTitle(title);
+    return { ok: true, value: null, error: null, field: null };
+  } catch (e) {
+    return failure(e);
+  }
 }

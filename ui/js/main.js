@@ -1,8 +1,11 @@
 // Routes between the views. Each view module exports `mount(root, ctx)`, called once on first
 // visit, returning an optional `show()` called on every visit; views stay mounted (hidden)
-// so a half-filled form survives switching views.
+// so a half-filled form survives switching views. The window's title names the view, and
+// slipway:// links (a first start's, or forwarded by a second start) open their view.
 import * as api from "./api.js";
 import { el } from "./components/dom.js";
+import { routeLink } from "./links.js";
+import { titleFor } from "./title.js";
 
 const VIEWS = {
   welcome: () => import("./views/welcome.js"),
@@ -25,6 +28,10 @@ let current = null;
 export async function go(name) {
   if (!VIEWS[name]) name = "new";
   current = name;
+  // The document's title is what screen readers announce; the OS window's, what window
+  // lists and task switchers show.
+  document.title = titleFor(name);
+  api.setWindowTitle(document.title);
   for (const b of document.querySelectorAll("nav button")) {
     const on = b.dataset.view === name;
     b.classList.toggle("active", on);
@@ -76,11 +83,44 @@ for (const b of document.querySelectorAll("nav button")) {
 // The navigation works from here on (the end-to-end test waits for this).
 document.body.dataset.ready = "true";
 
-// The first view, unless the user already picked one while the environment was read.
+// A link the window cannot open changes nothing: it says why, above the view, until
+// dismissed or a good link follows.
+function linkNotice(message) {
+  const box = document.getElementById("link-notice");
+  if (!message) {
+    box.replaceChildren();
+    return;
+  }
+  const dismiss = el("button", { type: "button", class: "small", id: "link-notice-dismiss" }, "Dismiss");
+  dismiss.addEventListener("click", () => linkNotice(null));
+  box.replaceChildren(el("p", { class: "error", role: "alert", id: "link-error" }, message), dismiss);
+}
+
+// Follows the links waiting in the shell, in order (the last good one decides the view).
+async function followLinks() {
+  const res = await api.takeLinks();
+  if (!res.ok) return;
+  for (const link of res.value) {
+    const to = routeLink(link);
+    if (to.error) {
+      linkNotice(to.error);
+      continue;
+    }
+    linkNotice(null);
+    Object.assign(shared, to.shared);
+    await go(to.view);
+  }
+}
+
+// Listening first, then the links that arrived before the page did (a first start's).
+const linksFollowed = api.onLinksWaiting(followLinks).then(followLinks);
+
+// The first view, unless a link or the user already picked one while the environment was read.
 header().then(async (env) => {
   // After a switch of environment the window reloads and shows the environments again.
   const again = sessionStorage.getItem("slipway.view");
   sessionStorage.removeItem("slipway.view");
+  await linksFollowed;
   if (current === null) await go(again || (env && env.welcome ? "welcome" : "new"));
   // The first view is on screen: the window is interactive.
   requestAnimationFrame(() => api.uiReady());

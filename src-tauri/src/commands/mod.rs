@@ -6,6 +6,7 @@ pub mod care;
 pub mod dev;
 pub mod env;
 pub mod history;
+pub mod links;
 pub mod people;
 pub mod startup;
 pub mod tools;

@@ -3,7 +3,8 @@
 // keyring (or a 0600 file where there is none, which the window says); signing out forgets
 // them. Joining with an invite and signing in with SSO save an environment the same way.
 // Below them, the settings of the environment in use: your tokens on its platform. Every
-// rule is checked in Rust; a refusal lands on its field.
+// rule is checked in Rust; a refusal lands on its field. A slipway://invite link fills in the
+// join form (main.js puts it in the shared state; show() hands it over).
 import { html, render, useEffect, useState } from "../../vendor/preact-htm.js";
 import { Input } from "../components/field.js";
 import { JoinForm } from "./environments/join.js";
@@ -12,7 +13,7 @@ import { Tokens } from "./environments/tokens.js";
 
 const EMPTY = { name: "", platform_url: "", platform_token: "", care_url: "", care_namespace: "", care_token: "", care_admin_token: "" };
 
-function Environments({ api, reload, visit }) {
+function Environments({ api, reload, visit, invite }) {
   const [list, setList] = useState(null);
   const [error, setError] = useState(null);
   const [form, setForm] = useState(EMPTY);
@@ -104,7 +105,7 @@ function Environments({ api, reload, visit }) {
     <div id="sign-in-result" class="result" aria-live="polite">
       ${result && !result.ok ? html`<p class="error" role="alert">${result.field ? `${result.field}: ` : ""}${result.error}</p>` : null}
     </div>
-    <${JoinForm} api=${api} reload=${reload} />
+    <${JoinForm} api=${api} reload=${reload} invite=${invite} />
     <${SsoForm} api=${api} reload=${reload} />
     ${list ? html`<${Tokens} api=${api} environment=${list.current} reload=${reload} />` : null}`;
 }
@@ -117,10 +118,12 @@ export function mount(root, ctx) {
     sessionStorage.setItem("slipway.view", "env");
     location.reload();
   };
-  const draw = () => render(html`<${Environments} ...${ctx} reload=${reload} visit=${visit} />`, root);
-  draw();
+  const draw = (invite) => render(html`<${Environments} ...${ctx} reload=${reload} visit=${visit} invite=${invite} />`, root);
+  draw(null);
   return () => {
     visit += 1;
-    draw();
+    const invite = ctx.shared && ctx.shared.invite;
+    if (invite) ctx.shared.invite = null;
+    draw(invite ? { ...invite } : null);
   };
 }

@@ -1,7 +1,9 @@
 // Care staff: open a missing-information request by UUID, fill its fields (each rendered by
 // its type), submit. Refusals get their own screens: 403 (which access is missing), 404
 // (which record is missing), 409 (no longer active); 412 marks each unmet field on the form.
-import { html, render, useState } from "../../vendor/preact-htm.js";
+// A slipway://care/missing-info/<uuid> link opens its request here (main.js puts it in the
+// shared state; show() hands it over).
+import { html, render, useEffect, useState } from "../../vendor/preact-htm.js";
 import { FieldErrors, Input, TypedField } from "../components/field.js";
 import { errorsFor, unplacedErrors } from "../form-state.js";
 
@@ -25,8 +27,8 @@ function Screen({ res }) {
   </div>`;
 }
 
-function MissingInfo({ api, initialUuid }) {
-  const [uuid, setUuid] = useState(initialUuid);
+function MissingInfo({ api, link }) {
+  const [uuid, setUuid] = useState(link ? link.uuid : "");
   const [busy, setBusy] = useState(false);
   const [request, setRequest] = useState(null); // the GET answer
   const [values, setValues] = useState({});
@@ -35,10 +37,14 @@ function MissingInfo({ api, initialUuid }) {
 
   async function open(ev) {
     ev.preventDefault();
+    await openRequest(uuid.trim());
+  }
+
+  async function openRequest(id) {
     setBusy(true);
     setOutcome(null);
     setUuidError([]);
-    const res = await api.careMissingInfo(uuid.trim());
+    const res = await api.careMissingInfo(id);
     setBusy(false);
     if (!res.ok) {
       setRequest(null);
@@ -51,6 +57,13 @@ function MissingInfo({ api, initialUuid }) {
     for (const f of res.value.fields) init[f.uuid] = f.type === "BOOLEAN" ? "false" : "";
     setValues(init);
   }
+
+  // Each link is a new object: the same request asked for again is opened again.
+  useEffect(() => {
+    if (!link) return;
+    setUuid(link.uuid);
+    openRequest(link.uuid);
+  }, [link]);
 
   async function submit(ev) {
     ev.preventDefault();
@@ -95,6 +108,13 @@ function MissingInfo({ api, initialUuid }) {
       : null}`;
 }
 
-export function mount(root, { api }) {
-  render(html`<${MissingInfo} api=${api} initialUuid="" />`, root);
+export function mount(root, { api, shared }) {
+  const draw = (link) => render(html`<${MissingInfo} api=${api} link=${link} />`, root);
+  draw(null);
+  return () => {
+    const link = shared && shared.missingInfo;
+    if (!link) return;
+    shared.missingInfo = null;
+    draw({ ...link });
+  };
 }
