@@ -1,5 +1,10 @@
 #!/usr/bin/env bash
-# Builds the desktop app and drives its real window through WebDriver under Xvfb.
+# Builds the desktop app and drives its real window through WebDriver under Xvfb
+# (tests/desktop/test_desktop.py).
+#   SLIPWAY_DEB=target/debug/bundle/deb/slipway_….deb bash scripts/desktop-e2e.sh
+# instead tests that package as a user gets it (tests/desktop/test_package.py, as root):
+# installed with apt-get, its window started and started again with a slipway:// link, then
+# removed. Nothing is built then: the package holds the app.
 #
 # WebKitWebDriver on this kind of machine sometimes drops a WebDriver connection mid-session
 # ("Remote end closed connection"). That is the driver, not the app: such a run is repeated
@@ -7,18 +12,26 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v tauri-driver >/dev/null || cargo install tauri-driver --locked --quiet
-# The UI's unit tests (api.js, the form state) first: no window needed. With SCREENSHOT_DIR
-# set (for example docs/screenshots), the run saves a PNG of every view there.
-if command -v node >/dev/null; then (cd ui && node --test tests/); else echo "node not found: skipping the UI unit tests" >&2; fi
-export SLIPWAY_DESKTOP_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/slipway-desktop"
-# The window's files are embedded at compile time, and cargo does not notice a changed file
-# deep in ui/: recompile the shell when any is newer than the binary.
-if [ -e "$SLIPWAY_DESKTOP_BIN" ] && [ -n "$(find ui -type f -newer "$SLIPWAY_DESKTOP_BIN" -print -quit)" ]; then
-  touch src-tauri/src/lib.rs
+suite=tests/desktop/test_desktop.py
+if [ -n "${SLIPWAY_DEB+set}" ]; then
+  [ -f "$SLIPWAY_DEB" ] || { echo "desktop e2e: SLIPWAY_DEB=$SLIPWAY_DEB is not a file" >&2; exit 2; }
+  suite=tests/desktop/test_package.py
+  SLIPWAY_DEB=$(realpath "$SLIPWAY_DEB")
+  export SLIPWAY_DEB SLIPWAY_DESKTOP_BIN=/usr/bin/slipway-desktop
+else
+  # The UI's unit tests (api.js, the form state) first: no window needed. With SCREENSHOT_DIR
+  # set (for example docs/screenshots), the run saves a PNG of every view there.
+  if command -v node >/dev/null; then (cd ui && node --test tests/); else echo "node not found: skipping the UI unit tests" >&2; fi
+  export SLIPWAY_DESKTOP_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/slipway-desktop"
+  # The window's files are embedded at compile time, and cargo does not notice a changed file
+  # deep in ui/: recompile the shell when any is newer than the binary.
+  if [ -e "$SLIPWAY_DESKTOP_BIN" ] && [ -n "$(find ui -type f -newer "$SLIPWAY_DESKTOP_BIN" -print -quit)" ]; then
+    touch src-tauri/src/lib.rs
+  fi
+  cargo build -p slipway-desktop -p slipway-cli --quiet
+  # The tests add a platform user with the CLI, as an admin would.
+  export SLIPWAY_CLI_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/slipway"
 fi
-cargo build -p slipway-desktop -p slipway-cli --quiet
-# The tests add a platform user with the CLI, as an admin would.
-export SLIPWAY_CLI_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/slipway"
 unset SLIPWAY_PLATFORM_URL SLIPWAY_TOKEN
 # WebKitWebDriver's screenshots hang on some pages when compositing is off (the window's lean
 # default): a screenshot run keeps WebKit's defaults. The tests themselves run as users do.
@@ -26,7 +39,13 @@ if [ -n "${SCREENSHOT_DIR:-}" ]; then export SLIPWAY_WEBVIEW_DEFAULTS=1; fi
 for attempt in 1 2 3 4 5; do
   # No platform configured: the app starts its embedded one under a fresh throwaway home.
   home=$(mktemp -d)
-  export XDG_DATA_HOME="$home/data" XDG_CONFIG_HOME="$home/config" SLIPWAY_CONFIG_DIR="$home/config/slipway"
+  if [ "$suite" = tests/desktop/test_package.py ]; then
+    # The installed app keeps its data where a user's would be: under a throwaway HOME.
+    unset XDG_DATA_HOME XDG_CONFIG_HOME SLIPWAY_CONFIG_DIR
+    export HOME="$home"
+  else
+    export XDG_DATA_HOME="$home/data" XDG_CONFIG_HOME="$home/config" SLIPWAY_CONFIG_DIR="$home/config/slipway"
+  fi
   # The system browser is the one edge faked here: an xdg-open first on PATH records what the
   # window asked it to open, and which of the window's own settings reached it.
   mkdir -p "$home/bin"
@@ -50,7 +69,7 @@ ports = []
 for _ in range(2):
     s = socket.socket(); s.bind(("127.0.0.1", 0)); ports.append(s); 
 print(*(p.getsockname()[1] for p in ports))')
-  export E2E_TESTS=${E2E_TESTS:-} DRIVER_PORT=$port NATIVE_PORT=$native_port WEBDRIVER_URL="http://127.0.0.1:$port"
+  export E2E_SUITE=$suite E2E_TESTS=${E2E_TESTS:-} DRIVER_PORT=$port NATIVE_PORT=$native_port WEBDRIVER_URL="http://127.0.0.1:$port"
   xvfb-run -a dbus-run-session -- bash -c '
     export NO_AT_BRIDGE=1
     tauri-driver --port "$DRIVER_PORT" --native-port "$NATIVE_PORT" --native-driver /usr/bin/WebKitWebDriver >/tmp/slipway-tauri-driver.log 2>&1 &
@@ -58,7 +77,7 @@ print(*(p.getsockname()[1] for p in ports))')
     trap "kill $driver 2>/dev/null || true" EXIT
     for _ in $(seq 1 50); do curl -s "$WEBDRIVER_URL/status" >/dev/null && break; sleep 0.2; done
     status=0
-    python3 tests/desktop/test_desktop.py $E2E_TESTS || status=$?
+    python3 "$E2E_SUITE" $E2E_TESTS || status=$?
     kill $driver 2>/dev/null || true
     exit $status
   ' >"$log" 2>&1 || status=$?

@@ -55,8 +55,9 @@ def start_again(*args):
 
 
 def app_processes():
-    """The app's processes of this run (another run on the machine has another data home)."""
-    mine = ("XDG_DATA_HOME=" + os.environ.get("XDG_DATA_HOME", "")).encode()
+    """The app's processes on this run's D-Bus session: one window per user means one per
+    session bus (another run on the machine has a session of its own)."""
+    mine = ("DBUS_SESSION_BUS_ADDRESS=" + os.environ.get("DBUS_SESSION_BUS_ADDRESS", "")).encode()
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
