@@ -67,6 +67,11 @@ check_tree() {
     else fail "$kind: the .desktop's icon '${icon:-none}' is not in /usr/share/icons/hicolor/*/apps/"; fi
     if grep -qE "/home/|$root|$target|/tmp/" "$desktop"; then fail "$kind: ${desktop#"$tree"} names a build machine path: $(grep -E "/home/|$root|$target|/tmp/" "$desktop")"; fi
   fi
+  for bin in /usr/bin/slipway-desktop /usr/bin/slipway; do
+    if [ -f "$tree$bin" ] && readelf -d "$tree$bin" 2>/dev/null | grep -qE '\((RPATH|RUNPATH)\)'; then
+      fail "$kind: $bin has a library search path baked in: $(readelf -d "$tree$bin" | grep -E '\((RPATH|RUNPATH)\)')"
+    fi
+  done
   local stray
   stray=$(grep -E "^(/home|/root|/tmp|/work|$root|$target)(/|$)" "$list" || true)
   if [ -n "$stray" ]; then fail "$kind: files outside the system paths: $stray"; else ok "$kind: nothing under /home, /root, /tmp or the build paths"; fi
