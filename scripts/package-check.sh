@@ -19,7 +19,10 @@ deb=$(realpath "$1")
 rpm=$(realpath "$2")
 cd "$(dirname "$0")/.."
 root=$(pwd)
-for tool in dpkg-deb dpkg-shlibdeps readelf rpm rpm2archive python3; do
+if ! command -v rpm2archive >/dev/null && [ "$(id -u)" -eq 0 ]; then
+  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq rpm >/dev/null
+fi
+for tool in dpkg-deb dpkg-shlibdeps readelf rpm rpm2archive python3 cargo; do
   command -v "$tool" >/dev/null || { echo "package-check: $tool is missing (apt-get install dpkg-dev binutils rpm)" >&2; exit 2; }
 done
 
