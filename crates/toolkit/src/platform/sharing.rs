@@ -158,10 +158,18 @@ pub fn revoke_app_role(client: &Client, args: &RoleArgs) -> Result<Value, ToolEr
     role_change(client, args, "permissions/revoke")
 }
 
-/// `list_account_users`: the members of the caller's account (`id`, `email`, `name`).
+/// `list_account_users`: the members of the caller's account, as the spec's tool gives them
+/// (`id`, `email`, `name`); the platform's list also carries account roles and activity, which
+/// the People commands show and this tool's contract does not name.
 pub fn list_account_users(client: &Client, _args: &AccountArgs) -> Result<Value, ToolError> {
     let body = client.json(Method::GET, "/v1/account/users", None)?.body;
-    Ok(json!({"success": true, "users": body["users"]}))
+    let users: Vec<Value> = body["users"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|u| json!({"id": u["id"], "email": u["email"], "name": u["name"]}))
+        .collect();
+    Ok(json!({"success": true, "users": users}))
 }
 
 /// Who the client's token belongs to: `{id, email, name, account_id}` (not a spec tool; a
