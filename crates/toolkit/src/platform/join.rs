@@ -93,14 +93,16 @@ fn gone_as_refusal(error: ToolError, field: &str) -> ToolError {
 /// The code and platform address of a `slipway://invite/<code>?url=<platform>` link (what
 /// `slipway people invite` prints), or `None` when `link` is not one.
 pub fn parse_invite_link(link: &str) -> Option<(String, String)> {
-    // One grammar for links: the desktop's deep links read the same text.
-    match crate::links::parse(link) {
-        Ok(crate::links::Link::Invite {
-            code,
-            url: Some(url),
-        }) => Some((code, url)),
-        _ => None,
+    let url = Url::parse(link.trim()).ok()?;
+    if url.scheme() != "slipway" || url.host_str() != Some("invite") {
+        return None;
     }
+    let code = url.path_segments()?.next().filter(|c| !c.is_empty())?;
+    let platform = url
+        .query_pairs()
+        .find(|(k, _)| k == "url")
+        .map(|(_, v)| v.into_owned())?;
+    Some((code.to_owned(), platform))
 }
 
 /// The JSON a script or the desktop shows for `joined` (without the token).
