@@ -30,6 +30,16 @@ impl AccountRole {
             _ => None,
         }
     }
+
+    /// The role a stored `account_role` holds: rows from before the identity migration said
+    /// `owner` for the user an account was created with, who is an admin; anything else not
+    /// named is a member.
+    pub(crate) fn from_stored(raw: &str) -> Self {
+        match raw {
+            "owner" => AccountRole::Admin,
+            other => AccountRole::parse(other).unwrap_or(AccountRole::Member),
+        }
+    }
 }
 
 /// The authenticated person behind a request.

@@ -31,12 +31,7 @@ fn row(r: &AnyRow) -> Result<PersonRow, sqlx::Error> {
         account_id: r.try_get(1)?,
         email: r.try_get(2)?,
         name: r.try_get(3)?,
-        // Rows from before the identity migration said "owner" for the first user.
-        role: AccountRole::parse(&role).unwrap_or(if role == "owner" {
-            AccountRole::Admin
-        } else {
-            AccountRole::Member
-        }),
+        role: AccountRole::from_stored(&role),
         created_at: r.try_get(5)?,
         last_active_at: r.try_get(6)?,
         removed_at: r.try_get(7)?,

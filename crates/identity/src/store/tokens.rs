@@ -80,11 +80,7 @@ pub(crate) async fn lookup(tx: &mut Tx, hash: &str) -> Result<Option<Found>, sql
 impl Found {
     /// The account role the row holds.
     pub(crate) fn role(&self) -> AccountRole {
-        AccountRole::parse(&self.role).unwrap_or(if self.role == "owner" {
-            AccountRole::Admin
-        } else {
-            AccountRole::Member
-        })
+        AccountRole::from_stored(&self.role)
     }
 }
 

@@ -60,18 +60,24 @@ pub fn accept_invite(url: &str, code: &str, name: Option<&str>) -> Result<Joined
         .map_err(|e| gone_as_refusal(e, "code"))?
         .body;
     let text = |key: &str| answer[key].as_str().unwrap_or_default().to_owned();
-    let token = answer["token"]
-        .as_str()
-        .filter(|t| !t.is_empty())
-        .ok_or_else(|| ToolError::Internal("the platform's answer had no token".into()))?;
+    let token = answered_token(&answer)?;
     Ok(Joined {
         user_id: text("user_id"),
         email: text("email"),
         name: text("name"),
         role: text("role"),
-        token: Token::from_string(token.to_owned()),
+        token,
         expires_at: text("expires_at"),
     })
+}
+
+/// The token an answer that makes one carries (an accepted invite, an SSO exchange).
+pub(super) fn answered_token(answer: &Value) -> Result<Token, ToolError> {
+    answer["token"]
+        .as_str()
+        .filter(|t| !t.is_empty())
+        .map(|t| Token::from_string(t.to_owned()))
+        .ok_or_else(|| ToolError::Internal("the platform's answer had no token".into()))
 }
 
 /// The platform answers 404 for an unknown code and 410 for a used, revoked or expired one;

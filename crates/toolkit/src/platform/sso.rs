@@ -229,12 +229,9 @@ impl SsoSignIn {
             .json(Method::POST, "/auth/oidc/exchange", Some(&body))?
             .body;
         let text = |key: &str| answer[key].as_str().unwrap_or_default().to_owned();
-        let token = answer["token"]
-            .as_str()
-            .filter(|t| !t.is_empty())
-            .ok_or_else(|| ToolError::Internal("the platform's answer had no token".into()))?;
+        let token = super::join::answered_token(&answer)?;
         Ok(SsoToken {
-            token: Token::from_string(token.to_owned()),
+            token,
             user_id: text("user_id"),
             email: text("email"),
             name: text("name"),
