@@ -56,6 +56,25 @@ pub const DEPLOYMENTS_DIR: &str = "deployments";
 /// Name of the lock file a running server holds in its data directory.
 pub const LOCK_FILE: &str = "platform.lock";
 
+/// The files of the data directory a backup (`slipway platform backup`) holds besides the
+/// database: the keys without which the restored data is useless (the vault's master keys
+/// open the secrets, the signing key verifies the stored images before they run, the log-URL
+/// key keeps presigned log links valid).
+pub const BACKUP_FILES: &[&str] = &[VAULT_KEY_FILE, SIGNING_KEY_FILE, LOG_URL_KEY_FILE];
+
+/// The directories a backup holds whole: the image store (deployments are brought back from
+/// it), builds' logs and scan reports, deployments' service logs.
+///
+/// Left out, because the platform makes them again or they belong to one running
+/// instance: `run/` and `layers/` (deployments' trees, unpacked again from the images when
+/// the restored platform redeploys), `work/`, `contexts/` and `cache/` (a build's scratch,
+/// uploads of builds that were in flight, which a start fails and clears anyway, and
+/// download caches), `engine/` (the container engine's configuration and the platform id its
+/// containers are labelled with: a restored copy gets an id of its own, so it never stops
+/// the containers of the platform it was copied from), the lock, `embedded-url` and
+/// `bootstrap-token` (a start issues the owner a new one; the old token stays valid).
+pub const BACKUP_DIRS: &[&str] = &[IMAGES_DIR, BUILDS_DIR, DEPLOYMENTS_DIR];
+
 /// The data directory's lock: held by a running server (and a key rotation) for its whole
 /// life, so a second one is refused before it touches anything.
 #[derive(Debug)]
@@ -82,6 +101,21 @@ pub fn lock(data_dir: &Path) -> Result<DataDirLock, PlatformError> {
                 lock_path.display()
             ))
         })
+}
+
+/// Whether a running server (or a key rotation) holds the data directory's lock. Unlike
+/// [`lock`] it creates nothing: a restore asks this of a directory it must leave alone.
+pub fn is_locked(data_dir: &Path) -> std::io::Result<bool> {
+    let file = match File::open(data_dir.join(LOCK_FILE)) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(e),
+    };
+    match Flock::lock(file, FlockArg::LockSharedNonblock) {
+        Ok(_released_on_drop) => Ok(false),
+        Err((_, nix::errno::Errno::EWOULDBLOCK)) => Ok(true),
+        Err((_, errno)) => Err(std::io::Error::from(errno)),
+    }
 }
 
 /// Writes one line to a file only its owner may read, atomically (see

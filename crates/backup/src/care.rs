@@ -1,0 +1,121 @@
+//! `slipway care backup` and `restore`: the care service keeps everything in its database
+//! (records, reference data, users and their token hashes, the history), so its archive holds
+//! the database alone.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use crate::archive::{Kind, Manifest};
+use crate::error::BackupError;
+use crate::passphrase::{Passphrase, WorkFactor};
+use crate::{DbTarget, Report, Restored};
+
+/// `slipway care backup`.
+#[derive(Debug)]
+pub struct Backup {
+    /// `--database-url`; `None` is the default SQLite file in `data_dir`.
+    pub database_url: Option<String>,
+    /// `--data-dir`: where the default SQLite file is (as for `slipway care serve`).
+    pub data_dir: PathBuf,
+    /// The archive to write (`--to`); must not exist.
+    pub to: PathBuf,
+    /// The passphrase (`--passphrase-file`).
+    pub passphrase: Passphrase,
+    /// How hard the passphrase is stretched (tests only lower it).
+    pub work_factor: WorkFactor,
+}
+
+/// `slipway care restore`.
+#[derive(Debug)]
+pub struct Restore {
+    /// The archive (`--from`).
+    pub from: PathBuf,
+    /// `--database-url` of a new, empty database; `None` is the default SQLite file in
+    /// `data_dir`, which must not exist.
+    pub database_url: Option<String>,
+    /// `--data-dir`: where the default SQLite file goes.
+    pub data_dir: PathBuf,
+    /// The passphrase (`--passphrase-file`).
+    pub passphrase: Passphrase,
+}
+
+/// The database URL `slipway care serve` would use with these flags (the care crate's own
+/// rule, so the two cannot disagree).
+fn database_url(database_url: Option<String>, data_dir: &Path) -> String {
+    let mut config = slipway_care::CareConfig::new(SocketAddr::from(([127, 0, 0, 1], 0)));
+    config.database_url = database_url;
+    config.data_dir = data_dir.to_path_buf();
+    config.effective_database_url()
+}
+
+/// Writes an archive of a care service's database, running or not.
+pub async fn backup(request: Backup) -> Result<Report, BackupError> {
+    let started = Instant::now();
+    crate::check_to(&request.to)?;
+    let url = database_url(request.database_url, &request.data_dir);
+    let staging = crate::staging_beside(&request.to, "--to")?;
+    let created_at = crate::now();
+    let (database, source, tool) = crate::snapshot_database(&url, staging.path()).await?;
+    let mut manifest = Manifest::new(Kind::Care, database, created_at);
+    manifest.database_tool = tool;
+    let bytes = crate::write_archive(
+        &request.to,
+        manifest,
+        vec![source],
+        &request.passphrase,
+        request.work_factor,
+    )
+    .await?;
+    tracing::info!(to = %request.to.display(), bytes, "care backup written");
+    Ok(Report {
+        path: request.to,
+        bytes,
+        files: 1,
+        database,
+        elapsed: started.elapsed(),
+    })
+}
+
+/// Restores an archive into a new SQLite file or an empty PostgreSQL database. The archive
+/// is checked whole before anything is put in place; a refusal writes nothing.
+pub async fn restore(request: Restore) -> Result<Restored, BackupError> {
+    let started = Instant::now();
+    let url = database_url(request.database_url, &request.data_dir);
+    let target = DbTarget::check(&url).await?;
+    let staging = match &target {
+        DbTarget::Sqlite(file) => {
+            // As `care serve` does: the default file's directory is made when missing.
+            let dir = crate::parent_of(file);
+            std::fs::create_dir_all(dir).map_err(|e| BackupError::io("cannot create", dir, e))?;
+            crate::staging_beside(file, "--database-url")?
+        }
+        // Nothing on disk is the target: a private temporary directory holds the dump.
+        DbTarget::Postgres(_) => tempfile::Builder::new()
+            .prefix("slipway-care-restore-")
+            .tempdir()
+            .map_err(|e| BackupError::io("cannot create", &std::env::temp_dir(), e))?,
+    };
+    let manifest = crate::read_archive(&request.from, &request.passphrase, staging.path()).await?;
+    crate::expect_kind(&manifest, Kind::Care, &request.from)?;
+    crate::expect_database(&manifest, target.database(), &request.from, "")?;
+    match &target {
+        DbTarget::Sqlite(file) => {
+            crate::place_sqlite(&staging.path().join(crate::SQLITE_ENTRY), file).await?;
+        }
+        DbTarget::Postgres(url) => {
+            crate::postgres::check_restore_tool(manifest.database_tool.as_deref()).await?;
+            crate::postgres::ensure_empty(url, &crate::postgres::Target::parse(url)?).await?;
+            crate::postgres::restore(url, &staging.path().join(crate::POSTGRES_ENTRY)).await?;
+        }
+    }
+    tracing::info!("care service restored");
+    Ok(Restored {
+        kind: Kind::Care,
+        target: target.shown(),
+        files: manifest.files.len(),
+        database: manifest.database,
+        created_at: manifest.created_at,
+        elapsed: started.elapsed(),
+    })
+}

@@ -1,0 +1,320 @@
+//! `slipway platform backup` and `restore`: the database, the keys and the stores the
+//! platform's data directory holds ([`slipway_platform::data_dir::BACKUP_FILES`] and
+//! [`BACKUP_DIRS`](slipway_platform::data_dir::BACKUP_DIRS); that module says what is left
+//! out and why).
+//!
+//! A backup takes no lock: a running server goes on serving while its database is
+//! snapshotted, and the files are listed after the snapshot, so every image and log the
+//! snapshot's rows name is there (files newer than the snapshot are harmless extras).
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use slipway_platform::data_dir::{self, BACKUP_DIRS, BACKUP_FILES, SQLITE_FILE, VAULT_KEY_FILE};
+
+use crate::archive::{DATA_PREFIX, Kind, Manifest, Source};
+use crate::error::BackupError;
+use crate::passphrase::{Passphrase, WorkFactor};
+use crate::{Database, DbTarget, Report, Restored};
+
+/// `slipway platform backup`.
+#[derive(Debug)]
+pub struct Backup {
+    /// The platform's data directory (`--data-dir`).
+    pub data_dir: PathBuf,
+    /// Its database when not the default SQLite file (`--database-url`).
+    pub database_url: Option<String>,
+    /// The vault's key file when the server is given one (`--vault-key-file`); it is stored
+    /// as the data directory's `vault.key`.
+    pub vault_key_file: Option<PathBuf>,
+    /// The archive to write (`--to`); must not exist.
+    pub to: PathBuf,
+    /// The passphrase (`--passphrase-file`).
+    pub passphrase: Passphrase,
+    /// How hard the passphrase is stretched (tests only lower it).
+    pub work_factor: WorkFactor,
+}
+
+/// `slipway platform restore`.
+#[derive(Debug)]
+pub struct Restore {
+    /// The archive (`--from`).
+    pub from: PathBuf,
+    /// The new data directory (`--data-dir`): absent or empty, and no server's.
+    pub data_dir: PathBuf,
+    /// A new, empty PostgreSQL database for an archive of a PostgreSQL platform
+    /// (`--database-url`).
+    pub database_url: Option<String>,
+    /// The passphrase (`--passphrase-file`).
+    pub passphrase: Passphrase,
+}
+
+/// Writes an archive of a platform, running or not.
+pub async fn backup(request: Backup) -> Result<Report, BackupError> {
+    let started = Instant::now();
+    crate::check_to(&request.to)?;
+    if !request.data_dir.is_dir() {
+        return Err(BackupError::target(
+            "--data-dir",
+            request.data_dir.display(),
+            "is not a directory",
+        ));
+    }
+    let vault_key = request
+        .vault_key_file
+        .clone()
+        .unwrap_or_else(|| request.data_dir.join(VAULT_KEY_FILE));
+    if !vault_key.is_file() {
+        let (flag, reason) = match request.vault_key_file {
+            Some(_) => ("--vault-key-file", "does not exist"),
+            None => (
+                "--data-dir",
+                "has no vault.key: give --vault-key-file when the server is started with one \
+                 (without its key no secret in the backup could be read)",
+            ),
+        };
+        return Err(BackupError::target(flag, vault_key.display(), reason));
+    }
+    let url = database_url(&request.data_dir, request.database_url.as_deref());
+    let staging = crate::staging_beside(&request.to, "--to")?;
+    let created_at = crate::now();
+    let (database, db_source, tool) = crate::snapshot_database(&url, staging.path()).await?;
+    let mut manifest = Manifest::new(Kind::Platform, database, created_at);
+    manifest.database_tool = tool;
+    let mut sources = vec![db_source];
+    sources.push(source(&vault_key, VAULT_KEY_FILE)?);
+    let data_dir = request.data_dir.clone();
+    let listed = tokio::task::spawn_blocking(move || list_files(&data_dir))
+        .await
+        .map_err(|e| BackupError::Tool(format!("the file listing stopped: {e}")))??;
+    sources.extend(listed);
+    let files = sources.len();
+    let bytes = crate::write_archive(
+        &request.to,
+        manifest,
+        sources,
+        &request.passphrase,
+        request.work_factor,
+    )
+    .await?;
+    tracing::info!(to = %request.to.display(), bytes, files, "platform backup written");
+    Ok(Report {
+        path: request.to,
+        bytes,
+        files,
+        database,
+        elapsed: started.elapsed(),
+    })
+}
+
+/// The database URL the platform uses for `data_dir` and `--database-url`.
+fn database_url(data_dir: &Path, given: Option<&str>) -> String {
+    given.map_or_else(
+        || format!("sqlite://{}", data_dir.join(SQLITE_FILE).display()),
+        str::to_owned,
+    )
+}
+
+/// One file as `data/<name>`.
+fn source(file: &Path, name: &str) -> Result<Source, BackupError> {
+    let size = std::fs::metadata(file)
+        .map_err(|e| BackupError::io("cannot read", file, e))?
+        .len();
+    Ok(Source {
+        archive_path: format!("{DATA_PREFIX}{name}"),
+        file: file.to_path_buf(),
+        size,
+    })
+}
+
+/// The data directory's files that belong in a backup (besides the database and the vault
+/// key), in a stable order. A directory removed while it is listed (an app deleted meanwhile)
+/// is skipped; anything but regular files and directories is left out with a warning.
+fn list_files(data_dir: &Path) -> Result<Vec<Source>, BackupError> {
+    let mut out = Vec::new();
+    for name in BACKUP_FILES.iter().filter(|n| **n != VAULT_KEY_FILE) {
+        let file = data_dir.join(name);
+        if file.is_file() {
+            out.push(source(&file, name)?);
+        }
+    }
+    for dir in BACKUP_DIRS {
+        walk(data_dir, Path::new(dir), &mut out)?;
+    }
+    Ok(out)
+}
+
+fn walk(root: &Path, rel: &Path, out: &mut Vec<Source>) -> Result<(), BackupError> {
+    let dir = root.join(rel);
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(BackupError::io("cannot list", &dir, e)),
+    };
+    let mut names: Vec<_> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.file_name())
+        .collect();
+    names.sort();
+    for name in names {
+        let rel = rel.join(&name);
+        let path = root.join(&rel);
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        let Some(archive_name) = rel.to_str() else {
+            return Err(BackupError::io(
+                "cannot archive",
+                &path,
+                std::io::Error::other("the file name is not UTF-8"),
+            ));
+        };
+        if meta.is_dir() {
+            walk(root, &rel, out)?;
+        } else if meta.is_file() {
+            out.push(Source {
+                archive_path: format!("{DATA_PREFIX}{archive_name}"),
+                file: path,
+                size: meta.len(),
+            });
+        } else {
+            tracing::warn!(path = %path.display(), "not a regular file; left out of the backup");
+        }
+    }
+    Ok(())
+}
+
+/// Restores an archive into a new data directory (and a new PostgreSQL database). The
+/// archive is checked whole before anything is put in place; a refusal writes nothing.
+pub async fn restore(request: Restore) -> Result<Restored, BackupError> {
+    let started = Instant::now();
+    let target = &request.data_dir;
+    check_data_dir(target)?;
+    let db = match &request.database_url {
+        Some(url) => Some(DbTarget::check(url).await?),
+        None => None,
+    };
+    let staging = crate::staging_beside(target, "--data-dir")?;
+    let manifest = crate::read_archive(&request.from, &request.passphrase, staging.path()).await?;
+    crate::expect_kind(&manifest, Kind::Platform, &request.from)?;
+    let wanted = db.as_ref().map_or(Database::Sqlite, DbTarget::database);
+    crate::expect_database(
+        &manifest,
+        wanted,
+        &request.from,
+        "To move a platform to PostgreSQL, restore it to SQLite first; a SQLite archive \
+         never fills a PostgreSQL database",
+    )?;
+    let staged_data = staging.path().join(DATA_PREFIX.trim_end_matches('/'));
+    std::fs::create_dir_all(&staged_data)
+        .map_err(|e| BackupError::io("cannot create", &staged_data, e))?;
+    restrict(&staged_data)?;
+    let staged_db = staging.path().join(match manifest.database {
+        Database::Sqlite => crate::SQLITE_ENTRY,
+        Database::Postgres => crate::POSTGRES_ENTRY,
+    });
+    match &db {
+        None => {
+            crate::sqlite::check(&staged_db)
+                .await
+                .map_err(|reason| BackupError::Damaged {
+                    path: request.from.display().to_string(),
+                    reason,
+                })?;
+            let file = staged_data.join(SQLITE_FILE);
+            std::fs::rename(&staged_db, &file)
+                .map_err(|e| BackupError::io("cannot move", &staged_db, e))?;
+        }
+        Some(DbTarget::Sqlite(file)) => crate::place_sqlite(&staged_db, file).await?,
+        Some(DbTarget::Postgres(_)) => {
+            crate::postgres::check_restore_tool(manifest.database_tool.as_deref()).await?;
+        }
+    }
+    let existed = target.exists();
+    check_data_dir(target)?;
+    // One rename: the directory appears whole (an empty one is replaced), or not at all.
+    std::fs::rename(&staged_data, target).map_err(|e| {
+        if let Some(DbTarget::Sqlite(file)) = &db {
+            let _ = std::fs::remove_file(file);
+        }
+        BackupError::target(
+            "--data-dir",
+            target.display(),
+            format!("cannot put the restored directory in place ({e}); was it used meanwhile?"),
+        )
+    })?;
+    if let Some(DbTarget::Postgres(url)) = &db {
+        let restored = async {
+            crate::postgres::ensure_empty(url, &crate::postgres::Target::parse(url)?).await?;
+            crate::postgres::restore(url, &staging.path().join(crate::POSTGRES_ENTRY)).await
+        }
+        .await;
+        if let Err(e) = restored {
+            // Take the directory back so the target is as it was.
+            let _ = std::fs::rename(target, &staged_data);
+            if existed {
+                let _ = std::fs::create_dir(target);
+            }
+            return Err(e);
+        }
+    }
+    if let Ok(d) = std::fs::File::open(crate::parent_of(target)) {
+        let _ = d.sync_all();
+    }
+    let shown = match &db {
+        Some(db) => format!("{} and {}", target.display(), db.shown()),
+        None => target.display().to_string(),
+    };
+    tracing::info!(data_dir = %target.display(), "platform restored");
+    Ok(Restored {
+        kind: Kind::Platform,
+        target: shown,
+        files: manifest.files.len(),
+        database: manifest.database,
+        created_at: manifest.created_at,
+        elapsed: started.elapsed(),
+    })
+}
+
+/// Refuses a data directory a server holds, or one that is not empty; its parent must exist.
+fn check_data_dir(dir: &Path) -> Result<(), BackupError> {
+    let refuse = |reason: String| BackupError::target("--data-dir", dir.display(), reason);
+    if dir.exists() {
+        if !dir.is_dir() {
+            return Err(refuse("is not a directory".into()));
+        }
+        if data_dir::is_locked(dir)
+            .map_err(|e| BackupError::io("cannot check the lock of", dir, e))?
+        {
+            return Err(refuse(format!(
+                "is in use by a running platform server ({} is locked); stop it, or restore into \
+                 a new directory",
+                data_dir::LOCK_FILE
+            )));
+        }
+        let mut entries =
+            std::fs::read_dir(dir).map_err(|e| BackupError::io("cannot list", dir, e))?;
+        if entries.next().is_some() {
+            return Err(refuse(
+                "is not empty; a restore fills only a new or empty directory".into(),
+            ));
+        }
+    } else if !crate::parent_of(dir).is_dir() {
+        return Err(refuse(format!(
+            "its parent directory {} does not exist",
+            crate::parent_of(dir).display()
+        )));
+    }
+    Ok(())
+}
+
+/// The restored data directory is its owner's only, like the secrets it holds.
+fn restrict(dir: &Path) -> Result<(), BackupError> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+            .map_err(|e| BackupError::io("cannot restrict", dir, e))?;
+    }
+    Ok(())
+}
