@@ -169,58 +169,7 @@ pub fn write(
                 path: to.display().to_string(),
                 reason: format!("cannot encrypt: {e}"),
             })?;
-    let written = (|| -> Result<(), BackupError> {
-        let out = |e| BackupError::io("cannot write", partial.path(), e);
-        let encrypted = encryptor
-            .wrap_output(BufWriter::new(partial.as_file()))
-            .map_err(out)?;
-        let mut tar = tar::Builder::new(encrypted);
-        append(
-            &mut tar,
-            MANIFEST,
-            manifest_json.len() as u64,
-            &manifest_json[..],
-        )
-        .map_err(out)?;
-        for source in sources {
-            let file = std::fs::File::open(&source.file).map_err(|e| {
-                if e.kind() == io::ErrorKind::NotFound {
-                    BackupError::io(
-                        "was removed while the backup ran (an app or build deleted?); run the \
-                         backup again:",
-                        &source.file,
-                        e,
-                    )
-                } else {
-                    BackupError::io("cannot read", &source.file, e)
-                }
-            })?;
-            let exact = Exact {
-                inner: file,
-                left: source.size,
-            };
-            append(&mut tar, &source.archive_path, source.size, exact).map_err(|e| {
-                if e.kind() == io::ErrorKind::UnexpectedEof {
-                    BackupError::io(
-                        "shrank while the backup ran; run it again:",
-                        &source.file,
-                        e,
-                    )
-                } else {
-                    BackupError::io("cannot archive", &source.file, e)
-                }
-            })?;
-        }
-        let encrypted = tar.into_inner().map_err(out)?;
-        let buffered = encrypted.finish().map_err(out)?;
-        buffered
-            .into_inner()
-            .map_err(|e| out(e.into_error()))?
-            .sync_all()
-            .map_err(out)?;
-        Ok(())
-    })();
-    written?;
+    encrypt_into(&partial, encryptor, &manifest_json, sources)?;
     let size = partial
         .as_file()
         .metadata()
@@ -242,6 +191,65 @@ pub fn write(
         let _ = d.sync_all();
     }
     Ok(size)
+}
+
+/// The tar stream (the manifest first, then every source) through age into `partial`,
+/// synced.
+fn encrypt_into(
+    partial: &tempfile::NamedTempFile,
+    encryptor: age::Encryptor,
+    manifest_json: &[u8],
+    sources: &[Source],
+) -> Result<(), BackupError> {
+    let out = |e| BackupError::io("cannot write", partial.path(), e);
+    let encrypted = encryptor
+        .wrap_output(BufWriter::new(partial.as_file()))
+        .map_err(out)?;
+    let mut tar = tar::Builder::new(encrypted);
+    append(
+        &mut tar,
+        MANIFEST,
+        manifest_json.len() as u64,
+        manifest_json,
+    )
+    .map_err(out)?;
+    for source in sources {
+        let file = std::fs::File::open(&source.file).map_err(|e| {
+            if e.kind() == io::ErrorKind::NotFound {
+                BackupError::io(
+                    "was removed while the backup ran (an app or build deleted?); run the \
+                     backup again:",
+                    &source.file,
+                    e,
+                )
+            } else {
+                BackupError::io("cannot read", &source.file, e)
+            }
+        })?;
+        let exact = Exact {
+            inner: file,
+            left: source.size,
+        };
+        append(&mut tar, &source.archive_path, source.size, exact).map_err(|e| {
+            if e.kind() == io::ErrorKind::UnexpectedEof {
+                BackupError::io(
+                    "shrank while the backup ran; run it again:",
+                    &source.file,
+                    e,
+                )
+            } else {
+                BackupError::io("cannot archive", &source.file, e)
+            }
+        })?;
+    }
+    let encrypted = tar.into_inner().map_err(out)?;
+    let buffered = encrypted.finish().map_err(out)?;
+    buffered
+        .into_inner()
+        .map_err(|e| out(e.into_error()))?
+        .sync_all()
+        .map_err(out)?;
+    Ok(())
 }
 
 /// One regular file of `size` bytes at `path`, owner-only.

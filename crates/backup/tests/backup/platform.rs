@@ -1,0 +1,275 @@
+//! A platform backed up while a client keeps writing secrets, restored into a new data
+//! directory (and a new PostgreSQL database), and served again: every write acknowledged
+//! before the backup began is there with its version, the old tokens authenticate, the
+//! people and apps are the same; and the archive's bytes hold no database header, secret or
+//! token in clear.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+use slipway_backup::platform::{Backup, Restore};
+
+use crate::support::{Db, Platform, WORK, backends, contains, passphrase, tree};
+
+const SECRET: &str = "loop%2Fcounter";
+
+/// Updates the secret `loop/counter` until `stop`, recording each acknowledged version and
+/// the value it holds.
+fn start_writer(
+    platform: &Platform,
+    token: &str,
+    marker: &str,
+    stop: Arc<AtomicBool>,
+    acked: Arc<Mutex<Vec<(i64, String)>>>,
+) -> tokio::task::JoinHandle<()> {
+    let client = platform.client.clone();
+    let url = format!("{}/v1/secrets/entry", platform.base);
+    let token = token.to_owned();
+    let marker = marker.to_owned();
+    tokio::spawn(async move {
+        let mut n = 1;
+        while !stop.load(Ordering::SeqCst) {
+            let value = format!("{marker}-{n}");
+            let r = client
+                .put(&url)
+                .bearer_auth(&token)
+                .json(
+                    &json!({"secret_type": "user", "secret_path": "loop/counter",
+                              "data": {"value": value}}),
+                )
+                .send()
+                .await
+                .expect("update");
+            assert_eq!(r.status(), StatusCode::OK);
+            let body: Value = r.json().await.expect("json");
+            let version = body["version"].as_i64().expect("version");
+            acked.lock().unwrap().push((version, value));
+            n += 1;
+        }
+    })
+}
+
+/// Waits (bounded) until the writer has acknowledged more than `count` writes.
+async fn wait_for_writes(acked: &Mutex<Vec<(i64, String)>>, count: usize) {
+    for _ in 0..2_000 {
+        if acked.lock().unwrap().len() > count {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    panic!("the writer acknowledged no more than {count} writes");
+}
+
+async fn emails(platform: &Platform, token: &str) -> Vec<String> {
+    let (status, body) = platform
+        .send(Method::GET, "/v1/account/users", Some(token), None)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let mut emails: Vec<String> = body["users"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["email"].as_str().unwrap().to_owned())
+        .collect();
+    emails.sort();
+    emails
+}
+
+async fn app_ids(platform: &Platform, token: &str) -> Vec<String> {
+    let (status, body) = platform
+        .send(Method::GET, "/v1/apps", Some(token), None)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let mut ids: Vec<String> = body["apps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["id"].as_str().unwrap().to_owned())
+        .collect();
+    ids.sort();
+    ids
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_backup_while_secrets_are_written_restores_every_acknowledged_write() {
+    for backend in backends() {
+        let dir = tempfile::tempdir().unwrap();
+        let source_dir = dir.path().join("platform");
+        let db = Db::new(backend, "backup_source").await;
+        let source = Platform::start(&source_dir, db.url.as_deref()).await;
+        let owner = source.owner_token();
+        let member =
+            slipway_platform::add_user(&source_dir, db.url.as_deref(), "bob@example.org", "Bob")
+                .await
+                .expect("add a member");
+        let member_token = member.token.expose().to_owned();
+        let (status, made) = source
+            .send(
+                Method::POST,
+                "/v1/tokens",
+                Some(&owner),
+                Some(&json!({"name": "ci", "expires_in_days": 30})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{made}");
+        let personal = made["token"].as_str().unwrap().to_owned();
+        let (status, app) = source
+            .send(
+                Method::POST,
+                "/v1/apps",
+                Some(&owner),
+                Some(&json!({"name": "shop", "display_name": "Shop"})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{app}");
+        // A build's log comes back; a deployment's tree does not.
+        std::fs::create_dir_all(source_dir.join("builds/b-1")).unwrap();
+        std::fs::write(source_dir.join("builds/b-1/log"), b"step 1 of 1\n").unwrap();
+        std::fs::create_dir_all(source_dir.join("run/shop/web")).unwrap();
+        std::fs::write(source_dir.join("run/shop/web/app.py"), b"print()\n").unwrap();
+
+        let marker = format!("s3cret-{}", uuid::Uuid::new_v4().simple());
+        let (status, body) = source
+            .send(
+                Method::POST,
+                "/v1/secrets",
+                Some(&owner),
+                Some(
+                    &json!({"secret_type": "user", "secret_path": "loop/counter",
+                             "data": {"value": format!("{marker}-0")}}),
+                ),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        let acked = Arc::new(Mutex::new(vec![(1, format!("{marker}-0"))]));
+        let stop = Arc::new(AtomicBool::new(false));
+        let writer = start_writer(&source, &owner, &marker, stop.clone(), acked.clone());
+        wait_for_writes(&acked, 3).await;
+
+        // Everything acknowledged up to here must be in the backup.
+        let before: Vec<(i64, String)> = acked.lock().unwrap().clone();
+        let (_, pass) = passphrase(dir.path(), "pass", "correct horse battery staple");
+        let archive = dir.path().join("platform.age");
+        let report = slipway_backup::platform::backup(Backup {
+            data_dir: source_dir.clone(),
+            database_url: db.url.clone(),
+            vault_key_file: None,
+            to: archive.clone(),
+            passphrase: pass.clone(),
+            work_factor: WORK,
+        })
+        .await
+        .expect("backup");
+        // The server went on serving: writes are still acknowledged.
+        let after_backup = acked.lock().unwrap().len();
+        wait_for_writes(&acked, after_backup).await;
+        stop.store(true, Ordering::SeqCst);
+        writer.await.expect("writer");
+
+        let bytes = std::fs::read(&archive).unwrap();
+        assert_eq!(report.bytes, bytes.len() as u64);
+        assert!(report.to_string().contains("platform.age"), "{report}");
+        assert!(!contains(&bytes, b"SQLite format 3"), "{backend:?}");
+        assert!(!contains(&bytes, marker.as_bytes()), "{backend:?}");
+        for token in [&owner, &member_token, &personal] {
+            assert!(!contains(&bytes, token.as_bytes()), "{backend:?}");
+        }
+        let mut beside: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        beside.sort();
+        assert_eq!(
+            beside,
+            ["pass", "platform", "platform.age"],
+            "nothing but the archive is left beside it"
+        );
+
+        let restored_dir = dir.path().join("restored");
+        let target_db = Db::new(backend, "backup_target").await;
+        let restored = slipway_backup::platform::restore(Restore {
+            from: archive.clone(),
+            data_dir: restored_dir.clone(),
+            database_url: target_db.url.clone(),
+            passphrase: pass,
+        })
+        .await
+        .expect("restore");
+        assert!(restored.to_string().contains("restored"), "{restored}");
+        let files = tree(&restored_dir);
+        for expected in ["builds/b-1/log", "vault.key", "signing-key", "log-url-key"] {
+            assert!(files.iter().any(|f| f == expected), "{expected}: {files:?}");
+        }
+        assert_eq!(
+            files.iter().any(|f| f == "platform.sqlite3"),
+            backend == slipway_server::testing::Backend::Sqlite
+        );
+        for left_out in [
+            "run",
+            "bootstrap-token",
+            "platform.lock",
+            "contexts",
+            "work",
+        ] {
+            assert!(
+                !files.iter().any(|f| f.starts_with(left_out)),
+                "{left_out}: {files:?}"
+            );
+        }
+        assert_eq!(
+            std::fs::read(restored_dir.join("builds/b-1/log")).unwrap(),
+            b"step 1 of 1\n"
+        );
+
+        let copy = Platform::start(&restored_dir, target_db.url.as_deref()).await;
+        for token in [&owner, &member_token, &personal] {
+            let (status, me) = copy
+                .send(Method::GET, "/v1/account/me", Some(token), None)
+                .await;
+            assert_eq!(status, StatusCode::OK, "{backend:?}: {me}");
+        }
+        assert_eq!(emails(&copy, &owner).await, emails(&source, &owner).await);
+        assert_eq!(app_ids(&copy, &owner).await, app_ids(&source, &owner).await);
+        let (status, latest) = copy
+            .send(
+                Method::GET,
+                &format!("/v1/secrets/entry?secret_type=user&secret_path={SECRET}"),
+                Some(&owner),
+                None,
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{latest}");
+        let versions: Vec<i64> = latest["versions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_i64().unwrap())
+            .collect();
+        for (version, value) in &before {
+            assert!(
+                versions.contains(version),
+                "{backend:?}: v{version} of {versions:?}"
+            );
+            let (status, body) = copy
+                .send(
+                    Method::GET,
+                    &format!(
+                        "/v1/secrets/entry?secret_type=user&secret_path={SECRET}&version={version}"
+                    ),
+                    Some(&owner),
+                    None,
+                )
+                .await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+            assert_eq!(
+                body["data"]["value"],
+                json!(value),
+                "{backend:?}: v{version}"
+            );
+        }
+        copy.stop().await;
+        source.stop().await;
+    }
+}
