@@ -127,6 +127,11 @@ pub struct LoginArgs {
     /// The environment name tools select with their `environment` argument.
     #[arg(long, default_value = "production")]
     environment: String,
+    /// A PEM bundle of the private certificate authority the platform's HTTPS certificate
+    /// is signed by: trusted for this login and saved with the environment (for its URLs
+    /// only). SLIPWAY_CA_FILE does the same for every server.
+    #[arg(long, value_name = "FILE")]
+    ca_file: Option<PathBuf>,
 }
 
 /// How long `slipway login --sso` waits for the browser to come back.
@@ -338,13 +343,35 @@ pub fn logs(args: LogsArgs) -> ExitCode {
 }
 
 pub fn login(args: LoginArgs) -> ExitCode {
+    // Trusted before the first request (an invite or SSO login talks to the server), saved
+    // only once the login has succeeded.
+    let ca_file = match args
+        .ca_file
+        .as_deref()
+        .map(slipway_toolkit::trust::add_ca_file)
+    {
+        None => None,
+        Some(Ok(path)) => Some(path),
+        Some(Err(e)) => return fail(&e.to_string()),
+    };
     let outcome = if let Some(code) = &args.invite {
         login_invite(&args, code)
     } else if args.sso {
         login_sso(&args)
     } else {
         login_token(&args)
-    };
+    }
+    .and_then(|()| match &ca_file {
+        Some(path) => platform::credentials::set_ca_file(&args.environment, path)
+            .map(|()| {
+                println!(
+                    "The certificate authority in {} is trusted for this environment.",
+                    path.display()
+                );
+            })
+            .map_err(|e| e.to_string()),
+        None => Ok(()),
+    });
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => fail(&e),

@@ -37,3 +37,32 @@ pub async fn serve(
         .with_graceful_shutdown(shutdown)
         .await
 }
+
+/// Serves `router` over HTTPS on an already bound listener until `shutdown` completes,
+/// with the certificate `tls` holds at each handshake (see [`crate::tls`]).
+#[cfg(feature = "tls")]
+pub async fn serve_tls(
+    listener: tokio::net::TcpListener,
+    tls: crate::tls::Tls,
+    router: axum::Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let listener = crate::tls::TlsListener::new(listener, tls)?;
+    axum::serve(listener, router)
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+/// Serves plain HTTP, or HTTPS when `tls` is given: the one call both servers make.
+#[cfg(feature = "tls")]
+pub async fn serve_maybe_tls(
+    listener: tokio::net::TcpListener,
+    tls: Option<crate::tls::Tls>,
+    router: axum::Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    match tls {
+        Some(tls) => serve_tls(listener, tls, router, shutdown).await,
+        None => serve(listener, router, shutdown).await,
+    }
+}

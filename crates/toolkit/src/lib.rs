@@ -15,6 +15,7 @@ mod registry;
 mod runner;
 mod scaffold;
 pub mod templates;
+pub mod trust;
 
 pub use devfile_tools::{
     GenerateDevfileResult, ValidateDevfileArgs, generate_devfile, validate_devfile,

@@ -13,6 +13,7 @@ mod dev;
 mod local_platform;
 mod scaffold;
 mod servers;
+mod tls;
 
 use std::process::Command;
 

@@ -230,7 +230,8 @@ pub struct Client {
 impl Client {
     /// A client for `endpoint`.
     pub fn new(endpoint: Endpoint) -> Result<Self, Failure> {
-        let http = Http::builder()
+        let http = crate::trust::client_builder(&endpoint.base_url)
+            .map_err(|e| Failure::unavailable(e.to_string()))?
             .connect_timeout(Duration::from_secs(10))
             .timeout(Duration::from_secs(60))
             .build()
@@ -265,8 +266,9 @@ impl Client {
         }
         let response = req.send().map_err(|e| {
             Failure::unavailable(format!(
-                "the care service at {} did not answer: {e}",
-                self.endpoint.base_url
+                "the care service at {} did not answer: {}",
+                self.endpoint.base_url,
+                crate::trust::describe_send_error(&self.endpoint.base_url, &e)
             ))
         })?;
         let status = response.status().as_u16();

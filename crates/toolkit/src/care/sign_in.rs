@@ -99,7 +99,7 @@ struct Probe<'a> {
 
 impl<'a> Probe<'a> {
     fn new(url: &'a str) -> Result<Self, ToolError> {
-        let http = Http::builder()
+        let http = crate::trust::client_builder(url)?
             .connect_timeout(Duration::from_secs(10))
             .timeout(Duration::from_secs(30))
             .redirect(Policy::none())
@@ -116,6 +116,12 @@ impl<'a> Probe<'a> {
             req = req.bearer_auth(token);
         }
         let response = req.send().map_err(|e| {
+            if crate::trust::is_untrusted_certificate(&e) {
+                return ToolError::invalid(
+                    "care_url",
+                    crate::trust::describe_send_error(self.url, &e),
+                );
+            }
             // The innermost cause says what the user can act on (refused connection, unknown
             // name, certificate); the layers above it only say a request failed.
             let e = e.without_url();

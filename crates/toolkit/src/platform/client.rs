@@ -34,7 +34,7 @@ pub struct Answer {
 impl Client {
     /// A client for `endpoint`.
     pub fn new(endpoint: Endpoint) -> Result<Self, ToolError> {
-        let http = Http::builder()
+        let http = crate::trust::client_builder(&endpoint.url)?
             .connect_timeout(Duration::from_secs(10))
             .timeout(Duration::from_secs(300))
             .build()
@@ -94,8 +94,9 @@ impl Client {
         }
         let response = request.send().map_err(|e| {
             ToolError::Unavailable(format!(
-                "the platform at {} did not answer: {e}",
-                self.endpoint.url
+                "the platform at {} did not answer: {}",
+                self.endpoint.url,
+                crate::trust::describe_send_error(&self.endpoint.url, &e)
             ))
         })?;
         if response.status().is_success() {
@@ -121,6 +122,8 @@ impl Client {
             attempt += 1;
             let outcome = build().send();
             let transient = match &outcome {
+                // A refused certificate is refused again: say so at once.
+                Err(e) if crate::trust::is_untrusted_certificate(e) => false,
                 Err(e) => e.is_timeout() || e.is_connect() || e.is_request(),
                 Ok(r) => matches!(r.status().as_u16(), 502..=504),
             };
@@ -129,9 +132,16 @@ impl Client {
                 continue;
             }
             return match outcome {
+                Err(e) if crate::trust::is_untrusted_certificate(&e) => {
+                    Err(ToolError::Unavailable(crate::trust::describe_send_error(
+                        &self.endpoint.url,
+                        &e,
+                    )))
+                }
                 Err(e) => Err(ToolError::Unavailable(format!(
-                    "the platform at {} did not answer after {attempt} attempt(s): {e}",
-                    self.endpoint.url
+                    "the platform at {} did not answer after {attempt} attempt(s): {}",
+                    self.endpoint.url,
+                    crate::trust::describe_send_error(&self.endpoint.url, &e)
                 ))),
                 Ok(response) => self.answer(response, attempt),
             };
@@ -174,8 +184,15 @@ impl Client {
 
 /// Fetches a presigned URL (a log) without a token.
 pub fn fetch_text(url: &str) -> Result<String, ToolError> {
-    let response =
-        reqwest::blocking::get(url).map_err(|e| ToolError::Unavailable(format!("{url}: {e}")))?;
+    let response = crate::trust::client_builder(url)?
+        .build()
+        .and_then(|http| http.get(url).send())
+        .map_err(|e| {
+            ToolError::Unavailable(format!(
+                "{url}: {}",
+                crate::trust::describe_send_error(url, &e)
+            ))
+        })?;
     if !response.status().is_success() {
         return Err(ToolError::PermissionDenied(format!(
             "{url} answered {}",

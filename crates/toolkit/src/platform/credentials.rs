@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -35,6 +35,10 @@ struct EnvironmentConfig {
     /// The care services' namespace segment (default `care`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     care_namespace: Option<String>,
+    /// A PEM bundle of the private CA the environment's servers use (`slipway login
+    /// --ca-file`), trusted for its URLs only (see [`crate::trust`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ca_file: Option<PathBuf>,
 }
 
 /// Where a token was stored.
@@ -117,6 +121,7 @@ pub fn login(environment: &str, url: &str, token: &str) -> Result<TokenStore, To
                     url,
                     care_url: None,
                     care_namespace: None,
+                    ca_file: None,
                 },
             );
         }
@@ -324,16 +329,59 @@ pub fn sign_in(env: &RemoteEnvironment) -> Result<TokenStore, ToolError> {
         }
     }
     let mut config = read_config()?;
+    // The CA a `slipway login --ca-file` saved stays with the environment.
+    let ca_file = config
+        .environments
+        .get(&env.name)
+        .and_then(|e| e.ca_file.clone());
     config.environments.insert(
         env.name.clone(),
         EnvironmentConfig {
             url: env.platform_url.clone(),
             care_url: env.care_url.clone(),
             care_namespace: env.care_namespace.clone(),
+            ca_file,
         },
     );
     write_config(&config)?;
     Ok(store)
+}
+
+/// Saves `ca_file` (absolute, checked by [`crate::trust::add_ca_file`]) as the CA bundle of
+/// `environment`, which must have been logged in to.
+pub fn set_ca_file(environment: &str, ca_file: &Path) -> Result<(), ToolError> {
+    let mut config = read_config()?;
+    let Some(saved) = config.environments.get_mut(environment) else {
+        return Err(ToolError::NotFound(format!(
+            "no environment {environment:?} (log in first)"
+        )));
+    };
+    saved.ca_file = Some(ca_file.to_path_buf());
+    write_config(&config)
+}
+
+/// The CA bundles saved for environments whose platform or care URL is the server of `url`.
+/// A config that cannot be read gives none (the request then fails on trust and says so).
+pub fn saved_ca_files(url: &str) -> Vec<PathBuf> {
+    let Some(target) = crate::trust::origin(url) else {
+        return Vec::new();
+    };
+    let Ok(config) = read_config() else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = Vec::new();
+    for env in config.environments.values() {
+        let Some(ca_file) = &env.ca_file else {
+            continue;
+        };
+        let same = std::iter::once(&env.url)
+            .chain(env.care_url.as_ref())
+            .any(|u| crate::trust::origin(u).as_ref() == Some(&target));
+        if same && !files.contains(ca_file) {
+            files.push(ca_file.clone());
+        }
+    }
+    files
 }
 
 /// Signs out of `environment`: forgets its tokens in both stores. Its URLs stay, so signing in
