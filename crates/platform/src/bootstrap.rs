@@ -111,6 +111,17 @@ pub async fn ensure(db: &Db, data_dir: &Path) -> Result<Bootstrap, PlatformError
     })
 }
 
+/// The first account's id as the database records it (the account `slipway platform serve`
+/// made on its first start): its admins are the platform's operators, who may read what
+/// concerns the whole server, such as `/metrics`.
+pub async fn first_account(tx: &mut crate::db::Tx) -> Result<Option<String>, sqlx::Error> {
+    Ok(settings::get_many(tx, &[DEFAULT_ACCOUNT_KEY])
+        .await?
+        .into_iter()
+        .next()
+        .map(|(_, value)| value))
+}
+
 /// The first account's id, creating the account (and the token file) if needed.
 pub async fn default_account(db: &Db, data_dir: &Path) -> Result<String, PlatformError> {
     Ok(ensure(db, data_dir).await?.account_id)

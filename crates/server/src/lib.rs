@@ -5,7 +5,8 @@
 //! signal ([`serve`]), the one atomic file write ([`file`]) and token generation and hashing
 //! ([`token`]), and running a server on a thread of its own for the programs that embed one
 //! ([`background`]), started on first use and shared ([`first_use`]). With the `testing`
-//! feature, [`testing`] gives tests their databases.
+//! feature, [`testing`] gives tests their databases; with `metrics`, `metrics` counts requests
+//! by route template and writes the `/metrics` answer.
 //!
 //! Not here: each service's error enum and wire format (care answers an array of
 //! `{errorCode, message, fields}`, the platform `{"error": {code, message, field}}`), its
@@ -20,6 +21,8 @@ pub mod file;
 pub mod first_use;
 #[cfg(feature = "http")]
 pub mod http;
+#[cfg(feature = "metrics")]
+pub mod metrics;
 #[cfg(feature = "http")]
 pub mod serve;
 #[cfg(feature = "db")]

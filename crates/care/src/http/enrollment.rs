@@ -13,7 +13,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::error::ApiError;
-use super::{AppState, body_bytes, json, read_as_caller};
+use super::{AppState, body_bytes, json, metrics, read_as_caller};
 use crate::enrollment::model::Enrollment;
 use crate::enrollment::validate::{self, Rejection, codes};
 use crate::store::enrollment::{self as store, RecordChange};
@@ -60,6 +60,12 @@ async fn enroll(
     let payload = String::from_utf8_lossy(&body).replace('\0', "\u{fffd}");
     let checked = check(&state, &mut read, &caller, &body).await;
     read.rollback().await?;
+    let outcome = match &checked {
+        Ok(Ok(_)) => Some(metrics::ACCEPTED),
+        Ok(Err(Rejection::Invalid(_))) => Some(metrics::REJECTED),
+        Ok(Err(Rejection::Forbidden(_))) => Some(metrics::FORBIDDEN),
+        Err(_) => None,
+    };
     let written = match checked {
         Ok(outcome) => {
             let mut tx = state.db().begin_write().await?;
@@ -74,7 +80,13 @@ async fn enroll(
         Err(error) => Err(error),
     };
     match written {
-        Ok(response) => Ok(with_request_id(response, &request_id)),
+        Ok(response) => {
+            // Counted once its records and audit record are committed.
+            if let Some(outcome) = outcome {
+                state.enrollments().inc(outcome);
+            }
+            Ok(with_request_id(response, &request_id))
+        }
         Err(error) => {
             // The work is rolled back; the audit record of the request is still kept.
             let errors = serde_json::to_value(error.items()).unwrap_or_default();

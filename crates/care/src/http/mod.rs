@@ -4,6 +4,7 @@
 pub mod admin;
 pub mod enrollment;
 pub mod error;
+pub mod metrics;
 pub mod missing_info;
 pub mod openapi;
 
@@ -23,8 +24,8 @@ use crate::enrollment::validate::Settings;
 use crate::store::users::load_caller;
 use error::ApiError;
 
-/// What every handler shares: the database, the configurable value lists and the rendered
-/// OpenAPI document.
+/// What every handler shares: the database, the configurable value lists, the rendered
+/// OpenAPI document and the metrics.
 #[derive(Clone)]
 pub struct AppState {
     inner: Arc<Inner>,
@@ -38,6 +39,8 @@ struct Inner {
     base_path: String,
     namespace: String,
     max_body_bytes: usize,
+    metrics: slipway_server::metrics::Metrics,
+    enrollments: slipway_server::metrics::CounterBy,
 }
 
 impl std::fmt::Debug for AppState {
@@ -56,6 +59,7 @@ impl AppState {
             contact_types: config.contact_types.clone(),
             genders: config.genders.clone(),
         };
+        let (metrics, enrollments) = slipway_server::metrics::Metrics::with(metrics::register);
         Self {
             inner: Arc::new(Inner {
                 openapi: openapi::render(&config.base_path, &config.namespace, &settings),
@@ -65,6 +69,8 @@ impl AppState {
                 base_path: config.base_path.clone(),
                 namespace: config.namespace.clone(),
                 max_body_bytes: config.max_body_bytes,
+                metrics,
+                enrollments,
             }),
         }
     }
@@ -86,24 +92,36 @@ impl AppState {
     pub(crate) fn settings(&self) -> &Settings {
         &self.inner.settings
     }
+
+    /// The request metrics and the exposition.
+    pub(crate) fn metrics(&self) -> &slipway_server::metrics::Metrics {
+        &self.inner.metrics
+    }
+
+    /// The enrollments answered, by outcome.
+    pub(crate) fn enrollments(&self) -> &slipway_server::metrics::CounterBy {
+        &self.inner.enrollments
+    }
 }
 
-/// Builds the router: `{base}/{ns}/…` services, `{base}/admin/…`, `{base}/openapi.json` and
-/// `{base}/health`.
+/// Builds the router: `{base}/{ns}/…` services, `{base}/admin/…`, `{base}/openapi.json`,
+/// `{base}/health` and `{base}/metrics`; every request is counted by its route template.
 pub fn router(state: AppState) -> Router {
     let ns = format!("/{}", state.inner.namespace);
     let services = Router::new()
         .nest(&ns, enrollment::router().merge(missing_info::router()))
         .nest("/admin", admin::router())
         .route("/openapi.json", get(openapi::serve))
-        .route("/health", get(slipway_server::http::health));
+        .route("/health", get(slipway_server::http::health))
+        .route("/metrics", get(metrics::serve));
     let limit = state.inner.max_body_bytes;
     let app = if state.inner.base_path.is_empty() {
         services
     } else {
         Router::new().nest(&state.inner.base_path, services)
     };
-    slipway_server::http::finish(app.fallback(not_found), limit).with_state(state)
+    let app = slipway_server::http::finish(app.fallback(not_found), limit);
+    state.metrics().track(app).with_state(state)
 }
 
 async fn not_found() -> ApiError {

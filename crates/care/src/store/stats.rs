@@ -35,3 +35,14 @@ pub async fn row_counts(tx: &mut Tx) -> Result<Vec<(&'static str, i64)>> {
     }
     Ok(out)
 }
+
+/// How many data requests (missing-information requests) have each status, for
+/// `{base}/metrics`; statuses without a request are left out.
+pub async fn data_requests_by_status(tx: &mut Tx) -> Result<Vec<(String, i64)>> {
+    let rows = sqlx::query("SELECT status, COUNT(*) FROM data_request GROUP BY status")
+        .fetch_all(&mut **tx)
+        .await?;
+    rows.iter()
+        .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+        .collect()
+}

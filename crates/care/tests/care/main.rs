@@ -10,6 +10,7 @@ mod admin;
 mod enrollment_effects;
 mod enrollment_rules;
 mod fhir;
+mod metrics;
 mod missing_info;
 mod routing;
 mod support;

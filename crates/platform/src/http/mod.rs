@@ -8,6 +8,7 @@ pub mod deployments;
 pub mod error;
 pub mod extract;
 pub mod logs;
+pub mod metrics;
 pub mod openapi;
 pub mod people;
 pub mod prebuilt;
@@ -59,6 +60,8 @@ pub struct AppState {
     streams: tokio_util::sync::CancellationToken,
     /// Single sign-on, when `--oidc-*` configured it.
     sso: Option<Arc<slipway_identity::oidc::Sso>>,
+    /// The requests by route template and the `/metrics` exposition.
+    metrics: slipway_server::metrics::Metrics,
 }
 
 impl AppState {
@@ -83,6 +86,7 @@ impl AppState {
             streams: tokio_util::sync::CancellationToken::new(),
             gateway_addr,
             sso: None,
+            metrics: slipway_server::metrics::Metrics::new(),
         }
     }
 
@@ -120,6 +124,11 @@ impl AppState {
     /// The database pool.
     pub(crate) fn db(&self) -> &Db {
         &self.db
+    }
+
+    /// The request metrics and the exposition.
+    pub(crate) fn metrics(&self) -> &slipway_server::metrics::Metrics {
+        &self.metrics
     }
 
     /// The token live streams end on.
@@ -243,9 +252,11 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/apps/{app_id}/deployments/{deployment_id}/diff"),
     ("post", "/v1/apps/{app_id}/rollback"),
     ("get", "/v1/apps/{app_id}/diagnosis"),
+    ("get", "/metrics"),
 ];
 
-/// The application: `/v1/…`, `/v1/openapi.json` and `/health`.
+/// The application: `/v1/…`, `/v1/openapi.json`, `/health` and `/metrics`; every request is
+/// counted by its route template.
 pub fn router(state: AppState) -> Router {
     let v1 = apps::router()
         .merge(builds::router())
@@ -264,9 +275,11 @@ pub fn router(state: AppState) -> Router {
         .nest("/v1", v1)
         .merge(sso::router())
         .route("/health", get(slipway_server::http::health))
+        .route("/metrics", get(metrics::serve))
         .fallback(|| async { ApiError::NoRoute })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed });
-    slipway_server::http::finish(app, MAX_BODY_BYTES).with_state(state)
+    let app = slipway_server::http::finish(app, MAX_BODY_BYTES);
+    state.metrics().track(app).with_state(state)
 }
 
 /// The bearer token of a request, or 401.

@@ -7,6 +7,7 @@ pub mod apps;
 pub mod audit;
 pub mod builds;
 pub mod deployments;
+pub mod metrics;
 pub mod secrets;
 pub mod service_ports;
 pub mod settings;

@@ -17,6 +17,7 @@ mod deploy;
 mod history;
 mod isolation;
 mod matrix;
+mod metrics;
 mod openapi;
 mod pagination;
 mod people;
