@@ -445,12 +445,16 @@ mod tests {
         assert_eq!(dependency_variable("api"), "API_URL");
         assert_eq!(dependency_variable("order-db"), "ORDER_DB_URL");
         assert_eq!(
-            gateway_url(8080, "shop", None),
+            gateway_url(false, 8080, "shop", None),
             "http://shop.localhost:8080"
         );
         assert_eq!(
-            gateway_url(8080, "shop", Some("web")),
+            gateway_url(false, 8080, "shop", Some("web")),
             "http://web.shop.localhost:8080"
+        );
+        assert_eq!(
+            gateway_url(true, 8443, "shop", Some("web")),
+            "https://web.shop.localhost:8443"
         );
     }
 }

@@ -236,10 +236,10 @@ impl Deployer {
                 let port = ports.get(service?)?;
                 Some(format!("http://127.0.0.1:{port}"))
             }
-            UrlScheme::LocalHosts => self
+            UrlScheme::LocalHosts { https } => self
                 .inner
                 .gateway_port
-                .map(|port| gateway_url(port, app_name, service)),
+                .map(|port| gateway_url(*https, port, app_name, service)),
             UrlScheme::Domain(domain) => Some(match service {
                 Some(s) => format!("https://{s}.{app_name}.{domain}"),
                 None => format!("https://{app_name}.{domain}"),

@@ -4,10 +4,11 @@
 use super::*;
 
 /// The gateway URL of an app (`service` None: its primary service).
-pub fn gateway_url(port: u16, app: &str, service: Option<&str>) -> String {
+pub fn gateway_url(https: bool, port: u16, app: &str, service: Option<&str>) -> String {
+    let scheme = if https { "https" } else { "http" };
     match service {
-        Some(s) => format!("http://{s}.{app}.localhost:{port}"),
-        None => format!("http://{app}.localhost:{port}"),
+        Some(s) => format!("{scheme}://{s}.{app}.localhost:{port}"),
+        None => format!("{scheme}://{app}.localhost:{port}"),
     }
 }
 
