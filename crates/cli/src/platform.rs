@@ -166,11 +166,13 @@ pub struct ServeArgs {
     /// The CPU limit of a service whose devfile sets no cpuLimit (500m, 2, or none).
     #[arg(long, default_value = "none", value_name = "QUANTITY", value_parser = cpu_limit)]
     default_cpu_limit: Limit,
-    /// A CA bundle that Dockerfile builds trust while they run (mounted, never part of the
-    /// image), for package registries behind a TLS-inspecting proxy; e.g.
-    /// /etc/ssl/certs/ca-certificates.crt.
-    #[arg(long, value_name = "FILE")]
-    build_ca_bundle: Option<PathBuf>,
+    /// The CA bundle Dockerfile builds trust while they run (mounted read-only, never part of
+    /// the image), so package registries work behind a TLS-inspecting proxy: system (the
+    /// host's bundle: $SSL_CERT_FILE, else the distribution's usual file; none found means
+    /// none), none, or a file of PEM certificates, such as the public roots with the proxy's
+    /// CA appended.
+    #[arg(long, value_name = "FILE|system|none", default_value = "system")]
+    build_ca_bundle: slipway_platform::BuildCaBundle,
     /// The platform's address as people's browsers reach it (single sign-on returns to
     /// <URL>/auth/oidc/callback), for example https://slipway.example.org.
     #[arg(long, value_name = "URL", requires = "oidc_issuer")]

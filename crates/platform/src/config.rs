@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::error::PlatformError;
+use slipway_runtime::build::trust::BuildCaBundle;
 
 /// How long a starting service has to answer its health check unless `--health-timeout`
 /// says otherwise.
@@ -45,10 +46,10 @@ pub struct PlatformConfig {
     /// (`--default-memory-limit`, default 1Gi; `--default-cpu-limit`, default none). Applied
     /// by the container runtime.
     pub default_limits: slipway_runtime::runtime::Limits,
-    /// A CA bundle that builds running a Dockerfile get as the image's trusted roots while
-    /// they run (`--build-ca-bundle FILE`), for package registries behind TLS-inspecting
-    /// proxies; never part of the built image.
-    pub build_ca_bundle: Option<PathBuf>,
+    /// The CA bundle builds running a Dockerfile get as the image's trusted roots while they
+    /// run (`--build-ca-bundle FILE|none`; by default the host's system bundle), so package
+    /// registries work behind TLS-inspecting proxies; never part of the built image.
+    pub build_ca_bundle: BuildCaBundle,
     /// How apps are reached (`--gateway-mode ports|hosts`; default `ports`, which every
     /// client resolves). See [`GatewayMode`].
     pub gateway_mode: GatewayMode,
@@ -148,7 +149,7 @@ impl PlatformConfig {
                 memory_bytes: Some(DEFAULT_MEMORY_LIMIT),
                 cpu_millis: None,
             },
-            build_ca_bundle: None,
+            build_ca_bundle: BuildCaBundle::System,
             gateway_mode: GatewayMode::Ports,
             public_domain: None,
             oidc: None,

@@ -19,6 +19,7 @@ use crate::model::BuildStatus;
 use crate::store::builds::{self, BuildRecord, Outcome};
 use slipway_image::{ImageStore, PlatformKey};
 use slipway_runtime::build::context::Encoding;
+use slipway_runtime::build::trust::{BuildCaBundle, CaBundle};
 use slipway_runtime::build::{BuildError, BuildLog, BuiltImage, Job, Output, buildah, native};
 
 /// Builds that run at once; more wait in `queued`.
@@ -53,11 +54,36 @@ struct Inner {
     built: tokio::sync::mpsc::UnboundedSender<String>,
     /// The OSV advisory directory scans check against (`--advisory-db`).
     advisory_db: Option<PathBuf>,
-    ca_bundle: Option<PathBuf>,
+    /// The CA bundle buildah builds mount, resolved from `--build-ca-bundle` at start-up.
+    ca_bundle: Option<CaBundle>,
     /// Whether deployments run on the container runtime: `auto` then builds Dockerfiles with
     /// buildah; on the process runtime it prefers the native builder, whose images that
     /// runtime runs whole (a Dockerfile image's system paths would resolve on the host).
     containers: bool,
+}
+
+/// The CA bundle builds trust: resolved once, so a wrong `--build-ca-bundle` (or
+/// `SSL_CERT_FILE`) stops the start, and said once in the log.
+pub fn resolve_ca_bundle(choice: &BuildCaBundle) -> Result<Option<CaBundle>, PlatformError> {
+    let bundle = choice
+        .resolve()
+        .map_err(|e| PlatformError::Config(e.to_string()))?;
+    match (&bundle, choice) {
+        (Some(b), _) => tracing::info!(
+            path = %b.path.display(),
+            chosen = b.chosen,
+            "Dockerfile builds trust this CA bundle (--build-ca-bundle none turns it off)"
+        ),
+        (None, BuildCaBundle::None) => {
+            tracing::info!(
+                "Dockerfile builds trust only their images' own CA bundles (--build-ca-bundle none)"
+            );
+        }
+        (None, _) => tracing::info!(
+            "no system CA bundle found on this host; Dockerfile builds trust only their images' own (--build-ca-bundle FILE gives them one)"
+        ),
+    }
+    Ok(bundle)
 }
 
 /// The builder `kind` stands for on this machine: `auto` is buildah when it runs, else
@@ -85,7 +111,7 @@ impl Runner {
         kind: BuilderKind,
         built: tokio::sync::mpsc::UnboundedSender<String>,
         advisory_db: Option<PathBuf>,
-        ca_bundle: Option<PathBuf>,
+        ca_bundle: Option<CaBundle>,
         containers: bool,
     ) -> Result<Self, PlatformError> {
         let builder = resolve_builder(kind)?;

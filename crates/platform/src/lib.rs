@@ -47,6 +47,7 @@ pub use slipway_devfile::quantity;
 pub use slipway_identity::people::NewPerson as NewUser;
 /// Base images for machines without a registry (`slipway platform images import`).
 pub use slipway_runtime::base_image;
+pub use slipway_runtime::build::trust::BuildCaBundle;
 pub use slipway_runtime::runtime::Limits;
 
 use db::Db;
@@ -73,6 +74,9 @@ pub async fn prepare(config: &PlatformConfig) -> Result<AppState, PlatformError>
     // Before anything else: a second server on the same data directory is refused before it
     // can touch the running one's builds, files or database.
     let lock = data_dir::lock(&config.data_dir)?;
+    // A wrong --build-ca-bundle (or SSL_CERT_FILE) stops the start before any state is
+    // touched, rather than failing every build.
+    let ca_bundle = jobs::resolve_ca_bundle(&config.build_ca_bundle)?;
     // Next, so a container engine that cannot run anything stops the start before any
     // state is touched.
     let runtime = select_runtime(config).await?;
@@ -88,7 +92,7 @@ pub async fn prepare(config: &PlatformConfig) -> Result<AppState, PlatformError>
         config.builder,
         built_tx,
         config.advisory_db.clone(),
-        config.build_ca_bundle.clone(),
+        ca_bundle,
         config.runtime == RuntimeKind::Container,
     )
     .await?;

@@ -1,6 +1,7 @@
 //! The buildah builder, when `buildah` runs here: a `FROM scratch` Dockerfile that copies one
 //! file becomes a signed image in the platform store. Without buildah the test is skipped with
-//! a note — except under CI, where it fails.
+//! a note — except under CI, where it fails. Also: a `--build-ca-bundle` that cannot serve stops
+//! the start.
 
 use slipway_image::{Digest, ImageStore, verify_image};
 use slipway_platform::BuilderKind;
@@ -94,5 +95,34 @@ async fn auto_records_the_native_fallback_so_a_sync_can_follow() {
             .await;
         assert_eq!(status, reqwest::StatusCode::ACCEPTED, "{body}");
         app.finish().await;
+    }
+}
+
+#[tokio::test]
+async fn a_build_ca_bundle_that_cannot_serve_stops_the_start_naming_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let not_pem = dir.path().join("notes.txt");
+    std::fs::write(&not_pem, "not a certificate").unwrap();
+    for (bundle, says) in [
+        (dir.path().join("missing.pem"), "cannot read it"),
+        (not_pem, "holds no PEM certificate"),
+    ] {
+        let data = tempfile::tempdir().unwrap();
+        let mut config =
+            slipway_platform::PlatformConfig::new(([127, 0, 0, 1], 0).into(), data.path());
+        config.build_ca_bundle = slipway_platform::BuildCaBundle::File(bundle.clone());
+        let message = match slipway_platform::prepare(&config).await {
+            Ok(_) => panic!("{} was accepted", bundle.display()),
+            Err(e) => e.to_string(),
+        };
+        assert!(
+            message.contains(&format!("--build-ca-bundle {}", bundle.display())),
+            "{message}"
+        );
+        assert!(message.contains(says), "{message}");
+        assert!(
+            !data.path().join(slipway_platform::SQLITE_FILE).exists(),
+            "the database was made before the refusal"
+        );
     }
 }

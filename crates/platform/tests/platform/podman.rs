@@ -7,7 +7,6 @@
 //! the image and sets `SLIPWAY_TEST_CONTAINERS=1`, under which a missing prerequisite fails
 //! the test; without it the tests say why they skip when the machine lacks them.
 
-use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -44,16 +43,12 @@ fn containers_here() -> bool {
     present
 }
 
-/// A platform on the container runtime with the buildah builder, builds trusting this
-/// machine's CA bundle (its HTTPS goes through a TLS-inspecting proxy).
+/// A platform on the container runtime with the buildah builder; builds trust this
+/// machine's CA bundle, as by default (its HTTPS may go through a TLS-inspecting proxy).
 async fn spawn(backend: slipway_platform::Backend) -> TestApp {
     spawn_app_configured(backend, |c| {
         c.runtime = RuntimeKind::Container;
         c.builder = BuilderKind::Buildah;
-        let bundle = Path::new("/etc/ssl/certs/ca-certificates.crt");
-        if bundle.is_file() {
-            c.build_ca_bundle = Some(bundle.to_path_buf());
-        }
     })
     .await
 }
@@ -494,4 +489,266 @@ async fn an_image_archive_is_imported_under_the_name_a_from_line_uses() {
         );
         let _ = Command::new("buildah").args(["rmi", &qualified]).output();
     }
+}
+
+/// What a TLS-inspecting proxy looks like to a build: a CA made for the test (`ca.pem`) and
+/// an HTTPS server on 127.0.0.1 with a certificate it signed, serving `pkg.txt`. Made with
+/// the `openssl` command and served by Python's `http.server` (both on every machine that
+/// runs these tests); the server is killed on drop.
+struct PrivateHttps {
+    dir: tempfile::TempDir,
+    port: u16,
+    server: std::process::Child,
+}
+
+impl PrivateHttps {
+    const PACKAGE: &'static str = "package-from-behind-the-proxy";
+
+    fn start() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let openssl = |args: &[&str]| {
+            let out = Command::new("openssl")
+                .args(args)
+                .current_dir(dir.path())
+                .output()
+                .expect("openssl runs");
+            assert!(
+                out.status.success(),
+                "openssl {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        };
+        let ec = [
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+        ];
+        openssl(
+            &[
+                &["req", "-x509"][..],
+                &ec,
+                &["-keyout", "ca.key", "-out", "ca.pem", "-days", "2"],
+                &["-subj", "/CN=Slipway test inspecting proxy CA"],
+            ]
+            .concat(),
+        );
+        openssl(
+            &[
+                &["req"][..],
+                &ec,
+                &[
+                    "-keyout",
+                    "srv.key",
+                    "-out",
+                    "srv.csr",
+                    "-subj",
+                    "/CN=127.0.0.1",
+                ],
+            ]
+            .concat(),
+        );
+        std::fs::write(dir.path().join("san.cnf"), "subjectAltName=IP:127.0.0.1\n").unwrap();
+        openssl(&[
+            "x509",
+            "-req",
+            "-in",
+            "srv.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "srv.pem",
+            "-days",
+            "2",
+            "-extfile",
+            "san.cnf",
+        ]);
+        std::fs::write(dir.path().join("pkg.txt"), Self::PACKAGE).unwrap();
+        let script = "import http.server, os, ssl, sys\nos.chdir(sys.argv[1])\nctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)\nctx.load_cert_chain('srv.pem', 'srv.key')\ns = http.server.ThreadingHTTPServer(('127.0.0.1', 0), http.server.SimpleHTTPRequestHandler)\ns.socket = ctx.wrap_socket(s.socket, server_side=True)\nprint(s.server_address[1], flush=True)\ns.serve_forever()\n";
+        let mut server = Command::new("python3")
+            .args(["-c", script])
+            .arg(dir.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("python3 runs");
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(server.stdout.take().unwrap()),
+            &mut line,
+        )
+        .unwrap();
+        let port = line.trim().parse().expect("the server says its port");
+        Self { dir, port, server }
+    }
+
+    fn ca(&self) -> std::path::PathBuf {
+        self.dir.path().join("ca.pem")
+    }
+
+    /// The base64 body of the CA certificate: what would be in a layer if the bundle were.
+    fn ca_body(&self) -> String {
+        let pem = std::fs::read_to_string(self.ca()).unwrap();
+        pem.lines().filter(|l| !l.starts_with("-----")).collect()
+    }
+}
+
+impl Drop for PrivateHttps {
+    fn drop(&mut self) {
+        let _ = self.server.kill();
+        let _ = self.server.wait();
+    }
+}
+
+/// Uploads `files`, waits for the one build and returns it with its log.
+async fn build_once(app: &TestApp, name: &str, files: &[(String, Vec<u8>)]) -> Value {
+    let created = app.register(&app.owner, name).await;
+    let id = created["id"].as_str().unwrap().to_owned();
+    let (status, body) = app
+        .upload(&app.owner, &id, "", "application/zstd", tar_zst(files))
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    let build = body["build_ids"][0].as_str().unwrap().to_owned();
+    let deadline = Instant::now() + Duration::from_secs(600);
+    loop {
+        let (_, b) = app.get_build(&app.owner, &build, true).await;
+        if ["succeeded", "failed", "cancelled"]
+            .iter()
+            .any(|s| b["status"] == *s)
+        {
+            return b;
+        }
+        assert!(Instant::now() < deadline, "build never ended: {b}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+/// Every file of every layer of the image `image_uri` names, as (path, content).
+fn image_files(app: &TestApp, image_uri: &str) -> Vec<(String, Vec<u8>)> {
+    use slipway_image::{Digest, ImageStore, oci::Manifest};
+    let store = ImageStore::open(&app.data_dir()).unwrap();
+    let digest = Digest::parse(image_uri.rsplit_once('@').unwrap().1).unwrap();
+    let manifest = Manifest::parse(&store.read_blob(&digest).unwrap()).unwrap();
+    let mut files = Vec::new();
+    for layer in &manifest.layers {
+        let blob = store
+            .read_blob(&Digest::parse(&layer.digest).unwrap())
+            .unwrap();
+        let reader: Box<dyn std::io::Read> = if layer.media_type.ends_with("gzip") {
+            Box::new(flate2::read::GzDecoder::new(&blob[..]))
+        } else {
+            Box::new(&blob[..])
+        };
+        let mut archive = tar::Archive::new(reader);
+        for entry in archive.entries().unwrap() {
+            let mut entry = entry.unwrap();
+            let path = entry.path().unwrap().display().to_string();
+            let mut content = Vec::new();
+            std::io::Read::read_to_end(&mut entry, &mut content).unwrap();
+            files.push((path, content));
+        }
+    }
+    files
+}
+
+#[tokio::test]
+async fn a_build_behind_an_inspecting_proxy_names_the_flag_and_trusts_the_bundle_it_is_given() {
+    if !containers_here() {
+        return;
+    }
+    let proxy = PrivateHttps::start();
+    let mut files = stdlib_app("fetcher", &server("", "    return {}"), &[], "128Mi");
+    files[1].1 = format!(
+        "FROM python:3.12-slim\nRUN python3 -c \"import urllib.request; open('/fetched.txt', 'wb').write(urllib.request.urlopen('https://127.0.0.1:{}/pkg.txt').read())\"\nWORKDIR /app\nCOPY server.py .\nCMD [\"python3\", \"server.py\"]\n",
+        proxy.port
+    )
+    .into_bytes();
+    // One build per backend: without a bundle on the first, with the CA on the second.
+    let mut backends = backends().into_iter().cycle();
+    let (first, second) = (backends.next().unwrap(), backends.next().unwrap());
+
+    // `none`: the build's own roots do not know the CA; the error says so and names the flag.
+    let app = spawn_app_configured(first, |c| {
+        c.runtime = RuntimeKind::Container;
+        c.builder = BuilderKind::Buildah;
+        c.build_ca_bundle = slipway_platform::BuildCaBundle::None;
+    })
+    .await;
+    let failed = build_once(&app, "fetcher", &files).await;
+    assert_eq!(failed["status"], "failed", "{}", failed["log"]);
+    let error = failed["error"].as_str().unwrap();
+    for says in [
+        "failed verifying a TLS certificate (",
+        "CERTIFICATE_VERIFY_FAILED",
+        "pass --build-ca-bundle FILE",
+        "it was: none",
+        "see the build log",
+    ] {
+        assert!(error.contains(says), "{says:?} missing from: {error}");
+    }
+    app.finish().await;
+
+    // The CA as the bundle: the fetch succeeds, and the image holds what it fetched but not
+    // the bundle (mounted for the build only).
+    let app = spawn_app_configured(second, |c| {
+        c.runtime = RuntimeKind::Container;
+        c.builder = BuilderKind::Buildah;
+        c.build_ca_bundle = slipway_platform::BuildCaBundle::File(proxy.ca());
+    })
+    .await;
+    let built = build_once(&app, "fetcher", &files).await;
+    assert_eq!(built["status"], "succeeded", "{}", built["log"]);
+    let image = image_files(&app, built["image_uri"].as_str().unwrap());
+    let fetched = image
+        .iter()
+        .find(|(path, _)| path.trim_start_matches("./") == "fetched.txt")
+        .expect("the fetched file is in the image");
+    assert_eq!(fetched.1, PrivateHttps::PACKAGE.as_bytes());
+    let body = proxy.ca_body();
+    let first_line = &body[..64];
+    for (path, content) in &image {
+        assert!(
+            !String::from_utf8_lossy(content).contains(first_line),
+            "the CA is in the image at {path}"
+        );
+    }
+    app.finish().await;
+}
+
+#[tokio::test]
+async fn a_dockerfile_that_updates_ca_certificates_builds_with_the_default_bundle() {
+    if !containers_here() {
+        return;
+    }
+    // Installing ca-certificates runs update-ca-certificates, which replaces the bundle the
+    // build mounts over the image's: with the host's bundle (the default) the build runs again
+    // without it.
+    let backend = backends()[0];
+    let app = spawn_app_configured(backend, |c| {
+        c.runtime = RuntimeKind::Container;
+        c.builder = BuilderKind::Buildah;
+    })
+    .await;
+    let mut files = stdlib_app("recerts", &server("", "    return {}"), &[], "128Mi");
+    files[1].1 = b"FROM python:3.12-slim\nRUN update-ca-certificates\nWORKDIR /app\nCOPY server.py .\nCMD [\"python3\", \"server.py\"]\n".to_vec();
+    let built = build_once(&app, "recerts", &files).await;
+    assert_eq!(built["status"], "succeeded", "{}", built["log"]);
+    let mounted = slipway_platform::BuildCaBundle::System
+        .resolve()
+        .unwrap()
+        .is_some();
+    assert_eq!(
+        built["log"]
+            .as_str()
+            .unwrap()
+            .contains("where the host's CA bundle was mounted; building again without it"),
+        mounted,
+        "{}",
+        built["log"]
+    );
+    app.finish().await;
 }

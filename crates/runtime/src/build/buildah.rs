@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::Stdio;
 
 use super::{
-    BuildError, BuiltImage, Job, Output, image_uri, prepare_sources, project_dir, run_logged,
+    BuildError, BuiltImage, Job, Output, image_uri, prepare_sources, project_dir, run_logged, trust,
 };
 use slipway_image::oci::{Descriptor, Index, Manifest, REF_NAME_ANNOTATION};
 use slipway_image::{Digest, ImageError};
@@ -72,27 +72,7 @@ pub async fn build(job: &Job, out: &Output) -> Result<BuiltImage, BuildError> {
     );
     let layout = job.work.join("oci");
 
-    let mut build = tokio::process::Command::new("buildah");
-    build.arg("build").arg("--isolation").arg("chroot");
-    let mut shown = String::new();
-    for (host, target) in trust_mounts(job)? {
-        build
-            .arg("--volume")
-            .arg(format!("{}:{target}:ro", host.display()));
-        shown.push_str(&format!("--volume <{}>:{target}:ro ", host.display()));
-    }
-    build
-        .arg("-f")
-        .arg(&dockerfile_path)
-        .arg("-t")
-        .arg(&tag)
-        .arg(&context)
-        .env("BUILDAH_ISOLATION", "chroot");
-    job.log.note(&format!(
-        "$ buildah build --isolation chroot {shown}-f {dockerfile} -t {tag} {}",
-        service.build_context
-    ));
-    run_logged(build, "buildah build", job).await?;
+    run_build(job, &dockerfile, &dockerfile_path, &context, &tag).await?;
 
     let mut push = tokio::process::Command::new("buildah");
     push.arg("push")
@@ -119,29 +99,119 @@ pub async fn build(job: &Job, out: &Output) -> Result<BuiltImage, BuildError> {
     })
 }
 
-/// Where a build's `RUN` steps find the trusted roots: the CA bundle at the path Debian,
-/// Ubuntu and Alpine images read (OpenSSL, curl, apt, Node with `--use-openssl-ca`), and a
-/// pip configuration pointing at it (pip uses its own bundle otherwise). Mounted read-only
-/// for the build only: nothing of the host's trust ends up in the image.
-pub const CA_TARGET: &str = "/etc/ssl/certs/ca-certificates.crt";
+/// Runs `buildah build` with the job's CA bundle mounted. When it fails, its log says why
+/// if it can: a certificate failing verification (the error then names
+/// `--build-ca-bundle`), or a `RUN` step replacing the mounted bundle. The latter, with the
+/// host's bundle mounted by default, builds once more without it (said in the log), so a
+/// Dockerfile that installs `ca-certificates` builds as it would without Slipway.
+async fn run_build(
+    job: &Job,
+    dockerfile: &str,
+    dockerfile_path: &Path,
+    context: &Path,
+    tag: &str,
+) -> Result<(), BuildError> {
+    let what = "buildah build";
+    let mut bundle = job.ca_bundle.clone();
+    loop {
+        let mut build = tokio::process::Command::new("buildah");
+        build.arg("build").arg("--isolation").arg("chroot");
+        let mut shown = String::new();
+        for (host, target) in trust_mounts(job, bundle.as_ref())? {
+            build
+                .arg("--volume")
+                .arg(format!("{}:{target}:ro", host.display()));
+            shown.push_str(&format!("--volume <{}>:{target}:ro ", host.display()));
+        }
+        build
+            .arg("-f")
+            .arg(dockerfile_path)
+            .arg("-t")
+            .arg(tag)
+            .arg(context)
+            .env("BUILDAH_ISOLATION", "chroot");
+        job.log.note(&format!(
+            "$ buildah build --isolation chroot {shown}-f {dockerfile} -t {tag} {}",
+            job.service.build_context
+        ));
+        let from = job.log.size();
+        let Err(failed) = run_logged(build, what, job).await else {
+            return Ok(());
+        };
+        let BuildError::Command { .. } = failed else {
+            return Err(failed);
+        };
+        let (verify, busy) = diagnose(job, from);
+        match (busy, &bundle) {
+            (true, Some(b)) if !b.chosen => {
+                job.log.note(&format!(
+                    "a RUN step replaces {}, where the host's CA bundle was mounted; building again without it",
+                    trust::CA_TARGET
+                ));
+                bundle = None;
+                continue;
+            }
+            (true, Some(b)) => {
+                return Err(BuildError::BundleReplaced {
+                    what: what.to_owned(),
+                    bundle: b.path.display().to_string(),
+                });
+            }
+            _ => {}
+        }
+        return Err(match verify {
+            Some(line) => BuildError::CertificateVerify {
+                what: what.to_owned(),
+                line,
+                bundle: bundle
+                    .as_ref()
+                    .map_or_else(|| "none".to_owned(), |b| b.path.display().to_string()),
+            },
+            None => failed,
+        });
+    }
+}
 
-/// The `(host file, path in the build)` mounts for `job.ca_bundle`.
-fn trust_mounts(job: &Job) -> Result<Vec<(std::path::PathBuf, &'static str)>, BuildError> {
-    let Some(bundle) = &job.ca_bundle else {
+/// What the build log says from byte `from` on: the first line showing a certificate failing
+/// verification, and whether a `RUN` step hit the mounted bundle.
+fn diagnose(job: &Job, from: u64) -> (Option<String>, bool) {
+    let mut verify = None;
+    let mut busy = false;
+    let _ = job.log.scan_from(from, |line| {
+        if verify.is_none() {
+            verify = trust::verify_failure(line);
+        }
+        busy |= trust::bundle_busy(line);
+        true
+    });
+    (verify, busy)
+}
+
+/// The `(host file, path in the build)` mounts for `bundle`: the bundle itself and a pip
+/// configuration pointing at it.
+fn trust_mounts(
+    job: &Job,
+    bundle: Option<&trust::CaBundle>,
+) -> Result<Vec<(std::path::PathBuf, &'static str)>, BuildError> {
+    let Some(bundle) = bundle else {
         return Ok(Vec::new());
     };
-    if !bundle.is_file() {
+    // Checked at start-up; a file removed since is said here rather than by buildah.
+    if !bundle.path.is_file() {
         return Err(BuildError::Spec(format!(
             "the build CA bundle {} (--build-ca-bundle) is not a readable file",
-            bundle.display()
+            bundle.path.display()
         )));
     }
     std::fs::create_dir_all(&job.work)?;
     let pip_conf = job.work.join("pip.conf");
-    std::fs::write(&pip_conf, format!("[global]\ncert = {CA_TARGET}\n"))?;
+    std::fs::write(
+        &pip_conf,
+        format!("[global]\ncert = {}\n", trust::CA_TARGET),
+    )?;
     Ok(vec![
-        (bundle.clone(), CA_TARGET),
-        (pip_conf, "/etc/pip.conf"),
+        (bundle.path.clone(), trust::CA_TARGET),
+        (pip_conf, trust::PIP_CONF_TARGET),
     ])
 }
 

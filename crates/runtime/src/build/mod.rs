@@ -7,6 +7,7 @@
 pub mod buildah;
 pub mod context;
 pub mod native;
+pub mod trust;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -50,8 +51,9 @@ pub struct Job {
     pub log: BuildLog,
     /// Cancelled by a cancel request or a server shutdown.
     pub cancel: CancellationToken,
-    /// A CA bundle Dockerfile builds trust while they run (`--build-ca-bundle`).
-    pub ca_bundle: Option<PathBuf>,
+    /// The CA bundle Dockerfile builds trust while they run (`--build-ca-bundle`, by default
+    /// the host's), resolved at start-up; `None` builds with the image's own roots only.
+    pub ca_bundle: Option<trust::CaBundle>,
 }
 
 /// An image a builder stored and signed.
@@ -93,6 +95,31 @@ pub enum BuildError {
         what: String,
         /// Its exit status.
         status: String,
+    },
+    /// A build command failed, and its log shows a TLS certificate failing verification:
+    /// behind a TLS-inspecting proxy that is the proxy's CA missing from the build's trust.
+    #[error(
+        "the {what} failed verifying a TLS certificate ({line}): if a proxy inspects TLS here, pass --build-ca-bundle FILE with its CA (the host's bundle is used by default; it was: {bundle}); see the build log"
+    )]
+    CertificateVerify {
+        /// Which command.
+        what: String,
+        /// The log line that says so, trimmed.
+        line: String,
+        /// The bundle the build had (`none` or its path).
+        bundle: String,
+    },
+    /// A `RUN` step tried to replace the CA bundle that `--build-ca-bundle FILE` mounts over
+    /// the image's (installing or updating `ca-certificates` does).
+    #[error(
+        "the {what} failed: a RUN step replaces {target} (installing or updating ca-certificates does), where the build mounts --build-ca-bundle {bundle}; install ca-certificates in the base image or add the CA in the Dockerfile, or pass --build-ca-bundle none; see the build log",
+        target = trust::CA_TARGET
+    )]
+    BundleReplaced {
+        /// Which command.
+        what: String,
+        /// The bundle's path.
+        bundle: String,
     },
     /// Buildah cannot start: base images of the Dockerfile are neither on this machine nor
     /// pullable (no registry answers). `--builder auto` falls back to the native builder.
@@ -146,6 +173,28 @@ impl BuildLog {
             .create(true)
             .append(true)
             .open(&self.path)
+    }
+
+    /// How long the log is now (where the output of a command about to run starts).
+    pub fn size(&self) -> u64 {
+        std::fs::metadata(&self.path).map_or(0, |m| m.len())
+    }
+
+    /// Calls `each` with every line written from byte `from` on (lossily decoded, read a
+    /// line at a time so a huge log is never held whole), until it returns `false`.
+    pub fn scan_from(&self, from: u64, mut each: impl FnMut(&str) -> bool) -> std::io::Result<()> {
+        use std::io::{BufRead as _, Seek as _};
+        let mut file = std::fs::File::open(&self.path)?;
+        file.seek(std::io::SeekFrom::Start(from))?;
+        let mut reader = std::io::BufReader::new(file);
+        let mut line = Vec::new();
+        while reader.read_until(b'\n', &mut line)? > 0 {
+            if !each(&String::from_utf8_lossy(&line)) {
+                break;
+            }
+            line.clear();
+        }
+        Ok(())
     }
 
     /// Appends a `==> message` line (best effort: a log that cannot be written must not
