@@ -81,14 +81,19 @@ pub async fn backup(request: Backup) -> Result<Report, BackupError> {
 /// is checked whole before anything is put in place; a refusal writes nothing.
 pub async fn restore(request: Restore) -> Result<Restored, BackupError> {
     let started = Instant::now();
+    let flag = if request.database_url.is_some() {
+        "--database-url"
+    } else {
+        "--data-dir"
+    };
     let url = database_url(request.database_url, &request.data_dir);
-    let target = DbTarget::check(&url).await?;
+    let target = DbTarget::check(&url, flag).await?;
     let staging = match &target {
-        DbTarget::Sqlite(file) => {
+        DbTarget::Sqlite(file, _) => {
             // As `care serve` does: the default file's directory is made when missing.
             let dir = crate::parent_of(file);
             std::fs::create_dir_all(dir).map_err(|e| BackupError::io("cannot create", dir, e))?;
-            crate::staging_beside(file, "--database-url")?
+            crate::staging_beside(file, flag)?
         }
         // Nothing on disk is the target: a private temporary directory holds the dump.
         DbTarget::Postgres(_) => tempfile::Builder::new()
@@ -100,8 +105,8 @@ pub async fn restore(request: Restore) -> Result<Restored, BackupError> {
     crate::expect_kind(&manifest, Kind::Care, &request.from)?;
     crate::expect_database(&manifest, target.database(), &request.from, "")?;
     match &target {
-        DbTarget::Sqlite(file) => {
-            crate::place_sqlite(&staging.path().join(crate::SQLITE_ENTRY), file).await?;
+        DbTarget::Sqlite(file, flag) => {
+            crate::place_sqlite(&staging.path().join(crate::SQLITE_ENTRY), file, flag).await?;
         }
         DbTarget::Postgres(url) => {
             crate::postgres::check_restore_tool(manifest.database_tool.as_deref()).await?;

@@ -51,13 +51,22 @@ impl std::fmt::Display for Report {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "backup written to {}: {} ({} files, {} database) in {:.1} s",
+            "backup written to {}: {} ({}, {} database) in {:.1} s",
             self.path.display(),
             human_size(self.bytes),
-            self.files,
+            files(self.files),
             database_name(self.database),
             self.elapsed.as_secs_f64()
         )
+    }
+}
+
+/// `1 file`, `3 files`.
+fn files(n: usize) -> String {
+    if n == 1 {
+        "1 file".into()
+    } else {
+        format!("{n} files")
     }
 }
 
@@ -83,11 +92,11 @@ impl std::fmt::Display for Restored {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "restored the {} backup of {} into {} ({} files, {} database) in {:.1} s",
+            "restored the {} backup of {} into {} ({}, {} database) in {:.1} s",
             self.kind.noun(),
             self.created_at,
             self.target,
-            self.files,
+            files(self.files),
             database_name(self.database),
             self.elapsed.as_secs_f64()
         )
@@ -268,22 +277,23 @@ fn expect_kind(manifest: &Manifest, expected: Kind, from: &Path) -> Result<(), B
 
 /// The restore's database target, checked before the archive is read.
 enum DbTarget {
-    /// A SQLite file that does not exist yet.
-    Sqlite(PathBuf),
+    /// A SQLite file that does not exist yet, and the flag that named it.
+    Sqlite(PathBuf, &'static str),
     /// An empty PostgreSQL database.
     Postgres(String),
 }
 
 impl DbTarget {
     /// Checks a target: a SQLite file must not exist, a PostgreSQL database must be empty.
-    async fn check(url: &str) -> Result<Self, BackupError> {
+    /// `sqlite_flag` is the flag a SQLite file came from (`--data-dir` for a default file).
+    async fn check(url: &str, sqlite_flag: &'static str) -> Result<Self, BackupError> {
         match backend_of(url)? {
             Database::Sqlite => {
                 let file = sqlite::file_of(url).ok_or_else(|| {
                     BackupError::target("--database-url", url, "names no SQLite file")
                 })?;
-                sqlite_target_free(&file)?;
-                Ok(Self::Sqlite(file))
+                sqlite_target_free(&file, sqlite_flag)?;
+                Ok(Self::Sqlite(file, sqlite_flag))
             }
             Database::Postgres => {
                 let target = postgres::Target::parse(url)?;
@@ -295,7 +305,7 @@ impl DbTarget {
 
     fn database(&self) -> Database {
         match self {
-            Self::Sqlite(_) => Database::Sqlite,
+            Self::Sqlite(..) => Database::Sqlite,
             Self::Postgres(_) => Database::Postgres,
         }
     }
@@ -303,7 +313,7 @@ impl DbTarget {
     /// The target as it may be shown.
     fn shown(&self) -> String {
         match self {
-            Self::Sqlite(file) => file.display().to_string(),
+            Self::Sqlite(file, _) => file.display().to_string(),
             Self::Postgres(url) => postgres::Target::parse(url)
                 .map(|t| t.shown().to_owned())
                 .unwrap_or_default(),
@@ -312,13 +322,13 @@ impl DbTarget {
 }
 
 /// Refuses a SQLite file (or its journal) that exists.
-fn sqlite_target_free(file: &Path) -> Result<(), BackupError> {
+fn sqlite_target_free(file: &Path, flag: &'static str) -> Result<(), BackupError> {
     for suffix in ["", "-wal", "-journal"] {
         let mut name = file.as_os_str().to_owned();
         name.push(suffix);
         if Path::new(&name).exists() {
             return Err(BackupError::target(
-                "--database-url",
+                flag,
                 file.display(),
                 format!(
                     "{} exists; a restore only creates a new database: stop its server and move \
@@ -359,7 +369,7 @@ fn expect_database(
 
 /// Puts a checked SQLite file in place without ever replacing one: a hard link is created
 /// only if the name is free, then the staged name goes with its directory.
-async fn place_sqlite(staged: &Path, file: &Path) -> Result<(), BackupError> {
+async fn place_sqlite(staged: &Path, file: &Path, flag: &'static str) -> Result<(), BackupError> {
     sqlite::check(staged)
         .await
         .map_err(|reason| BackupError::Damaged {
@@ -369,7 +379,7 @@ async fn place_sqlite(staged: &Path, file: &Path) -> Result<(), BackupError> {
     std::fs::hard_link(staged, file).map_err(|e| {
         if e.kind() == std::io::ErrorKind::AlreadyExists {
             BackupError::target(
-                "--database-url",
+                flag,
                 file.display(),
                 "appeared while the restore ran; a restore never replaces a database",
             )

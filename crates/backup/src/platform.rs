@@ -191,7 +191,7 @@ pub async fn restore(request: Restore) -> Result<Restored, BackupError> {
     let target = &request.data_dir;
     check_data_dir(target)?;
     let db = match &request.database_url {
-        Some(url) => Some(DbTarget::check(url).await?),
+        Some(url) => Some(DbTarget::check(url, "--database-url").await?),
         None => None,
     };
     let staging = crate::staging_beside(target, "--data-dir")?;
@@ -225,7 +225,7 @@ pub async fn restore(request: Restore) -> Result<Restored, BackupError> {
             std::fs::rename(&staged_db, &file)
                 .map_err(|e| BackupError::io("cannot move", &staged_db, e))?;
         }
-        Some(DbTarget::Sqlite(file)) => crate::place_sqlite(&staged_db, file).await?,
+        Some(DbTarget::Sqlite(file, flag)) => crate::place_sqlite(&staged_db, file, flag).await?,
         Some(DbTarget::Postgres(_)) => {
             crate::postgres::check_restore_tool(manifest.database_tool.as_deref()).await?;
         }
@@ -234,7 +234,7 @@ pub async fn restore(request: Restore) -> Result<Restored, BackupError> {
     check_data_dir(target)?;
     // One rename: the directory appears whole (an empty one is replaced), or not at all.
     std::fs::rename(&staged_data, target).map_err(|e| {
-        if let Some(DbTarget::Sqlite(file)) = &db {
+        if let Some(DbTarget::Sqlite(file, _)) = &db {
             let _ = std::fs::remove_file(file);
         }
         BackupError::target(

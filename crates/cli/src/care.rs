@@ -10,6 +10,12 @@ use clap::{Args, Subcommand};
 pub enum CareCommand {
     /// Serve POST {base}/{ns}/eRxApi and GET|POST {base}/{ns}/missingInformationRequest/{uuid}.
     Serve(ServeArgs),
+    /// Write an encrypted archive (age, passphrase) of the database while the service goes on
+    /// serving; prints its size and how long it took.
+    Backup(crate::backup::CareBackupArgs),
+    /// Restore an archive into a new SQLite file or an empty PostgreSQL database, after
+    /// checking all of it; a refusal writes nothing.
+    Restore(crate::backup::CareRestoreArgs),
 }
 
 #[derive(Debug, Args)]
@@ -50,7 +56,15 @@ pub fn user_data_dir() -> PathBuf {
 }
 
 pub fn run(command: CareCommand) -> ExitCode {
-    let CareCommand::Serve(args) = command;
+    let args = match command {
+        CareCommand::Serve(args) => args,
+        CareCommand::Backup(args) => {
+            return crate::backup::on_new_runtime(crate::backup::care_backup(args));
+        }
+        CareCommand::Restore(args) => {
+            return crate::backup::on_new_runtime(crate::backup::care_restore(args));
+        }
+    };
     crate::init_tracing();
     let mut config = slipway_care::CareConfig::new(args.listen);
     config.database_url = args.database_url;

@@ -1,5 +1,6 @@
 //! The `slipway` command: `main → run() → ExitCode`.
 
+mod backup;
 mod call;
 mod care;
 mod daily;

@@ -33,6 +33,12 @@ pub enum PlatformCommand {
         #[command(subcommand)]
         command: ImagesCommand,
     },
+    /// Write an encrypted archive (age, passphrase) of the database, keys, images and logs,
+    /// while the server goes on serving; prints its size and how long it took.
+    Backup(crate::backup::PlatformBackupArgs),
+    /// Restore an archive into a new data directory (and a new, empty PostgreSQL database),
+    /// after checking all of it; a refusal writes nothing.
+    Restore(crate::backup::PlatformRestoreArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -265,7 +271,7 @@ pub struct UserAddArgs {
     name: String,
 }
 
-fn data_dir(arg: Option<PathBuf>) -> PathBuf {
+pub(crate) fn data_dir(arg: Option<PathBuf>) -> PathBuf {
     arg.unwrap_or_else(|| crate::care::user_data_dir().join("platform"))
 }
 
@@ -280,6 +286,12 @@ pub fn run(command: PlatformCommand) -> ExitCode {
     };
     let outcome = match command {
         PlatformCommand::Local(args) => return crate::local_platform::run(args.stop),
+        PlatformCommand::Backup(args) => {
+            return crate::backup::finish(runtime.block_on(crate::backup::platform_backup(args)));
+        }
+        PlatformCommand::Restore(args) => {
+            return crate::backup::finish(runtime.block_on(crate::backup::platform_restore(args)));
+        }
         PlatformCommand::Serve(args) => {
             let mut config =
                 slipway_platform::PlatformConfig::new(args.listen, data_dir(args.data_dir));
