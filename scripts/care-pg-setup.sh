@@ -11,6 +11,15 @@ if ! command -v pg_ctlcluster >/dev/null 2>&1; then
     apt-get install -y -qq postgresql >&2
 fi
 
+# The backup tests dump and restore with pg_dump and pg_restore (postgresql-client, which the
+# server package pulls in; a machine with a server from elsewhere may lack them).
+if ! command -v pg_dump >/dev/null 2>&1 || ! command -v pg_restore >/dev/null 2>&1; then
+    echo "care-pg-setup: installing postgresql-client (pg_dump, pg_restore)" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >&2
+    apt-get install -y -qq postgresql-client >&2
+fi
+
 version="$(ls /usr/lib/postgresql | sort -n | tail -n 1)"
 if ! pg_lsclusters -h | awk '{print $1" "$2}' | grep -qx "$version main"; then
     pg_createcluster "$version" main >&2

@@ -78,6 +78,10 @@ fn crates_depend_on_exactly_the_drawn_crates() {
             ],
         ),
         ("slipway-toolkit", &["slipway-devfile", "slipway-server"]),
+        (
+            "slipway-backup",
+            &["slipway-care", "slipway-platform", "slipway-server"],
+        ),
     ];
     for (name, deps) in expected {
         let actual: Vec<&str> = graph[*name].iter().map(String::as_str).collect();
