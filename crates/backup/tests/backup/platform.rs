@@ -273,3 +273,166 @@ async fn a_backup_while_secrets_are_written_restores_every_acknowledged_write() 
         source.stop().await;
     }
 }
+
+/// A stdlib HTTP server on `$PORT` saying who answered.
+const SERVER: &str = r#"import http.server, os
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = b"hello from api"
+        self.send_response(200)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+http.server.ThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), H).serve_forever()
+"#;
+
+const DEVFILE: &str = "schemaVersion: 2.2.0
+metadata:
+  name: phoenix
+  displayName: Phoenix
+components:
+  - name: api-image
+    image:
+      imageName: api
+      dockerfile:
+        uri: Dockerfile
+        buildContext: .
+  - name: api
+    attributes:
+      healthPath: /health
+    container:
+      image: api
+      endpoints:
+        - name: api-http
+          targetPort: 8002
+commands:
+  - id: build-api
+    exec:
+      component: api
+      commandLine: \"echo built > BUILT\"
+      workingDir: ${PROJECT_SOURCE}
+      group: { kind: build, isDefault: true }
+  - id: run-api
+    exec:
+      component: api
+      commandLine: \"python3 server.py\"
+      workingDir: ${PROJECT_SOURCE}
+      group: { kind: run, isDefault: true }
+";
+
+/// The project as a tar.gz build context.
+fn context() -> Vec<u8> {
+    let mut tar = tar::Builder::new(flate2::write::GzEncoder::new(
+        Vec::new(),
+        flate2::Compression::fast(),
+    ));
+    for (name, body) in [
+        ("devfile.yaml", DEVFILE),
+        ("server.py", SERVER),
+        ("Dockerfile", "FROM scratch\nCOPY . /app\n"),
+    ] {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(body.len() as u64);
+        header.set_mode(0o644);
+        header.set_cksum();
+        tar.append_data(&mut header, name, body.as_bytes())
+            .expect("tar");
+    }
+    tar.into_inner().expect("tar").finish().expect("gzip")
+}
+
+/// Polls the app's status until RUNNING (90 s at most; FAILED fails at once).
+async fn wait_running(platform: &Platform, token: &str, id: &str) -> Value {
+    for _ in 0..900 {
+        let (status, body) = platform
+            .send(
+                Method::GET,
+                &format!("/v1/apps/{id}/status"),
+                Some(token),
+                None,
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_ne!(body["status"], "FAILED", "{body}");
+        if body["status"] == "RUNNING" {
+            return body;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("{id} never became RUNNING");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restored_platform_brings_its_running_app_back_without_run_and_layers() {
+    for backend in backends() {
+        let dir = tempfile::tempdir().unwrap();
+        let source_dir = dir.path().join("platform");
+        let db = Db::new(backend, "backup_deploy_source").await;
+        let source = Platform::start(&source_dir, db.url.as_deref()).await;
+        let owner = source.owner_token();
+        let (status, app) = source
+            .send(
+                Method::POST,
+                "/v1/apps",
+                Some(&owner),
+                Some(&json!({"name": "phoenix", "display_name": "Phoenix"})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{app}");
+        let id = app["id"].as_str().unwrap().to_owned();
+        let r = source
+            .client
+            .post(format!("{}/v1/apps/{id}/builds", source.base))
+            .bearer_auth(&owner)
+            .header("content-type", "application/gzip")
+            .body(context())
+            .send()
+            .await
+            .expect("upload");
+        let accepted = r.status();
+        let upload: Value = r.json().await.unwrap();
+        assert_eq!(accepted, StatusCode::ACCEPTED, "{upload}");
+        let url = upload["app_url"].as_str().expect("app_url").to_owned();
+        let running = wait_running(&source, &owner, &id).await;
+        assert!(source_dir.join("run").is_dir() && source_dir.join("layers").is_dir());
+
+        let (_, pass) = passphrase(dir.path(), "pass", "deploy passphrase");
+        let archive = dir.path().join("platform.age");
+        slipway_backup::platform::backup(Backup {
+            data_dir: source_dir.clone(),
+            database_url: db.url.clone(),
+            vault_key_file: None,
+            to: archive.clone(),
+            passphrase: pass.clone(),
+            work_factor: WORK,
+        })
+        .await
+        .expect("backup");
+        // The copy takes over the app's port: the source stops (and its service with it).
+        source.stop().await;
+
+        let restored_dir = dir.path().join("restored");
+        let target_db = Db::new(backend, "backup_deploy_target").await;
+        slipway_backup::platform::restore(Restore {
+            from: archive,
+            data_dir: restored_dir.clone(),
+            database_url: target_db.url.clone(),
+            passphrase: pass,
+        })
+        .await
+        .expect("restore");
+        assert!(!restored_dir.join("run").exists() && !restored_dir.join("layers").exists());
+        let copy = Platform::start(&restored_dir, target_db.url.as_deref()).await;
+        let back = wait_running(&copy, &owner, &id).await;
+        assert_ne!(
+            back["deployment_id"], running["deployment_id"],
+            "{backend:?}"
+        );
+        let body = copy.client.get(&url).send().await.expect("GET the app");
+        assert_eq!(body.status(), StatusCode::OK);
+        assert_eq!(body.text().await.unwrap(), "hello from api");
+        copy.stop().await;
+    }
+}
