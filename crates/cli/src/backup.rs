@@ -68,7 +68,7 @@ pub struct CareRestoreArgs {
     /// `postgres://…` of a new, empty database; default is a new SQLite file in --data-dir.
     #[arg(long)]
     database_url: Option<String>,
-    /// Where the default SQLite database goes (as for `care serve`); it must not exist yet.
+    /// Where the default SQLite database goes (as for `care serve`); that file must not exist yet.
     #[arg(long)]
     data_dir: Option<PathBuf>,
     /// A file whose first line is the archive's passphrase.
