@@ -62,6 +62,9 @@ pub struct CareConfig {
     pub genders: Vec<String>,
     /// Largest accepted request body in bytes.
     pub max_body_bytes: usize,
+    /// Serve HTTPS with this certificate and key (`--tls-cert`, `--tls-key`), re-read on
+    /// `SIGHUP` and when the files change.
+    pub tls: Option<slipway_server::tls::TlsFiles>,
 }
 
 impl CareConfig {
@@ -78,6 +81,7 @@ impl CareConfig {
             contact_types: defaults.contact_types,
             genders: defaults.genders,
             max_body_bytes: 1024 * 1024,
+            tls: None,
         }
     }
 
@@ -150,8 +154,21 @@ pub async fn spawn(
         .map_err(CareError::Io)
 }
 
-/// `slipway care serve`: config → pool → migrate → serve, until Ctrl-C or SIGTERM.
+/// `slipway care serve`: config → pool → migrate → serve, until Ctrl-C or SIGTERM. With
+/// [`CareConfig::tls`] it serves HTTPS; the certificate files are checked before anything
+/// else starts.
 pub async fn serve(config: CareConfig) -> Result<(), CareError> {
+    let tls = config
+        .tls
+        .clone()
+        .map(slipway_server::tls::Tls::load)
+        .transpose()
+        .map_err(|e| CareError::Config(e.to_string()))?;
+    let _watching = tls
+        .as_ref()
+        .map(slipway_server::tls::Tls::watch)
+        .transpose()
+        .map_err(|e| CareError::Config(e.to_string()))?;
     let state = prepare(&config).await?;
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
@@ -159,9 +176,17 @@ pub async fn serve(config: CareConfig) -> Result<(), CareError> {
     let local = listener.local_addr().map_err(CareError::Io)?;
     tracing::info!(
         %local,
+        https = tls.is_some(),
         base_path = %config.base_path,
         namespace = %config.namespace,
         "care service listening"
     );
-    spawn(listener, state, slipway_server::serve::shutdown_signal()).await
+    slipway_server::serve::serve_maybe_tls(
+        listener,
+        tls,
+        app(state),
+        slipway_server::serve::shutdown_signal(),
+    )
+    .await
+    .map_err(CareError::Io)
 }

@@ -44,6 +44,8 @@ pub struct ServeArgs {
     /// Allowed `gender` values, comma-separated (default: F,M,O,U).
     #[arg(long, value_delimiter = ',')]
     genders: Option<Vec<String>>,
+    #[command(flatten)]
+    tls: crate::tls_args::TlsArgs,
 }
 
 /// The per-user data directory: `$XDG_DATA_HOME/slipway` or `~/.local/share/slipway`.
@@ -68,6 +70,7 @@ pub fn run(command: CareCommand) -> ExitCode {
     crate::init_tracing();
     let mut config = slipway_care::CareConfig::new(args.listen);
     config.database_url = args.database_url;
+    config.tls = args.tls.files();
     config.namespace = args.namespace;
     config.base_path = args.base_path;
     config.demo = args.demo;

@@ -9,6 +9,7 @@ mod local_platform;
 mod people;
 mod platform;
 mod prefix;
+mod tls_args;
 mod tokens;
 
 use std::process::ExitCode;

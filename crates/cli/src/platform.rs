@@ -203,6 +203,8 @@ pub struct ServeArgs {
     /// with a pending invite may sign in.
     #[arg(long, value_name = "DOMAINS", requires = "oidc_issuer", value_parser = allowed_domains)]
     oidc_allowed_domains: Option<Domains>,
+    #[command(flatten)]
+    tls: crate::tls_args::TlsArgs,
 }
 
 /// `--oidc-allowed-domains`, checked as the flag is read.
@@ -275,6 +277,50 @@ pub(crate) fn data_dir(arg: Option<PathBuf>) -> PathBuf {
     arg.unwrap_or_else(|| crate::care::user_data_dir().join("platform"))
 }
 
+impl ServeArgs {
+    /// The flags as the platform's configuration.
+    fn into_config(self) -> slipway_platform::PlatformConfig {
+        let args = self;
+        // (`args` rather than `self`: the fields read as the flags they are.)
+        let mut config =
+            slipway_platform::PlatformConfig::new(args.listen, data_dir(args.data_dir));
+        config.database_url = args.database_url;
+        config.builder = args.builder;
+        config.advisory_db = args.advisory_db;
+        config.gateway_listen = Some(args.gateway_listen);
+        config.health_timeout = std::time::Duration::from_secs(args.health_timeout);
+        config.vault_key_file = args.vault_key_file;
+        config.runtime = args.runtime;
+        config.container_engine = args.container_engine;
+        config.default_limits = slipway_platform::Limits {
+            memory_bytes: args.default_memory_limit.0,
+            cpu_millis: args.default_cpu_limit.0,
+        };
+        config.build_ca_bundle = args.build_ca_bundle;
+        config.gateway_mode = args.gateway_mode;
+        config.public_domain = args.public_domain;
+        config.tls = args.tls.files();
+        config.oidc = match (
+            args.public_url,
+            args.oidc_issuer,
+            args.oidc_client_id,
+            args.oidc_client_secret_file,
+        ) {
+            (Some(public_url), Some(issuer), Some(client_id), Some(client_secret_file)) => {
+                Some(slipway_platform::OidcSettings {
+                    public_url,
+                    issuer,
+                    client_id,
+                    client_secret_file,
+                    allowed_domains: args.oidc_allowed_domains.map(|d| d.0).unwrap_or_default(),
+                })
+            }
+            _ => None,
+        };
+        config
+    }
+}
+
 pub fn run(command: PlatformCommand) -> ExitCode {
     crate::init_tracing();
     let runtime = match tokio::runtime::Runtime::new() {
@@ -293,40 +339,7 @@ pub fn run(command: PlatformCommand) -> ExitCode {
             return crate::backup::finish(runtime.block_on(crate::backup::platform_restore(args)));
         }
         PlatformCommand::Serve(args) => {
-            let mut config =
-                slipway_platform::PlatformConfig::new(args.listen, data_dir(args.data_dir));
-            config.database_url = args.database_url;
-            config.builder = args.builder;
-            config.advisory_db = args.advisory_db;
-            config.gateway_listen = Some(args.gateway_listen);
-            config.health_timeout = std::time::Duration::from_secs(args.health_timeout);
-            config.vault_key_file = args.vault_key_file;
-            config.runtime = args.runtime;
-            config.container_engine = args.container_engine;
-            config.default_limits = slipway_platform::Limits {
-                memory_bytes: args.default_memory_limit.0,
-                cpu_millis: args.default_cpu_limit.0,
-            };
-            config.build_ca_bundle = args.build_ca_bundle;
-            config.gateway_mode = args.gateway_mode;
-            config.public_domain = args.public_domain;
-            config.oidc = match (
-                args.public_url,
-                args.oidc_issuer,
-                args.oidc_client_id,
-                args.oidc_client_secret_file,
-            ) {
-                (Some(public_url), Some(issuer), Some(client_id), Some(client_secret_file)) => {
-                    Some(slipway_platform::OidcSettings {
-                        public_url,
-                        issuer,
-                        client_id,
-                        client_secret_file,
-                        allowed_domains: args.oidc_allowed_domains.map(|d| d.0).unwrap_or_default(),
-                    })
-                }
-                _ => None,
-            };
+            let config = args.into_config();
             runtime
                 .block_on(slipway_platform::serve(config))
                 .map(|()| None)

@@ -59,6 +59,9 @@ pub struct PlatformConfig {
     /// Single sign-on with an OpenID Connect provider (`--public-url`, `--oidc-*`); `None`
     /// signs people in with tokens and invites only.
     pub oidc: Option<OidcSettings>,
+    /// Serve the API and the gateway over HTTPS with this certificate and key
+    /// (`--tls-cert`, `--tls-key`), re-read on `SIGHUP` and when the files change.
+    pub tls: Option<slipway_server::tls::TlsFiles>,
 }
 
 /// What `--public-url --oidc-issuer --oidc-client-id --oidc-client-secret-file
@@ -83,8 +86,12 @@ pub struct OidcSettings {
 pub enum UrlScheme {
     /// `http://127.0.0.1:<port>`, one port per public service (the default).
     LoopbackPorts,
-    /// `http://<service>.<app>.localhost:<gateway port>`, routed by `Host` (browsers, curl).
-    LocalHosts,
+    /// `http://<service>.<app>.localhost:<gateway port>`, routed by `Host` (browsers, curl);
+    /// `https://` when the gateway serves TLS (`--tls-cert`).
+    LocalHosts {
+        /// The gateway serves HTTPS.
+        https: bool,
+    },
     /// `https://<service>.<app>.<domain>`, routed by `Host` behind the user's TLS proxy.
     Domain(String),
 }
@@ -123,7 +130,9 @@ impl PlatformConfig {
         match (&self.public_domain, self.gateway_mode) {
             (Some(domain), _) => UrlScheme::Domain(domain.clone()),
             (None, GatewayMode::Ports) => UrlScheme::LoopbackPorts,
-            (None, GatewayMode::Hosts) => UrlScheme::LocalHosts,
+            (None, GatewayMode::Hosts) => UrlScheme::LocalHosts {
+                https: self.tls.is_some(),
+            },
         }
     }
 }
@@ -153,6 +162,7 @@ impl PlatformConfig {
             gateway_mode: GatewayMode::Ports,
             public_domain: None,
             oidc: None,
+            tls: None,
         }
     }
 }

@@ -203,6 +203,18 @@ pub async fn spawn(
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), PlatformError> {
+    spawn_with_tls(listener, state, None, shutdown).await
+}
+
+/// [`spawn`], over HTTPS when `tls` is given: the API and the gateway share the certificate
+/// (which then names the platform's host and the apps' host names, a wildcard for
+/// `--public-domain`).
+pub async fn spawn_with_tls(
+    listener: tokio::net::TcpListener,
+    state: AppState,
+    tls: Option<slipway_server::tls::Tls>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), PlatformError> {
     let stop = tokio_util::sync::CancellationToken::new();
     let trigger = stop.clone();
     let streams = state.clone();
@@ -214,14 +226,16 @@ pub async fn spawn(
     let gateway = state.take_gateway().map(|gateway_listener| {
         let app = gateway::router(state.deployer().clone());
         let stop = stop.clone();
-        tokio::spawn(slipway_server::serve::serve(
+        tokio::spawn(slipway_server::serve::serve_maybe_tls(
             gateway_listener,
+            tls.clone(),
             app,
             stop.cancelled_owned(),
         ))
     });
-    let served = slipway_server::serve::serve(
+    let served = slipway_server::serve::serve_maybe_tls(
         listener,
+        tls,
         router(state.clone()),
         stop.clone().cancelled_owned(),
     )
@@ -237,13 +251,31 @@ pub async fn spawn(
 }
 
 /// `slipway platform serve`: config → pool → migrate → bootstrap → serve, until Ctrl-C or
-/// SIGTERM.
+/// SIGTERM. With [`PlatformConfig::tls`] it serves HTTPS; the certificate files are checked
+/// before anything else starts.
 pub async fn serve(config: PlatformConfig) -> Result<(), PlatformError> {
+    let tls = config
+        .tls
+        .clone()
+        .map(slipway_server::tls::Tls::load)
+        .transpose()
+        .map_err(|e| PlatformError::Config(e.to_string()))?;
+    let _watching = tls
+        .as_ref()
+        .map(slipway_server::tls::Tls::watch)
+        .transpose()
+        .map_err(|e| PlatformError::Config(e.to_string()))?;
     let state = prepare(&config).await?;
     let listener = tokio::net::TcpListener::bind(config.listen).await?;
     let local = listener.local_addr()?;
-    tracing::info!(%local, gateway = ?state.gateway_addr(), "platform server listening");
-    spawn(listener, state, slipway_server::serve::shutdown_signal()).await
+    tracing::info!(%local, https = tls.is_some(), gateway = ?state.gateway_addr(), "platform server listening");
+    spawn_with_tls(
+        listener,
+        state,
+        tls,
+        slipway_server::serve::shutdown_signal(),
+    )
+    .await
 }
 
 /// `slipway platform user add`: adds a member to the first account (creating that account and
