@@ -4,7 +4,8 @@
 //! ([`sql_error`]), request logging, bearer tokens and body limits ([`http`]), serving until a
 //! signal ([`serve`]), the one atomic file write ([`file`]) and token generation and hashing
 //! ([`token`]), and running a server on a thread of its own for the programs that embed one
-//! ([`background`]), started on first use and shared ([`first_use`]). With the `testing`
+//! ([`background`]), started on first use and shared ([`first_use`]), and HTTPS with
+//! certificates replaced while serving (`tls`, feature `tls`). With the `testing`
 //! feature, [`testing`] gives tests their databases; with `metrics`, `metrics` counts requests
 //! by route template and writes the `/metrics` answer.
 //!
@@ -29,4 +30,6 @@ pub mod serve;
 pub mod sql_error;
 #[cfg(feature = "testing")]
 pub mod testing;
+#[cfg(feature = "tls")]
+pub mod tls;
 pub mod token;
