@@ -882,6 +882,9 @@ return bad;
         s.fill(f'[data-path="{prefix}2"] input', "72.5")
         s.fill(f'[data-path="{prefix}3"] input, [data-path="{prefix}3"] select', "Morning")
         s.click(f'[data-path="{prefix}4"] input')
+        # The errors follow their fields: a field given a value no longer shows one.
+        s.wait_text("#mi-form", lambda t: "needs a value" not in t)
+        self.assertEqual(s.count("#mi-form .field.invalid"), 0)
         s.screenshot("missing-information")
         s.click("#mi-submit")
         s.wait_text("#mi-screen", lambda t: "Submitted" in t and "Completed" in t)

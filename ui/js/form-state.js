@@ -88,3 +88,17 @@ export function inputValue(kind, raw) {
   if (kind === "integer") return /^-?\d+$/.test(String(raw).trim()) ? Number(raw) : raw;
   return raw;
 }
+
+/**
+ * The errors of an answer that still apply: those of paths whose value is what was sent
+ * (`submitted`); a field changed since no longer shows an error about its old value, and one
+ * changed back shows it again. The document-level errors (path "") always apply.
+ */
+export function currentErrors(fieldErrors, submitted, current) {
+  const same = (a, b) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+  const out = {};
+  for (const [path, messages] of Object.entries(fieldErrors || {})) {
+    if (path === "" || same(getPath(submitted, path), getPath(current, path))) out[path] = messages;
+  }
+  return out;
+}

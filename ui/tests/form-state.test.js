@@ -1,7 +1,7 @@
 // The form state helpers: paths as the Rust validator reports them.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { appendAt, errorsFor, getPath, inputValue, joinPath, parsePath, removePath, setPath, unplacedErrors } from "../js/form-state.js";
+import { appendAt, currentErrors, errorsFor, getPath, inputValue, joinPath, parsePath, removePath, setPath, unplacedErrors } from "../js/form-state.js";
 
 test("paths parse and join like the validator's", () => {
   assert.deepEqual(parsePath("patient.addresses[0].city"), ["patient", "addresses", 0, "city"]);
@@ -39,4 +39,17 @@ test("inputs become JSON values of their kind", () => {
   assert.equal(inputValue("integer", "three"), "three");
   assert.equal(inputValue("boolean", true), true);
   assert.equal(inputValue("text", "3"), "3");
+});
+
+test("an answer's errors follow the field: gone once it changes, back if changed back", () => {
+  const sent = { patient: { lastName: "" }, consents: [{ id: "" }] };
+  const fe = { "patient.lastName": ["needs a value"], "consents[0].id": ["needs a value"], "": ["body"] };
+  assert.deepEqual(currentErrors(fe, sent, sent), fe);
+  const typed = setPath(sent, "patient.lastName", "Doe");
+  assert.deepEqual(currentErrors(fe, sent, typed), { "consents[0].id": ["needs a value"], "": ["body"] });
+  const removed = removePath(typed, "consents[0]");
+  assert.deepEqual(currentErrors(fe, sent, removed), { "": ["body"] });
+  assert.deepEqual(currentErrors(fe, sent, setPath(typed, "patient.lastName", "")), fe);
+  // The missing-information form: values keyed by field UUID.
+  assert.deepEqual(currentErrors({ u1: ["bad"], u2: ["bad"] }, { u1: "x", u2: "" }, { u1: "x", u2: "42" }), { u1: ["bad"] });
 });

@@ -4,7 +4,7 @@
 // the window. Which keys a party or contact has is layout; every rule is the validator's.
 import { html, render, useEffect, useRef, useState } from "../../vendor/preact-htm.js";
 import { Input } from "../components/field.js";
-import { appendAt, errorsFor, getPath, inputValue, removePath, setPath, unplacedErrors } from "../form-state.js";
+import { appendAt, currentErrors, errorsFor, getPath, inputValue, removePath, setPath, unplacedErrors } from "../form-state.js";
 
 const PERSON = [["firstName", "First name"], ["middleName", "Middle name"], ["lastName", "Last name", { required: true }], ["gender", "Gender", { options: "genders" }], ["dateOfBirth", "Date of birth", { type: "date" }]];
 const PARTY_FIELDS = {
@@ -73,7 +73,7 @@ function Enroll({ api }) {
   }, [answer]);
 
   const rendered = new Set();
-  const serverErrors = answer && !answer.ok ? answer.fieldErrors : {};
+  const serverErrors = answer && !answer.ok ? currentErrors(answer.fieldErrors, answer.sent, doc) : {};
   const errs = (path) => {
     const own = showAll || touched.has(path) ? errorsFor(check.fieldErrors, path) : [];
     return [...own, ...errorsFor(serverErrors, path).filter((m) => !own.includes(m))];
@@ -176,7 +176,8 @@ function Enroll({ api }) {
     setBusy(true);
     const res = await api.careEnroll(doc);
     setBusy(false);
-    setAnswer(res);
+    // What was sent, so the service's errors stay with the values they were about.
+    setAnswer({ ...res, sent: doc });
     if (res.ok) {
       await api.careClearDraft();
       setNote("");

@@ -5,7 +5,7 @@
 // shared state; show() hands it over).
 import { html, render, useEffect, useState } from "../../vendor/preact-htm.js";
 import { FieldErrors, Input, TypedField } from "../components/field.js";
-import { errorsFor, unplacedErrors } from "../form-state.js";
+import { currentErrors, errorsFor, unplacedErrors } from "../form-state.js";
 
 const SCREENS = {
   forbidden: { title: "You do not have access", hint: "Ask a care admin to grant the access listed below." },
@@ -71,11 +71,15 @@ function MissingInfo({ api, link }) {
     const fields = request.fields.map((f) => ({ ...f, value: values[f.uuid] ?? "" }));
     const res = await api.careSubmitMissingInfo(request.uuid, fields);
     setBusy(false);
-    setOutcome(res);
+    // What was sent, so an error stays with the value it was about.
+    setOutcome({ ...res, sent: { ...values } });
     if (res.ok || (res.kind !== "unmet" && res.kind !== "invalid")) setRequest(null);
   }
 
-  const unmet = outcome && !outcome.ok && (outcome.kind === "unmet" || outcome.kind === "invalid") ? outcome.fieldErrors : {};
+  const unmet =
+    outcome && !outcome.ok && (outcome.kind === "unmet" || outcome.kind === "invalid")
+      ? currentErrors(outcome.fieldErrors, outcome.sent, values)
+      : {};
   const rendered = new Set(request ? request.fields.map((f) => f.uuid) : []);
   const leftover = request ? unplacedErrors(unmet, rendered) : [];
 
