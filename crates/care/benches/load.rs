@@ -4,9 +4,10 @@
 //! is driven over HTTP by concurrent reqwest clients (default 32) with a full enrollment
 //! (six parties, six contacts, two consents, two insurances, two prescriptions) and with the
 //! missing-information GET. Each is compared with a probe that writes the same rows without
-//! the service (see `load/probe.rs`): on SQLite a native sqlx loop with the same number of
-//! tasks against a copy of the same database; on PostgreSQL `pgbench` with the same number
-//! of clients running the same transaction as a script. Prints throughput, p50/p99 and the
+//! the service (see `load/probe.rs`): on SQLite the native probe, one rusqlite connection with
+//! prepared, cached statements against a copy of the same database (the storage's limit), and
+//! beside it the same rows through sqlx with the same number of tasks; on PostgreSQL
+//! `pgbench` with the same number of clients running the same transaction as a script. Prints throughput, p50/p99 and the
 //! ratio service/probe. Then each scenario runs again open-loop, paced at half the probe's
 //! throughput (the rate the throughput goals ask for), and its p50/p99 there are checked
 //! against the latency goals (15 ms enrollment, 5 ms GET); its probe runs paced at the same
@@ -478,7 +479,11 @@ struct Measured {
     name: &'static str,
     /// The closed loop: the most the service does.
     service: Outcome,
+    /// The storage's limit: on SQLite the native probe (one rusqlite connection), on
+    /// PostgreSQL pgbench.
     probe: Outcome,
+    /// On SQLite, the same rows through sqlx (8 connections, 32 tasks).
+    sqlx_probe: Option<Outcome>,
     /// The probe in the open loop at the paced run's rate: the storage's own latency there,
     /// with no service in the way (what the machine allows a p99 goal at that rate).
     probe_paced: Outcome,
@@ -515,11 +520,22 @@ fn compare(m: &Measured, concurrency: usize) {
             "not met"
         },
     );
+    if let Some(sqlx_probe) = &m.sqlx_probe {
+        println!(
+            "  the native probe above is one rusqlite connection; the sqlx probe did {:.0}/s \
+             (service {:.0}% of it)",
+            rate(sqlx_probe),
+            100.0 * rate(service) / rate(sqlx_probe)
+        );
+    }
+    let probe_p99 = pct(&m.probe_paced.latencies, 0.99);
     println!(
-        "  the probe paced at {:.0}/s: p50 {:.2} ms, p99 {:.2} ms; during the service's run {}",
+        "  the probe paced at {:.0}/s: p50 {:.2} ms, p99 {:.2} ms (service's paced p99 {:.2}x the \
+         probe's); during the service's run {}",
         rate(&m.probe_paced),
         pct(&m.probe_paced.latencies, 0.50),
-        pct(&m.probe_paced.latencies, 0.99),
+        probe_p99,
+        p99 / probe_p99,
         m.stalls
     );
 }
@@ -579,11 +595,35 @@ fn main() {
             // Closed loop (`pace` None): `max_requests` transactions numbered from 0. Paced:
             // the paced run's count, numbered after the closed loop's, so that every
             // enrollment is a new patient there too.
+            // On SQLite the limit is the native probe (rusqlite, one connection); the sqlx
+            // probe runs beside it closed-loop only, for comparison.
+            let run_native = |steps: Vec<probe::Step>, pace: Option<f64>| {
+                let path = probe_url.trim_start_matches("sqlite://").to_owned();
+                let (requests, first) = match pace {
+                    None => (max_requests, 0),
+                    Some(per_second) => (paced_count(per_second), 2 * max_requests),
+                };
+                async move {
+                    tokio::task::spawn_blocking(move || {
+                        probe::native(
+                            std::path::Path::new(&path),
+                            &steps,
+                            pace,
+                            requests,
+                            max_time,
+                            first,
+                        )
+                    })
+                    .await
+                    .expect("native probe thread")
+                }
+            };
+            // Numbered after both closed loops and the native paced run's.
             let run_probe = |steps: Vec<probe::Step>, pace: Option<f64>| {
                 let probe_url = probe_url.clone();
                 let (requests, first) = match pace {
-                    None => (max_requests, 0),
-                    Some(per_second) => (paced_count(per_second), max_requests),
+                    None => (max_requests, max_requests),
+                    Some(per_second) => (paced_count(per_second), 3 * max_requests),
                 };
                 async move {
                     match backend {
@@ -611,18 +651,34 @@ fn main() {
                 }
             };
 
-            let enroll_probe = run_probe(enroll_steps(), None).await;
+            let (enroll_probe, enroll_sqlx_probe) = match backend {
+                Backend::Sqlite => {
+                    let sqlx_probe = run_probe(enroll_steps(), None).await;
+                    report(
+                        backend,
+                        "probe: enrollment rows (sqlx, 8 connections)",
+                        concurrency,
+                        &sqlx_probe,
+                    );
+                    (run_native(enroll_steps(), None).await, Some(sqlx_probe))
+                }
+                Backend::Postgres => (run_probe(enroll_steps(), None).await, None),
+            };
             let probe_name = match backend {
-                Backend::Sqlite => "probe: enrollment rows (native sqlx)",
+                Backend::Sqlite => "probe: enrollment rows (native rusqlite)",
                 Backend::Postgres => "probe: enrollment rows (pgbench)",
             };
-            report(backend, probe_name, concurrency, &enroll_probe);
+            let probe_clients = if backend == Backend::Sqlite { 1 } else { concurrency };
+            report(backend, probe_name, probe_clients, &enroll_probe);
             let enroll_rate = PACED_SHARE * rate(&enroll_probe);
-            let enroll_probe_paced = run_probe(enroll_steps(), Some(enroll_rate)).await;
+            let enroll_probe_paced = match backend {
+                Backend::Sqlite => run_native(enroll_steps(), Some(enroll_rate)).await,
+                Backend::Postgres => run_probe(enroll_steps(), Some(enroll_rate)).await,
+            };
             report(
                 backend,
                 &format!("{probe_name}, paced at {enroll_rate:.0}/s"),
-                concurrency,
+                probe_clients,
                 &enroll_probe_paced,
             );
 
@@ -675,23 +731,38 @@ fn main() {
                 &enroll_paced,
             );
 
-            let history_probe = run_probe(history_steps(), None).await;
+            let (history_probe, history_sqlx_probe) = match backend {
+                Backend::Sqlite => {
+                    let sqlx_probe = run_probe(history_steps(), None).await;
+                    report(
+                        backend,
+                        "probe: one history row (sqlx, 8 connections)",
+                        concurrency,
+                        &sqlx_probe,
+                    );
+                    (run_native(history_steps(), None).await, Some(sqlx_probe))
+                }
+                Backend::Postgres => (run_probe(history_steps(), None).await, None),
+            };
             let probe_name = match backend {
-                Backend::Sqlite => "probe: one history row (native sqlx)",
+                Backend::Sqlite => "probe: one history row (native rusqlite)",
                 Backend::Postgres => "probe: one history row (pgbench)",
             };
-            report(backend, probe_name, concurrency, &history_probe);
+            report(backend, probe_name, probe_clients, &history_probe);
             // CARE_BENCH_GET_RATE pins the paced GET's rate (requests per second), so that
             // builds compared in one sitting are offered the same load whatever their probes.
             let get_rate = std::env::var("CARE_BENCH_GET_RATE")
                 .ok()
                 .and_then(|v| v.parse::<f64>().ok())
                 .unwrap_or(PACED_SHARE * rate(&history_probe));
-            let history_probe_paced = run_probe(history_steps(), Some(get_rate)).await;
+            let history_probe_paced = match backend {
+                Backend::Sqlite => run_native(history_steps(), Some(get_rate)).await,
+                Backend::Postgres => run_probe(history_steps(), Some(get_rate)).await,
+            };
             report(
                 backend,
                 &format!("{probe_name}, paced at {get_rate:.0}/s"),
-                concurrency,
+                probe_clients,
                 &history_probe_paced,
             );
 
@@ -727,6 +798,7 @@ fn main() {
                 name: "enrollment",
                 service: enroll,
                 probe: enroll_probe,
+                sqlx_probe: enroll_sqlx_probe,
                 probe_paced: enroll_probe_paced,
                 paced: enroll_paced,
                 stalls: enroll_stalls,
@@ -737,6 +809,7 @@ fn main() {
                 name: "missing-information GET",
                 service: get,
                 probe: history_probe,
+                sqlx_probe: history_sqlx_probe,
                 probe_paced: history_probe_paced,
                 paced: get_paced,
                 stalls: get_stalls,
@@ -753,7 +826,13 @@ fn main() {
         }
         let errors: usize = summary
             .iter()
-            .map(|m| m.service.errors + m.probe.errors + m.paced.errors)
+            .map(|m| {
+                m.service.errors
+                    + m.probe.errors
+                    + m.paced.errors
+                    + m.probe_paced.errors
+                    + m.sqlx_probe.as_ref().map_or(0, |p| p.errors)
+            })
             .sum();
         assert_eq!(errors, 0, "requests failed");
     });

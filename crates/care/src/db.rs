@@ -20,11 +20,14 @@ pub async fn open(url: &str) -> Result<Db, CareError> {
     let options = slipway_server::db::Options {
         sqlite_foreign_keys: false,
     };
-    let db = Db::connect(url, options).await?;
+    let mut db = Db::connect(url, options).await?;
     match db.backend() {
         Backend::Sqlite => db.migrate(&SQLITE_MIGRATOR).await?,
         Backend::Postgres => db.migrate(&POSTGRES_MIGRATOR).await?,
     }
+    // The hot writes (an enrollment's records, the GETs' history records) run whole on the
+    // native writer's thread; every other write stays on the pool's writer (see ARCHITECTURE).
+    db.start_native_writer().await?;
     Ok(db)
 }
 
@@ -285,4 +288,183 @@ async fn update_existing(
 /// Parses a JSON array of strings stored in a TEXT column; a malformed value reads as empty.
 pub fn json_strings(text: &str) -> Vec<String> {
     serde_json::from_str(text).unwrap_or_default()
+}
+
+/// The writes of [`upsert_many`] on the native SQLite writer's connection
+/// (`slipway_server::db::native`): the same statements, bound the same way, run on the
+/// writer thread as prepared, cached statements instead of a message to sqlx's worker thread
+/// each.
+pub mod native {
+    use std::collections::HashMap;
+
+    use rusqlite::types::Value as Sql;
+    use rusqlite::{Connection, params_from_iter};
+    use slipway_server::db::native::rusqlite;
+
+    use super::{Change, ROWS_PER_INSERT, UpsertRow, Val, now};
+
+    fn sql(v: &Val) -> Sql {
+        match v {
+            Val::Text(Some(t)) => Sql::Text(t.clone()),
+            Val::Int(Some(i)) => Sql::Integer(*i),
+            Val::Text(None) | Val::Int(None) => Sql::Null,
+        }
+    }
+
+    fn read_val(row: &rusqlite::Row<'_>, idx: usize, like: &Val) -> rusqlite::Result<Val> {
+        Ok(match like {
+            Val::Text(_) => Val::Text(row.get::<_, Option<String>>(idx)?),
+            Val::Int(_) => Val::Int(row.get::<_, Option<i64>>(idx)?),
+        })
+    }
+
+    /// [`super::upsert`] on the native connection.
+    pub fn upsert(
+        conn: &Connection,
+        table: &'static str,
+        external_id: &str,
+        cols: &[(&'static str, Val)],
+    ) -> rusqlite::Result<(i64, Change)> {
+        let rows = [UpsertRow {
+            external_id: external_id.to_owned(),
+            cols: cols.to_vec(),
+        }];
+        Ok(upsert_many(conn, table, &rows)?[0])
+    }
+
+    /// [`super::upsert_many`] on the native connection.
+    pub fn upsert_many(
+        conn: &Connection,
+        table: &'static str,
+        rows: &[UpsertRow],
+    ) -> rusqlite::Result<Vec<(i64, Change)>> {
+        let mut results: Vec<Option<(i64, Change)>> = vec![None; rows.len()];
+        let mut groups: Vec<(Vec<&'static str>, Vec<usize>)> = Vec::new();
+        for (i, row) in rows.iter().enumerate() {
+            let names: Vec<&'static str> = row.cols.iter().map(|(n, _)| *n).collect();
+            match groups.iter_mut().find(|(g, _)| *g == names) {
+                Some((_, members)) => members.push(i),
+                None => groups.push((names, vec![i])),
+            }
+        }
+        for (names, members) in &groups {
+            for chunk in members.chunks(ROWS_PER_INSERT) {
+                let batch: Vec<&UpsertRow> = chunk.iter().map(|&i| &rows[i]).collect();
+                let mut created = insert_new(conn, table, names, &batch)?;
+                for &i in chunk {
+                    if let Some(id) = created.remove(&rows[i].external_id) {
+                        results[i] = Some((id, Change::Created));
+                    }
+                }
+            }
+        }
+        let mut out = Vec::with_capacity(rows.len());
+        for (row, result) in rows.iter().zip(results) {
+            out.push(match result {
+                Some(done) => done,
+                None => update_existing(conn, table, row)?,
+            });
+        }
+        Ok(out)
+    }
+
+    fn insert_new(
+        conn: &Connection,
+        table: &'static str,
+        names: &[&'static str],
+        rows: &[&UpsertRow],
+    ) -> rusqlite::Result<HashMap<String, i64>> {
+        let width = names.len() + 3;
+        let values: Vec<String> = (0..rows.len())
+            .map(|r| {
+                let ph: Vec<String> = (1..=width).map(|c| format!("?{}", r * width + c)).collect();
+                format!("({})", ph.join(", "))
+            })
+            .collect();
+        let statement = format!(
+            "INSERT INTO {table} (external_id{}{}, created_at, updated_at) VALUES {} \
+             ON CONFLICT (external_id) DO NOTHING RETURNING id, external_id",
+            if names.is_empty() { "" } else { ", " },
+            names.join(", "),
+            values.join(", ")
+        );
+        let ts = now();
+        let mut args = Vec::with_capacity(rows.len() * width);
+        for row in rows {
+            args.push(Sql::Text(row.external_id.clone()));
+            args.extend(row.cols.iter().map(|(_, v)| sql(v)));
+            args.extend([Sql::Integer(ts), Sql::Integer(ts)]);
+        }
+        let mut stmt = conn.prepare_cached(&statement)?;
+        let mut out = HashMap::with_capacity(rows.len());
+        let mut returned = stmt.query(params_from_iter(args))?;
+        while let Some(r) = returned.next()? {
+            out.insert(r.get(1)?, r.get(0)?);
+        }
+        Ok(out)
+    }
+
+    fn update_existing(
+        conn: &Connection,
+        table: &'static str,
+        row: &UpsertRow,
+    ) -> rusqlite::Result<(i64, Change)> {
+        let cols = &row.cols;
+        let names: Vec<&'static str> = cols.iter().map(|(n, _)| *n).collect();
+        let select = if names.is_empty() {
+            format!("SELECT id FROM {table} WHERE external_id = ?1")
+        } else {
+            format!(
+                "SELECT id, {} FROM {table} WHERE external_id = ?1",
+                names.join(", ")
+            )
+        };
+        for _attempt in 0..2 {
+            let found = {
+                let mut stmt = conn.prepare_cached(&select)?;
+                let mut rows = stmt.query([&row.external_id])?;
+                match rows.next()? {
+                    None => None,
+                    Some(r) => {
+                        let id: i64 = r.get(0)?;
+                        let mut changed = false;
+                        for (i, (_, v)) in cols.iter().enumerate() {
+                            if read_val(r, i + 1, v)? != *v {
+                                changed = true;
+                                break;
+                            }
+                        }
+                        Some((id, changed))
+                    }
+                }
+            };
+            let Some((id, changed)) = found else {
+                if let Some(id) = insert_new(conn, table, &names, &[row])?.remove(&row.external_id)
+                {
+                    return Ok((id, Change::Created));
+                }
+                continue;
+            };
+            if !changed {
+                return Ok((id, Change::Unchanged));
+            }
+            let sets: Vec<String> = names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| format!("{n} = ?{}", i + 2))
+                .collect();
+            let statement = format!(
+                "UPDATE {table} SET {}, updated_at = ?{} WHERE id = ?1",
+                sets.join(", "),
+                cols.len() + 2
+            );
+            let mut args = vec![Sql::Integer(id)];
+            args.extend(cols.iter().map(|(_, v)| sql(v)));
+            args.push(Sql::Integer(now()));
+            conn.prepare_cached(&statement)?
+                .execute(params_from_iter(args))?;
+            return Ok((id, Change::Updated));
+        }
+        Err(rusqlite::Error::QueryReturnedNoRows)
+    }
 }

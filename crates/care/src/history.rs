@@ -11,6 +11,8 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::oneshot;
 
+use slipway_server::db::native::database_error;
+
 use crate::db::Db;
 use crate::store::data_requests::{self, NewHistory};
 use crate::store::{Result, StoreError};
@@ -78,6 +80,16 @@ impl Shared {
 }
 
 async fn write(db: &Db, entries: &[NewHistory]) -> Result<()> {
+    if let Some(native) = db.native() {
+        // On SQLite, the batch is one job of the native writer (its group commit may add
+        // the writes of concurrent requests to the same transaction).
+        let entries = entries.to_vec();
+        return native
+            .write(move |conn| data_requests::record_histories_native(conn, &entries))
+            .await
+            .map_err(sqlx::Error::from)?
+            .map_err(|e| StoreError::Database(database_error(e)));
+    }
     let mut tx = db.begin_single_write().await?;
     data_requests::record_histories(&mut tx, entries).await?;
     tx.commit().await?;

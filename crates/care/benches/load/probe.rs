@@ -1,16 +1,19 @@
 //! The storage-limit probes: the rows a request writes, written without the service.
 //!
-//! A probe transaction is a list of [`Step`]s, rendered two ways from the same list so the
+//! A probe transaction is a list of [`Step`]s, rendered three ways from the same list so the
 //! comparison stays honest: bound and run by sqlx's native SQLite driver against a copy of
 //! the service's database (same migrations, so the same indexes; same demo rows; WAL with
 //! `synchronous = NORMAL`; writers queued in-process then `BEGIN IMMEDIATE`, as the service
-//! does), and as a `pgbench` script (`\gset` carries the returned row ids).
+//! does), run natively on one rusqlite connection with prepared, cached statements (the
+//! storage's limit on SQLite: no driver in the way), and as a `pgbench` script (`\gset`
+//! carries the returned row ids).
 
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use slipway_server::db::native::rusqlite;
 use sqlx::Row;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
@@ -432,6 +435,101 @@ pub async fn sqlite(
     }
     let elapsed = started.elapsed();
     pool.close().await;
+    latencies.sort_unstable();
+    Outcome {
+        done: latencies.len(),
+        errors,
+        elapsed,
+        latencies,
+    }
+}
+
+/// The steps' statement with SQLite's numbered placeholders (`?1`) instead of `$1`: the
+/// same statement (SQLite reads `$1` as a *named* parameter, numbered by first appearance).
+fn native_sql(step: &Step) -> String {
+    let mut sql = step.sql.clone();
+    // Highest placeholder first so `$1` does not match inside `$10`.
+    for k in (1..=step.args.len()).rev() {
+        sql = sql.replace(&format!("${k}"), &format!("?{k}"));
+    }
+    sql
+}
+
+/// Runs `steps` as transaction number `n` on the native connection: `BEGIN IMMEDIATE`, each
+/// step on its prepared, cached statement, `COMMIT`.
+fn run_native(
+    conn: &mut rusqlite::Connection,
+    steps: &[(String, &Step)],
+    n: usize,
+) -> rusqlite::Result<()> {
+    use rusqlite::types::Value as Sql;
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let mut ids: Vec<i64> = vec![0; steps.len()];
+    for (i, (sql, step)) in steps.iter().enumerate() {
+        let args = step.args.iter().map(|a| match a {
+            Arg::Text(s) => Sql::Text(text(s, n)),
+            Arg::Null => Sql::Null,
+            Arg::Int(v) => Sql::Integer(*v),
+            Arg::Ref(k) => Sql::Integer(ids[*k]),
+        });
+        let mut stmt = tx.prepare_cached(sql)?;
+        if step.returns {
+            ids[i] = stmt.query_row(rusqlite::params_from_iter(args), |r| r.get(0))?;
+        } else {
+            stmt.execute(rusqlite::params_from_iter(args))?;
+        }
+    }
+    tx.commit()
+}
+
+/// The native probe: the steps as `requests` transactions (or for `max_time`) on **one**
+/// rusqlite connection on this thread (bundled SQLite, the same library sqlx links; WAL,
+/// `synchronous = NORMAL`, prepared and cached statements, a transaction each), numbered
+/// from `first`: back to back (`pace` None: the most one writer gets out of this storage),
+/// or paced at `pace` per second, each transaction's latency counted from when it fell due
+/// (a queue of one server, as the open loop of the service's paced runs). Blocking: run it
+/// on a thread of its own.
+pub fn native(
+    path: &std::path::Path,
+    steps: &[Step],
+    pace: Option<f64>,
+    requests: usize,
+    max_time: Duration,
+    first: usize,
+) -> Outcome {
+    let mut conn = rusqlite::Connection::open(path).expect("native probe connection");
+    conn.pragma_update(None, "journal_mode", "WAL").expect("WAL");
+    conn.pragma_update(None, "synchronous", "NORMAL")
+        .expect("synchronous");
+    conn.busy_timeout(Duration::from_secs(10)).expect("busy");
+    let prepared: Vec<(String, &Step)> = steps.iter().map(|s| (native_sql(s), s)).collect();
+    let started = Instant::now();
+    let (mut latencies, mut errors) = (Vec::with_capacity(requests), 0);
+    for i in 0..requests {
+        if started.elapsed() > max_time {
+            break;
+        }
+        let t0 = match pace {
+            Some(per_second) => {
+                let due = started + Duration::from_secs_f64(i as f64 / per_second);
+                if let Some(wait) = due.checked_duration_since(Instant::now()) {
+                    std::thread::sleep(wait);
+                }
+                due
+            }
+            None => Instant::now(),
+        };
+        match run_native(&mut conn, &prepared, first + i) {
+            Ok(()) => latencies.push(t0.elapsed()),
+            Err(e) => {
+                if errors == 0 {
+                    eprintln!("native probe error: {e}");
+                }
+                errors += 1;
+            }
+        }
+    }
+    let elapsed = started.elapsed();
     latencies.sort_unstable();
     Outcome {
         done: latencies.len(),

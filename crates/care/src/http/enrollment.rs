@@ -67,6 +67,9 @@ async fn enroll(
         Err(_) => None,
     };
     let written = match checked {
+        Ok(outcome) if state.db().native().is_some() => {
+            write_native(&state, &caller, &request_id, &payload, outcome).await
+        }
         Ok(outcome) => {
             let mut tx = state.db().begin_write().await?;
             match write(&mut tx, &caller, &request_id, &payload, outcome).await {
@@ -135,7 +138,14 @@ async fn check(
             .unwrap_or_default()
             .to_owned()
     };
-    let catalog = store::load_catalog(tx, &text("vendorName"), &text("programName")).await?;
+    let (vendor, program) = (text("vendorName"), text("programName"));
+    let catalog = match state.db().native() {
+        // On SQLite, read on a native connection (one snapshot, on this thread).
+        Some(native) => native
+            .read(|conn| store::load_catalog_native(conn, &vendor, &program))
+            .map_err(slipway_server::db::native::database_error)?,
+        None => store::load_catalog(tx, &vendor, &program).await?,
+    };
     Ok(validate::validate(&doc, &catalog, state.settings(), caller))
 }
 
@@ -192,6 +202,79 @@ async fn write(
                 None,
             )
             .await?;
+            tracing::info!(
+                errors = error.items().len(),
+                status = error.status().as_u16(),
+                "enrollment refused"
+            );
+            Ok(error.into_response())
+        }
+    }
+}
+
+/// [`write`] on SQLite: the same records and eRX request record, written whole by the native
+/// writer's thread in one job (`slipway_server::db::native`), which answers once the batch
+/// holding them committed; a job that fails leaves nothing, as a rolled-back transaction.
+async fn write_native(
+    state: &AppState,
+    caller: &crate::auth::Caller,
+    request_id: &str,
+    payload: &str,
+    outcome: Result<Enrollment, Rejection>,
+) -> Result<Response, ApiError> {
+    use slipway_server::db::native::database_error;
+    let native = state.db().native().ok_or(ApiError::Internal(
+        "the native SQLite writer is not running".into(),
+    ))?;
+    let (user_id, id, body) = (caller.user_id, request_id.to_owned(), payload.to_owned());
+    match outcome {
+        Ok(enrollment) => {
+            let plan = enrollment.care_plan_external_id();
+            let recorded = plan.clone();
+            let records = native
+                .write(move |conn| {
+                    let records = store::store_native(conn, &enrollment)?;
+                    erx::record_native(
+                        conn,
+                        &id,
+                        user_id,
+                        &body,
+                        "success",
+                        &Value::Array(vec![]),
+                        Some(&recorded),
+                    )?;
+                    Ok(records)
+                })
+                .await
+                .map_err(sqlx::Error::from)?
+                .map_err(database_error)?;
+            let created = records
+                .iter()
+                .filter(|r| r.result == crate::db::Change::Created)
+                .count();
+            tracing::info!(records = records.len(), created, "enrollment stored");
+            let body = EnrollmentResponse {
+                request_id: request_id.to_owned(),
+                outcome: "success",
+                care_plan_external_id: plan,
+                records,
+            };
+            Ok(json(StatusCode::OK, &body))
+        }
+        Err(rejection) => {
+            let label = match rejection {
+                Rejection::Invalid(_) => "rejected",
+                Rejection::Forbidden(_) => "forbidden",
+            };
+            let error = ApiError::from(rejection);
+            let errors = serde_json::to_value(error.items()).unwrap_or_default();
+            native
+                .write(move |conn| {
+                    erx::record_native(conn, &id, user_id, &body, label, &errors, None)
+                })
+                .await
+                .map_err(sqlx::Error::from)?
+                .map_err(database_error)?;
             tracing::info!(
                 errors = error.items().len(),
                 status = error.status().as_u16(),

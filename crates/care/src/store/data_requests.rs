@@ -252,6 +252,31 @@ pub async fn record_histories(tx: &mut Tx, entries: &[NewHistory]) -> Result<()>
     Ok(())
 }
 
+/// [`record_histories`] on the native SQLite writer's connection: one prepared insert per
+/// record (on the writer's thread a statement costs no trip, so there is nothing to save by
+/// building one statement per batch).
+pub fn record_histories_native(
+    conn: &slipway_server::db::native::rusqlite::Connection,
+    entries: &[NewHistory],
+) -> slipway_server::db::native::rusqlite::Result<()> {
+    let at = now();
+    let mut insert = conn.prepare_cached(
+        "INSERT INTO data_request_history (data_request_id, at, user_id, method, status_code, \
+         submitted_fields) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?;
+    for e in entries {
+        insert.execute((
+            e.data_request_id,
+            at,
+            e.user_id,
+            e.method,
+            i64::from(e.status),
+            json_list(&e.submitted),
+        ))?;
+    }
+    Ok(())
+}
+
 /// The history of a data request, oldest first.
 pub async fn history(tx: &mut Tx, data_request_id: i64) -> Result<Vec<HistoryEntry>> {
     let rows = sqlx::query(

@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use sqlx::Row;
 
-use super::records::set_record_field;
+use super::records::{set_record_field, set_record_field_native};
 use super::{Result, objects as object_config};
 use crate::auth::objects;
 use crate::db::{Change, Tx, UpsertRow, Val, upsert, upsert_many};
@@ -48,6 +48,43 @@ pub async fn load_catalog(tx: &mut Tx, vendor: &str, program: &str) -> Result<Ca
         purposes,
         products,
         objects: object_config::load_all(tx).await?,
+    })
+}
+
+/// [`load_catalog`] on a native read connection (`slipway_server::db::native`): the same
+/// statements, in one read transaction.
+pub fn load_catalog_native(
+    conn: &NativeConnection,
+    vendor: &str,
+    program: &str,
+) -> NativeResult<Catalog> {
+    use slipway_server::db::native::rusqlite::OptionalExtension as _;
+    let vendor_exists = conn
+        .prepare_cached("SELECT id FROM vendor WHERE api_name = ?1")?
+        .query_row([vendor], |_| Ok(()))
+        .optional()?
+        .is_some();
+    let program_exists = conn
+        .prepare_cached("SELECT id FROM program WHERE api_name = ?1")?
+        .query_row([program], |_| Ok(()))
+        .optional()?
+        .is_some();
+    let purposes = conn
+        .prepare_cached("SELECT id, external_id FROM data_use_purpose ORDER BY external_id")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<NativeResult<Vec<_>>>()?;
+    let products = conn
+        .prepare_cached(
+            "SELECT id, product_code FROM product WHERE program_api_name = ?1 ORDER BY product_code",
+        )?
+        .query_map([program], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<NativeResult<Vec<_>>>()?;
+    Ok(Catalog {
+        vendor_exists,
+        program_exists,
+        purposes,
+        products,
+        objects: object_config::load_all_native(conn)?,
     })
 }
 
@@ -158,6 +195,60 @@ pub async fn store(tx: &mut Tx, e: &Enrollment) -> Result<Vec<RecordChange>> {
     Ok(changes)
 }
 
+/// [`store`] on the native SQLite writer's connection (`slipway_server::db::native`): the same
+/// records, statements and values, one table at a time, run on the writer's thread.
+pub fn store_native(conn: &NativeConnection, e: &Enrollment) -> NativeResult<Vec<RecordChange>> {
+    let mut changes = Vec::new();
+    let party_ids = upsert_all_native(conn, "account", plan_parties(e), &mut changes)?;
+    let accounts = Accounts::of(e, &party_ids);
+    let (external_id, c) = care_plan_columns(e, &accounts);
+    let (id, change) = crate::db::native::upsert(conn, "care_plan", &external_id, &c)?;
+    let (plan, plan_change) = stored_plan(id, change, external_id, &accounts);
+    changes.insert(0, plan_change);
+    let contacts = plan_contacts(e, &party_ids);
+    upsert_all_native(conn, "contact_point", contacts, &mut changes)?;
+    upsert_all_native(conn, "consent", plan_consents(e, &plan), &mut changes)?;
+    upsert_all_native(conn, "member_plan", plan_insurances(e, &plan), &mut changes)?;
+    let prescriptions = plan_prescriptions(e, &plan, &accounts);
+    upsert_all_native(conn, "prescription", prescriptions, &mut changes)?;
+    let additional = plan_additional_records(e, &plan);
+    upsert_all_native(conn, "additional_record", additional, &mut changes)?;
+    Ok(changes)
+}
+
+type NativeConnection = slipway_server::db::native::rusqlite::Connection;
+type NativeResult<T> = slipway_server::db::native::rusqlite::Result<T>;
+
+/// [`upsert_all`] on the native connection.
+fn upsert_all_native(
+    conn: &NativeConnection,
+    table: &'static str,
+    planned: Vec<Planned<'_>>,
+    changes: &mut Vec<RecordChange>,
+) -> NativeResult<Vec<i64>> {
+    let (rows, about): (Vec<UpsertRow>, Vec<_>) = planned
+        .into_iter()
+        .map(|p| (p.row, (p.object, p.path, p.extra)))
+        .unzip();
+    let done = crate::db::native::upsert_many(conn, table, &rows)?;
+    let mut ids = Vec::with_capacity(done.len());
+    for ((row, (object, path, extra)), (id, change)) in rows.into_iter().zip(about).zip(done) {
+        let mut extra_change = Change::Unchanged;
+        for (name, value) in extra {
+            extra_change =
+                extra_change.and(set_record_field_native(conn, object, id, name, value)?);
+        }
+        ids.push(id);
+        changes.push(RecordChange {
+            object,
+            path,
+            external_id: row.external_id,
+            result: change.and(extra_change),
+        });
+    }
+    Ok(ids)
+}
+
 /// The account rows of the request's parties, keyed by the party kind's key.
 struct Accounts(HashMap<&'static str, i64>);
 
@@ -220,6 +311,13 @@ async fn upsert_care_plan(
     e: &Enrollment,
     accounts: &Accounts,
 ) -> Result<(StoredPlan, RecordChange)> {
+    let (external_id, c) = care_plan_columns(e, accounts);
+    let (id, change) = upsert(tx, "care_plan", &external_id, &c).await?;
+    Ok(stored_plan(id, change, external_id, accounts))
+}
+
+/// The care plan's external ID and columns.
+fn care_plan_columns(e: &Enrollment, accounts: &Accounts) -> (String, Vec<(&'static str, Val)>) {
     let external_id = e.care_plan_external_id();
     let patient_id = accounts.patient();
     let mut c = vec![
@@ -239,7 +337,16 @@ async fn upsert_care_plan(
             c.push((column, Val::from(id)));
         }
     }
-    let (id, change) = upsert(tx, "care_plan", &external_id, &c).await?;
+    (external_id, c)
+}
+
+/// The stored care plan (row `id`, `change`d by its upsert) and what the 200 body says of it.
+fn stored_plan(
+    id: i64,
+    change: Change,
+    external_id: String,
+    accounts: &Accounts,
+) -> (StoredPlan, RecordChange) {
     let record = RecordChange {
         object: objects::CARE_PLAN,
         path: String::new(),
@@ -249,9 +356,9 @@ async fn upsert_care_plan(
     let plan = StoredPlan {
         id,
         external_id,
-        patient_id,
+        patient_id: accounts.patient(),
     };
-    Ok((plan, record))
+    (plan, record)
 }
 
 /// The contact points of every party, on the party's account (`party_ids`, in the order of

@@ -52,6 +52,32 @@ pub async fn record(
     Ok(())
 }
 
+/// [`record`] on the native SQLite writer's connection.
+pub fn record_native(
+    conn: &slipway_server::db::native::rusqlite::Connection,
+    external_id: &str,
+    user_id: i64,
+    payload: &str,
+    outcome: &str,
+    errors: &Value,
+    care_plan_external_id: Option<&str>,
+) -> slipway_server::db::native::rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO erx_request (external_id, user_id, received_at, payload, outcome, errors, \
+         care_plan_external_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?
+    .execute((
+        external_id,
+        user_id,
+        now(),
+        payload,
+        outcome,
+        errors.to_string(),
+        care_plan_external_id,
+    ))?;
+    Ok(())
+}
+
 /// The eRX request record with this request id.
 pub async fn find(tx: &mut Tx, external_id: &str) -> Result<Option<ErxRequestRow>> {
     let row = sqlx::query(

@@ -52,6 +52,50 @@ pub async fn load_all(tx: &mut Tx) -> Result<HashMap<String, ObjectConfig>> {
     Ok(objects)
 }
 
+/// [`load_all`] on a native read connection (`slipway_server::db::native`).
+pub fn load_all_native(
+    conn: &slipway_server::db::native::rusqlite::Connection,
+) -> slipway_server::db::native::rusqlite::Result<HashMap<String, ObjectConfig>> {
+    let mut objects = HashMap::new();
+    let mut stmt =
+        conn.prepare_cached("SELECT object_name, is_additional, record_types FROM object_config")?;
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        let name: String = r.get(0)?;
+        let additional: i64 = r.get(1)?;
+        let record_types: String = r.get(2)?;
+        objects.insert(
+            name,
+            ObjectConfig {
+                additional: additional != 0,
+                record_types: json_strings(&record_types),
+                fields: HashMap::new(),
+            },
+        );
+    }
+    let mut stmt = conn.prepare_cached(
+        "SELECT object_name, field_name, field_type, length, scale, picklist FROM object_config_field",
+    )?;
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        let object: String = r.get(0)?;
+        let field: String = r.get(1)?;
+        let ty: String = r.get(2)?;
+        let Some(ty) = FieldType::parse(&ty) else {
+            continue;
+        };
+        let picklist: Option<String> = r.get(5)?;
+        let def = FieldDef {
+            ty,
+            length: r.get(3)?,
+            scale: r.get(4)?,
+            picklist: picklist.as_deref().map(json_strings).unwrap_or_default(),
+        };
+        objects.entry(object).or_default().fields.insert(field, def);
+    }
+    Ok(objects)
+}
+
 /// Creates or replaces an object's configuration and all its fields (a field name given
 /// twice violates the schema's uniqueness and fails the call).
 pub async fn put(

@@ -217,3 +217,30 @@ pub async fn set_record_field(
         c
     })
 }
+
+/// [`set_record_field`] on the native SQLite writer's connection.
+pub fn set_record_field_native(
+    conn: &slipway_server::db::native::rusqlite::Connection,
+    object: &'static str,
+    record_id: i64,
+    name: &str,
+    value: &Value,
+) -> slipway_server::db::native::rusqlite::Result<Change> {
+    let ext = format!("{object}:{record_id}:{name}");
+    let (_, c) = crate::db::native::upsert(
+        conn,
+        "record_field",
+        &ext,
+        &[
+            ("object_name", object.into()),
+            ("record_id", record_id.into()),
+            ("field_name", name.into()),
+            ("value_json", value.to_string().into()),
+        ],
+    )?;
+    Ok(if c == Change::Created {
+        Change::Updated
+    } else {
+        c
+    })
+}

@@ -10,6 +10,12 @@
 //! to write. The busy timeout stays as the guard against a second process. The requests in
 //! that queue share one SQLite transaction, a savepoint each, and one `COMMIT`
 //! ([`group_commit`]). PostgreSQL has row locks and needs none of this.
+//!
+//! With the `native-sqlite` feature a server may also start a [`native`] writer: a thread of
+//! its own with a rusqlite connection to the same file, to which a request hands its whole
+//! write transaction in one message (group commit there too). It is for the hottest writes;
+//! the two writers of one file take SQLite's write lock in turn (`BEGIN IMMEDIATE` and the
+//! busy timeout).
 
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
@@ -21,6 +27,8 @@ use sqlx::{Any, AnyConnection, AnyPool};
 
 mod checkpoint;
 mod group_commit;
+#[cfg(feature = "native-sqlite")]
+pub mod native;
 mod spare;
 
 pub use group_commit::GroupCommitStats;
@@ -189,6 +197,12 @@ pub struct Db {
     spares: Arc<spare::Spares>,
     /// SQLite's WAL checkpoints, run in the background ([`checkpoint`]).
     checkpointer: Option<Arc<checkpoint::Checkpointer>>,
+    /// The native SQLite writer, once started ([`Db::start_native_writer`]).
+    #[cfg(feature = "native-sqlite")]
+    native: Option<Arc<native::NativeWriter>>,
+    /// Whether the pool's connections enforce foreign keys (the native writer's must too).
+    #[cfg(feature = "native-sqlite")]
+    foreign_keys: bool,
 }
 
 impl Db {
@@ -250,7 +264,41 @@ impl Db {
             writer,
             spares: Arc::default(),
             checkpointer,
+            #[cfg(feature = "native-sqlite")]
+            native: None,
+            #[cfg(feature = "native-sqlite")]
+            foreign_keys: options.sqlite_foreign_keys,
         })
+    }
+
+    /// On a SQLite file, starts the native writer ([`native`]) for the writes a server sends
+    /// it ([`Db::native`]); on PostgreSQL and an in-memory SQLite database it does nothing.
+    /// Call it after the migrations, before the `Db` is cloned.
+    #[cfg(feature = "native-sqlite")]
+    pub async fn start_native_writer(&mut self) -> Result<(), sqlx::Error> {
+        use sqlx::Row as _;
+        if self.backend != Backend::Sqlite {
+            return Ok(());
+        }
+        let mut conn = self.pool.acquire().await?;
+        let file: String = sqlx::query("SELECT file FROM pragma_database_list WHERE name = 'main'")
+            .fetch_one(&mut *conn)
+            .await?
+            .try_get(0)?;
+        drop(conn);
+        if file.is_empty() {
+            return Ok(());
+        }
+        let writer = native::NativeWriter::start(std::path::Path::new(&file), self.foreign_keys)
+            .map_err(|e| sqlx::Error::Configuration(Box::new(e)))?;
+        self.native = Some(Arc::new(writer));
+        Ok(())
+    }
+
+    /// The native SQLite writer, if [`Db::start_native_writer`] started one.
+    #[cfg(feature = "native-sqlite")]
+    pub fn native(&self) -> Option<&native::NativeWriter> {
+        self.native.as_deref()
     }
 
     /// Runs the migrations of `migrator` that have not run yet.
@@ -354,6 +402,10 @@ impl Db {
             checkpointer.stop();
         }
         self.spares.close();
+        #[cfg(feature = "native-sqlite")]
+        if let Some(native) = &self.native {
+            native.shut().await;
+        }
         if let Some(writer) = &self.writer {
             writer.shut(QUEUE_TIMEOUT).await;
         }
