@@ -48,6 +48,8 @@ pub async fn serve_tls(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let listener = crate::tls::TlsListener::new(listener, tls)?;
+    // Handlers that write absolute URLs (the platform's presigned log links) ask for it.
+    let router = router.layer(axum::Extension(crate::tls::OverTls));
     axum::serve(listener, router)
         .with_graceful_shutdown(shutdown)
         .await

@@ -24,6 +24,7 @@ use std::time::Duration;
 use rustls::ServerConfig;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use sha2::Digest as _;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 use tokio_rustls::TlsAcceptor;
@@ -83,11 +84,22 @@ pub struct TlsFiles {
     pub key: PathBuf,
 }
 
+/// A request extension every request served by [`crate::serve::serve_tls`] carries: a
+/// handler that writes an absolute URL of this server takes `https` from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OverTls;
+
 /// A server's TLS configuration, shared by its listeners, replaceable while they run.
 #[derive(Clone)]
 pub struct Tls {
     files: Arc<TlsFiles>,
-    current: Arc<RwLock<Arc<ServerConfig>>>,
+    current: Arc<RwLock<Loaded>>,
+}
+
+/// The configuration in use and a digest of the bytes it was made from.
+struct Loaded {
+    config: Arc<ServerConfig>,
+    digest: [u8; 32],
 }
 
 impl std::fmt::Debug for Tls {
@@ -99,10 +111,10 @@ impl std::fmt::Debug for Tls {
 impl Tls {
     /// Reads and checks the files; an error names the flag, the file and the rule.
     pub fn load(files: TlsFiles) -> Result<Self, TlsError> {
-        let config = server_config(&files)?;
+        let loaded = server_config(&files)?;
         Ok(Self {
             files: Arc::new(files),
-            current: Arc::new(RwLock::new(Arc::new(config))),
+            current: Arc::new(RwLock::new(loaded)),
         })
     }
 
@@ -114,14 +126,30 @@ impl Tls {
     /// Reads the files again; new connections use the new certificate, connections already
     /// open keep theirs. On an error the certificate in use stays.
     pub fn reload(&self) -> Result<(), TlsError> {
-        let config = Arc::new(server_config(&self.files)?);
-        *self.current.write().unwrap_or_else(|e| e.into_inner()) = config;
+        let loaded = server_config(&self.files)?;
+        *self.current.write().unwrap_or_else(|e| e.into_inner()) = loaded;
         Ok(())
+    }
+
+    /// [`Tls::reload`] when the files' bytes differ from those in use; `Ok(false)` when they
+    /// are the same (an unrelated file of the directory changed).
+    pub fn reload_if_changed(&self) -> Result<bool, TlsError> {
+        let loaded = server_config(&self.files)?;
+        let mut current = self.current.write().unwrap_or_else(|e| e.into_inner());
+        if current.digest == loaded.digest {
+            return Ok(false);
+        }
+        *current = loaded;
+        Ok(true)
     }
 
     fn acceptor(&self) -> TlsAcceptor {
         TlsAcceptor::from(Arc::clone(
-            &self.current.read().unwrap_or_else(|e| e.into_inner()),
+            &self
+                .current
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .config,
         ))
     }
 
@@ -130,24 +158,21 @@ impl Tls {
     pub fn watch(&self) -> Result<WatchGuard, TlsError> {
         use notify_debouncer_full::notify::RecursiveMode;
 
-        let (tx, mut rx) = mpsc::unbounded_channel::<&'static str>();
+        let (tx, mut rx) = mpsc::unbounded_channel::<Reason>();
         let watched: Vec<PathBuf> = [&self.files.cert, &self.files.key]
             .into_iter()
             .map(|p| absolute(p))
             .collect();
         let file_tx = tx.clone();
-        let targets = watched.clone();
+        // Any change in the directories, not only events naming the files: a Kubernetes
+        // secret volume swaps a `..data` link and no event names `tls.crt`. Whether the
+        // files changed is decided by their bytes (`reload_if_changed`).
         let mut debouncer = notify_debouncer_full::new_debouncer(
             DEBOUNCE,
             None,
             move |result: notify_debouncer_full::DebounceEventResult| {
-                let Ok(events) = result else { return };
-                let touched = events
-                    .iter()
-                    .flat_map(|e| e.paths.iter())
-                    .any(|p| targets.iter().any(|t| t == p));
-                if touched {
-                    let _ = file_tx.send("the certificate files changed");
+                if matches!(result, Ok(events) if !events.is_empty()) {
+                    let _ = file_tx.send(Reason::FilesChanged);
                 }
             },
         )
@@ -169,7 +194,7 @@ impl Tls {
                 .map_err(|e| TlsError::Watch(format!("SIGHUP: {e}")))?;
             tokio::spawn(async move {
                 while hangup.recv().await.is_some() {
-                    if tx.send("SIGHUP").is_err() {
+                    if tx.send(Reason::Hangup).is_err() {
                         break;
                     }
                 }
@@ -179,10 +204,16 @@ impl Tls {
         let tls = self.clone();
         let reloads = tokio::spawn(async move {
             while let Some(why) = rx.recv().await {
-                match tls.reload() {
-                    Ok(()) => tracing::info!(reason = why, "TLS certificate reloaded"),
+                let outcome = match why {
+                    Reason::Hangup => tls.reload().map(|()| true),
+                    Reason::FilesChanged => tls.reload_if_changed(),
+                };
+                let reason = why.as_str();
+                match outcome {
+                    Ok(true) => tracing::info!(reason, "TLS certificate reloaded"),
+                    Ok(false) => {}
                     Err(e) => tracing::warn!(
-                        reason = why,
+                        reason,
                         error = %e,
                         "TLS certificate not reloaded; the one in use stays"
                     ),
@@ -197,6 +228,24 @@ impl Tls {
                 hangups,
             ],
         })
+    }
+}
+
+/// Why the files are read again.
+#[derive(Debug, Clone, Copy)]
+enum Reason {
+    /// `SIGHUP`: read them whatever they hold.
+    Hangup,
+    /// Something changed in their directories: read them, swap only if their bytes differ.
+    FilesChanged,
+}
+
+impl Reason {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Hangup => "SIGHUP",
+            Self::FilesChanged => "the certificate files changed",
+        }
     }
 }
 
@@ -232,7 +281,7 @@ fn read(flag: &'static str, path: &Path) -> Result<Vec<u8>, TlsError> {
     })
 }
 
-fn server_config(files: &TlsFiles) -> Result<ServerConfig, TlsError> {
+fn server_config(files: &TlsFiles) -> Result<Loaded, TlsError> {
     let cert_pem = read("--tls-cert", &files.cert)?;
     let chain = CertificateDer::pem_slice_iter(&cert_pem)
         .collect::<Result<Vec<_>, _>>()
@@ -268,7 +317,16 @@ fn server_config(files: &TlsFiles) -> Result<ServerConfig, TlsError> {
         .map_err(|e| pair_error(e.to_string()))?;
     // Both servers speak HTTP/1.1 only (axum's http1 feature).
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok(config)
+    let digest = sha2::Sha256::new()
+        .chain_update(&cert_pem)
+        .chain_update([0])
+        .chain_update(&key_pem)
+        .finalize()
+        .into();
+    Ok(Loaded {
+        config: Arc::new(config),
+        digest,
+    })
 }
 
 /// A TCP listener whose connections come out through their TLS handshake.
@@ -419,9 +477,18 @@ mod tests {
         assert!(e.contains("--tls-cert") && e.contains("--tls-key"), "{e}");
 
         let tls = Tls::load(a.clone()).unwrap();
-        let before = Arc::as_ptr(&tls.current.read().unwrap());
+        let before = Arc::as_ptr(&tls.current.read().unwrap().config);
+        assert!(
+            !tls.reload_if_changed().unwrap(),
+            "the same bytes are no change"
+        );
+        assert_eq!(before, Arc::as_ptr(&tls.current.read().unwrap().config));
         std::fs::copy(&b.key, &a.key).unwrap();
         assert!(tls.reload().is_err());
-        assert_eq!(before, Arc::as_ptr(&tls.current.read().unwrap()));
+        assert!(tls.reload_if_changed().is_err());
+        assert_eq!(before, Arc::as_ptr(&tls.current.read().unwrap().config));
+        std::fs::copy(&b.cert, &a.cert).unwrap();
+        assert!(tls.reload_if_changed().unwrap(), "a new pair is loaded");
+        assert_ne!(before, Arc::as_ptr(&tls.current.read().unwrap().config));
     }
 }

@@ -44,13 +44,6 @@ impl Ca {
     }
 }
 
-/// Writes `text` to `path` the way renewals do: a temporary file renamed over it.
-fn replace(path: &Path, text: &str) {
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, text).unwrap();
-    std::fs::rename(&tmp, path).unwrap();
-}
-
 fn wait_listening(port: u16) {
     let deadline = Instant::now() + Duration::from_secs(30);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
@@ -217,18 +210,21 @@ fn the_platform_over_https_is_refused_until_the_cli_trusts_its_ca() {
 fn care_replaces_its_certificate_on_change_and_on_sighup_keeping_connections() {
     let work = tempfile::tempdir().unwrap();
     let ca = Ca::new();
-    // The key and certificate the server is given are links into another directory, as
-    // certbot's live/ directory is: writing the files they point to is no event in the
-    // watched directory, so only SIGHUP makes the server read them.
+    // The files as a Kubernetes secret volume holds them: `tls.crt` and `tls.key` are links
+    // through `..data`, a link to a directory of this version; an update writes a new
+    // directory and swaps `..data`, so no event ever names `tls.crt`.
     let live = work.path().join("live");
-    let archive = work.path().join("archive");
-    std::fs::create_dir_all(&live).unwrap();
-    std::fs::create_dir_all(&archive).unwrap();
+    let write_version = |name: &str, cert: &str, key: &str| {
+        let dir = live.join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("tls.crt"), cert).unwrap();
+        std::fs::write(dir.join("tls.key"), key).unwrap();
+    };
     let (cert_a, key_a, der_a) = ca.leaf("first");
-    replace(&archive.join("cert.pem"), &cert_a);
-    replace(&archive.join("key.pem"), &key_a);
-    std::os::unix::fs::symlink(archive.join("cert.pem"), live.join("cert.pem")).unwrap();
-    std::os::unix::fs::symlink(archive.join("key.pem"), live.join("key.pem")).unwrap();
+    write_version("..v1", &cert_a, &key_a);
+    std::os::unix::fs::symlink("..v1", live.join("..data")).unwrap();
+    std::os::unix::fs::symlink("..data/tls.crt", live.join("tls.crt")).unwrap();
+    std::os::unix::fs::symlink("..data/tls.key", live.join("tls.key")).unwrap();
     let port = free_port();
     let server = Server(
         Command::new(env!("CARGO_BIN_EXE_slipway"))
@@ -237,9 +233,9 @@ fn care_replaces_its_certificate_on_change_and_on_sighup_keeping_connections() {
             .arg("--data-dir")
             .arg(work.path().join("care"))
             .arg("--tls-cert")
-            .arg(live.join("cert.pem"))
+            .arg(live.join("tls.crt"))
             .arg("--tls-key")
-            .arg(live.join("key.pem"))
+            .arg(live.join("tls.key"))
             .env("RUST_LOG", "error")
             .spawn()
             .unwrap(),
@@ -249,12 +245,10 @@ fn care_replaces_its_certificate_on_change_and_on_sighup_keeping_connections() {
     let kept = client(&ca.pem);
     assert_eq!(peer(&kept, &health), (200, der_a.clone()));
 
-    // A renewal that replaces the linked files: the watcher reloads.
+    // An update of the secret: a new version directory, then `..data` swapped by rename.
     let (cert_b, key_b, der_b) = ca.leaf("second");
-    replace(&archive.join("cert-b.pem"), &cert_b);
-    replace(&archive.join("key-b.pem"), &key_b);
-    replace_link(&live.join("key.pem"), &archive.join("key-b.pem"));
-    replace_link(&live.join("cert.pem"), &archive.join("cert-b.pem"));
+    write_version("..v2", &cert_b, &key_b);
+    replace_link(&live.join("..data"), Path::new("..v2"));
     let deadline = Instant::now() + Duration::from_secs(15);
     while peer(&client(&ca.pem), &health).1 != der_b {
         assert!(
@@ -266,10 +260,11 @@ fn care_replaces_its_certificate_on_change_and_on_sighup_keeping_connections() {
     // The connection made before the change is still open, with the certificate it began with.
     assert_eq!(peer(&kept, &health), (200, der_a));
 
-    // Files written behind the links: no event where the server looks, so SIGHUP.
+    // Files rewritten inside the version directory: no event where the server looks, so
+    // only SIGHUP makes it read them.
     let (cert_c, key_c, der_c) = ca.leaf("third");
-    std::fs::write(archive.join("key-b.pem"), &key_c).unwrap();
-    std::fs::write(archive.join("cert-b.pem"), &cert_c).unwrap();
+    std::fs::write(live.join("..v2/tls.key"), &key_c).unwrap();
+    std::fs::write(live.join("..v2/tls.crt"), &cert_c).unwrap();
     std::thread::sleep(Duration::from_millis(800));
     assert_eq!(peer(&client(&ca.pem), &health).1, der_b);
     let status = Command::new("kill")
@@ -287,7 +282,7 @@ fn care_replaces_its_certificate_on_change_and_on_sighup_keeping_connections() {
 
 /// Points the link `link` at `target` by renaming a new link over it.
 fn replace_link(link: &Path, target: &Path) {
-    let tmp = link.with_extension("new");
+    let tmp = link.with_file_name("..data_tmp");
     let _ = std::fs::remove_file(&tmp);
     std::os::unix::fs::symlink(target, &tmp).unwrap();
     std::fs::rename(&tmp, link).unwrap();

@@ -67,8 +67,10 @@ fn unix_now() -> i64 {
     now_millis() / 1000
 }
 
-/// `http://<Host>` of the request, so listed URLs work from where the caller stands.
-fn origin(headers: &HeaderMap) -> String {
+/// `http://<Host>` (`https://` when the request came over TLS) of the request, so listed URLs
+/// work from where the caller stands.
+fn origin(headers: &HeaderMap, over_tls: bool) -> String {
+    let scheme = if over_tls { "https" } else { "http" };
     headers
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
@@ -76,12 +78,13 @@ fn origin(headers: &HeaderMap) -> String {
             h.bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b"-.:[]".contains(&b))
         })
-        .map(|h| format!("http://{h}"))
+        .map(|h| format!("{scheme}://{h}"))
         .unwrap_or_default()
 }
 
 async fn list(
     State(state): State<AppState>,
+    over_tls: Option<axum::Extension<slipway_server::tls::OverTls>>,
     headers: HeaderMap,
     Path(app_id): Path<String>,
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
@@ -113,7 +116,7 @@ async fn list(
     authorized_app(&mut tx, &caller, &id, AppAction::ReadLogs).await?;
     let wanted = |s: &str| service_name.as_deref().is_none_or(|n| n == s);
     let now = unix_now();
-    let base = origin(&headers);
+    let base = origin(&headers, over_tls.is_some());
     let mut logs = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for b in builds::of_app_newest_first(&mut tx, &id).await? {
@@ -509,5 +512,20 @@ fn path_of(state: &AppState, source: &LogSource) -> std::path::PathBuf {
             deployment_id,
             service,
         } => state.deployer().log_path(deployment_id, service),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listed_urls_take_the_scheme_the_request_came_over() {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::HOST, "slipway.example.org:8700".parse().unwrap());
+        assert_eq!(origin(&headers, false), "http://slipway.example.org:8700");
+        assert_eq!(origin(&headers, true), "https://slipway.example.org:8700");
+        headers.insert(header::HOST, "evil/path".parse().unwrap());
+        assert_eq!(origin(&headers, true), "");
     }
 }
