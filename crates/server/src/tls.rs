@@ -34,6 +34,9 @@ use tokio_rustls::server::TlsStream;
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Handshaken connections waiting for the server to take them.
 const ACCEPT_QUEUE: usize = 256;
+/// Handshakes in progress at once; past it, accepting waits (sockets that connect and say
+/// nothing cannot pile up tasks and file descriptors without bound).
+const MAX_HANDSHAKES: usize = 1024;
 /// File events closer together than this are one change (a renewal writes two files).
 const DEBOUNCE: Duration = Duration::from_millis(300);
 
@@ -342,8 +345,12 @@ impl TlsListener {
     pub fn new(tcp: TcpListener, tls: Tls) -> std::io::Result<Self> {
         let local = tcp.local_addr()?;
         let (tx, ready) = mpsc::channel(ACCEPT_QUEUE);
+        let handshakes = Arc::new(tokio::sync::Semaphore::new(MAX_HANDSHAKES));
         let accepting = tokio::spawn(async move {
             loop {
+                let Ok(permit) = Arc::clone(&handshakes).acquire_owned().await else {
+                    break;
+                };
                 let accepted = tokio::select! {
                     () = tx.closed() => break,
                     accepted = tcp.accept() => accepted,
@@ -360,7 +367,10 @@ impl TlsListener {
                 let acceptor = tls.acceptor();
                 let tx = tx.clone();
                 tokio::spawn(async move {
-                    match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(socket)).await {
+                    let handshake =
+                        tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(socket)).await;
+                    drop(permit);
+                    match handshake {
                         Ok(Ok(stream)) => {
                             let _ = tx.send((stream, peer)).await;
                         }

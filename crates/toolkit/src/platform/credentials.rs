@@ -112,8 +112,14 @@ pub fn login(environment: &str, url: &str, token: &str) -> Result<TokenStore, To
     let mut config = read_config()?;
     let url = url.trim_end_matches('/').to_owned();
     match config.environments.get_mut(environment) {
-        // A login keeps the care settings the desktop saved for the environment.
-        Some(existing) => existing.url = url,
+        // A login keeps the care settings the desktop saved for the environment, and the CA
+        // saved for it while the server stays the same (another server's CA is not kept).
+        Some(existing) => {
+            if crate::trust::origin(&existing.url) != crate::trust::origin(&url) {
+                existing.ca_file = None;
+            }
+            existing.url = url;
+        }
         None => {
             config.environments.insert(
                 environment.to_owned(),
