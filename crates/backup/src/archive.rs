@@ -126,6 +126,10 @@ pub struct Source {
     /// Its size when it was listed: exactly this many bytes are stored, so a log that grows
     /// while the backup runs is stored as it was when listed.
     pub size: u64,
+    /// Whether the file must still be exactly `size` bytes when it is read (the keys and the
+    /// database snapshot: a cut key or snapshot would be a backup that cannot be restored);
+    /// otherwise only a file that shrank is refused.
+    pub fixed: bool,
 }
 
 /// Writes the archive to a new temporary file beside `to` and gives it the name `to` only
@@ -214,31 +218,42 @@ fn encrypt_into(
     )
     .map_err(out)?;
     for source in sources {
+        let changed = |how: String| BackupError::Changed {
+            path: source.file.display().to_string(),
+            how,
+        };
         let file = std::fs::File::open(&source.file).map_err(|e| {
             if e.kind() == io::ErrorKind::NotFound {
-                BackupError::io(
-                    "was removed while the backup ran (an app or build deleted?); run the \
-                     backup again:",
-                    &source.file,
-                    e,
-                )
+                changed("removed (an app or build deleted?)".into())
             } else {
                 BackupError::io("cannot read", &source.file, e)
             }
         })?;
+        if source.fixed {
+            let now = file
+                .metadata()
+                .map_err(|e| BackupError::io("cannot read", &source.file, e))?
+                .len();
+            if now != source.size {
+                return Err(changed(format!(
+                    "{now} bytes now, {} when it was listed",
+                    source.size
+                )));
+            }
+        }
         let exact = Exact {
             inner: file,
             left: source.size,
+            fixed: source.fixed,
         };
         append(&mut tar, &source.archive_path, source.size, exact).map_err(|e| {
-            if e.kind() == io::ErrorKind::UnexpectedEof {
-                BackupError::io(
-                    "shrank while the backup ran; run it again:",
-                    &source.file,
-                    e,
-                )
-            } else {
-                BackupError::io("cannot archive", &source.file, e)
+            match e
+                .get_ref()
+                .and_then(|inner| inner.downcast_ref::<Resized>())
+            {
+                Some(resized) => changed(resized.to_string()),
+                None if e.kind() == io::ErrorKind::UnexpectedEof => changed(e.to_string()),
+                None => BackupError::io("cannot archive", &source.file, e),
             }
         })?;
     }
@@ -268,15 +283,32 @@ fn append<W: Write>(
 }
 
 /// Reads exactly `left` bytes: more are never read, fewer are an `UnexpectedEof` (a tar
-/// entry must hold exactly the size its header says).
+/// entry must hold exactly the size its header says); with `fixed`, a byte beyond them is a
+/// [`Resized`] error.
 struct Exact<R> {
     inner: R,
     left: u64,
+    fixed: bool,
+}
+
+/// A file that was not the size it was listed with when it was read.
+#[derive(Debug, thiserror::Error)]
+enum Resized {
+    #[error("{0} bytes fewer than when it was listed")]
+    Shrank(u64),
+    #[error("larger than when it was listed")]
+    Grew,
 }
 
 impl<R: Read> Read for Exact<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if self.left == 0 {
+            if self.fixed && !buf.is_empty() {
+                let mut probe = [0u8; 1];
+                if self.inner.read(&mut probe)? > 0 {
+                    return Err(io::Error::other(Resized::Grew));
+                }
+            }
             return Ok(0);
         }
         let want = buf
@@ -286,7 +318,7 @@ impl<R: Read> Read for Exact<R> {
         if n == 0 {
             return Err(io::Error::new(
                 io::ErrorKind::UnexpectedEof,
-                format!("{} bytes fewer than when it was listed", self.left),
+                Resized::Shrank(self.left),
             ));
         }
         self.left -= n as u64;
@@ -374,7 +406,11 @@ pub fn read_into(
             damaged(format!("it ends early ({e})"))
         }
         Unpack::Io(e) => damaged(e.to_string()),
-        Unpack::Staging(path, e) => BackupError::io("cannot write", &path, e),
+        Unpack::Staging(path, e) => BackupError::io(
+            "cannot unpack the archive (nothing was restored) into",
+            &path,
+            e,
+        ),
         Unpack::Format(reason) => format(reason),
     })?;
     // The tar stream ended; age authenticates the last chunk only when it is read to its end.
@@ -446,7 +482,7 @@ fn unpack<R: Read>(archive: &mut tar::Archive<R>, staging: &Path) -> Result<Mani
         #[cfg(unix)]
         std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
         let mut out = options.open(&dest).map_err(staged)?;
-        io::copy(&mut entry, &mut out).map_err(Unpack::Io)?;
+        copy_entry(&mut entry, &mut out, &dest)?;
         out.sync_all().map_err(staged)?;
     }
     if let Some(missing) = expected.keys().next() {
@@ -459,6 +495,22 @@ fn unpack<R: Read>(archive: &mut tar::Archive<R>, staging: &Path) -> Result<Mani
         )));
     }
     Ok(manifest)
+}
+
+/// Copies one entry to its staged file: a read error is the archive's (damaged), a write
+/// error the staging directory's (a full disk is not a damaged archive).
+fn copy_entry(from: &mut impl Read, to: &mut impl Write, dest: &Path) -> Result<(), Unpack> {
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match from.read(&mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Unpack::Io(e)),
+        };
+        to.write_all(&buf[..n])
+            .map_err(|e| Unpack::Staging(dest.to_path_buf(), e))?;
+    }
 }
 
 fn parse_manifest(text: &[u8]) -> Result<Manifest, String> {
@@ -532,6 +584,7 @@ mod tests {
         let mut short = Exact {
             inner: &b"abc"[..],
             left: 5,
+            fixed: false,
         };
         let mut out = Vec::new();
         let err = short.read_to_end(&mut out).unwrap_err();
@@ -539,9 +592,91 @@ mod tests {
         let mut long = Exact {
             inner: &b"abcdef"[..],
             left: 4,
+            fixed: false,
         };
         out.clear();
         long.read_to_end(&mut out).unwrap();
         assert_eq!(out, b"abcd");
+        let mut grown = Exact {
+            inner: &b"abcdef"[..],
+            left: 4,
+            fixed: true,
+        };
+        out.clear();
+        let err = grown.read_to_end(&mut out).unwrap_err();
+        assert!(err.get_ref().unwrap().is::<Resized>(), "{err}");
+        let mut same = Exact {
+            inner: &b"abcd"[..],
+            left: 4,
+            fixed: true,
+        };
+        out.clear();
+        same.read_to_end(&mut out).unwrap();
+        assert_eq!(out, b"abcd");
+    }
+
+    /// A key replaced by a larger one after the listing fails the backup; a log that grew is
+    /// stored as it was listed.
+    #[test]
+    fn a_fixed_file_that_changed_fails_the_backup() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = dir.path().join("vault.key");
+        std::fs::write(&key, b"a longer key than listed").unwrap();
+        let log = dir.path().join("log");
+        std::fs::write(&log, b"line 1\nline 2\n").unwrap();
+        let passphrase = Passphrase::from_text("p").unwrap();
+        let to = dir.path().join("b.age");
+        let source = |file: &Path, fixed| Source {
+            archive_path: format!("{DATA_PREFIX}{}", file.file_name().unwrap().display()),
+            file: file.to_path_buf(),
+            size: 7,
+            fixed,
+        };
+        let manifest = || Manifest::new(Kind::Platform, Database::Sqlite, "now".into());
+        let err = write(
+            &to,
+            manifest(),
+            &[source(&log, false), source(&key, true)],
+            &passphrase,
+            WorkFactor::Fixed(10),
+        )
+        .unwrap_err();
+        assert!(matches!(err, BackupError::Changed { .. }), "{err}");
+        assert!(err.to_string().contains("run it again"), "{err}");
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(left.len(), 2, "no archive and no partial file: {left:?}");
+        write(
+            &to,
+            manifest(),
+            &[source(&log, false)],
+            &passphrase,
+            WorkFactor::Fixed(10),
+        )
+        .expect("a grown log is stored as listed");
+        let staging = dir.path().join("staging");
+        std::fs::create_dir(&staging).unwrap();
+        read_into(&to, &passphrase, &staging).unwrap();
+        assert_eq!(
+            std::fs::read(staging.join("data/log")).unwrap(),
+            b"line 1\n"
+        );
+    }
+
+    /// A disk that fills while an archive is unpacked is said to be that, not a damaged
+    /// archive.
+    #[test]
+    fn a_write_error_in_staging_is_not_damage() {
+        struct Full;
+        impl Write for Full {
+            fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+                Err(io::Error::from(io::ErrorKind::StorageFull))
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let err = copy_entry(&mut &b"data"[..], &mut Full, Path::new("staged")).unwrap_err();
+        assert!(matches!(&err, Unpack::Staging(path, e)
+                if path == Path::new("staged") && e.kind() == io::ErrorKind::StorageFull));
     }
 }

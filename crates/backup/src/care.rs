@@ -53,8 +53,13 @@ fn database_url(database_url: Option<String>, data_dir: &Path) -> String {
 pub async fn backup(request: Backup) -> Result<Report, BackupError> {
     let started = Instant::now();
     crate::check_to(&request.to)?;
+    let flag = if request.database_url.is_some() {
+        "--database-url"
+    } else {
+        "--data-dir"
+    };
     let url = database_url(request.database_url, &request.data_dir);
-    let staging = crate::staging_beside(&request.to, "--to")?;
+    let staging = crate::snapshot_staging(&url, None, flag)?;
     let created_at = crate::now();
     let (database, source, tool) = crate::snapshot_database(&url, staging.path()).await?;
     let mut manifest = Manifest::new(Kind::Care, database, created_at);
@@ -89,16 +94,11 @@ pub async fn restore(request: Restore) -> Result<Restored, BackupError> {
     let url = database_url(request.database_url, &request.data_dir);
     let target = DbTarget::check(&url, flag).await?;
     let staging = match &target {
-        DbTarget::Sqlite(file, _) => {
-            // As `care serve` does: the default file's directory is made when missing.
-            let dir = crate::parent_of(file);
-            std::fs::create_dir_all(dir).map_err(|e| BackupError::io("cannot create", dir, e))?;
-            crate::staging_beside(file, flag)?
-        }
+        // Beside the file, or beside the first of its directories that exists: a refused
+        // restore must not leave even an empty directory behind.
+        DbTarget::Sqlite(file, _) => crate::staging_near(file, flag)?,
         // Nothing on disk is the target: a private temporary directory holds the dump.
-        DbTarget::Postgres(_) => tempfile::Builder::new()
-            .prefix("slipway-care-restore-")
-            .tempdir()
+        DbTarget::Postgres(_) => crate::private_dir("slipway-care-restore-", None)
             .map_err(|e| BackupError::io("cannot create", &std::env::temp_dir(), e))?,
     };
     let manifest = crate::read_archive(&request.from, &request.passphrase, staging.path()).await?;
@@ -106,7 +106,15 @@ pub async fn restore(request: Restore) -> Result<Restored, BackupError> {
     crate::expect_database(&manifest, target.database(), &request.from, "")?;
     match &target {
         DbTarget::Sqlite(file, flag) => {
-            crate::place_sqlite(&staging.path().join(crate::SQLITE_ENTRY), file, flag).await?;
+            let staged = staging.path().join(crate::SQLITE_ENTRY);
+            crate::check_staged_sqlite(&staged, &request.from).await?;
+            // As `care serve` does: the default file's directory is made when missing, now
+            // that the archive is known to be good.
+            let created = crate::create_missing_dirs(crate::parent_of(file))?;
+            if let Err(e) = crate::link_sqlite(&staged, file, flag) {
+                crate::remove_created(&created);
+                return Err(e);
+            }
         }
         DbTarget::Postgres(url) => {
             crate::postgres::check_restore_tool(manifest.database_tool.as_deref()).await?;

@@ -3,7 +3,8 @@
 
 use std::path::Path;
 
-/// A backup or restore that did not happen (a restore that fails has written nothing).
+/// A backup or restore that did not happen (a restore that fails has written nothing, but
+/// for [`BackupError::Incomplete`]).
 #[derive(Debug, thiserror::Error)]
 pub enum BackupError {
     /// `--passphrase-file` cannot be read or holds no passphrase.
@@ -61,6 +62,24 @@ pub enum BackupError {
         /// Why it is refused and what to do.
         reason: String,
     },
+    /// A file of the backup changed between its listing and its archiving (a key rotated, the
+    /// snapshot touched); the archive was not written.
+    #[error("{path} changed during the backup ({how}); run it again")]
+    Changed {
+        /// The file.
+        path: String,
+        /// How it changed.
+        how: String,
+    },
+    /// A restore that filled its database but could not finish: `left` says what is there
+    /// now and what to do.
+    #[error("{failed}; {left}")]
+    Incomplete {
+        /// What failed.
+        failed: String,
+        /// What the restore left behind, and what to do about it.
+        left: String,
+    },
     /// A program the database needs (pg_dump, pg_restore) is missing or too old.
     #[error("{0}")]
     Tool(String),
@@ -91,6 +110,20 @@ impl BackupError {
             what,
             path: path.display().to_string(),
             source,
+        }
+    }
+
+    /// The error without what it implies for the targets ("nothing was written"), for an
+    /// error that says what was left instead.
+    pub(crate) fn without_outcome(&self) -> String {
+        match self {
+            Self::Target {
+                flag,
+                target,
+                reason,
+            } => format!("{flag} {target}: {reason}"),
+            Self::Damaged { path, reason } => format!("{path} is damaged: {reason}"),
+            other => other.to_string(),
         }
     }
 

@@ -2,12 +2,13 @@
 //! (`slipway platform backup|restore`, `slipway care backup|restore`; docs/backup.md).
 //!
 //! A backup is taken while the server serves: the database is snapshotted consistently
-//! (SQLite `VACUUM INTO`, PostgreSQL `pg_dump`), then the platform's files are listed and
-//! archived ([`archive`]: a tar stream inside an age stream encrypted to a passphrase), and
-//! the archive gets its name only when complete. A restore decrypts and checks the whole
-//! archive into a staging directory beside its target first, refuses a target in use or not
-//! empty, and only then puts the data in place: a directory by one rename, a SQLite file by
-//! one link, a PostgreSQL dump in one transaction.
+//! (SQLite `VACUUM INTO`, PostgreSQL `pg_dump`) into a private directory on the database's
+//! side (the snapshot is clear text: never beside `--to`, on the backup medium), then the
+//! platform's files are listed and archived ([`archive`]: a tar stream inside an age stream
+//! encrypted to a passphrase), and the archive gets its name only when complete. A restore
+//! decrypts and checks the whole archive into a staging directory beside its target first,
+//! refuses a target in use or not empty, and only then puts the data in place: a PostgreSQL
+//! dump in one transaction, then a directory by one rename, then a SQLite file by one link.
 //!
 //! Why a crate of its own: backups stand apart from serving (they know both services' data
 //! layouts, and neither service needs to know about archives), and they bring their own
@@ -175,28 +176,124 @@ fn parent_of(path: &Path) -> &Path {
         .unwrap_or(Path::new("."))
 }
 
-/// A new private (0700) directory beside `path`, removed when dropped: where a backup's
-/// database snapshot waits to be archived and where a restore unpacks and checks an archive
-/// before it touches its target (the same file system, so the final step is a rename).
+/// A new private (0700) directory beside `path`, removed when dropped: where a restore
+/// unpacks and checks an archive before it touches its target (the same file system, so the
+/// final step is a rename), and where a SQLite snapshot waits to be archived.
 fn staging_beside(path: &Path, flag: &'static str) -> Result<tempfile::TempDir, BackupError> {
     let dir = parent_of(path);
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "slipway".into());
-    tempfile::Builder::new()
-        .prefix(&format!(".{name}.staging-"))
-        .tempdir_in(dir)
-        .map_err(|e| {
-            BackupError::target(
-                flag,
-                path.display(),
-                format!(
-                    "cannot create a staging directory in {}: {e}",
-                    dir.display()
+    private_dir(&format!(".{name}.staging-"), Some(dir)).map_err(|e| {
+        BackupError::target(
+            flag,
+            path.display(),
+            format!(
+                "cannot create a staging directory in {}: {e}",
+                dir.display()
+            ),
+        )
+    })
+}
+
+/// [`staging_beside`] the first of `path`'s ancestors whose directory exists (`path` itself
+/// when its directory does): a restore into a directory that does not exist yet stages on
+/// the same file system without creating that directory before the archive is checked.
+fn staging_near(path: &Path, flag: &'static str) -> Result<tempfile::TempDir, BackupError> {
+    let mut near = path;
+    while !parent_of(near).is_dir() {
+        match near.parent().filter(|p| !p.as_os_str().is_empty()) {
+            Some(up) => near = up,
+            None => break,
+        }
+    }
+    staging_beside(near, flag).map_err(|e| match e {
+        BackupError::Target { reason, .. } => BackupError::target(flag, path.display(), reason),
+        other => other,
+    })
+}
+
+/// Creates `dir` and whichever of its parents are missing; returns the ones it created,
+/// innermost first, for [`remove_created`] when what follows fails.
+fn create_missing_dirs(dir: &Path) -> Result<Vec<PathBuf>, BackupError> {
+    let mut missing = Vec::new();
+    let mut at = dir;
+    while !at.as_os_str().is_empty() && !at.exists() {
+        missing.push(at.to_path_buf());
+        match at.parent() {
+            Some(up) => at = up,
+            None => break,
+        }
+    }
+    let mut created = Vec::new();
+    for dir in missing.iter().rev() {
+        if let Err(e) = std::fs::create_dir(dir) {
+            remove_created(&created);
+            return Err(BackupError::io("cannot create", dir, e));
+        }
+        created.insert(0, dir.clone());
+    }
+    Ok(created)
+}
+
+/// Takes away directories [`create_missing_dirs`] made (innermost first; a directory that is
+/// no longer empty stays).
+fn remove_created(dirs: &[PathBuf]) {
+    for dir in dirs {
+        let _ = std::fs::remove_dir(dir);
+    }
+}
+
+/// A new directory only its owner can enter (tempfile leaves a directory's mode to the
+/// umask), in `dir` or in the system's temporary directory.
+fn private_dir(prefix: &str, dir: Option<&Path>) -> std::io::Result<tempfile::TempDir> {
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(prefix);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        builder.permissions(std::fs::Permissions::from_mode(0o700));
+    }
+    match dir {
+        Some(dir) => builder.tempdir_in(dir),
+        None => builder.tempdir(),
+    }
+}
+
+/// Where a backup's database snapshot waits to be archived: the snapshot is the database in
+/// clear, so it stays on the database's side, never beside `--to` (the backup medium, where
+/// a deleted file can still be read back). A SQLite snapshot goes beside the database file
+/// (same disk, same owner); a PostgreSQL dump into `data_dir` when the service keeps one
+/// (the platform's), else into a private temporary directory (`TMPDIR`).
+fn snapshot_staging(
+    url: &str,
+    data_dir: Option<&Path>,
+    flag: &'static str,
+) -> Result<tempfile::TempDir, BackupError> {
+    match backend_of(url)? {
+        Database::Sqlite => {
+            let file = sqlite::file_of(url).ok_or_else(|| {
+                BackupError::target("--database-url", url, "names no SQLite file")
+            })?;
+            sqlite::ensure_exists(&file)?;
+            staging_beside(&file, flag)
+        }
+        Database::Postgres => {
+            private_dir(".slipway-backup-", data_dir).map_err(|e| match data_dir {
+                Some(dir) => BackupError::target(
+                    "--data-dir",
+                    dir.display(),
+                    format!("cannot create a staging directory in it: {e}"),
                 ),
-            )
-        })
+                None => BackupError::io(
+                    "cannot create a staging directory in",
+                    &std::env::temp_dir(),
+                    e,
+                ),
+            })
+        }
+    }
 }
 
 /// Snapshots the database `url` into `staging`; returns its archive entry and, for
@@ -228,6 +325,7 @@ async fn snapshot_database(
         archive_path: entry.to_owned(),
         file,
         size,
+        fixed: true,
     };
     Ok((database, source, tool))
 }
@@ -367,26 +465,52 @@ fn expect_database(
     })
 }
 
-/// Puts a checked SQLite file in place without ever replacing one: a hard link is created
-/// only if the name is free, then the staged name goes with its directory.
-async fn place_sqlite(staged: &Path, file: &Path, flag: &'static str) -> Result<(), BackupError> {
+/// Refuses a staged SQLite file that is not a sound database.
+async fn check_staged_sqlite(staged: &Path, from: &Path) -> Result<(), BackupError> {
     sqlite::check(staged)
         .await
         .map_err(|reason| BackupError::Damaged {
-            path: staged.display().to_string(),
+            path: from.display().to_string(),
             reason,
-        })?;
-    std::fs::hard_link(staged, file).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::AlreadyExists {
-            BackupError::target(
-                flag,
-                file.display(),
-                "appeared while the restore ran; a restore never replaces a database",
-            )
-        } else {
-            BackupError::io("cannot create", file, e)
+        })
+}
+
+/// Puts a checked SQLite file in place without ever replacing one: a hard link is created
+/// only if the name is free (then the staged name goes with its directory). On another file
+/// system, where no link can be made, a copy is written beside `file` and given its name
+/// the same way.
+fn link_sqlite(staged: &Path, file: &Path, flag: &'static str) -> Result<(), BackupError> {
+    let taken = || {
+        BackupError::target(
+            flag,
+            file.display(),
+            "appeared while the restore ran; a restore never replaces a database",
+        )
+    };
+    match std::fs::hard_link(staged, file) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Err(taken()),
+        Err(e) if e.kind() == std::io::ErrorKind::CrossesDevices => {
+            let dir = parent_of(file);
+            let mut copy = tempfile::Builder::new()
+                .prefix(".slipway-restore-")
+                .tempfile_in(dir)
+                .map_err(|e| BackupError::io("cannot create a file in", dir, e))?;
+            let mut from = std::fs::File::open(staged)
+                .map_err(|e| BackupError::io("cannot read", staged, e))?;
+            std::io::copy(&mut from, copy.as_file_mut())
+                .and_then(|_| copy.as_file().sync_all())
+                .map_err(|e| BackupError::io("cannot write", copy.path(), e))?;
+            copy.persist_noclobber(file).map_err(|e| {
+                if e.error.kind() == std::io::ErrorKind::AlreadyExists {
+                    taken()
+                } else {
+                    BackupError::io("cannot create", file, e.error)
+                }
+            })?;
         }
-    })?;
+        Err(e) => return Err(BackupError::io("cannot create", file, e)),
+    }
     if let Ok(d) = std::fs::File::open(parent_of(file)) {
         let _ = d.sync_all();
     }
@@ -402,6 +526,44 @@ mod tests {
         assert_eq!(human_size(512), "512 bytes");
         assert_eq!(human_size(1536), "1.5 KiB");
         assert_eq!(human_size(3 * 1024 * 1024), "3.0 MiB");
+    }
+
+    /// The snapshot is the database in clear: it waits on the database's side in a directory
+    /// only its owner can enter, never beside `--to` on the backup medium.
+    #[cfg(unix)]
+    #[test]
+    fn a_snapshot_waits_beside_its_database_in_a_private_directory() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        std::fs::create_dir(&data).unwrap();
+        let file = data.join("platform.sqlite3");
+        std::fs::write(&file, b"").unwrap();
+        let private = |staging: &tempfile::TempDir| {
+            let mode = std::fs::metadata(staging.path())
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o700, "{}", staging.path().display());
+        };
+        let sqlite =
+            snapshot_staging(&format!("sqlite://{}", file.display()), None, "--data-dir").unwrap();
+        assert_eq!(sqlite.path().parent(), Some(data.as_path()));
+        private(&sqlite);
+        let pg = snapshot_staging("postgres://db.example/p", Some(&data), "--data-dir").unwrap();
+        assert_eq!(pg.path().parent(), Some(data.as_path()));
+        private(&pg);
+        let care = snapshot_staging("postgres://db.example/c", None, "--database-url").unwrap();
+        assert_eq!(care.path().parent(), Some(std::env::temp_dir().as_path()));
+        private(&care);
+        let missing = data.join("none.sqlite3");
+        let err = snapshot_staging(
+            &format!("sqlite://{}", missing.display()),
+            None,
+            "--data-dir",
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("no SQLite database"), "{err}");
     }
 
     #[test]

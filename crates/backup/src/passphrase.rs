@@ -43,7 +43,7 @@ impl Passphrase {
     }
 
     /// The passphrase in `text` (its first line), or why there is none.
-    fn from_text(text: &str) -> Result<Self, String> {
+    pub(crate) fn from_text(text: &str) -> Result<Self, String> {
         let line = text.split('\n').next().unwrap_or_default();
         let line = line.strip_suffix('\r').unwrap_or(line);
         if line.is_empty() {

@@ -75,8 +75,14 @@ pub async fn backup(request: Backup) -> Result<Report, BackupError> {
         };
         return Err(BackupError::target(flag, vault_key.display(), reason));
     }
+    refuse_to_inside(&request.to, &request.data_dir)?;
     let url = database_url(&request.data_dir, request.database_url.as_deref());
-    let staging = crate::staging_beside(&request.to, "--to")?;
+    let flag = if request.database_url.is_some() {
+        "--database-url"
+    } else {
+        "--data-dir"
+    };
+    let staging = crate::snapshot_staging(&url, Some(&request.data_dir), flag)?;
     let created_at = crate::now();
     let (database, db_source, tool) = crate::snapshot_database(&url, staging.path()).await?;
     let mut manifest = Manifest::new(Kind::Platform, database, created_at);
@@ -107,6 +113,30 @@ pub async fn backup(request: Backup) -> Result<Report, BackupError> {
     })
 }
 
+/// Refuses a `--to` inside the data directory: the archive's own partial file (and a
+/// snapshot staged there) would be walked into it, and a backup on the disk it backs up
+/// is lost with that disk.
+fn refuse_to_inside(to: &Path, data_dir: &Path) -> Result<(), BackupError> {
+    let (Ok(to_dir), Ok(data)) = (
+        std::fs::canonicalize(crate::parent_of(to)),
+        std::fs::canonicalize(data_dir),
+    ) else {
+        return Ok(());
+    };
+    if to_dir.starts_with(&data) {
+        return Err(BackupError::target(
+            "--to",
+            to.display(),
+            format!(
+                "is inside the data directory {}; write the backup outside it (best on another \
+                 disk)",
+                data_dir.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// The database URL the platform uses for `data_dir` and `--database-url`.
 fn database_url(data_dir: &Path, given: Option<&str>) -> String {
     given.map_or_else(
@@ -124,6 +154,8 @@ fn source(file: &Path, name: &str) -> Result<Source, BackupError> {
         archive_path: format!("{DATA_PREFIX}{name}"),
         file: file.to_path_buf(),
         size,
+        // The keys are small and never grow: one that changes is being rotated.
+        fixed: true,
     })
 }
 
@@ -176,6 +208,8 @@ fn walk(root: &Path, rel: &Path, out: &mut Vec<Source>) -> Result<(), BackupErro
                 archive_path: format!("{DATA_PREFIX}{archive_name}"),
                 file: path,
                 size: meta.len(),
+                // Logs grow while the backup runs: stored as they were when listed.
+                fixed: false,
             });
         } else {
             tracing::warn!(path = %path.display(), "not a regular file; left out of the backup");
@@ -184,8 +218,15 @@ fn walk(root: &Path, rel: &Path, out: &mut Vec<Source>) -> Result<(), BackupErro
     Ok(())
 }
 
-/// Restores an archive into a new data directory (and a new PostgreSQL database). The
-/// archive is checked whole before anything is put in place; a refusal writes nothing.
+/// Restores an archive into a new data directory (and a new database). The archive is
+/// checked whole before anything is put in place, and a refusal or a failure leaves every
+/// target as it was, with one exception said in its error: a PostgreSQL database filled
+/// before the data directory could be put in place.
+///
+/// The order matters: a PostgreSQL dump is restored first (in one transaction, so a failure
+/// or a kill leaves the database empty), and only then does the data directory appear. A data
+/// directory never stands beside an empty database, where `serve` would make a new first
+/// account.
 pub async fn restore(request: Restore) -> Result<Restored, BackupError> {
     let started = Instant::now();
     let target = &request.data_dir;
@@ -213,54 +254,40 @@ pub async fn restore(request: Restore) -> Result<Restored, BackupError> {
         Database::Sqlite => crate::SQLITE_ENTRY,
         Database::Postgres => crate::POSTGRES_ENTRY,
     });
+    let mut link = None;
     match &db {
         None => {
-            crate::sqlite::check(&staged_db)
-                .await
-                .map_err(|reason| BackupError::Damaged {
-                    path: request.from.display().to_string(),
-                    reason,
-                })?;
+            crate::check_staged_sqlite(&staged_db, &request.from).await?;
             let file = staged_data.join(SQLITE_FILE);
             std::fs::rename(&staged_db, &file)
                 .map_err(|e| BackupError::io("cannot move", &staged_db, e))?;
         }
-        Some(DbTarget::Sqlite(file, flag)) => crate::place_sqlite(&staged_db, file, flag).await?,
-        Some(DbTarget::Postgres(_)) => {
+        Some(DbTarget::Sqlite(file, flag)) => {
+            crate::check_staged_sqlite(&staged_db, &request.from).await?;
+            link = Some((file.as_path(), *flag));
+        }
+        Some(DbTarget::Postgres(url)) => {
             crate::postgres::check_restore_tool(manifest.database_tool.as_deref()).await?;
-        }
-    }
-    let existed = target.exists();
-    check_data_dir(target)?;
-    // One rename: the directory appears whole (an empty one is replaced), or not at all.
-    std::fs::rename(&staged_data, target).map_err(|e| {
-        if let Some(DbTarget::Sqlite(file, _)) = &db {
-            let _ = std::fs::remove_file(file);
-        }
-        BackupError::target(
-            "--data-dir",
-            target.display(),
-            format!("cannot put the restored directory in place ({e}); was it used meanwhile?"),
-        )
-    })?;
-    if let Some(DbTarget::Postgres(url)) = &db {
-        let restored = async {
             crate::postgres::ensure_empty(url, &crate::postgres::Target::parse(url)?).await?;
-            crate::postgres::restore(url, &staging.path().join(crate::POSTGRES_ENTRY)).await
-        }
-        .await;
-        if let Err(e) = restored {
-            // Take the directory back so the target is as it was.
-            let _ = std::fs::rename(target, &staged_data);
-            if existed {
-                let _ = std::fs::create_dir(target);
-            }
-            return Err(e);
+            crate::postgres::restore(url, &staged_db).await?;
         }
     }
-    if let Ok(d) = std::fs::File::open(crate::parent_of(target)) {
-        let _ = d.sync_all();
-    }
+    put_in_place(
+        target,
+        &staged_data,
+        link.map(|(file, flag)| (&*staged_db, file, flag)),
+    )
+    .map_err(|e| match &db {
+        Some(filled @ DbTarget::Postgres(_)) => BackupError::Incomplete {
+            failed: e.without_outcome(),
+            left: format!(
+                "the database {} now holds the backup's data, but no data directory goes \
+                     with it: empty that database (dropdb and createdb) and restore again",
+                filled.shown()
+            ),
+        },
+        _ => e,
+    })?;
     let shown = match &db {
         Some(db) => format!("{} and {}", target.display(), db.shown()),
         None => target.display().to_string(),
@@ -274,6 +301,74 @@ pub async fn restore(request: Restore) -> Result<Restored, BackupError> {
         created_at: manifest.created_at,
         elapsed: started.elapsed(),
     })
+}
+
+/// Puts the staged data directory at `target` by one rename (an empty directory there is
+/// replaced), then links a SQLite file (`staged`, `file`, its flag) into place, which may be
+/// inside the new directory. If the link fails, the directory goes back where it came from
+/// and an empty `target` is made again: the targets are as they were.
+fn put_in_place(
+    target: &Path,
+    staged_data: &Path,
+    sqlite: Option<(&Path, &Path, &'static str)>,
+) -> Result<(), BackupError> {
+    let existed = std::fs::metadata(target).ok().map(|m| m.permissions());
+    check_data_dir(target)?;
+    std::fs::rename(staged_data, target).map_err(|e| {
+        BackupError::target(
+            "--data-dir",
+            target.display(),
+            format!("cannot put the restored directory in place ({e}); was it used meanwhile?"),
+        )
+    })?;
+    let placed = Placed {
+        target,
+        staged_data,
+        existed,
+        done: false,
+    };
+    if let Some((staged, file, flag)) = sqlite {
+        crate::link_sqlite(staged, file, flag)?;
+    }
+    placed.keep();
+    if let Ok(d) = std::fs::File::open(crate::parent_of(target)) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// A data directory put in place, taken back when dropped before [`Placed::keep`]: moved
+/// back into staging (removed with it), and an empty directory made again where one was,
+/// with its permissions.
+struct Placed<'a> {
+    target: &'a Path,
+    staged_data: &'a Path,
+    existed: Option<std::fs::Permissions>,
+    done: bool,
+}
+
+impl Placed<'_> {
+    fn keep(mut self) {
+        self.done = true;
+    }
+}
+
+impl Drop for Placed<'_> {
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        if let Err(e) = std::fs::rename(self.target, self.staged_data) {
+            tracing::error!(data_dir = %self.target.display(), error = %e,
+                "cannot take back the restored data directory; remove it before restoring again");
+            return;
+        }
+        if let Some(permissions) = self.existed.take()
+            && std::fs::create_dir(self.target).is_ok()
+        {
+            let _ = std::fs::set_permissions(self.target, permissions);
+        }
+    }
 }
 
 /// Refuses a data directory a server holds, or one that is not empty; its parent must exist.

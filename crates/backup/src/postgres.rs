@@ -155,20 +155,61 @@ pub fn major_of(line: &str) -> Option<u32> {
         .ok()
 }
 
-/// The first few of a tool's own error lines (never its `DETAIL`/`CONTEXT` lines, which can
-/// quote a row).
+/// The first few of a tool's own error lines, with nothing that can hold a row's value: the
+/// `DETAIL`/`CONTEXT`/`Command was` lines are left out, and in the server's message after
+/// `ERROR:` every quoted part is cut (`invalid input syntax for type integer: "…"` can
+/// quote a patient's data).
 fn tool_errors(program: &str, stderr: &[u8]) -> String {
     let text = String::from_utf8_lossy(stderr);
-    let lines: Vec<&str> = text
+    let lines: Vec<String> = text
         .lines()
         .filter(|l| l.starts_with(&format!("{program}:")))
         .take(5)
+        .map(redact)
         .collect();
     if lines.is_empty() {
         "it failed without a message".into()
     } else {
         lines.join("; ")
     }
+}
+
+/// A tool's line with every quoted part of the server's message (after `ERROR:`, or after
+/// the tool's own words when there is none) replaced by `"…"`, and anything after a
+/// `DETAIL:`, `HINT:` or `CONTEXT:` on the same line dropped.
+fn redact(line: &str) -> String {
+    let (head, message) = match line.find("ERROR:") {
+        Some(at) => line.split_at(at),
+        None => ("", line),
+    };
+    let message = ["DETAIL:", "HINT:", "CONTEXT:"]
+        .iter()
+        .filter_map(|label| message.find(label))
+        .min()
+        .map_or(message, |at| &message[..at])
+        .trim_end();
+    let mut out = String::from(head);
+    let mut open: Option<char> = None;
+    for c in message.chars() {
+        match open {
+            Some(quote) if c == quote => {
+                out.push('…');
+                out.push(c);
+                open = None;
+            }
+            Some(_) => {}
+            None => {
+                out.push(c);
+                if c == '"' || c == '\'' {
+                    open = Some(c);
+                }
+            }
+        }
+    }
+    if open.is_some() {
+        out.push('…');
+    }
+    out
 }
 
 /// Refuses a database that already has tables (a restore only fills an empty one).
@@ -286,5 +327,16 @@ mod tests {
         let shown = tool_errors("pg_restore", stderr);
         assert!(shown.contains("could not execute query"));
         assert!(!shown.contains("ann@example.org"));
+        let stderr = "pg_restore: error: COPY failed for table \"patients\": ERROR:  invalid input \
+                      syntax for type integer: \"Ann Smith\"\nCONTEXT:  COPY patients, line 1\n\
+                      pg_restore: error: could not execute query: ERROR:  value 'Bob' is odd \
+                      DETAIL: (bob@example.org)\n";
+        let shown = tool_errors("pg_restore", stderr.as_bytes());
+        assert_eq!(
+            shown,
+            "pg_restore: error: COPY failed for table \"patients\": ERROR:  invalid input syntax \
+             for type integer: \"…\"; pg_restore: error: could not execute query: ERROR:  value \
+             '…' is odd"
+        );
     }
 }

@@ -30,18 +30,24 @@ async fn open(file: &Path) -> Result<SqliteConnection, sqlx::Error> {
     SqliteConnection::connect_with(&options).await
 }
 
+/// Refuses a database file that is not there (a wrong `--data-dir` or `--database-url`).
+pub fn ensure_exists(file: &Path) -> Result<(), BackupError> {
+    if file.is_file() {
+        return Ok(());
+    }
+    Err(BackupError::Database {
+        what: format!("no SQLite database at {}", file.display()),
+        reason: "is the data directory or --database-url right?".into(),
+    })
+}
+
 /// Writes a snapshot of the database `file` to `out` (which must not exist).
 pub async fn snapshot(file: &Path, out: &Path) -> Result<(), BackupError> {
     let failed = |e: sqlx::Error| BackupError::Database {
         what: format!("cannot snapshot the SQLite database {}", file.display()),
         reason: e.to_string(),
     };
-    if !file.is_file() {
-        return Err(BackupError::Database {
-            what: format!("no SQLite database at {}", file.display()),
-            reason: "is the data directory or --database-url right?".into(),
-        });
-    }
+    ensure_exists(file)?;
     let target = out.to_str().ok_or_else(|| BackupError::Database {
         what: format!("cannot snapshot into {}", out.display()),
         reason: "the path is not UTF-8".into(),
