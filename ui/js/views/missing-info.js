@@ -103,7 +103,7 @@ function MissingInfo({ api, link }) {
             ${request.fields.map((f) => html`<${TypedField} key=${f.uuid} def=${f} value=${values[f.uuid]} errors=${errorsFor(unmet, f.uuid)}
               onValue=${(v) => setValues({ ...values, [f.uuid]: v })} />`)}
           </div>
-          ${outcome && !outcome.ok && outcome.kind === "unmet"
+          ${outcome && !outcome.ok && outcome.kind === "unmet" && Object.keys(unmet).length
             ? html`<p class="error summary" role="alert">${outcome.error}</p>`
             : null}
           ${leftover.length ? html`<${FieldErrors} id="mi-other-errors" messages=${leftover.map((e) => e.message)} />` : null}
