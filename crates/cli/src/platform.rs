@@ -174,9 +174,10 @@ pub struct ServeArgs {
     default_cpu_limit: Limit,
     /// The CA bundle Dockerfile builds trust while they run (mounted read-only, never part of
     /// the image), so package registries work behind a TLS-inspecting proxy: system (the
-    /// host's bundle: $SSL_CERT_FILE, else the distribution's usual file; none found means
-    /// none), none, or a file of PEM certificates, such as the public roots with the proxy's
-    /// CA appended.
+    /// host's bundle: $SSL_CERT_FILE, else the distribution's usual file — an unusable
+    /// $SSL_CERT_FILE is passed over with a warning; none found means none), none, or a file
+    /// of PEM certificates (the start fails if it cannot serve), such as the public roots with
+    /// the proxy's CA appended.
     #[arg(long, value_name = "FILE|system|none", default_value = "system")]
     build_ca_bundle: slipway_platform::BuildCaBundle,
     /// The platform's address as people's browsers reach it (single sign-on returns to

@@ -62,13 +62,27 @@ struct Inner {
     containers: bool,
 }
 
-/// The CA bundle builds trust: resolved once, so a wrong `--build-ca-bundle` (or
-/// `SSL_CERT_FILE`) stops the start, and said once in the log.
-pub fn resolve_ca_bundle(choice: &BuildCaBundle) -> Result<Option<CaBundle>, PlatformError> {
-    let bundle = choice
+/// The CA bundle buildah builds trust: resolved once and said once in the log, so a wrong
+/// `--build-ca-bundle FILE` stops the start rather than failing every build. The default
+/// never stops it: an `SSL_CERT_FILE` that cannot serve is a warning, and the usual places
+/// are looked at instead. With `--builder native` no build mounts a bundle, so nothing is
+/// resolved (a named file is still checked: the flag was given for a reason).
+pub fn resolve_ca_bundle(
+    choice: &BuildCaBundle,
+    builder: BuilderKind,
+) -> Result<Option<CaBundle>, PlatformError> {
+    if builder == BuilderKind::Native && !matches!(choice, BuildCaBundle::File(_)) {
+        return Ok(None);
+    }
+    let resolved = choice
         .resolve()
         .map_err(|e| PlatformError::Config(e.to_string()))?;
-    match (&bundle, choice) {
+    if let Some(why) = &resolved.passed_over {
+        tracing::warn!(
+            "{why}; Dockerfile builds get the host's usual CA bundle instead (unset or fix SSL_CERT_FILE, or pass --build-ca-bundle FILE|none)"
+        );
+    }
+    match (&resolved.bundle, choice) {
         (Some(b), _) => tracing::info!(
             path = %b.path.display(),
             chosen = b.chosen,
@@ -83,7 +97,7 @@ pub fn resolve_ca_bundle(choice: &BuildCaBundle) -> Result<Option<CaBundle>, Pla
             "no system CA bundle found on this host; Dockerfile builds trust only their images' own (--build-ca-bundle FILE gives them one)"
         ),
     }
-    Ok(bundle)
+    Ok(resolved.bundle)
 }
 
 /// The builder `kind` stands for on this machine: `auto` is buildah when it runs, else
@@ -584,5 +598,27 @@ async fn release_context(inner: &Inner, context_id: &str, encoding: Encoding) {
             .join(CONTEXTS_DIR)
             .join(format!("{context_id}.{}", encoding.extension()));
         let _ = tokio::fs::remove_file(path).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_native_builder_resolves_no_bundle_but_a_named_one_is_still_checked() {
+        assert_eq!(
+            resolve_ca_bundle(&BuildCaBundle::System, BuilderKind::Native).unwrap(),
+            None
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("ca.pem");
+        let err = resolve_ca_bundle(&BuildCaBundle::File(missing.clone()), BuilderKind::Native)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(&format!("--build-ca-bundle {}", missing.display())),
+            "{err}"
+        );
     }
 }

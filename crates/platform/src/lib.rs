@@ -74,9 +74,9 @@ pub async fn prepare(config: &PlatformConfig) -> Result<AppState, PlatformError>
     // Before anything else: a second server on the same data directory is refused before it
     // can touch the running one's builds, files or database.
     let lock = data_dir::lock(&config.data_dir)?;
-    // A wrong --build-ca-bundle (or SSL_CERT_FILE) stops the start before any state is
-    // touched, rather than failing every build.
-    let ca_bundle = jobs::resolve_ca_bundle(&config.build_ca_bundle)?;
+    // A wrong --build-ca-bundle FILE stops the start before any state is touched, rather
+    // than failing every build; the default (the host's bundle) never does.
+    let ca_bundle = jobs::resolve_ca_bundle(&config.build_ca_bundle, config.builder)?;
     // Next, so a container engine that cannot run anything stops the start before any
     // state is touched.
     let runtime = select_runtime(config).await?;

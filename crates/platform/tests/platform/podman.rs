@@ -655,6 +655,36 @@ fn image_files(app: &TestApp, image_uri: &str) -> Vec<(String, Vec<u8>)> {
     files
 }
 
+/// A base image without a CA bundle of its own or a pip configuration, as UBI, Fedora or
+/// busybox images are at `/etc/ssl/certs/ca-certificates.crt`: python:3.12-slim with its
+/// bundle removed, made here once (no registry needed).
+fn base_without_ca_bundle() -> &'static str {
+    const NAME: &str = "localhost/slipway-test/no-ca-bundle:1";
+    let present = Command::new("buildah")
+        .args(["inspect", "--type", "image", NAME])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !present {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("Dockerfile"),
+            "FROM python:3.12-slim\nRUN rm -f /etc/ssl/certs/ca-certificates.crt && test ! -e /etc/xdg/pip/pip.conf\n",
+        )
+        .unwrap();
+        let out = Command::new("buildah")
+            .args(["build", "--isolation", "chroot", "-t", NAME])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    NAME
+}
+
 #[tokio::test]
 async fn a_build_behind_an_inspecting_proxy_names_the_flag_and_trusts_the_bundle_it_is_given() {
     if !containers_here() {
@@ -662,8 +692,11 @@ async fn a_build_behind_an_inspecting_proxy_names_the_flag_and_trusts_the_bundle
     }
     let proxy = PrivateHttps::start();
     let mut files = stdlib_app("fetcher", &server("", "    return {}"), &[], "128Mi");
+    // The base has no bundle of its own: buildah creates the mount targets, which must not
+    // stay in the image (empty, they would leave the app trusting nothing).
     files[1].1 = format!(
-        "FROM python:3.12-slim\nRUN python3 -c \"import urllib.request; open('/fetched.txt', 'wb').write(urllib.request.urlopen('https://127.0.0.1:{}/pkg.txt').read())\"\nWORKDIR /app\nCOPY server.py .\nCMD [\"python3\", \"server.py\"]\n",
+        "FROM {}\nRUN python3 -c \"import urllib.request; open('/fetched.txt', 'wb').write(urllib.request.urlopen('https://127.0.0.1:{}/pkg.txt').read())\"\nWORKDIR /app\nCOPY server.py .\nCMD [\"python3\", \"server.py\"]\n",
+        base_without_ca_bundle(),
         proxy.port
     )
     .into_bytes();
@@ -715,7 +748,24 @@ async fn a_build_behind_an_inspecting_proxy_names_the_flag_and_trusts_the_bundle
             !String::from_utf8_lossy(content).contains(first_line),
             "the CA is in the image at {path}"
         );
+        // No placeholder where the bundle and pip.conf were mounted (the base's own bundle,
+        // in its bottom layer, is not empty).
+        let path = path.trim_start_matches("./");
+        assert!(
+            !(content.is_empty()
+                && ["etc/ssl/certs/ca-certificates.crt", "etc/xdg/pip/pip.conf"].contains(&path)),
+            "an empty mount target stayed in the image at {path}"
+        );
+        assert_ne!(path, "etc/xdg/pip/pip.conf", "pip.conf stayed in the image");
     }
+    assert!(
+        built["log"]
+            .as_str()
+            .unwrap()
+            .contains("removed the 2 empty file(s) buildah left in the image"),
+        "{}",
+        built["log"]
+    );
     app.finish().await;
 }
 
@@ -740,6 +790,7 @@ async fn a_dockerfile_that_updates_ca_certificates_builds_with_the_default_bundl
     let mounted = slipway_platform::BuildCaBundle::System
         .resolve()
         .unwrap()
+        .bundle
         .is_some();
     assert_eq!(
         built["log"]

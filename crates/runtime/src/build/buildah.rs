@@ -7,7 +7,8 @@ use std::path::Path;
 use std::process::Stdio;
 
 use super::{
-    BuildError, BuiltImage, Job, Output, image_uri, prepare_sources, project_dir, run_logged, trust,
+    BuildError, BuiltImage, Job, Output, image_uri, prepare_sources, project_dir, run_logged,
+    scrub, trust,
 };
 use slipway_image::oci::{Descriptor, Index, Manifest, REF_NAME_ANNOTATION};
 use slipway_image::{Digest, ImageError};
@@ -72,7 +73,7 @@ pub async fn build(job: &Job, out: &Output) -> Result<BuiltImage, BuildError> {
     );
     let layout = job.work.join("oci");
 
-    run_build(job, &dockerfile, &dockerfile_path, &context, &tag).await?;
+    let mounted = run_build(job, &dockerfile, &dockerfile_path, &context, &tag).await?;
 
     let mut push = tokio::process::Command::new("buildah");
     push.arg("push")
@@ -89,9 +90,28 @@ pub async fn build(job: &Job, out: &Output) -> Result<BuiltImage, BuildError> {
 
     let out = out.clone();
     let ref_name = format!("{}/{}", job.app_name, service.name);
-    let digest = tokio::task::spawn_blocking(move || import(&out, &layout, &ref_name))
-        .await
-        .map_err(|e| BuildError::Io(std::io::Error::other(e)))??;
+    let (removed, digest) = tokio::task::spawn_blocking(move || {
+        // buildah keeps the mount targets an image lacked, empty, in its layers.
+        let removed = if mounted {
+            scrub::remove_empty_targets(
+                &layout,
+                &[trust::CA_TARGET, trust::PIP_CONF_TARGET],
+                |d| out.store.blob_path(d).exists(),
+            )?
+        } else {
+            0
+        };
+        Ok::<_, BuildError>((removed, import(&out, &layout, &ref_name)?))
+    })
+    .await
+    .map_err(|e| BuildError::Io(std::io::Error::other(e)))??;
+    if removed > 0 {
+        job.log.note(&format!(
+            "removed the {removed} empty file(s) buildah left in the image where the CA bundle and pip.conf were mounted ({}, {})",
+            trust::CA_TARGET,
+            trust::PIP_CONF_TARGET
+        ));
+    }
     job.log.note(&format!("imported and signed {digest}"));
     Ok(BuiltImage {
         image_uri: image_uri(&job.app_name, &service.name, &digest),
@@ -99,10 +119,11 @@ pub async fn build(job: &Job, out: &Output) -> Result<BuiltImage, BuildError> {
     })
 }
 
-/// Runs `buildah build` with the job's CA bundle mounted. When it fails, its log says why
-/// if it can: a certificate failing verification (the error then names
-/// `--build-ca-bundle`), or a `RUN` step replacing the mounted bundle. The latter, with the
-/// host's bundle mounted by default, builds once more without it (said in the log), so a
+/// Runs `buildah build` with the job's CA bundle mounted; returns whether the image was
+/// built with it (its layers may then hold the empty mount targets [`scrub`] removes). When
+/// it fails, its log says why if it can: a certificate failing verification (the error then
+/// names `--build-ca-bundle`), or a `RUN` step replacing the mounted bundle. The latter, with
+/// the host's bundle mounted by default, builds once more without it (said in the log), so a
 /// Dockerfile that installs `ca-certificates` builds as it would without Slipway.
 async fn run_build(
     job: &Job,
@@ -110,9 +131,11 @@ async fn run_build(
     dockerfile_path: &Path,
     context: &Path,
     tag: &str,
-) -> Result<(), BuildError> {
+) -> Result<bool, BuildError> {
     let what = "buildah build";
     let mut bundle = job.ca_bundle.clone();
+    // Whether this attempt runs without the bundle because the first one replaced it.
+    let mut again = false;
     loop {
         let mut build = tokio::process::Command::new("buildah");
         build.arg("build").arg("--isolation").arg("chroot");
@@ -136,7 +159,7 @@ async fn run_build(
         ));
         let from = job.log.size();
         let Err(failed) = run_logged(build, what, job).await else {
-            return Ok(());
+            return Ok(bundle.is_some());
         };
         let BuildError::Command { .. } = failed else {
             return Err(failed);
@@ -149,6 +172,7 @@ async fn run_build(
                     trust::CA_TARGET
                 ));
                 bundle = None;
+                again = true;
                 continue;
             }
             (true, Some(b)) => {
@@ -160,6 +184,10 @@ async fn run_build(
             _ => {}
         }
         return Err(match verify {
+            Some(line) if again => BuildError::CertificateVerifyUnmounted {
+                what: what.to_owned(),
+                line,
+            },
             Some(line) => BuildError::CertificateVerify {
                 what: what.to_owned(),
                 line,
@@ -172,19 +200,17 @@ async fn run_build(
     }
 }
 
-/// What the build log says from byte `from` on: the first line showing a certificate failing
-/// verification, and whether a `RUN` step hit the mounted bundle.
+/// What the build log says from byte `from` (this attempt's start) on: the certificate
+/// failure of the step that failed, and whether a `RUN` step hit the mounted bundle.
 fn diagnose(job: &Job, from: u64) -> (Option<String>, bool) {
-    let mut verify = None;
+    let mut verify = trust::StepVerifyFailure::default();
     let mut busy = false;
     let _ = job.log.scan_from(from, |line| {
-        if verify.is_none() {
-            verify = trust::verify_failure(line);
-        }
         busy |= trust::bundle_busy(line);
+        verify.line(line);
         true
     });
-    (verify, busy)
+    (verify.found(), busy)
 }
 
 /// The `(host file, path in the build)` mounts for `bundle`: the bundle itself and a pip

@@ -7,6 +7,7 @@
 pub mod buildah;
 pub mod context;
 pub mod native;
+pub mod scrub;
 pub mod trust;
 
 use std::io::Write as _;
@@ -108,6 +109,18 @@ pub enum BuildError {
         line: String,
         /// The bundle the build had (`none` or its path).
         bundle: String,
+    },
+    /// A build that ran again without the host's CA bundle, because a `RUN` step replaces the
+    /// image's bundle, then failed verifying a certificate: `--build-ca-bundle FILE` cannot
+    /// help (it would be replaced too); the CA has to come from the Dockerfile.
+    #[error(
+        "the {what} failed verifying a TLS certificate ({line}) when built again without the host's CA bundle, because a RUN step installs or updates ca-certificates (which replaces the mounted bundle): if a proxy inspects TLS here, add its CA in the Dockerfile before that step (COPY it into /usr/local/share/ca-certificates/ and run update-ca-certificates), or install ca-certificates in the base image; see the build log"
+    )]
+    CertificateVerifyUnmounted {
+        /// Which command.
+        what: String,
+        /// The log line that says so, trimmed.
+        line: String,
     },
     /// A `RUN` step tried to replace the CA bundle that `--build-ca-bundle FILE` mounts over
     /// the image's (installing or updating `ca-certificates` does).

@@ -107,10 +107,23 @@ pub enum TrustError {
     },
 }
 
+/// The bundle builds get, and, for the default, an `SSL_CERT_FILE` that was passed over.
+#[derive(Debug)]
+pub struct Resolved {
+    /// The bundle, if any.
+    pub bundle: Option<CaBundle>,
+    /// Why the `SSL_CERT_FILE` the default would have used cannot serve (the usual places
+    /// were looked at instead): a warning for the log, not a reason to refuse the start, since
+    /// the default is nothing the operator asked for and the server may never build a
+    /// Dockerfile.
+    pub passed_over: Option<TrustError>,
+}
+
 impl BuildCaBundle {
     /// The bundle builds get on this host: reads `SSL_CERT_FILE` and looks at
-    /// [`SYSTEM_BUNDLES`] for [`BuildCaBundle::System`].
-    pub fn resolve(&self) -> Result<Option<CaBundle>, TrustError> {
+    /// [`SYSTEM_BUNDLES`] for [`BuildCaBundle::System`]. Only a `--build-ca-bundle FILE`
+    /// that cannot serve is an error.
+    pub fn resolve(&self) -> Result<Resolved, TrustError> {
         let env = std::env::var_os(SSL_CERT_FILE);
         let candidates: Vec<&Path> = SYSTEM_BUNDLES.iter().map(Path::new).collect();
         self.resolve_with(env.as_deref(), &candidates)
@@ -122,34 +135,47 @@ impl BuildCaBundle {
         &self,
         ssl_cert_file: Option<&OsStr>,
         candidates: &[&Path],
-    ) -> Result<Option<CaBundle>, TrustError> {
+    ) -> Result<Resolved, TrustError> {
+        let found = |bundle| Resolved {
+            bundle,
+            passed_over: None,
+        };
         match self {
-            BuildCaBundle::None => Ok(None),
+            BuildCaBundle::None => Ok(found(None)),
             BuildCaBundle::File(path) => {
                 check(path, "--build-ca-bundle")?;
-                Ok(Some(CaBundle {
+                Ok(found(Some(CaBundle {
                     path: path.clone(),
                     chosen: true,
-                }))
+                })))
             }
             BuildCaBundle::System => {
-                // An explicitly set SSL_CERT_FILE is configuration: a wrong one is an error,
-                // not a reason to fall back to another bundle silently.
+                let mut passed_over = None;
                 if let Some(path) = ssl_cert_file.filter(|v| !v.is_empty()) {
                     let path = PathBuf::from(path);
-                    check(&path, SSL_CERT_FILE)?;
-                    return Ok(Some(CaBundle {
-                        path,
-                        chosen: false,
-                    }));
+                    match check(&path, SSL_CERT_FILE) {
+                        Ok(()) => {
+                            return Ok(found(Some(CaBundle {
+                                path,
+                                chosen: false,
+                            })));
+                        }
+                        // Not fatal: a stale SSL_CERT_FILE in a desktop session must not stop
+                        // a platform that may never build a Dockerfile. Said as a warning.
+                        Err(e) => passed_over = Some(e),
+                    }
                 }
-                Ok(candidates
+                let bundle = candidates
                     .iter()
                     .find(|p| check(p, "").is_ok())
                     .map(|p| CaBundle {
                         path: p.to_path_buf(),
                         chosen: false,
-                    }))
+                    });
+                Ok(Resolved {
+                    bundle,
+                    passed_over,
+                })
             }
         }
     }
@@ -240,10 +266,56 @@ fn excerpt(line: &str, at: usize, len: usize) -> String {
     )
 }
 
-/// The first line of `lines` that shows a certificate failing verification (see
-/// [`verify_failure`]).
-pub fn first_verify_failure<'a>(lines: impl IntoIterator<Item = &'a str>) -> Option<String> {
-    lines.into_iter().find_map(verify_failure)
+/// The certificate failure of a build's failed step, read line by line: the last line that
+/// shows one (see [`verify_failure`]) since the last `STEP n/m:` line buildah prints, so a
+/// failure an earlier step retried past (pip warns, then succeeds) is not taken for the
+/// cause.
+#[derive(Debug, Default)]
+pub struct StepVerifyFailure {
+    last: Option<String>,
+}
+
+impl StepVerifyFailure {
+    /// Reads the next line of the log.
+    pub fn line(&mut self, line: &str) {
+        if step_start(line) {
+            self.last = None;
+        } else if let Some(found) = verify_failure(line) {
+            self.last = Some(found);
+        }
+    }
+
+    /// The excerpt of the failure, if the last step showed one.
+    pub fn found(self) -> Option<String> {
+        self.last
+    }
+}
+
+/// [`StepVerifyFailure`] over `lines`.
+pub fn failed_step_verify_failure<'a>(lines: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    let mut scan = StepVerifyFailure::default();
+    lines.into_iter().for_each(|l| scan.line(l));
+    scan.found()
+}
+
+/// Whether `line` starts a Dockerfile step in buildah's output (`STEP 2/3: RUN …`, or
+/// `[1/2] STEP 2/3: RUN …` in a multi-stage build).
+fn step_start(line: &str) -> bool {
+    let line = line.trim_start();
+    let line = match line.strip_prefix('[') {
+        Some(rest) => rest.split_once("] ").map_or("", |(_, after)| after),
+        None => line,
+    };
+    line.strip_prefix("STEP ")
+        .and_then(|rest| rest.split_once(':'))
+        .is_some_and(|(n, _)| {
+            n.split_once('/').is_some_and(|(a, b)| {
+                !a.is_empty()
+                    && !b.is_empty()
+                    && a.bytes().all(|c| c.is_ascii_digit())
+                    && b.bytes().all(|c| c.is_ascii_digit())
+            })
+        })
 }
 
 /// Whether `line` shows a `RUN` step failing to replace the CA bundle the build mounts
@@ -296,6 +368,7 @@ mod tests {
             BuildCaBundle::System
                 .resolve_with(env.map(Path::as_os_str), candidates)
                 .unwrap()
+                .bundle
                 .map(|b| (b.path, b.chosen))
         };
         // Missing and certificate-less files are passed over.
@@ -313,26 +386,51 @@ mod tests {
             BuildCaBundle::System
                 .resolve_with(Some(OsStr::new("")), &[&fedora])
                 .unwrap()
+                .bundle
                 .map(|b| b.path),
             Some(fedora.clone())
         );
-        // A wrong SSL_CERT_FILE is an error naming it, not a silent fallback.
-        let err = BuildCaBundle::System
-            .resolve_with(Some(debian.as_os_str()), &[&fedora])
-            .unwrap_err()
-            .to_string();
-        assert!(err.starts_with("SSL_CERT_FILE "), "{err}");
+        // A wrong SSL_CERT_FILE does not stop the start: it is passed over, saying why, for
+        // the usual places (or none).
+        for (wrong, says) in [
+            (&debian, "cannot read it"),
+            (&empty, "holds no PEM certificate"),
+        ] {
+            let resolved = BuildCaBundle::System
+                .resolve_with(Some(wrong.as_os_str()), &[&fedora])
+                .unwrap();
+            assert_eq!(resolved.bundle.map(|b| b.path), Some(fedora.clone()));
+            let why = resolved.passed_over.unwrap().to_string();
+            assert!(
+                why.starts_with(&format!("SSL_CERT_FILE {}", wrong.display())),
+                "{why}"
+            );
+            assert!(why.contains(says), "{why}");
+        }
+        let resolved = BuildCaBundle::System
+            .resolve_with(Some(debian.as_os_str()), &[&empty])
+            .unwrap();
+        assert!(resolved.bundle.is_none() && resolved.passed_over.is_some());
+        assert!(
+            BuildCaBundle::System
+                .resolve_with(Some(custom.as_os_str()), &[])
+                .unwrap()
+                .passed_over
+                .is_none()
+        );
         // none and a file ignore the host's bundle.
         assert_eq!(
             BuildCaBundle::None
-                .resolve_with(Some(custom.as_os_str()), &[&fedora])
-                .unwrap(),
+                .resolve_with(Some(debian.as_os_str()), &[&fedora])
+                .unwrap()
+                .bundle,
             None
         );
         assert_eq!(
             BuildCaBundle::File(custom.clone())
-                .resolve_with(None, &[&fedora])
-                .unwrap(),
+                .resolve_with(Some(debian.as_os_str()), &[&fedora])
+                .unwrap()
+                .bundle,
             Some(CaBundle {
                 path: custom,
                 chosen: true
@@ -401,11 +499,44 @@ mod tests {
         for line in others {
             assert_eq!(verify_failure(line), None, "{line}");
         }
+        assert_eq!(failed_step_verify_failure(others), None);
+    }
+
+    #[test]
+    fn the_failure_quoted_is_the_last_of_the_failed_step() {
+        let retried = "WARNING: Retrying (Retry(total=4)) after connection broken by 'SSLError(SSLCertVerificationError(1, '[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed'))': /simple/flask/";
+        let curl = "curl: (60) SSL certificate problem: unable to get local issuer certificate";
+        let go = "tls: failed to verify certificate: x509: certificate signed by unknown authority";
+        // An earlier step's retried warning is not the failed step's cause.
         assert_eq!(
-            first_verify_failure(["Collecting flask", failures[3], failures[0]]),
-            Some(failures[3].to_owned())
+            failed_step_verify_failure([
+                "STEP 1/3: FROM python:3.12-slim",
+                "STEP 2/3: RUN pip install flask",
+                retried,
+                "Successfully installed flask-3.0.0",
+                "[2/2] STEP 3/3: RUN ./fetch.sh",
+                "Error: building at STEP \"RUN ./fetch.sh\": exit status 1",
+            ]),
+            None
         );
-        assert_eq!(first_verify_failure(others), None);
+        // Within the failed step, the last failure is the cause.
+        assert_eq!(
+            failed_step_verify_failure([
+                "[1/2] STEP 2/4: RUN pip install flask && curl https://x && go mod download",
+                retried,
+                curl,
+                go,
+                "Error: building at STEP \"RUN pip install flask\": exit status 1",
+            ]),
+            Some(verify_failure(go).unwrap())
+        );
+        // No step line (a log of another tool): the last failure.
+        assert_eq!(
+            failed_step_verify_failure([curl, retried]),
+            verify_failure(retried)
+        );
+        assert!(!step_start("STEP: nothing"));
+        assert!(!step_start("[x] STEPS 1/2: RUN"));
     }
 
     #[test]
