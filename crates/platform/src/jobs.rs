@@ -79,7 +79,7 @@ pub fn resolve_ca_bundle(
         .map_err(|e| PlatformError::Config(e.to_string()))?;
     if let Some(why) = &resolved.passed_over {
         tracing::warn!(
-            "{why}; Dockerfile builds get the host's usual CA bundle instead (unset or fix SSL_CERT_FILE, or pass --build-ca-bundle FILE|none)"
+            "{why}; Dockerfile builds get the first CA bundle found in the usual places instead (unset or fix SSL_CERT_FILE, or pass --build-ca-bundle FILE|none)"
         );
     }
     match (&resolved.bundle, choice) {
