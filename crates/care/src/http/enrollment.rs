@@ -13,7 +13,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::error::ApiError;
-use super::{AppState, body_bytes, json, metrics, read_as_caller};
+use super::{AppState, bearer, body_bytes, json, metrics, read_as_caller};
 use crate::enrollment::model::Enrollment;
 use crate::enrollment::validate::{self, Rejection, codes};
 use crate::store::enrollment::{self as store, RecordChange};
@@ -54,12 +54,29 @@ async fn enroll(
     // run in a read transaction, outside the writer queue. The writes (the records and the
     // eRX request record) then take one write transaction. A catalog change that commits in
     // between is seen by the next request, as if it had committed just after this one.
-    let (mut read, caller) = read_as_caller(&state, &headers).await?;
+    // On SQLite they run on native read connections on this thread (`check` reads the
+    // catalog there too); elsewhere in a read transaction of the pool.
+    let (mut read, caller) = match state.db().native() {
+        Some(native) => {
+            let token = bearer(&headers)?;
+            let caller = native
+                .read(|conn| crate::store::users::load_caller_native(conn, &token))
+                .map_err(slipway_server::db::native::database_error)?
+                .ok_or(ApiError::Unauthorized)?;
+            (None, caller)
+        }
+        None => {
+            let (read, caller) = read_as_caller(&state, &headers).await?;
+            (Some(read), caller)
+        }
+    };
     let request_id = uuid::Uuid::new_v4().to_string();
     // PostgreSQL text cannot hold NUL; a raw NUL can only come with a body that is not JSON.
     let payload = String::from_utf8_lossy(&body).replace('\0', "\u{fffd}");
-    let checked = check(&state, &mut read, &caller, &body).await;
-    read.rollback().await?;
+    let checked = check(&state, read.as_mut(), &caller, &body).await;
+    if let Some(read) = read {
+        read.rollback().await?;
+    }
     let outcome = match &checked {
         Ok(Ok(_)) => Some(metrics::ACCEPTED),
         Ok(Err(Rejection::Invalid(_))) => Some(metrics::REJECTED),
@@ -113,7 +130,7 @@ async fn enroll(
 /// Parses the body and validates it against the reference catalog (read in `tx`).
 async fn check(
     state: &AppState,
-    tx: &mut crate::db::Tx,
+    tx: Option<&mut crate::db::Tx>,
     caller: &crate::auth::Caller,
     body: &[u8],
 ) -> Result<Result<Enrollment, Rejection>, ApiError> {
@@ -139,12 +156,17 @@ async fn check(
             .to_owned()
     };
     let (vendor, program) = (text("vendorName"), text("programName"));
-    let catalog = match state.db().native() {
+    let catalog = match (state.db().native(), tx) {
         // On SQLite, read on a native connection (one snapshot, on this thread).
-        Some(native) => native
+        (Some(native), _) => native
             .read(|conn| store::load_catalog_native(conn, &vendor, &program))
             .map_err(slipway_server::db::native::database_error)?,
-        None => store::load_catalog(tx, &vendor, &program).await?,
+        (None, Some(tx)) => store::load_catalog(tx, &vendor, &program).await?,
+        (None, None) => {
+            return Err(ApiError::Internal(
+                "no transaction to read the catalog in".into(),
+            ));
+        }
     };
     Ok(validate::validate(&doc, &catalog, state.settings(), caller))
 }

@@ -120,6 +120,30 @@ pub async fn load_caller(
     row.map(|r| caller_from_row(&r, 0)).transpose()
 }
 
+/// [`load_caller`] on a native SQLite read connection (`slipway_server::db::native`): the
+/// same statement (SQLite's JSON functions).
+pub fn load_caller_native(
+    conn: &slipway_server::db::native::rusqlite::Connection,
+    token: &str,
+) -> slipway_server::db::native::rusqlite::Result<Option<Caller>> {
+    use slipway_server::db::native::rusqlite::{self, OptionalExtension as _};
+    let statement = caller!("json_group_array", "json_array").replace("$1", "?1");
+    conn.prepare_cached(&statement)?
+        .query_row([hash_token(token)], |r| {
+            let grants: String = r.get(2)?;
+            let grants = serde_json::from_str(&grants).map_err(|e| {
+                rusqlite::Error::FromSqlConversionFailure(
+                    2,
+                    rusqlite::types::Type::Text,
+                    Box::new(e),
+                )
+            })?;
+            let admin: i64 = r.get(1)?;
+            Ok(caller_from_grants(r.get(0)?, admin != 0, grants))
+        })
+        .optional()
+}
+
 /// The caller of [`caller_columns`] starting at column `at`, whose id is not NULL.
 pub(super) fn caller_from_row(
     r: &sqlx::any::AnyRow,
