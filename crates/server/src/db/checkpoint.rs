@@ -21,6 +21,14 @@ use sqlx::AnyPool;
 /// How often the background task checkpoints.
 pub(super) const INTERVAL: Duration = Duration::from_millis(100);
 
+/// How often it checkpoints while the WAL is growing (the last checkpoint found new frames):
+/// a checkpoint's work, and the time its sync of the database file holds back the writers'
+/// appends to the WAL on the same disk, grow with the pages it copies, so under a steady
+/// write load many small checkpoints make shorter stalls than few large ones (the care
+/// bench's paced enrollment p99: 8.6 and 9.4 ms at 25 ms against 13.1 and 14.8 ms at 100 ms
+/// and 20 ms at 500 ms, same sitting). An idle database is checked every [`INTERVAL`].
+const BUSY_INTERVAL: Duration = Duration::from_millis(25);
+
 /// `wal_autocheckpoint` of the pool's connections: a committing connection still checkpoints
 /// itself when the WAL reaches 4,096 pages (16 MiB at 4 KiB pages), which happens only if the
 /// background task stopped or cannot keep up.
@@ -39,16 +47,21 @@ impl Checkpointer {
         let runs = Arc::new(AtomicU64::new(0));
         let counted = Arc::clone(&runs);
         let task = tokio::spawn(async move {
-            let mut tick = tokio::time::interval(INTERVAL);
-            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            let (mut wait, mut last) = (INTERVAL, None);
             loop {
-                tick.tick().await;
+                tokio::time::sleep(wait).await;
                 if pool.is_closed() {
                     return;
                 }
                 match checkpoint(&pool).await {
-                    Ok(()) => {
+                    Ok(frames) => {
                         counted.fetch_add(1, Ordering::Relaxed);
+                        wait = if last == Some(frames) {
+                            INTERVAL
+                        } else {
+                            BUSY_INTERVAL
+                        };
+                        last = Some(frames);
                     }
                     Err(sqlx::Error::PoolClosed) => return,
                     // The connection's own safety net still checkpoints; say why once a
@@ -79,10 +92,12 @@ impl Drop for Checkpointer {
     }
 }
 
-/// One passive checkpoint (it never waits for a lock, so it cannot stall anyone).
-async fn checkpoint(pool: &AnyPool) -> Result<(), sqlx::Error> {
-    sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
-        .execute(pool)
-        .await
-        .map(|_| ())
+/// One passive checkpoint (it never waits for a lock, so it cannot stall anyone); the frames
+/// in the WAL and those checkpointed, which stay the same while nothing is written.
+async fn checkpoint(pool: &AnyPool) -> Result<(i64, i64), sqlx::Error> {
+    use sqlx::Row as _;
+    let row = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
+        .fetch_one(pool)
+        .await?;
+    Ok((row.try_get(1)?, row.try_get(2)?))
 }
