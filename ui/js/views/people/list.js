@@ -15,9 +15,13 @@ export function PeopleList({ api, me, round, onChanged }) {
   const [asked, setAsked] = useState(null);
   const [removed, setRemoved] = useState(null);
 
+  // Loads overlap (a change reloads, and so does the round it bumps) and their answers may
+  // come back in any order: only the answer to the latest one is shown.
+  const latest = useRef(0);
   async function load() {
+    const mine = ++latest.current;
     const r = await api.peopleList();
-    if (alive.current) setRes(r);
+    if (alive.current && mine === latest.current) setRes(r);
   }
   useEffect(() => {
     load();
