@@ -668,7 +668,11 @@ fn main() {
                 Backend::Sqlite => "probe: enrollment rows (native rusqlite)",
                 Backend::Postgres => "probe: enrollment rows (pgbench)",
             };
-            let probe_clients = if backend == Backend::Sqlite { 1 } else { concurrency };
+            let probe_clients = if backend == Backend::Sqlite {
+                1
+            } else {
+                concurrency
+            };
             report(backend, probe_name, probe_clients, &enroll_probe);
             let enroll_rate = PACED_SHARE * rate(&enroll_probe);
             let enroll_probe_paced = match backend {

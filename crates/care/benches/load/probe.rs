@@ -498,7 +498,8 @@ pub fn native(
     first: usize,
 ) -> Outcome {
     let mut conn = rusqlite::Connection::open(path).expect("native probe connection");
-    conn.pragma_update(None, "journal_mode", "WAL").expect("WAL");
+    conn.pragma_update(None, "journal_mode", "WAL")
+        .expect("WAL");
     conn.pragma_update(None, "synchronous", "NORMAL")
         .expect("synchronous");
     conn.busy_timeout(Duration::from_secs(10)).expect("busy");
