@@ -48,6 +48,12 @@ type Outcome = Result<(), String>;
 pub(super) struct Writer {
     pool: AnyPool,
     state: Arc<Mutex<State>>,
+    /// SQLite's write lock as this process hands it out: held from a batch's `BEGIN
+    /// IMMEDIATE` (or a lone statement's start) until its `COMMIT` or `ROLLBACK`. The native
+    /// writer of the same file ([`super::native`]) takes it too, so the two wait for each
+    /// other in a fair queue instead of SQLite's busy handler, whose polling a writer that
+    /// takes the lock again at once would win nearly every time.
+    sqlite_lock: Arc<Mutex<()>>,
     /// Writers queued for the lock (not counting members waiting for their batch): the
     /// committing member hands the batch over only when someone is here to continue it.
     waiting: AtomicUsize,
@@ -67,6 +73,8 @@ struct State {
     /// holder of the lock does.
     abandoned: bool,
     next_batch: u64,
+    /// [`Writer::sqlite_lock`], while a batch or a lone statement holds SQLite's write lock.
+    holding: Option<OwnedMutexGuard<()>>,
 }
 
 #[derive(Debug)]
@@ -107,10 +115,17 @@ impl Writer {
         Self {
             pool,
             state: Arc::new(Mutex::new(State::default())),
+            sqlite_lock: Arc::new(Mutex::new(())),
             waiting: AtomicUsize::new(0),
             batches: AtomicU64::new(0),
             members: AtomicU64::new(0),
         }
+    }
+
+    /// The in-process turn at SQLite's write lock, for the native writer of the same file.
+    #[cfg(feature = "native-sqlite")]
+    pub(super) fn sqlite_lock(&self) -> Arc<Mutex<()>> {
+        self.sqlite_lock.clone()
     }
 
     pub(super) fn stats(&self) -> GroupCommitStats {
@@ -167,6 +182,9 @@ impl Writer {
             if guard.conn.is_none() {
                 guard.conn = Some(self.pool.acquire().await?);
             }
+            if guard.holding.is_none() {
+                guard.holding = Some(self.sqlite_lock.clone().lock_owned().await);
+            }
             if single {
                 return Ok(Turn {
                     guard: Some(guard),
@@ -176,6 +194,7 @@ impl Writer {
             }
             if let Err(e) = exec(&mut guard, "BEGIN IMMEDIATE").await {
                 guard.conn = None;
+                guard.holding = None;
                 return Err(e);
             }
             let id = guard.next_batch;
@@ -213,6 +232,7 @@ impl Writer {
         if let Some(batch) = state.batch.take() {
             let _ = exec(state, "ROLLBACK").await;
             state.conn = None;
+            state.holding = None;
             batch
                 .done
                 .send_replace(Some(Err(format!("the write batch failed: {error}"))));
@@ -229,6 +249,7 @@ impl Writer {
             let _ = exec(state, "ROLLBACK").await;
             state.conn = None;
         }
+        state.holding = None;
         match &result {
             Ok(()) => {
                 if batch.members > 0 {
@@ -270,6 +291,7 @@ impl Writer {
             if exec(&mut guard, "ROLLBACK").await.is_err() {
                 guard.conn = None;
             }
+            guard.holding = None;
             batch.done.send_replace(Some(Ok(())));
         }
     }
@@ -323,6 +345,7 @@ impl Writer {
                 let _ = exec(&mut guard, "ROLLBACK").await;
             }
             guard.conn = None;
+            guard.holding = None;
         }
     }
 }
@@ -430,7 +453,8 @@ impl Drop for Turn {
         };
         if self.alone {
             // A single statement's turn ends here, however it ends: there is nothing to
-            // undo, and the connection stays with the writer.
+            // undo, and the connection stays with the writer; SQLite's write lock is free.
+            guard.holding = None;
             return;
         }
         guard.abandoned = true;

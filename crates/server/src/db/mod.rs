@@ -14,8 +14,8 @@
 //! With the `native-sqlite` feature a server may also start a [`native`] writer: a thread of
 //! its own with a rusqlite connection to the same file, to which a request hands its whole
 //! write transaction in one message (group commit there too). It is for the hottest writes;
-//! the two writers of one file take SQLite's write lock in turn (`BEGIN IMMEDIATE` and the
-//! busy timeout).
+//! the two writers of one file take SQLite's write lock in turn, queued fairly on one
+//! in-process lock that each holds from `BEGIN IMMEDIATE` to `COMMIT`.
 
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
@@ -289,8 +289,17 @@ impl Db {
         if file.is_empty() {
             return Ok(());
         }
-        let writer = native::NativeWriter::start(std::path::Path::new(&file), self.foreign_keys)
-            .map_err(|e| sqlx::Error::Configuration(Box::new(e)))?;
+        let sqlite_lock = self
+            .writer
+            .as_ref()
+            .map(|w| w.sqlite_lock())
+            .unwrap_or_default();
+        let writer = native::NativeWriter::start(
+            std::path::Path::new(&file),
+            self.foreign_keys,
+            sqlite_lock,
+        )
+        .map_err(|e| sqlx::Error::Configuration(Box::new(e)))?;
         self.native = Some(Arc::new(writer));
         Ok(())
     }
@@ -402,12 +411,14 @@ impl Db {
             checkpointer.stop();
         }
         self.spares.close();
+        // The pool's writer first: its open batch, if any, ends and frees SQLite's write
+        // lock, which the native writer's queued jobs then take.
+        if let Some(writer) = &self.writer {
+            writer.shut(QUEUE_TIMEOUT).await;
+        }
         #[cfg(feature = "native-sqlite")]
         if let Some(native) = &self.native {
             native.shut().await;
-        }
-        if let Some(writer) = &self.writer {
-            writer.shut(QUEUE_TIMEOUT).await;
         }
         self.pool.close().await;
     }
@@ -720,6 +731,70 @@ mod tests {
         assert!(
             db.writer.as_ref().unwrap().holds_connection().await,
             "the writer keeps its connection between writes"
+        );
+        db.close().await;
+    }
+
+    /// The native writer and the pool's writer take turns at SQLite's write lock: while the
+    /// native writer is kept busy without a pause, the pool's writes and lone statements
+    /// still each get their turn (none waits in SQLite's busy handler for a gap that never
+    /// comes), and every write of both is there afterwards.
+    #[cfg(feature = "native-sqlite")]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn the_native_writer_and_the_pool_writer_take_turns() {
+        let (_dir, mut db) = sqlite().await;
+        write(&db, "CREATE TABLE item (n BIGINT PRIMARY KEY)").await;
+        db.start_native_writer().await.unwrap();
+        let db = std::sync::Arc::new(db);
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        // Native writes back to back (each waits for its commit, then the next is sent), from
+        // enough tasks that the native queue is never empty, each holding the write lock a
+        // little (0.2 ms), until the pool's writes are done; at most 500 per task.
+        let mut natives = Vec::new();
+        for task in 0..16i64 {
+            let (db, stop) = (db.clone(), stop.clone());
+            natives.push(tokio::spawn(async move {
+                let mut written = 0i64;
+                while !stop.load(std::sync::atomic::Ordering::SeqCst) && written < 500 {
+                    let n = 1_000_000 + task * 100_000 + written;
+                    db.native()
+                        .unwrap()
+                        .write(move |c| {
+                            std::thread::sleep(std::time::Duration::from_micros(200));
+                            c.execute("INSERT INTO item (n) VALUES (?1)", [n])
+                        })
+                        .await
+                        .unwrap()
+                        .unwrap();
+                    written += 1;
+                }
+                written
+            }));
+        }
+        for n in 0..40i64 {
+            if n % 2 == 0 {
+                let mut tx = db.begin_write().await.unwrap();
+                insert_item(&mut tx, n).await.unwrap();
+                tx.commit().await.unwrap();
+            } else {
+                insert_single(&db, n).await.unwrap();
+            }
+        }
+        stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        let mut native_total = 0;
+        for task in natives {
+            let written = task.await.unwrap();
+            assert!(
+                written < 500,
+                "the pool's writes finished only after the native writer ran out of work"
+            );
+            native_total += written;
+        }
+        let all = items(&db).await;
+        assert_eq!(all.iter().filter(|n| **n < 40).count(), 40);
+        assert_eq!(
+            all.iter().filter(|n| **n >= 1_000_000).count(),
+            usize::try_from(native_total).unwrap()
         );
         db.close().await;
     }

@@ -17,9 +17,11 @@
 //! every job that kept its writes gets the error. A job runs whether or not its caller still
 //! waits: a request dropped mid-way leaves a whole write or none, never half.
 //!
-//! Other connections of the same file (the sqlx pool's writer, another process) still
-//! write: both take SQLite's write lock with `BEGIN IMMEDIATE` and wait for each other in the
-//! busy handler (the same busy timeout as the pool's). Only the hottest writes (a service's
+//! The pool's writer of the same file still writes: the two take turns at SQLite's write
+//! lock through one fair in-process lock (each batch holds it from `BEGIN IMMEDIATE` to
+//! `COMMIT`), not SQLite's busy handler, whose polling the writer that takes the lock again at
+//! once would win nearly every time. Another process still waits in the busy handler (the
+//! same busy timeout as the pool's). Only the hottest writes (a service's
 //! per-request writes) are worth sending here; the rest stay on sqlx.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -196,7 +198,15 @@ pub struct NativeWriter {
 impl NativeWriter {
     /// Opens the SQLite file at `path` (which must exist, in WAL mode) with the pool's
     /// pragmas and starts the thread.
-    pub fn start(path: &Path, foreign_keys: bool) -> Result<Self, NativeError> {
+    ///
+    /// `sqlite_lock` is the process's turn at SQLite's write lock, shared with the pool's
+    /// writer: each batch holds it from `BEGIN IMMEDIATE` to `COMMIT`, so the two writers of
+    /// the file take turns in a fair queue rather than polling in SQLite's busy handler.
+    pub fn start(
+        path: &Path,
+        foreign_keys: bool,
+        sqlite_lock: std::sync::Arc<tokio::sync::Mutex<()>>,
+    ) -> Result<Self, NativeError> {
         let conn = rusqlite::Connection::open(path)?;
         let mut pragmas = String::from(
             "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 10000;",
@@ -217,7 +227,7 @@ impl NativeWriter {
         let (jobs, queue) = mpsc::channel::<Box<dyn Job>>();
         let thread = std::thread::Builder::new()
             .name("sqlite-writer".into())
-            .spawn(move || run(&conn, &queue))
+            .spawn(move || run(&conn, &queue, &sqlite_lock))
             .map_err(|e| NativeError::Batch(format!("cannot start the writer thread: {e}")))?;
         Ok(Self {
             jobs: std::sync::Mutex::new(Some(jobs)),
@@ -309,9 +319,16 @@ impl NativeWriter {
 }
 
 /// The writer thread: a batch per burst of jobs, until every sender is gone.
-fn run(conn: &rusqlite::Connection, queue: &mpsc::Receiver<Box<dyn Job>>) {
+fn run(
+    conn: &rusqlite::Connection,
+    queue: &mpsc::Receiver<Box<dyn Job>>,
+    sqlite_lock: &tokio::sync::Mutex<()>,
+) {
     while let Ok(first) = queue.recv() {
+        // A thread of its own, outside any runtime: waiting here blocks nobody else.
+        let turn = sqlite_lock.blocking_lock();
         if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
+            drop(turn);
             first.answer(Err(e.to_string()));
             continue;
         }
@@ -346,6 +363,7 @@ fn run(conn: &rusqlite::Connection, queue: &mpsc::Receiver<Box<dyn Job>>) {
         if outcome.is_err() && !conn.is_autocommit() {
             let _ = conn.execute_batch("ROLLBACK");
         }
+        drop(turn);
         for job in ran {
             job.answer(outcome.clone());
         }
@@ -372,7 +390,9 @@ mod tests {
             .unwrap()
             .execute_batch("PRAGMA journal_mode = WAL; CREATE TABLE item (n INTEGER PRIMARY KEY)")
             .unwrap();
-        let writer = std::sync::Arc::new(NativeWriter::start(&path, false).unwrap());
+        let writer = std::sync::Arc::new(
+            NativeWriter::start(&path, false, std::sync::Arc::default()).unwrap(),
+        );
         let mut tasks = Vec::new();
         for n in 0..90i64 {
             let writer = writer.clone();
