@@ -76,7 +76,11 @@ pub async fn build(job: &Job, out: &Output) -> Result<BuiltImage, BuildError> {
     let mounted = run_build(job, &dockerfile, &dockerfile_path, &context, &tag).await?;
 
     let mut push = tokio::process::Command::new("buildah");
+    // gzip whatever containers.conf says (zstd is possible there): the scrub and the
+    // store read gzip layers.
     push.arg("push")
+        .arg("--compression-format")
+        .arg("gzip")
         .arg(&tag)
         .arg(format!("oci:{}", layout.display()));
     job.log

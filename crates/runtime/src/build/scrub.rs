@@ -15,7 +15,7 @@ use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::Path;
 
 use flate2::Compression;
-use flate2::read::GzDecoder;
+use flate2::read::MultiGzDecoder;
 use flate2::write::GzEncoder;
 use slipway_image::oci::{Index, LAYER_GZIP_MEDIA_TYPE, Manifest};
 use slipway_image::{Digest, HashingWriter, ImageError};
@@ -53,6 +53,11 @@ pub fn remove_empty_targets(
         }
         let path = blob(&digest);
         let gzip = layer.media_type.ends_with("gzip");
+        // The push asks for gzip (`--compression-format gzip`); a layer in another encoding
+        // (zstd) is left as it is rather than misread as a plain tar.
+        if !gzip && !layer.media_type.ends_with(".tar") {
+            continue;
+        }
         let ranges = placeholder_ranges(open_layer(&path, gzip)?, &wanted)?;
         if ranges.is_empty() {
             continue;
@@ -100,7 +105,7 @@ pub fn remove_empty_targets(
 fn open_layer(path: &Path, gzip: bool) -> std::io::Result<Box<dyn Read>> {
     let file = BufReader::new(std::fs::File::open(path)?);
     Ok(if gzip {
-        Box::new(GzDecoder::new(file))
+        Box::new(MultiGzDecoder::new(file))
     } else {
         Box::new(file)
     })
@@ -116,7 +121,8 @@ fn placeholder_ranges(layer: impl Read, wanted: &[&str]) -> Result<Vec<(u64, u64
     for entry in archive.entries()? {
         let entry = entry?;
         let start = end;
-        let size = entry.header().entry_size()?;
+        // `size()` honours a PAX `size` record, which the header's own field does not.
+        let size = entry.size();
         end = entry.raw_file_position() + size.div_ceil(512) * 512;
         let path = entry.path()?;
         let path = path.to_string_lossy();
@@ -169,6 +175,8 @@ fn write_atomic(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 mod tests {
     use super::*;
     use std::collections::BTreeMap;
+
+    use flate2::read::GzDecoder;
 
     use slipway_image::ImageStore;
     use slipway_image::oci::{Descriptor, Layer, RunConfig, write_image};
