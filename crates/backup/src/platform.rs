@@ -304,9 +304,10 @@ pub async fn restore(request: Restore) -> Result<Restored, BackupError> {
 }
 
 /// Puts the staged data directory at `target` by one rename (an empty directory there is
-/// replaced), then links a SQLite file (`staged`, `file`, its flag) into place, which may be
-/// inside the new directory. If the link fails, the directory goes back where it came from
-/// and an empty `target` is made again: the targets are as they were.
+/// replaced) and links a SQLite file (`staged`, `file`, its flag) into place: before the
+/// rename when the file is outside the directory (taken back if the rename fails), after it
+/// when inside. If that link fails, the directory goes back where it came from and an empty
+/// `target` is made again: the targets are as they were.
 fn put_in_place(
     target: &Path,
     staged_data: &Path,
@@ -314,20 +315,38 @@ fn put_in_place(
 ) -> Result<(), BackupError> {
     let existed = std::fs::metadata(target).ok().map(|m| m.permissions());
     check_data_dir(target)?;
-    std::fs::rename(staged_data, target).map_err(|e| {
+    // A database file outside the data directory goes first: a data directory must never
+    // appear without its database (a server started there would make a new first account),
+    // not even for the moment between two steps a kill could fall into.
+    let inside = |file: &Path| {
+        let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+        absolute(file).starts_with(absolute(target))
+    };
+    let outside = sqlite.filter(|(_, file, _)| !inside(file));
+    if let Some((staged, file, flag)) = outside {
+        crate::link_sqlite(staged, file, flag)?;
+    }
+    let renamed = std::fs::rename(staged_data, target).map_err(|e| {
         BackupError::target(
             "--data-dir",
             target.display(),
             format!("cannot put the restored directory in place ({e}); was it used meanwhile?"),
         )
-    })?;
+    });
+    if let Err(e) = renamed {
+        if let Some((_, file, _)) = outside {
+            // The link made above never replaced a file: taking it back leaves what was.
+            let _ = std::fs::remove_file(file);
+        }
+        return Err(e);
+    }
     let placed = Placed {
         target,
         staged_data,
         existed,
         done: false,
     };
-    if let Some((staged, file, flag)) = sqlite {
+    if let Some((staged, file, flag)) = sqlite.filter(|(_, file, _)| inside(file)) {
         crate::link_sqlite(staged, file, flag)?;
     }
     placed.keep();
