@@ -183,6 +183,28 @@ pub async fn upsert_many(
     Ok(out)
 }
 
+/// The `INSERT … ON CONFLICT (external_id) DO NOTHING RETURNING id, external_id` of `rows`
+/// records with the columns `names`, numbered placeholders written `{prefix}N` (`$N` for
+/// sqlx, `?N` for rusqlite): one text for both drivers.
+fn insert_new_sql(table: &str, names: &[&str], rows: usize, prefix: char) -> String {
+    let width = names.len() + 3;
+    let values: Vec<String> = (0..rows)
+        .map(|r| {
+            let ph: Vec<String> = (1..=width)
+                .map(|c| format!("{prefix}{}", r * width + c))
+                .collect();
+            format!("({})", ph.join(", "))
+        })
+        .collect();
+    format!(
+        "INSERT INTO {table} (external_id{}{}, created_at, updated_at) VALUES {} \
+         ON CONFLICT (external_id) DO NOTHING RETURNING id, external_id",
+        if names.is_empty() { "" } else { ", " },
+        names.join(", "),
+        values.join(", ")
+    )
+}
+
 /// Inserts the records that do not exist yet, all with the columns `names`, in one
 /// `INSERT … ON CONFLICT (external_id) DO NOTHING RETURNING id, external_id`; the row ids of
 /// those it created, by external ID.
@@ -192,20 +214,7 @@ async fn insert_new(
     names: &[&'static str],
     rows: &[&UpsertRow],
 ) -> Result<HashMap<String, i64>, sqlx::Error> {
-    let width = names.len() + 3;
-    let values: Vec<String> = (0..rows.len())
-        .map(|r| {
-            let ph: Vec<String> = (1..=width).map(|c| format!("${}", r * width + c)).collect();
-            format!("({})", ph.join(", "))
-        })
-        .collect();
-    let sql = format!(
-        "INSERT INTO {table} (external_id{}{}, created_at, updated_at) VALUES {} \
-         ON CONFLICT (external_id) DO NOTHING RETURNING id, external_id",
-        if names.is_empty() { "" } else { ", " },
-        names.join(", "),
-        values.join(", ")
-    );
+    let sql = insert_new_sql(table, names, rows.len(), '$');
     let ts = now();
     let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
     for row in rows {
@@ -375,19 +384,7 @@ pub mod native {
         rows: &[&UpsertRow],
     ) -> rusqlite::Result<HashMap<String, i64>> {
         let width = names.len() + 3;
-        let values: Vec<String> = (0..rows.len())
-            .map(|r| {
-                let ph: Vec<String> = (1..=width).map(|c| format!("?{}", r * width + c)).collect();
-                format!("({})", ph.join(", "))
-            })
-            .collect();
-        let statement = format!(
-            "INSERT INTO {table} (external_id{}{}, created_at, updated_at) VALUES {} \
-             ON CONFLICT (external_id) DO NOTHING RETURNING id, external_id",
-            if names.is_empty() { "" } else { ", " },
-            names.join(", "),
-            values.join(", ")
-        );
+        let statement = super::insert_new_sql(table, names, rows.len(), '?');
         let ts = now();
         let mut args = Vec::with_capacity(rows.len() * width);
         for row in rows {

@@ -171,6 +171,32 @@ async fn check(
     Ok(validate::validate(&doc, &catalog, state.settings(), caller))
 }
 
+/// The 200 answer of an enrollment whose records committed (both write paths).
+fn stored(request_id: &str, plan: String, records: Vec<RecordChange>) -> Response {
+    let created = records
+        .iter()
+        .filter(|r| r.result == crate::db::Change::Created)
+        .count();
+    tracing::info!(records = records.len(), created, "enrollment stored");
+    let body = EnrollmentResponse {
+        request_id: request_id.to_owned(),
+        outcome: "success",
+        care_plan_external_id: plan,
+        records,
+    };
+    json(StatusCode::OK, &body)
+}
+
+impl Rejection {
+    /// The outcome its eRX request record keeps.
+    fn label(&self) -> &'static str {
+        match self {
+            Rejection::Invalid(_) => "rejected",
+            Rejection::Forbidden(_) => "forbidden",
+        }
+    }
+}
+
 /// The writes of one checked enrollment inside the request's write transaction: its
 /// records if it is valid, and its eRX request record either way; the caller commits.
 async fn write(
@@ -194,24 +220,10 @@ async fn write(
                 Some(&plan),
             )
             .await?;
-            let created = records
-                .iter()
-                .filter(|r| r.result == crate::db::Change::Created)
-                .count();
-            tracing::info!(records = records.len(), created, "enrollment stored");
-            let body = EnrollmentResponse {
-                request_id: request_id.to_owned(),
-                outcome: "success",
-                care_plan_external_id: plan,
-                records,
-            };
-            Ok(json(StatusCode::OK, &body))
+            Ok(stored(request_id, plan, records))
         }
         Err(rejection) => {
-            let label = match rejection {
-                Rejection::Invalid(_) => "rejected",
-                Rejection::Forbidden(_) => "forbidden",
-            };
+            let label = rejection.label();
             let error = ApiError::from(rejection);
             let errors = serde_json::to_value(error.items()).unwrap_or_default();
             erx::record(
@@ -270,24 +282,10 @@ async fn write_native(
                 .await
                 .map_err(sqlx::Error::from)?
                 .map_err(database_error)?;
-            let created = records
-                .iter()
-                .filter(|r| r.result == crate::db::Change::Created)
-                .count();
-            tracing::info!(records = records.len(), created, "enrollment stored");
-            let body = EnrollmentResponse {
-                request_id: request_id.to_owned(),
-                outcome: "success",
-                care_plan_external_id: plan,
-                records,
-            };
-            Ok(json(StatusCode::OK, &body))
+            Ok(stored(request_id, plan, records))
         }
         Err(rejection) => {
-            let label = match rejection {
-                Rejection::Invalid(_) => "rejected",
-                Rejection::Forbidden(_) => "forbidden",
-            };
+            let label = rejection.label();
             let error = ApiError::from(rejection);
             let errors = serde_json::to_value(error.items()).unwrap_or_default();
             native
