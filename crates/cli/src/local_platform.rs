@@ -243,8 +243,18 @@ fn stop_running(dir: &Path) -> ExitCode {
         );
         return ExitCode::FAILURE;
     }
+    // Gone means the process has ended, not only stopped answering: it closes its listener
+    // before it has finished shutting down (its apps, its URL file).
     let deadline = Instant::now() + Duration::from_secs(30);
-    while embedded::running(dir).is_some() {
+    let stat = format!("/proc/{}/stat", running.pid);
+    // A zombie (ended, not yet reaped by its parent) has ended too.
+    let alive = || {
+        std::fs::read_to_string(&stat).is_ok_and(|s| {
+            s.rsplit_once(") ")
+                .is_none_or(|(_, rest)| !rest.starts_with('Z'))
+        })
+    };
+    while alive() {
         if Instant::now() > deadline {
             eprintln!(
                 "error: the local platform (pid {}) did not stop within 30 s",
