@@ -6,6 +6,7 @@
 
 pub mod draft;
 pub mod sign_in;
+pub mod worklist;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
