@@ -7,8 +7,9 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::fields::{FieldType, default_max_length};
-use crate::missing_info::{self as mi, DataRequest, GroupField, Resolved, Submitted};
+use crate::missing_info::{DataRequest, GroupField, Resolved, Submitted};
 use crate::violation::Violation;
+use crate::worklist::TaskStatus;
 
 /// The SDC code system of `complete-questionnaire` and `questionnaire`.
 pub const SDC_TEMP: &str = "http://hl7.org/fhir/uv/sdc/CodeSystem/temp";
@@ -16,6 +17,10 @@ pub const SDC_TEMP: &str = "http://hl7.org/fhir/uv/sdc/CodeSystem/temp";
 pub const FIELD_TYPE_SYSTEM: &str = "urn:slipway:care:field-type";
 /// Identifier system of patient accounts (value: the account's external ID).
 pub const ACCOUNT_SYSTEM: &str = "urn:slipway:care:account";
+/// Identifier system of care plans (value: the care plan's external ID).
+pub const CARE_PLAN_SYSTEM: &str = "urn:slipway:care:care-plan";
+/// Identifier system of care users, the staff who hold requests (value: the user's ID).
+pub const USER_SYSTEM: &str = "urn:slipway:care:user";
 /// Identifier system of data requests (value: the request's UUID).
 pub const DATA_REQUEST_SYSTEM: &str = "urn:slipway:care:data-request";
 /// Extension giving the most digits after the decimal point.
@@ -61,12 +66,34 @@ pub struct Identifier {
     value: String,
 }
 
-/// A `Reference` by identifier.
+/// A `Reference`: by literal reference or by identifier, with what it names for a reader.
 #[derive(Debug, Clone, Serialize)]
 pub struct Reference {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reference: Option<String>,
     #[serde(rename = "type")]
     ty: &'static str,
-    identifier: Identifier,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    identifier: Option<Identifier>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    display: Option<String>,
+}
+
+impl Reference {
+    /// A reference by identifier.
+    fn by_identifier(
+        ty: &'static str,
+        system: &'static str,
+        value: String,
+        display: Option<String>,
+    ) -> Self {
+        Self {
+            reference: None,
+            ty,
+            identifier: Some(Identifier { system, value }),
+            display,
+        }
+    }
 }
 
 /// An `Extension` with an integer value.
@@ -149,8 +176,13 @@ pub struct Task {
     intent: &'static str,
     code: CodeableConcept,
     description: String,
-    #[serde(rename = "for")]
-    for_: Reference,
+    focus: Reference,
+    #[serde(rename = "for", skip_serializing_if = "Option::is_none")]
+    for_: Option<Reference>,
+    based_on: Vec<Reference>,
+    authored_on: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    owner: Option<Reference>,
     restriction: Restriction,
     input: Vec<TaskInput>,
 }
@@ -161,8 +193,8 @@ pub struct Task {
 pub enum Resource {
     /// The form.
     Questionnaire(Questionnaire),
-    /// The request to fill it in.
-    Task(Task),
+    /// The request to fill it in (boxed: a Task is much larger than a Questionnaire).
+    Task(Box<Task>),
 }
 
 /// A `Bundle.entry`.
@@ -200,18 +232,6 @@ pub fn item_type(ty: FieldType) -> &'static str {
         FieldType::Integer => "integer",
         FieldType::Double | FieldType::Currency | FieldType::Percent => "decimal",
         FieldType::Picklist => "choice",
-    }
-}
-
-/// The `Task.status` of a data request (`statusReason` says `expired` for an active request
-/// past its date): active → `ready`, `Completed`/`Ended` → `completed`, `Cancelled` and
-/// expired → `cancelled`.
-pub fn task_status(req: &DataRequest) -> (&'static str, Option<&'static str>) {
-    match req.status.as_str() {
-        mi::ACTIVE if mi::is_expired(req) => ("cancelled", Some("expired")),
-        mi::ACTIVE => ("ready", None),
-        "Cancelled" => ("cancelled", None),
-        _ => ("completed", None),
     }
 }
 
@@ -260,6 +280,95 @@ fn item(f: &GroupField) -> Item {
     }
 }
 
+/// What a Task shows of a request: the request (with its holder), its patient and program.
+#[derive(Debug, Clone, Copy)]
+pub struct TaskFacts<'a> {
+    /// The request.
+    pub request: &'a DataRequest,
+    /// External ID of its patient account, when known.
+    pub patient_external_id: Option<&'a str>,
+    /// The patient's name, when the caller may read it.
+    pub patient_name: Option<&'a str>,
+    /// Display name of its care program, when known.
+    pub program_name: Option<&'a str>,
+}
+
+/// The `Task` of a data request, the same in the request's bundle and in a worklist search:
+/// `focus` its questionnaire, `for` its patient, `basedOn` its care plan (named by its
+/// program), `owner` who holds it, `restriction.period.end` its expiry.
+pub fn task(f: TaskFacts<'_>) -> Task {
+    let req = f.request;
+    let status = TaskStatus::of(req);
+    Task {
+        resource_type: "Task",
+        id: req.uuid.clone(),
+        identifier: vec![Identifier {
+            system: DATA_REQUEST_SYSTEM,
+            value: req.uuid.clone(),
+        }],
+        status: status.as_str(),
+        status_reason: TaskStatus::reason(req).map(|text| CodeableConcept {
+            coding: Vec::new(),
+            text: Some(text.to_owned()),
+        }),
+        intent: "order",
+        code: sdc("complete-questionnaire"),
+        description: match f.program_name {
+            Some(program) => format!("Complete the missing information for {program}"),
+            None => "Complete the missing information".to_owned(),
+        },
+        focus: Reference {
+            reference: Some(questionnaire_url(&req.uuid)),
+            ty: "Questionnaire",
+            identifier: None,
+            display: None,
+        },
+        for_: f.patient_external_id.map(|id| {
+            Reference::by_identifier(
+                "Patient",
+                ACCOUNT_SYSTEM,
+                id.to_owned(),
+                f.patient_name.map(str::to_owned),
+            )
+        }),
+        based_on: vec![Reference::by_identifier(
+            "CarePlan",
+            CARE_PLAN_SYSTEM,
+            req.care_plan_external_id.clone(),
+            f.program_name.map(str::to_owned),
+        )],
+        authored_on: date_time(req.created_at),
+        owner: req.holder.as_ref().map(|h| {
+            Reference::by_identifier(
+                "Practitioner",
+                USER_SYSTEM,
+                h.external_id.clone(),
+                Some(h.name.clone()),
+            )
+        }),
+        restriction: Restriction {
+            period: Period {
+                end: req.expiration_date.clone(),
+            },
+        },
+        input: vec![TaskInput {
+            ty: sdc("questionnaire"),
+            value_canonical: questionnaire_url(&req.uuid),
+        }],
+    }
+}
+
+/// A FHIR `instant`/`dateTime` of Unix seconds (UTC).
+fn date_time(seconds: i64) -> String {
+    time::OffsetDateTime::from_unix_timestamp(seconds)
+        .ok()
+        .and_then(|t| {
+            t.format(&time::format_description::well_known::Rfc3339)
+                .ok()
+        })
+        .unwrap_or_else(|| "1970-01-01T00:00:00Z".to_owned())
+}
+
 /// The bundle of a resolved data request: its questionnaire, then its task.
 pub fn bundle(req: &DataRequest, r: &Resolved) -> Bundle {
     let url = questionnaire_url(&req.uuid);
@@ -272,39 +381,12 @@ pub fn bundle(req: &DataRequest, r: &Resolved) -> Bundle {
         subject_type: vec!["Patient"],
         item: r.fields.iter().map(item).collect(),
     };
-    let (status, reason) = task_status(req);
-    let task = Task {
-        resource_type: "Task",
-        id: req.uuid.clone(),
-        identifier: vec![Identifier {
-            system: DATA_REQUEST_SYSTEM,
-            value: req.uuid.clone(),
-        }],
-        status,
-        status_reason: reason.map(|text| CodeableConcept {
-            coding: Vec::new(),
-            text: Some(text.to_owned()),
-        }),
-        intent: "order",
-        code: sdc("complete-questionnaire"),
-        description: format!("Complete the missing information for {}", r.program_name),
-        for_: Reference {
-            ty: "Patient",
-            identifier: Identifier {
-                system: ACCOUNT_SYSTEM,
-                value: r.patient_external_id.clone(),
-            },
-        },
-        restriction: Restriction {
-            period: Period {
-                end: req.expiration_date.clone(),
-            },
-        },
-        input: vec![TaskInput {
-            ty: sdc("questionnaire"),
-            value_canonical: url.clone(),
-        }],
-    };
+    let task = task(TaskFacts {
+        request: req,
+        patient_external_id: Some(&r.patient_external_id),
+        patient_name: None,
+        program_name: Some(&r.program_name),
+    });
     Bundle {
         resource_type: "Bundle",
         ty: "collection",
@@ -315,9 +397,80 @@ pub fn bundle(req: &DataRequest, r: &Resolved) -> Bundle {
             },
             Entry {
                 full_url: None,
-                resource: Resource::Task(task),
+                resource: Resource::Task(Box::new(task)),
             },
         ],
+    }
+}
+
+/// A `Bundle.link`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Link {
+    relation: &'static str,
+    url: String,
+}
+
+/// `Bundle.entry.search`.
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchMode {
+    mode: &'static str,
+}
+
+/// A `Bundle.entry` of a search.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchEntry {
+    full_url: String,
+    resource: Task,
+    search: SearchMode,
+}
+
+/// The `searchset` `Bundle` answered by `GET {base}/fhir/Task`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchBundle {
+    resource_type: &'static str,
+    #[serde(rename = "type")]
+    ty: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    total: Option<i64>,
+    link: Vec<Link>,
+    entry: Vec<SearchEntry>,
+}
+
+/// A searchset of Tasks: `task_url` gives each Task's full URL, `self_url` and `next_url`
+/// the page's links; `total` is given on a first page only (counting costs a scan that
+/// following pages need not repeat).
+pub fn search_bundle(
+    tasks: Vec<Task>,
+    task_url: impl Fn(&str) -> String,
+    self_url: String,
+    next_url: Option<String>,
+    total: Option<i64>,
+) -> SearchBundle {
+    let mut link = vec![Link {
+        relation: "self",
+        url: self_url,
+    }];
+    if let Some(url) = next_url {
+        link.push(Link {
+            relation: "next",
+            url,
+        });
+    }
+    SearchBundle {
+        resource_type: "Bundle",
+        ty: "searchset",
+        total,
+        link,
+        entry: tasks
+            .into_iter()
+            .map(|t| SearchEntry {
+                full_url: task_url(&t.id),
+                resource: t,
+                search: SearchMode { mode: "match" },
+            })
+            .collect(),
     }
 }
 
@@ -493,6 +646,8 @@ mod tests {
             group_external_id: "group".into(),
             status: status.into(),
             expiration_date: expiration.into(),
+            created_at: 1_764_115_200,
+            holder: None,
         }
     }
 
@@ -509,15 +664,38 @@ mod tests {
     }
 
     #[test]
-    fn task_status_follows_the_request() {
-        assert_eq!(task_status(&req("Active", "2999-01-01")), ("ready", None));
-        assert_eq!(
-            task_status(&req("Active", "2000-01-01")),
-            ("cancelled", Some("expired"))
-        );
-        assert_eq!(task_status(&req("Completed", "2999-01-01")).0, "completed");
-        assert_eq!(task_status(&req("Ended", "2999-01-01")).0, "completed");
-        assert_eq!(task_status(&req("Cancelled", "2999-01-01")).0, "cancelled");
+    fn a_task_names_its_questionnaire_patient_plan_holder_and_expiry() {
+        let mut r = req("Active", "2999-01-01");
+        r.holder = Some(crate::worklist::Holder {
+            user_id: 3,
+            external_id: "nurse-1".into(),
+            name: "Nurse One".into(),
+        });
+        let t = serde_json::to_value(task(TaskFacts {
+            request: &r,
+            patient_external_id: Some("P-1"),
+            patient_name: Some("Ada Lovelace"),
+            program_name: Some("Cardio"),
+        }))
+        .unwrap();
+        assert_eq!(t["status"], "in-progress");
+        assert_eq!(t["focus"]["reference"], format!("urn:uuid:{}", r.uuid));
+        assert_eq!(t["for"]["identifier"]["value"], "P-1");
+        assert_eq!(t["for"]["display"], "Ada Lovelace");
+        assert_eq!(t["basedOn"][0]["display"], "Cardio");
+        assert_eq!(t["owner"]["identifier"]["value"], "nurse-1");
+        assert_eq!(t["restriction"]["period"]["end"], "2999-01-01");
+        assert_eq!(t["authoredOn"], "2025-11-26T00:00:00Z");
+        let open = serde_json::to_value(task(TaskFacts {
+            request: &req("Active", "2000-01-01"),
+            patient_external_id: None,
+            patient_name: None,
+            program_name: None,
+        }))
+        .unwrap();
+        assert_eq!(open["status"], "failed");
+        assert_eq!(open["statusReason"]["text"], "expired");
+        assert!(open.get("owner").is_none() && open.get("for").is_none());
     }
 
     #[test]

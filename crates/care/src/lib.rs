@@ -12,6 +12,7 @@ mod demo;
 pub mod embedded;
 mod enrollment;
 mod error;
+mod events;
 mod fhir;
 mod fields;
 #[doc(hidden)]
@@ -22,6 +23,7 @@ mod missing_info;
 mod reference;
 mod store;
 mod violation;
+mod worklist;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -149,9 +151,23 @@ pub async fn spawn(
     state: AppState,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), CareError> {
+    let shutdown = close_streams_on(&state, shutdown);
     slipway_server::serve::serve(listener, app(state), shutdown)
         .await
         .map_err(CareError::Io)
+}
+
+/// `shutdown`, then the end of every event stream: a graceful shutdown waits for open
+/// connections, and a listener's stream would otherwise keep its connection open forever.
+fn close_streams_on(
+    state: &AppState,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> impl std::future::Future<Output = ()> + Send + 'static {
+    let hub = state.events().clone();
+    async move {
+        shutdown.await;
+        hub.close();
+    }
 }
 
 /// `slipway care serve`: config → pool → migrate → serve, until Ctrl-C or SIGTERM. With
@@ -181,12 +197,8 @@ pub async fn serve(config: CareConfig) -> Result<(), CareError> {
         namespace = %config.namespace,
         "care service listening"
     );
-    slipway_server::serve::serve_maybe_tls(
-        listener,
-        tls,
-        app(state),
-        slipway_server::serve::shutdown_signal(),
-    )
-    .await
-    .map_err(CareError::Io)
+    let shutdown = close_streams_on(&state, slipway_server::serve::shutdown_signal());
+    slipway_server::serve::serve_maybe_tls(listener, tls, app(state), shutdown)
+        .await
+        .map_err(CareError::Io)
 }

@@ -37,6 +37,10 @@ pub struct DataRequest {
     pub status: String,
     /// `yyyy-mm-dd`; the request is expired after that day (UTC).
     pub expiration_date: String,
+    /// Unix time in seconds of its creation (`Task.authoredOn`).
+    pub created_at: i64,
+    /// Who has claimed it, if anyone (the worklist's `in-progress`).
+    pub holder: Option<crate::worklist::Holder>,
 }
 
 /// What a data request is created or replaced with.

@@ -31,6 +31,7 @@ use crate::reference::{
 };
 use crate::store::reference::Named;
 use crate::store::{self, StoreError, data_requests, erx, groups, records, stats, users};
+use crate::worklist::{EventStatus, TaskStatus};
 
 mod reference_data;
 
@@ -202,6 +203,8 @@ fn delete_by_key(kind: impl Deletable) -> MethodRouter<AppState> {
                 return Err(not_found(kind.what()));
             }
             tx.commit().await?;
+            // A deleted data request announced its deletion in the transaction.
+            st.events().notify();
             Ok::<_, ApiError>(deleted())
         },
     )
@@ -409,7 +412,19 @@ async fn put_data_request(
         expiration_date: body.expiration_date,
     };
     data_requests::put(&mut tx, &uuid, &input).await?;
+    // Created or changed, the request's Task status is announced to the worklist.
+    let req = data_requests::find(&mut tx, &uuid)
+        .await?
+        .ok_or_else(|| ApiError::Internal("a data request just written is missing".into()))?;
+    store::events::append(
+        &mut tx,
+        &uuid,
+        EventStatus::Task(TaskStatus::of(&req)),
+        req.holder.as_ref().map(|h| h.user_id),
+    )
+    .await?;
     tx.commit().await?;
+    st.events().notify();
     Ok(ok_json(json!({ "uuid": uuid })))
 }
 

@@ -19,9 +19,10 @@ use crate::auth::{Access, Caller};
 use crate::db::Tx;
 use crate::fhir;
 use crate::missing_info::{self as mi, DataRequest};
-use crate::store::data_requests;
 use crate::store::records::RequestContext;
 use crate::store::users::load_caller;
+use crate::store::{data_requests, events};
+use crate::worklist::{EventStatus, TaskStatus};
 
 /// Routes of the missing-information service (nested under `{base}/{ns}`).
 pub fn router() -> Router<AppState> {
@@ -202,6 +203,9 @@ async fn run(
     } else {
         data_requests::record_histories(&mut tx, std::slice::from_ref(&entry)).await?;
         tx.commit().await?;
+        if outcome.is_ok() {
+            state.events().notify();
+        }
     }
     if !failed {
         tracing::info!(
@@ -274,6 +278,14 @@ async fn evaluate(
     let values = mi::check_values(&resolved, &entries)?;
     mi::apply(tx, &resolved, &values).await?;
     data_requests::complete(tx, req).await?;
+    // Answered: the Task is completed, whoever held it.
+    events::append(
+        tx,
+        &req.uuid,
+        EventStatus::Task(TaskStatus::Completed),
+        req.holder.as_ref().map(|h| h.user_id),
+    )
+    .await?;
     let body = PostResponse {
         uuid: req.uuid.clone(),
         status: mi::COMPLETED,

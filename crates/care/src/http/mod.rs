@@ -4,9 +4,11 @@
 pub mod admin;
 pub mod enrollment;
 pub mod error;
+pub mod events;
 pub mod metrics;
 pub mod missing_info;
 pub mod openapi;
+pub mod worklist;
 
 use std::sync::Arc;
 
@@ -41,6 +43,9 @@ struct Inner {
     max_body_bytes: usize,
     metrics: slipway_server::metrics::Metrics,
     enrollments: slipway_server::metrics::CounterBy,
+    events: crate::events::Hub,
+    /// Announces expiries while the state lives.
+    _sweeper: Option<crate::events::AbortOnDrop>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -60,6 +65,8 @@ impl AppState {
             genders: config.genders.clone(),
         };
         let (metrics, enrollments) = slipway_server::metrics::Metrics::with(metrics::register);
+        let events = crate::events::Hub::default();
+        let sweeper = crate::events::spawn_sweeper(db.clone(), events.clone());
         Self {
             inner: Arc::new(Inner {
                 openapi: openapi::render(&config.base_path, &config.namespace, &settings),
@@ -71,6 +78,8 @@ impl AppState {
                 max_body_bytes: config.max_body_bytes,
                 metrics,
                 enrollments,
+                events,
+                _sweeper: sweeper,
             }),
         }
     }
@@ -93,6 +102,16 @@ impl AppState {
         &self.inner.settings
     }
 
+    /// The worklist's event signal.
+    pub fn events(&self) -> &crate::events::Hub {
+        &self.inner.events
+    }
+
+    /// The base path (`--base-path`), empty or starting with `/`.
+    pub(crate) fn base_path(&self) -> &str {
+        &self.inner.base_path
+    }
+
     /// The request metrics and the exposition.
     pub(crate) fn metrics(&self) -> &slipway_server::metrics::Metrics {
         &self.inner.metrics
@@ -109,7 +128,14 @@ impl AppState {
 pub fn router(state: AppState) -> Router {
     let ns = format!("/{}", state.inner.namespace);
     let services = Router::new()
-        .nest(&ns, enrollment::router().merge(missing_info::router()))
+        .nest(
+            &ns,
+            enrollment::router()
+                .merge(missing_info::router())
+                .merge(worklist::router())
+                .merge(events::router()),
+        )
+        .nest("/fhir", worklist::fhir_router())
         .nest("/admin", admin::router())
         .route("/openapi.json", get(openapi::serve))
         .route("/health", get(slipway_server::http::health))

@@ -10,22 +10,62 @@ use super::{Result, aggregated, json_list};
 use crate::auth::{Caller, hash_token};
 use crate::db::{Tx, json_strings, now};
 use crate::missing_info::{COMPLETED, DataRequest, DataRequestInput, HistoryEntry};
+use crate::worklist::{EventStatus, Holder};
+
+/// The columns of a data request read by [`data_request`], `d` the request and `h` its holder
+/// (joined by [`holder_join`]).
+macro_rules! data_request_columns {
+    () => {
+        "d.id, d.external_id, d.care_plan_external_id, d.group_external_id, d.status, \
+         d.expiration_date, d.created_at, d.claimed_by, h.external_id, h.name"
+    };
+}
+pub(crate) use data_request_columns;
+
+/// The join of a data request's holder (`h`) to `d`.
+macro_rules! holder_join {
+    () => {
+        " LEFT JOIN app_user h ON h.id = d.claimed_by"
+    };
+}
+pub(crate) use holder_join;
+
+/// How many columns [`data_request_columns`] has.
+pub(crate) const DATA_REQUEST_COLUMNS: usize = 10;
 
 /// Finds a data request by UUID.
 pub async fn find(tx: &mut Tx, uuid: &str) -> Result<Option<DataRequest>> {
-    let row = sqlx::query(
-        "SELECT id, external_id, care_plan_external_id, group_external_id, status, expiration_date \
-         FROM data_request WHERE external_id = $1",
-    )
+    let row = sqlx::query(concat!(
+        "SELECT ",
+        data_request_columns!(),
+        " FROM data_request d",
+        holder_join!(),
+        " WHERE d.external_id = $1"
+    ))
     .bind(uuid.to_owned())
     .fetch_optional(&mut **tx)
     .await?;
     Ok(row.as_ref().map(|r| data_request(r, 0)).transpose()?)
 }
 
-/// A data request from six columns of a row starting at `at` (`id`, `external_id`,
-/// `care_plan_external_id`, `group_external_id`, `status`, `expiration_date`).
-fn data_request(r: &sqlx::any::AnyRow, at: usize) -> std::result::Result<DataRequest, sqlx::Error> {
+/// A data request from the [`data_request_columns`] of a row starting at `at`.
+pub(crate) fn data_request(
+    r: &sqlx::any::AnyRow,
+    at: usize,
+) -> std::result::Result<DataRequest, sqlx::Error> {
+    let holder = match r.try_get::<Option<i64>, _>(at + 7)? {
+        None => None,
+        Some(user_id) => Some(Holder {
+            user_id,
+            // A holder whose user was deleted is still named by row id.
+            external_id: r
+                .try_get::<Option<String>, _>(at + 8)?
+                .unwrap_or_else(|| format!("#{user_id}")),
+            name: r
+                .try_get::<Option<String>, _>(at + 9)?
+                .unwrap_or_else(|| "a deleted user".to_owned()),
+        }),
+    };
     Ok(DataRequest {
         id: r.try_get(at)?,
         uuid: r.try_get(at + 1)?,
@@ -33,6 +73,8 @@ fn data_request(r: &sqlx::any::AnyRow, at: usize) -> std::result::Result<DataReq
         group_external_id: r.try_get(at + 3)?,
         status: r.try_get(at + 4)?,
         expiration_date: r.try_get(at + 5)?,
+        created_at: r.try_get(at + 6)?,
+        holder,
     })
 }
 
@@ -45,8 +87,8 @@ fn data_request(r: &sqlx::any::AnyRow, at: usize) -> std::result::Result<DataReq
 macro_rules! request_columns {
     ($agg:literal, $arr:literal) => {
         concat!(
-            "d.id, d.external_id, d.care_plan_external_id, d.group_external_id, d.status, \
-             d.expiration_date, cp.id, cp.patient_account_id, pg.name, a.external_id, \
+            data_request_columns!(),
+            ", cp.id, cp.patient_account_id, pg.name, a.external_id, \
              (SELECT CAST(1 AS BIGINT) FROM mi_group g WHERE g.external_id = d.group_external_id), \
              (SELECT COALESCE(CAST(", $agg, "(", $arr, "(",
             field_columns!(),
@@ -59,14 +101,17 @@ macro_rules! request_columns {
 /// The tables behind [`request_columns`], joined to `d`, the data request.
 macro_rules! request_joins {
     () => {
-        " LEFT JOIN care_plan cp ON cp.external_id = d.care_plan_external_id \
+        concat!(
+            holder_join!(),
+            " LEFT JOIN care_plan cp ON cp.external_id = d.care_plan_external_id \
          LEFT JOIN program pg ON pg.api_name = cp.program_api_name \
          LEFT JOIN account a ON a.id = cp.patient_account_id"
+        )
     };
 }
 
 /// How many columns [`request_columns`] has.
-const REQUEST_COLUMNS: usize = 12;
+const REQUEST_COLUMNS: usize = DATA_REQUEST_COLUMNS + 6;
 
 /// [`find_with_context`]'s statement with the JSON functions of a backend.
 macro_rules! request {
@@ -138,16 +183,17 @@ pub async fn find_for_caller(
 
 /// The request of [`request_columns`] starting at column `at`.
 fn request_from_row(r: &sqlx::any::AnyRow, at: usize) -> Result<(DataRequest, RequestContext)> {
-    let plan_id: Option<i64> = r.try_get(at + 6)?;
-    let patient_id: Option<i64> = r.try_get(at + 7)?;
+    let c = at + DATA_REQUEST_COLUMNS;
+    let plan_id: Option<i64> = r.try_get(c)?;
+    let patient_id: Option<i64> = r.try_get(c + 1)?;
     let fields: Vec<FieldColumns> = aggregated(r, at + REQUEST_COLUMNS - 1)?;
     Ok((
         data_request(r, at)?,
         RequestContext {
             plan: plan_id.zip(patient_id),
-            program_name: r.try_get(at + 8)?,
-            patient_external_id: r.try_get(at + 9)?,
-            group_exists: r.try_get::<Option<i64>, _>(at + 10)?.is_some(),
+            program_name: r.try_get(c + 2)?,
+            patient_external_id: r.try_get(c + 3)?,
+            group_exists: r.try_get::<Option<i64>, _>(c + 4)?.is_some(),
             fields: fields
                 .into_iter()
                 .map(FieldColumns::into_field)
@@ -162,7 +208,8 @@ pub async fn put(tx: &mut Tx, uuid: &str, input: &DataRequestInput) -> Result<()
         "INSERT INTO data_request (external_id, care_plan_external_id, group_external_id, status, expiration_date, created_at, updated_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $6) ON CONFLICT (external_id) DO UPDATE SET \
          care_plan_external_id = excluded.care_plan_external_id, group_external_id = excluded.group_external_id, \
-         status = excluded.status, expiration_date = excluded.expiration_date, updated_at = excluded.updated_at",
+         status = excluded.status, expiration_date = excluded.expiration_date, updated_at = excluded.updated_at, \
+         expiry_announced = 0",
     )
     .bind(uuid.to_owned())
     .bind(input.care_plan_external_id.clone())
@@ -175,14 +222,18 @@ pub async fn put(tx: &mut Tx, uuid: &str, input: &DataRequestInput) -> Result<()
     Ok(())
 }
 
-/// Deletes the data request with this external ID (as given, not normalised); whether there
-/// was one. Its history is kept.
+/// Deletes the data request with this external ID (as given, not normalised), and announces
+/// the deletion to the worklist; whether there was one. Its history is kept.
 pub async fn delete(tx: &mut Tx, external_id: &str) -> Result<bool> {
     let done = sqlx::query("DELETE FROM data_request WHERE external_id = $1")
         .bind(external_id.to_owned())
         .execute(&mut **tx)
         .await?;
-    Ok(done.rows_affected() > 0)
+    let deleted = done.rows_affected() > 0;
+    if deleted {
+        super::events::append(tx, external_id, EventStatus::Deleted, None).await?;
+    }
+    Ok(deleted)
 }
 
 /// Marks a request `Completed` after a successful POST.

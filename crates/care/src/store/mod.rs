@@ -25,12 +25,14 @@ macro_rules! with_json_functions {
 pub mod data_requests;
 pub mod enrollment;
 pub mod erx;
+pub mod events;
 pub mod groups;
 pub mod objects;
 pub mod records;
 pub mod reference;
 pub mod stats;
 pub mod users;
+pub mod worklist;
 
 /// Why a store function failed.
 #[derive(Debug, thiserror::Error)]

@@ -44,6 +44,34 @@ pub async fn list(tx: &mut Tx) -> Result<Vec<UserRow>> {
     Ok(out)
 }
 
+/// Who a user is, as `GET {ns}/me` answers it: the ID the worklist's `owner` filters by,
+/// the display name, and whether the user is an admin.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Profile {
+    /// The user's external ID.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// Whether the user is an admin.
+    pub admin: bool,
+}
+
+/// The profile of the user with this row id.
+pub async fn profile(tx: &mut Tx, row_id: i64) -> Result<Option<Profile>> {
+    let row = sqlx::query("SELECT external_id, name, is_admin FROM app_user WHERE id = $1")
+        .bind(row_id)
+        .fetch_optional(&mut **tx)
+        .await?;
+    row.map(|r| {
+        Ok(Profile {
+            id: r.try_get(0)?,
+            name: r.try_get(1)?,
+            admin: r.try_get::<i64, _>(2)? != 0,
+        })
+    })
+    .transpose()
+}
+
 /// The row id of the user with this external id.
 pub async fn row_id(tx: &mut Tx, external_id: &str) -> Result<Option<i64>> {
     let row = sqlx::query("SELECT id FROM app_user WHERE external_id = $1")

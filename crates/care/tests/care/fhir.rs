@@ -88,7 +88,7 @@ async fn fhir_get_is_a_collection_bundle_of_a_questionnaire_and_an_sdc_task() {
         assert_eq!(options, ["Morning", "Afternoon", "Evening"]);
 
         assert_eq!(task["resourceType"], "Task");
-        assert_eq!(task["status"], "ready");
+        assert_eq!(task["status"], "requested");
         assert_eq!(task["intent"], "order");
         assert_eq!(
             task["code"]["coding"][0],

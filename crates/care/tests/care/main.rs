@@ -14,3 +14,4 @@ mod metrics;
 mod missing_info;
 mod routing;
 mod support;
+mod worklist;

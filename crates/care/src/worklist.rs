@@ -1,0 +1,390 @@
+//! The care staff's worklist (domain): a missing-information request seen as a FHIR `Task`,
+//! the statuses a Task search filters by, claims (who holds a request), and the keyset cursor
+//! the search pages with. SQL is in `store::worklist`; the FHIR shapes in `fhir`.
+//!
+//! A data request's stored `status` (`Active`, `Completed`, `Ended`, `Cancelled`) and its
+//! claim decide its Task status; so does the calendar, since an active request past its date
+//! has expired without an answer. That is why the Task status is computed, never stored.
+
+use crate::missing_info::{self as mi, DataRequest};
+use crate::violation::Violation;
+
+/// The `Task.status` of a data request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TaskStatus {
+    /// Active, unexpired, and nobody holds it: open to claim.
+    Requested,
+    /// Active, unexpired, and held by a staff member (a claim).
+    InProgress,
+    /// Answered (`Completed`).
+    Completed,
+    /// Ended by the program (`Cancelled` or `Ended`).
+    Cancelled,
+    /// Expired unanswered (still `Active`, past its expiration date).
+    Failed,
+}
+
+impl TaskStatus {
+    /// Every status, in the order the README lists them.
+    pub const ALL: [TaskStatus; 5] = [
+        TaskStatus::Requested,
+        TaskStatus::InProgress,
+        TaskStatus::Completed,
+        TaskStatus::Cancelled,
+        TaskStatus::Failed,
+    ];
+
+    /// The FHIR code.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskStatus::Requested => "requested",
+            TaskStatus::InProgress => "in-progress",
+            TaskStatus::Completed => "completed",
+            TaskStatus::Cancelled => "cancelled",
+            TaskStatus::Failed => "failed",
+        }
+    }
+
+    /// The status a FHIR code names.
+    pub fn parse(code: &str) -> Option<TaskStatus> {
+        TaskStatus::ALL.into_iter().find(|s| s.as_str() == code)
+    }
+
+    /// The Task status of a request with this stored status, expiry and claim.
+    pub fn of(req: &DataRequest) -> TaskStatus {
+        match req.status.as_str() {
+            mi::ACTIVE if mi::is_expired(req) => TaskStatus::Failed,
+            mi::ACTIVE if req.holder.is_some() => TaskStatus::InProgress,
+            mi::ACTIVE => TaskStatus::Requested,
+            mi::COMPLETED => TaskStatus::Completed,
+            _ => TaskStatus::Cancelled,
+        }
+    }
+
+    /// The `Task.statusReason` text that says why a request ended the way it did, where the
+    /// status alone does not (`failed` is always an expiry; `cancelled` may be an end).
+    pub fn reason(req: &DataRequest) -> Option<&'static str> {
+        match TaskStatus::of(req) {
+            TaskStatus::Failed => Some("expired"),
+            TaskStatus::Cancelled if req.status == "Ended" => Some("ended"),
+            _ => None,
+        }
+    }
+}
+
+/// The status an event announces: a Task status, or that the request was deleted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventStatus {
+    /// The request's Task status after the change.
+    Task(TaskStatus),
+    /// The request was deleted (FHIR's `entered-in-error`: it should never have existed).
+    Deleted,
+}
+
+impl EventStatus {
+    /// The code the event carries.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventStatus::Task(s) => s.as_str(),
+            EventStatus::Deleted => "entered-in-error",
+        }
+    }
+}
+
+/// The staff member who holds (has claimed) a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Holder {
+    /// Row id of the user.
+    pub user_id: i64,
+    /// The user's external ID (what `owner` filters by).
+    pub external_id: String,
+    /// The user's display name.
+    pub name: String,
+}
+
+/// Where a worklist page starts: after the request with this expiry date and row id (the
+/// order is expiry, then age, and a younger request has a larger row id).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cursor {
+    /// Expiry date (`yyyy-mm-dd`) of the last request of the previous page.
+    pub expiration_date: String,
+    /// Its row id.
+    pub id: i64,
+}
+
+impl Cursor {
+    /// The cursor's text in a `next` link: `<date>_<id>` (no character that needs escaping).
+    pub fn encode(&self) -> String {
+        format!("{}_{}", self.expiration_date, self.id)
+    }
+
+    /// The cursor a `next` link carries, or a 400-worthy violation naming `_cursor`.
+    pub fn decode(raw: &str) -> Result<Cursor, Violation> {
+        let bad = || {
+            Violation::new(
+                "INVALID_CURSOR",
+                "_cursor must be the value of a next link of an earlier page",
+                "_cursor",
+            )
+        };
+        let (date, id) = raw.split_once('_').ok_or_else(bad)?;
+        let id: i64 = id.parse().map_err(|_| bad())?;
+        if date.len() > 10 || date.contains(|c: char| !c.is_ascii_digit() && c != '-') {
+            return Err(bad());
+        }
+        Ok(Cursor {
+            expiration_date: date.to_owned(),
+            id,
+        })
+    }
+}
+
+/// Page size when `_count` is absent, and its most.
+pub const DEFAULT_COUNT: u32 = 20;
+/// The most Tasks one page holds.
+pub const MAX_COUNT: u32 = 100;
+
+/// A Task search.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Search {
+    /// Statuses to match (any of them); empty matches every status.
+    pub statuses: Vec<TaskStatus>,
+    /// External ID of the holder to match.
+    pub owner: Option<String>,
+    /// Tasks per page.
+    pub count: u32,
+    /// Where the page starts; `None` for the first page.
+    pub after: Option<Cursor>,
+}
+
+impl Search {
+    /// The search the query parameters ask for; every malformed one is listed (400).
+    pub fn parse(
+        status: Option<&str>,
+        owner: Option<&str>,
+        count: Option<&str>,
+        cursor: Option<&str>,
+    ) -> Result<Search, Vec<Violation>> {
+        let mut problems = Vec::new();
+        let mut statuses = Vec::new();
+        for code in status.into_iter().flat_map(|s| s.split(',')) {
+            let code = code.trim();
+            match TaskStatus::parse(code) {
+                Some(s) if !statuses.contains(&s) => statuses.push(s),
+                Some(_) => {}
+                None => problems.push(Violation::new(
+                    "INVALID_STATUS",
+                    format!(
+                        "status {code:?} is not a Task status this service uses; use {}",
+                        TaskStatus::ALL.map(TaskStatus::as_str).join(", ")
+                    ),
+                    "status",
+                )),
+            }
+        }
+        statuses.sort();
+        let owner = owner.map(|o| {
+            o.strip_prefix("Practitioner/")
+                .unwrap_or(o)
+                .trim()
+                .to_owned()
+        });
+        if owner.as_deref() == Some("") {
+            problems.push(Violation::new(
+                "INVALID_OWNER",
+                "owner must be a user ID (or Practitioner/<user ID>)",
+                "owner",
+            ));
+        }
+        let count = match count {
+            None => DEFAULT_COUNT,
+            Some(raw) => match raw.trim().parse::<u32>() {
+                Ok(n) if (1..=MAX_COUNT).contains(&n) => n,
+                _ => {
+                    problems.push(Violation::new(
+                        "INVALID_COUNT",
+                        format!("_count must be a whole number from 1 to {MAX_COUNT}"),
+                        "_count",
+                    ));
+                    DEFAULT_COUNT
+                }
+            },
+        };
+        let after = match cursor.map(Cursor::decode).transpose() {
+            Ok(c) => c,
+            Err(v) => {
+                problems.push(v);
+                None
+            }
+        };
+        if !problems.is_empty() {
+            return Err(problems);
+        }
+        Ok(Search {
+            statuses,
+            owner,
+            count,
+            after,
+        })
+    }
+
+    /// The query string of this search starting at `after` (the `self` and `next` links).
+    pub fn query_string(&self, after: Option<&Cursor>) -> String {
+        let mut parts = Vec::new();
+        if !self.statuses.is_empty() {
+            let codes: Vec<&str> = self.statuses.iter().map(|s| s.as_str()).collect();
+            parts.push(format!("status={}", codes.join(",")));
+        }
+        if let Some(owner) = &self.owner {
+            parts.push(format!("owner={}", percent_encode(owner)));
+        }
+        parts.push(format!("_count={}", self.count));
+        if let Some(c) = after {
+            parts.push(format!("_cursor={}", c.encode()));
+        }
+        parts.join("&")
+    }
+}
+
+/// Escapes everything but unreserved characters (RFC 3986), for an owner ID in a link.
+fn percent_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Why a claim or a release is refused (beyond 401/403/404).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ClaimError {
+    /// Someone else holds the request (409, naming them).
+    #[error("{} holds this request", .0.name)]
+    HeldByOther(Holder),
+    /// The request has ended or expired (409).
+    #[error("the request is no longer active")]
+    NotActive(Violation),
+}
+
+impl ClaimError {
+    /// The violation the 409 carries.
+    pub fn violation(&self) -> Violation {
+        match self {
+            ClaimError::HeldByOther(h) => Violation::new(
+                "ALREADY_CLAIMED",
+                format!(
+                    "{} (user {}) holds this request; they can release it, or a care admin can",
+                    h.name, h.external_id
+                ),
+                "",
+            ),
+            ClaimError::NotActive(v) => v.clone(),
+        }
+    }
+}
+
+/// Refused unless the request can still be claimed (active and unexpired).
+pub fn check_claimable(req: &DataRequest) -> Result<(), ClaimError> {
+    mi::check_active(req).map_err(|e| match e {
+        mi::RequestError::NotActive(v) => ClaimError::NotActive(v),
+        other => ClaimError::NotActive(Violation::new("REQUEST_NOT_ACTIVE", other.to_string(), "")),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(status: &str, expiration: &str, held: bool) -> DataRequest {
+        DataRequest {
+            id: 1,
+            uuid: "u".into(),
+            care_plan_external_id: "cp".into(),
+            group_external_id: "g".into(),
+            status: status.into(),
+            expiration_date: expiration.into(),
+            created_at: 0,
+            holder: held.then(|| Holder {
+                user_id: 7,
+                external_id: "nurse-1".into(),
+                name: "Nurse".into(),
+            }),
+        }
+    }
+
+    #[test]
+    fn the_task_status_follows_the_stored_status_the_claim_and_the_calendar() {
+        let future = "2999-01-01";
+        assert_eq!(
+            TaskStatus::of(&req("Active", future, false)),
+            TaskStatus::Requested
+        );
+        assert_eq!(
+            TaskStatus::of(&req("Active", future, true)),
+            TaskStatus::InProgress
+        );
+        assert_eq!(
+            TaskStatus::of(&req("Active", "2000-01-01", true)),
+            TaskStatus::Failed
+        );
+        assert_eq!(
+            TaskStatus::reason(&req("Active", "2000-01-01", false)),
+            Some("expired")
+        );
+        assert_eq!(
+            TaskStatus::of(&req("Completed", future, true)),
+            TaskStatus::Completed
+        );
+        assert_eq!(
+            TaskStatus::of(&req("Ended", future, false)),
+            TaskStatus::Cancelled
+        );
+        assert_eq!(
+            TaskStatus::reason(&req("Ended", future, false)),
+            Some("ended")
+        );
+        assert_eq!(
+            TaskStatus::of(&req("Cancelled", future, false)),
+            TaskStatus::Cancelled
+        );
+        assert_eq!(TaskStatus::reason(&req("Cancelled", future, false)), None);
+    }
+
+    #[test]
+    fn a_search_names_each_bad_parameter() {
+        let err =
+            Search::parse(Some("requested,ready"), Some(""), Some("0"), Some("x")).unwrap_err();
+        let fields: Vec<&str> = err.iter().map(|v| v.fields[0].as_str()).collect();
+        assert_eq!(fields, ["status", "owner", "_count", "_cursor"]);
+        assert!(err[0].message.contains("\"ready\""), "{}", err[0].message);
+    }
+
+    #[test]
+    fn a_search_round_trips_through_its_next_link() {
+        let s = Search::parse(
+            Some("in-progress,requested,requested"),
+            Some("Practitioner/nurse 1"),
+            Some("5"),
+            None,
+        )
+        .unwrap();
+        assert_eq!(s.statuses, [TaskStatus::Requested, TaskStatus::InProgress]);
+        assert_eq!(s.owner.as_deref(), Some("nurse 1"));
+        let cursor = Cursor {
+            expiration_date: "2026-12-01".into(),
+            id: 42,
+        };
+        let q = s.query_string(Some(&cursor));
+        assert_eq!(
+            q,
+            "status=requested,in-progress&owner=nurse%201&_count=5&_cursor=2026-12-01_42"
+        );
+        assert_eq!(Cursor::decode(&cursor.encode()).unwrap(), cursor);
+        assert!(Cursor::decode("2026-12-01_x").is_err());
+        assert!(Cursor::decode("2026'--_1").is_err());
+    }
+}
