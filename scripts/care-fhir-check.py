@@ -9,6 +9,12 @@ Fetches GET {base}/{ns}/missingInformationRequest/{uuid}/fhir, parses it as an R
 and its entries as Questionnaire and Task (pydantic validation of every element), checks
 the SDC task pattern, builds a QuestionnaireResponse with fhir.resources answering every
 item, POSTs it as application/fhir+json and expects 200, then 409 when posted again.
+
+Before that, the worklist: it adds open requests through the admin API (ADMIN_TOKEN,
+default demo-admin), pages through GET {base}/fhir/Task?status=requested by each Bundle's
+`next` link, validates every page as an R4B searchset Bundle and every entry as a Task, and
+checks that every open request comes exactly once, in expiry order; then it claims the
+request (Task in-progress, owned by the caller) and, after the POST, reads it completed.
 Exit status 0 on success; any failure raises.
 """
 
@@ -18,6 +24,7 @@ import json
 import sys
 import urllib.error
 import urllib.request
+import uuid as uuid_module
 
 from fhir.resources.R4B.bundle import Bundle
 from fhir.resources.R4B.questionnaire import Questionnaire
@@ -69,12 +76,63 @@ def answer(item):
     return QuestionnaireResponseItemAnswer(valueString=text)
 
 
+def check_worklist(base, token, uuid, ns):
+    """Pages the open worklist and checks every Bundle and Task with fhir.resources."""
+    admin = "demo-admin"
+    status, _, body = call("GET", f"{base}/admin/data-requests/{uuid}", admin)
+    assert status == 200, f"GET admin data request answered {status}: {body[:300]!r}"
+    existing = json.loads(body)
+    made = []
+    for day in [9, 3, 7, 3, 1, 5, 8]:
+        new = str(uuid_module.uuid4())
+        doc = {
+            "carePlanExternalId": existing["carePlanExternalId"],
+            "groupId": existing["groupId"],
+            "status": "Active",
+            "expirationDate": f"2098-03-{day:02d}",
+        }
+        status, _, body = call(
+            "PUT", f"{base}/admin/data-requests/{new}", admin, json.dumps(doc).encode(), "application/json"
+        )
+        assert status == 200, f"PUT data request answered {status}: {body[:300]!r}"
+        made.append(new)
+    url = f"{base}/fhir/Task?status=requested&_count=3"
+    seen, ends, pages = [], [], 0
+    while url:
+        status, content_type, body = call("GET", url, token)
+        assert status == 200, f"GET {url} answered {status}: {body[:300]!r}"
+        assert content_type.startswith("application/fhir+json"), content_type
+        raw = json.loads(body)
+        bundle = Bundle.model_validate(raw)
+        assert bundle.type == "searchset", bundle.type
+        pages += 1
+        for entry, raw_entry in zip(bundle.entry or [], raw.get("entry", [])):
+            task = Task.model_validate(raw_entry["resource"])
+            assert task.status == "requested", task.status
+            assert entry.search.mode == "match"
+            assert entry.fullUrl.endswith(f"/fhir/Task/{task.id}"), entry.fullUrl
+            seen.append(task.id)
+            ends.append(str(task.restriction.period.end))
+        url = next((l.url for l in bundle.link or [] if l.relation == "next"), None)
+    assert len(seen) == len(set(seen)), f"a request came twice: {seen}"
+    assert set(made) | {uuid} <= set(seen), "an open request is missing from the worklist"
+    assert ends == sorted(ends), f"not in expiry order: {ends}"
+    print(f"worklist ok: {len(seen)} open requests on {pages} pages, each once, by expiry")
+
+    status, _, body = call("POST", f"{base}/{ns}/missingInformationRequest/{uuid}/claim", token)
+    assert status == 200, f"claim answered {status}: {body[:300]!r}"
+    task = Task.model_validate(json.loads(body))
+    assert task.status == "in-progress" and task.owner is not None, task.status
+    print(f"claimed: Task {task.status}, owner {task.owner.display}")
+
+
 def main():
     base = sys.argv[1].rstrip("/")
     token = sys.argv[2] if len(sys.argv) > 2 else "demo-staff"
     uuid = sys.argv[3] if len(sys.argv) > 3 else ACTIVE
     ns = sys.argv[4] if len(sys.argv) > 4 else "care"
     url = f"{base}/{ns}/missingInformationRequest/{uuid}"
+    check_worklist(base, token, uuid, ns)
 
     status, content_type, body = call("GET", f"{url}/fhir", token)
     assert status == 200, f"GET …/fhir answered {status}: {body[:500]!r}"
@@ -93,7 +151,7 @@ def main():
         assert item.required is True, item.linkId
         if item.type == "choice":
             assert item.answerOption, f"choice item {item.linkId} without answerOption"
-    assert task.status in ("requested", "ready"), task.status
+    assert task.status == "in-progress", task.status  # claimed by check_worklist
     assert task.intent, "task without intent"
     codes = [(c.system, c.code) for c in task.code.coding]
     assert (SDC, "complete-questionnaire") in codes, codes
@@ -131,6 +189,12 @@ def main():
     status, _, body = call("POST", url, token, payload, "application/fhir+json")
     assert status == 409, f"a second POST answered {status}: {body[:500]!r}"
     print("second POST refused with 409, as for the plain body")
+
+    status, _, body = call("GET", f"{base}/fhir/Task/{uuid}", token)
+    assert status == 200, f"GET Task answered {status}: {body[:300]!r}"
+    task = Task.model_validate(json.loads(body))
+    assert task.status == "completed", task.status
+    print("the answered request's Task is completed")
 
 
 if __name__ == "__main__":
