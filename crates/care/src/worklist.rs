@@ -128,8 +128,14 @@ impl Cursor {
             )
         };
         let (date, id) = raw.split_once('_').ok_or_else(bad)?;
+        if id.is_empty() || id.len() > 18 || !id.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(bad());
+        }
         let id: i64 = id.parse().map_err(|_| bad())?;
-        if date.len() > 10 || date.contains(|c: char| !c.is_ascii_digit() && c != '-') {
+        if date.is_empty()
+            || date.len() > 10
+            || date.contains(|c: char| !c.is_ascii_digit() && c != '-')
+        {
             return Err(bad());
         }
         Ok(Cursor {
@@ -168,7 +174,6 @@ impl Search {
         let mut problems = Vec::new();
         let mut statuses = Vec::new();
         for code in status.into_iter().flat_map(|s| s.split(',')) {
-            let code = code.trim();
             match TaskStatus::parse(code) {
                 Some(s) if !statuses.contains(&s) => statuses.push(s),
                 Some(_) => {}
@@ -244,6 +249,14 @@ impl Search {
         }
         parts.join("&")
     }
+}
+
+/// Whether `s` can be a user's ID: what the service makes (UUIDs) and what an ID may hold.
+fn is_user_id(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 100
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b".:_-".contains(&b))
 }
 
 /// Escapes everything but unreserved characters (RFC 3986), for an owner ID in a link.
@@ -367,13 +380,13 @@ mod tests {
     fn a_search_round_trips_through_its_next_link() {
         let s = Search::parse(
             Some("in-progress,requested,requested"),
-            Some("Practitioner/nurse 1"),
+            Some("Practitioner/nurse:1"),
             Some("5"),
             None,
         )
         .unwrap();
         assert_eq!(s.statuses, [TaskStatus::Requested, TaskStatus::InProgress]);
-        assert_eq!(s.owner.as_deref(), Some("nurse 1"));
+        assert_eq!(s.owner.as_deref(), Some("nurse:1"));
         let cursor = Cursor {
             expiration_date: "2026-12-01".into(),
             id: 42,
@@ -381,10 +394,15 @@ mod tests {
         let q = s.query_string(Some(&cursor));
         assert_eq!(
             q,
-            "status=requested,in-progress&owner=nurse%201&_count=5&_cursor=2026-12-01_42"
+            "status=requested,in-progress&owner=nurse%3A1&_count=5&_cursor=2026-12-01_42"
         );
         assert_eq!(Cursor::decode(&cursor.encode()).unwrap(), cursor);
         assert!(Cursor::decode("2026-12-01_x").is_err());
         assert!(Cursor::decode("2026'--_1").is_err());
+        assert!(Cursor::decode("2026_-1").is_err());
+        assert!(Cursor::decode("_1").is_err());
+        assert!(Search::parse(None, Some("a/b"), None, None).is_err());
+        assert!(Search::parse(None, None, Some("+5"), None).is_err());
+        assert!(Search::parse(Some(" requested"), None, None, None).is_err());
     }
 }

@@ -75,7 +75,7 @@ fn require(caller: &Caller, access: Access, what: &str) -> Result<(), ApiError> 
 }
 
 /// What the caller may see of the patient's name: the account's `name`, else first and last
-/// name, each only with read access to that field.
+/// name, each only with read access to that field (by its API name, as grants name fields).
 fn patient_name(caller: &Caller, row: &TaskRow) -> Option<String> {
     let readable = |field: &str, value: &Option<String>| {
         value
@@ -86,7 +86,7 @@ fn patient_name(caller: &Caller, row: &TaskRow) -> Option<String> {
     };
     let [name, first, last] = &row.patient_name;
     readable("name", name).or_else(|| {
-        let parts: Vec<String> = [readable("first_name", first), readable("last_name", last)]
+        let parts: Vec<String> = [readable("firstName", first), readable("lastName", last)]
             .into_iter()
             .flatten()
             .collect();
