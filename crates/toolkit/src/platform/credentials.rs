@@ -144,8 +144,9 @@ fn write_config(config: &Config) -> Result<(), ToolError> {
     atomic_write(&path, text.as_bytes()).map_err(|e| ToolError::io("write", &path, &e))
 }
 
-/// Stores `token` under `account` (an environment's name, or [`care_account`] of one).
-fn store_token(account: &str, token: &str) -> Result<TokenStore, ToolError> {
+/// Stores `token` under `account` (an environment's name, [`care_account`] of one, or another
+/// secret of the desktop under a name with a `.`, such as the care drafts' key).
+pub(crate) fn store_token(account: &str, token: &str) -> Result<TokenStore, ToolError> {
     let forced_file = std::env::var("SLIPWAY_TOKEN_STORE").is_ok_and(|v| v == "file");
     if !forced_file {
         let keyring = keyring::Entry::new(SERVICE, account).and_then(|e| e.set_password(token));
@@ -198,7 +199,7 @@ fn care_account(environment: &str, role: CareRole) -> String {
 
 /// The token stored under `account`: the 0600 file first (it is only there when the keyring
 /// was not), then the keyring; `None` when neither has one.
-fn read_token(account: &str) -> Option<(String, TokenStore)> {
+pub(crate) fn read_token(account: &str) -> Option<(String, TokenStore)> {
     let path = token_path(account);
     if let Ok(token) = std::fs::read_to_string(&path) {
         return Some((token.trim().to_owned(), TokenStore::File(path)));
