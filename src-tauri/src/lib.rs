@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use tauri::Manager as _;
 
-/// The desktop's own files (the enrollment draft, the welcome marker):
+/// The desktop's own files (the care forms' sealed drafts, the welcome marker):
 /// `$XDG_DATA_HOME/slipway/desktop`, beside the embedded platform's and care's directories.
 pub fn desktop_data_dir() -> PathBuf {
     slipway_care::embedded::default_data_dir()
@@ -29,6 +29,9 @@ pub fn build_app<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builde
             slipway_platform::embedded::default_data_dir(),
             Arc::clone(&selection),
         ))
+        .manage(Arc::new(slipway_toolkit::care::draft::Drafts::open(
+            &desktop_data_dir(),
+        )))
         .manage(commands::dev::DevSessions::default())
         .manage(commands::build::Builds::default())
         .manage(commands::dev::WatchedDevfile::default())
@@ -62,9 +65,9 @@ pub fn build_app<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builde
             commands::care::care_enrollment_options,
             commands::care::care_check_enrollment,
             commands::care::care_enroll,
-            commands::care::care_load_draft,
-            commands::care::care_save_draft,
-            commands::care::care_clear_draft,
+            commands::drafts::care_draft_load,
+            commands::drafts::care_draft_save,
+            commands::drafts::care_draft_clear,
             commands::care::care_users,
             commands::care::care_create_user,
             commands::care::care_set_permissions,

@@ -80,12 +80,16 @@ export const careEnrollmentOptions = () => command("care_enrollment_options");
 export const careCheckEnrollment = (document) => command("care_check_enrollment", { document });
 /** Submits an enrollment document. */
 export const careEnroll = (document) => command("care_enroll", { document });
-/** The saved enrollment draft, or null. */
-export const careLoadDraft = () => command("care_load_draft");
-/** Saves the enrollment draft (atomically, in the user's data directory). */
-export const careSaveDraft = (document) => command("care_save_draft", { document });
-/** Forgets the enrollment draft. */
-export const careClearDraft = () => command("care_clear_draft");
+/**
+ * A care form's saved draft, `kind` "enrollment" or "missing_info" (with the request's `uuid`):
+ * {document, saved_at, not_restored, key_store, key_notice}; `document` is null when there is
+ * none, `not_restored` says that one could not be opened (and was removed).
+ */
+export const careDraftLoad = (kind, uuid = null) => command("care_draft_load", { kind, uuid });
+/** Saves a care form's draft, encrypted, in the user's data directory: {saved_at, key_store, key_notice}. */
+export const careDraftSave = (kind, uuid, document) => command("care_draft_save", { kind, uuid, document });
+/** Forgets a care form's draft. */
+export const careDraftClear = (kind, uuid = null) => command("care_draft_clear", { kind, uuid });
 
 /** Results of the history commands carry `success: false` on failure, like tools. */
 async function platformCall(cmd, args) {

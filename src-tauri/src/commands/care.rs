@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 use slipway_care::embedded::{Lazy, tokens};
-use slipway_toolkit::care::{self, Client, Endpoint, Failure, draft};
+use slipway_toolkit::care::{self, Client, Endpoint, Failure};
 use slipway_toolkit::platform::credentials;
 
 use super::env::Selection;
@@ -23,7 +23,7 @@ pub enum Role {
 }
 
 /// Where care calls go: a configured service, or the embedded one (started on first use,
-/// stopped on exit); and where the desktop keeps its own files (the enrollment draft).
+/// stopped on exit); and where the desktop keeps its own files (the welcome marker).
 #[derive(Debug)]
 pub struct Care {
     embedded: Lazy,
@@ -225,33 +225,6 @@ pub async fn care_enroll(
     document: Value,
 ) -> Result<Value, Failure> {
     with_client(&care, Role::Staff, move |c| c.enroll(&document)).await
-}
-
-/// The saved enrollment draft, or null.
-#[tauri::command]
-pub fn care_load_draft(care: tauri::State<'_, Arc<Care>>) -> Option<Value> {
-    draft::load(&care.data_dir())
-}
-
-/// Saves the enrollment draft atomically in the user's data directory.
-#[tauri::command]
-pub async fn care_save_draft(
-    care: tauri::State<'_, Arc<Care>>,
-    document: Value,
-) -> Result<(), Failure> {
-    let dir = care.data_dir();
-    blocking(move || {
-        draft::save(&dir, &document)
-            .map_err(|e| Failure::unavailable(format!("the draft could not be saved: {e}")))
-    })
-    .await
-}
-
-/// Forgets the enrollment draft.
-#[tauri::command]
-pub fn care_clear_draft(care: tauri::State<'_, Arc<Care>>) -> Result<(), Failure> {
-    draft::clear(&care.data_dir())
-        .map_err(|e| Failure::unavailable(format!("the draft could not be removed: {e}")))
 }
 
 /// Care users with their permissions (admin).

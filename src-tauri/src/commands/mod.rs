@@ -4,6 +4,7 @@ pub mod browser;
 pub mod build;
 pub mod care;
 pub mod dev;
+pub mod drafts;
 pub mod env;
 pub mod history;
 pub mod links;

@@ -1,9 +1,12 @@
 // Care staff: the whole enrollment document as one form. The state has the request's shape;
 // every change is checked by the service's own validator (through Rust) and each error is
-// placed on its field path; the draft is saved (by Rust, atomically) so it survives closing
-// the window. Which keys a party or contact has is layout; every rule is the validator's.
+// placed on its field path; the draft is saved (sealed by Rust) once typing pauses, so it
+// survives a crash or a closed window, and restored with a notice. Which keys a party or
+// contact has is layout; every rule is the validator's.
 import { html, render, useEffect, useRef, useState } from "../../vendor/preact-htm.js";
+import { DraftNotice } from "../components/draft-notice.js";
 import { Input } from "../components/field.js";
+import { draftSaver, loadNotice } from "../drafts.js";
 import { appendAt, currentErrors, errorsFor, getPath, inputValue, removePath, setPath, unplacedErrors } from "../form-state.js";
 
 const PERSON = [["firstName", "First name"], ["middleName", "Middle name"], ["lastName", "Last name", { required: true }], ["gender", "Gender", { options: "genders" }], ["dateOfBirth", "Date of birth", { type: "date" }]];
@@ -38,17 +41,27 @@ function Enroll({ api }) {
   const [showAll, setShowAll] = useState(false);
   const [busy, setBusy] = useState(false);
   const [answer, setAnswer] = useState(null);
-  const [note, setNote] = useState("");
+  const [note, setNote] = useState(null); // drafts.js's loadNotice()
+  const [keyNotice, setKeyNotice] = useState(null);
   const timers = useRef({});
   const loaded = useRef(false);
+  // A document that is not typing (the restored draft, the empty form): not saved as a draft.
+  const unsaved = useRef(EMPTY);
+  const saver = useRef(null);
 
   useEffect(() => {
     api.careEnrollmentOptions().then((r) => r.ok && setOptions(r.value));
-    api.careLoadDraft().then((r) => {
-      if (r.ok && r.value) {
-        setDoc(r.value);
-        setNote("Draft restored from your last session.");
+    saver.current = draftSaver({
+      save: (d) => api.careDraftSave("enrollment", null, d),
+      clear: () => api.careDraftClear("enrollment"),
+      onSaved: (r) => r.ok && setKeyNotice(r.value.key_notice || null),
+    });
+    api.careDraftLoad("enrollment").then((r) => {
+      if (r.ok && r.value.document) {
+        unsaved.current = r.value.document;
+        setDoc(r.value.document);
       }
+      setNote(r.ok ? loadNotice(r.value) : { kind: "lost", text: r.error, keyNotice: null });
       loaded.current = true;
     });
   }, []);
@@ -60,10 +73,7 @@ function Enroll({ api }) {
       const r = await api.careCheckEnrollment(doc);
       if (r.ok) setCheck(r.value);
     }, 200);
-    if (loaded.current) {
-      clearTimeout(timers.current.save);
-      timers.current.save = setTimeout(() => api.careSaveDraft(doc), 500);
-    }
+    if (loaded.current && doc !== unsaved.current) saver.current.schedule(doc);
   }, [doc]);
 
   // The answer (or the list of problems) is shown where the user looks.
@@ -179,20 +189,20 @@ function Enroll({ api }) {
     // What was sent, so the service's errors stay with the values they were about.
     setAnswer({ ...res, sent: doc });
     if (res.ok) {
-      await api.careClearDraft();
-      setNote("");
+      await saver.current.clear();
+      unsaved.current = doc;
+      setNote(null);
     }
   }
 
   async function startOver() {
-    await api.careClearDraft();
-    loaded.current = false;
+    await saver.current.clear();
+    unsaved.current = EMPTY;
     setDoc(EMPTY);
     setTouched(new Set());
     setShowAll(false);
     setAnswer(null);
-    setNote("");
-    loaded.current = true;
+    setNote(null);
   }
 
   const body = html`
@@ -210,8 +220,8 @@ function Enroll({ api }) {
   const shownErrors = { ...(showAll ? check.fieldErrors : {}), ...serverErrors };
   const leftover = unplacedErrors(shownErrors, rendered);
   return html`
-    <div class="row"><h2>Enrollment</h2><button type="button" class="small" id="enroll-reset" onClick=${startOver}>Start over</button>
-      ${note ? html`<span class="muted" id="draft-note">${note}</span>` : null}</div>
+    <div class="row"><h2>Enrollment</h2><button type="button" class="small" id="enroll-reset" onClick=${startOver}>Start over</button></div>
+    <${DraftNotice} note=${note} keyNotice=${keyNotice} onDiscard=${startOver} />
     <form id="enroll-form" onSubmit=${submit} novalidate autocomplete="off">
       ${body}
       <div class="row">

@@ -2,9 +2,13 @@
 // its type), submit. Refusals get their own screens: 403 (which access is missing), 404
 // (which record is missing), 409 (no longer active); 412 marks each unmet field on the form.
 // A slipway://care/missing-info/<uuid> link opens its request here (main.js puts it in the
-// shared state; show() hands it over).
-import { html, render, useEffect, useState } from "../../vendor/preact-htm.js";
+// shared state; show() hands it over). What is typed is saved as the request's draft (sealed
+// by Rust) once typing pauses, restored with a notice when the request is opened again, and
+// removed once it is submitted or the request has ended or is gone.
+import { html, render, useEffect, useRef, useState } from "../../vendor/preact-htm.js";
+import { DraftNotice } from "../components/draft-notice.js";
 import { FieldErrors, Input, TypedField } from "../components/field.js";
+import { draftSaver, endsDraft, loadNotice, withDraft } from "../drafts.js";
 import { currentErrors, errorsFor, unplacedErrors } from "../form-state.js";
 
 const SCREENS = {
@@ -34,6 +38,10 @@ function MissingInfo({ api, link }) {
   const [values, setValues] = useState({});
   const [outcome, setOutcome] = useState(null); // a failure or {ok, value}
   const [uuidError, setUuidError] = useState([]);
+  const [draftNote, setDraftNote] = useState(null); // drafts.js's loadNotice()
+  const [keyNotice, setKeyNotice] = useState(null);
+  const saver = useRef(null); // the open request's draft saver
+  const blank = useRef({}); // the open request's values before anything was typed
 
   async function open(ev) {
     ev.preventDefault();
@@ -41,21 +49,51 @@ function MissingInfo({ api, link }) {
   }
 
   async function openRequest(id) {
+    // What was typed into the request open until now is saved before another opens.
+    if (saver.current) await saver.current.flush();
+    saver.current = null;
     setBusy(true);
     setOutcome(null);
     setUuidError([]);
+    setDraftNote(null);
     const res = await api.careMissingInfo(id);
-    setBusy(false);
     if (!res.ok) {
+      setBusy(false);
       setRequest(null);
       if (res.kind === "invalid") setUuidError([res.error]);
       else setOutcome(res);
+      // An ended or unknown request keeps no draft.
+      if (endsDraft(res)) await api.careDraftClear("missing_info", id);
       return;
     }
-    setRequest(res.value);
+    const uuid = res.value.uuid;
     const init = {};
     for (const f of res.value.fields) init[f.uuid] = f.type === "BOOLEAN" ? "false" : "";
-    setValues(init);
+    blank.current = init;
+    const draft = await api.careDraftLoad("missing_info", uuid);
+    setBusy(false);
+    const note = draft.ok ? loadNotice(draft.value) : { kind: "lost", text: draft.error, keyNotice: null };
+    setDraftNote(note);
+    setValues(note && note.kind === "restored" ? withDraft(init, draft.value.document) : init);
+    setRequest(res.value);
+    saver.current = draftSaver({
+      save: (doc) => api.careDraftSave("missing_info", uuid, doc),
+      clear: () => api.careDraftClear("missing_info", uuid),
+      onSaved: (r) => r.ok && setKeyNotice(r.value.key_notice || null),
+    });
+  }
+
+  function type(fieldUuid, v) {
+    const next = { ...values, [fieldUuid]: v };
+    setValues(next);
+    if (saver.current) saver.current.schedule(next);
+  }
+
+  async function discard() {
+    if (saver.current) await saver.current.clear();
+    setValues(blank.current);
+    setDraftNote(null);
+    setOutcome(null);
   }
 
   // Each link is a new object: the same request asked for again is opened again.
@@ -70,6 +108,12 @@ function MissingInfo({ api, link }) {
     setBusy(true);
     const fields = request.fields.map((f) => ({ ...f, value: values[f.uuid] ?? "" }));
     const res = await api.careSubmitMissingInfo(request.uuid, fields);
+    // Submitted, or the request has ended or is gone: its draft goes. Otherwise it stays.
+    if (endsDraft(res) && saver.current) {
+      await saver.current.clear();
+      saver.current = null;
+      setDraftNote(null);
+    }
     setBusy(false);
     // What was sent, so an error stays with the value it was about.
     setOutcome({ ...res, sent: { ...values } });
@@ -98,10 +142,11 @@ function MissingInfo({ api, link }) {
     ${request
       ? html`<form id="mi-form" class="box" onSubmit=${submit} novalidate>
           <div class="row"><h3>${request.drugProgram}</h3><span class="muted">request ${request.uuid} · expires ${request.expirationDate}</span></div>
+          <${DraftNotice} note=${draftNote} keyNotice=${keyNotice} onDiscard=${discard} />
           ${request.fields.length === 0 ? html`<p class="muted empty">This request asks for no fields.</p>` : null}
           <div class="grid">
             ${request.fields.map((f) => html`<${TypedField} key=${f.uuid} def=${f} value=${values[f.uuid]} errors=${errorsFor(unmet, f.uuid)}
-              onValue=${(v) => setValues({ ...values, [f.uuid]: v })} />`)}
+              onValue=${(v) => type(f.uuid, v)} />`)}
           </div>
           ${outcome && !outcome.ok && outcome.kind === "unmet" && Object.keys(unmet).length
             ? html`<p class="error summary" role="alert">${outcome.error}</p>`
