@@ -54,6 +54,12 @@ const COMMANDS: &[&str] = &[
     "join_with_invite",
     "sso_status",
     "sso_sign_in",
+    "care_me",
+    "care_worklist",
+    "care_task",
+    "care_claim",
+    "care_release",
+    "care_watch_events",
 ];
 
 fn main() {

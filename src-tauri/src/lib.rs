@@ -36,17 +36,20 @@ pub fn build_app<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builde
         .manage(commands::build::Builds::default())
         .manage(commands::dev::WatchedDevfile::default())
         .manage(commands::links::Links::default())
+        .manage(commands::worklist::Worklist::default())
         .manage(Arc::new(commands::care::Care::new(
             slipway_care::embedded::default_data_dir(),
             desktop_data_dir(),
             selection,
         )))
         .plugin(tauri_plugin_deep_link::init())
+        .plugin(tauri_plugin_notification::init())
         .setup(|app| {
             if let Some(window) = app.get_webview_window("main") {
                 lean_webview(&window);
             }
             commands::links::listen(app.handle());
+            commands::worklist::open_on_click(app.handle());
             Ok(())
         })
         .invoke_handler(tauri::generate_handler![
@@ -102,6 +105,12 @@ pub fn build_app<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builde
             commands::people::join_with_invite,
             commands::people::sso_status,
             commands::people::sso_sign_in,
+            commands::worklist::care_me,
+            commands::worklist::care_worklist,
+            commands::worklist::care_task,
+            commands::worklist::care_claim,
+            commands::worklist::care_release,
+            commands::worklist::care_watch_events,
         ])
 }
 
@@ -233,6 +242,7 @@ pub fn run() {
             if let tauri::RunEvent::Exit = event {
                 app.state::<commands::dev::DevSessions>().shutdown();
                 app.state::<commands::tools::Tools>().shutdown();
+                app.state::<commands::worklist::Worklist>().shutdown();
                 app.state::<Arc<commands::care::Care>>().shutdown();
             }
         });
@@ -404,6 +414,31 @@ mod wiring {
         )
         .expect_err("other window setters stay refused");
         assert!(refused.to_string().contains("not allowed"), "{refused}");
+    }
+
+    #[test]
+    fn the_worklist_commands_are_wired_and_refuse_before_the_network() {
+        let (_app, window) = app();
+        // Registered and allowed: an argument of the wrong type is refused by Tauri after the
+        // permission check and before the command runs.
+        for (cmd, args) in [
+            ("care_task", json!({})),
+            ("care_claim", json!({"uuid": 5})),
+            ("care_release", json!({})),
+            ("care_worklist", json!({"statuses": "requested"})),
+        ] {
+            let refused = invoke(&window, cmd, args).expect_err(cmd).to_string();
+            assert!(refused.contains("invalid args"), "{cmd}: {refused}");
+        }
+        // An unknown status is refused on its field before any care service is asked.
+        let refused = invoke(
+            &window,
+            "care_worklist",
+            json!({"statuses": ["requested", "done"], "owner": null, "next": null, "count": null}),
+        )
+        .expect_err("an unknown status");
+        assert_eq!(refused["field"], "status", "{refused}");
+        assert_eq!(refused["kind"], "invalid", "{refused}");
     }
 
     #[test]

@@ -218,3 +218,37 @@ export async function setWindowTitle(title) {
     return failure(e);
   }
 }
+
+/** Who the care staff token belongs to: {id, name, admin}. */
+export const careMe = () => command("care_me");
+/**
+ * A page of the care worklist, {tasks, total, next}: by Task `statuses` and `owner` (a user
+ * id), or the page a `next` link names. Each task: {uuid, status, patientId, patient,
+ * program, ownerId, owner, expires, authored, description}.
+ */
+export const careWorklist = ({ statuses = [], owner = null, next = null, count = null } = {}) =>
+  command("care_worklist", { statuses, owner, next, count });
+/** One request as the worklist shows it. */
+export const careTask = (uuid) => command("care_task", { uuid });
+/** Claims a request for the signed-in user; a 409's message says who holds it. */
+export const careClaim = (uuid) => command("care_claim", { uuid });
+/** Releases a request the signed-in user holds. */
+export const careRelease = (uuid) => command("care_release", { uuid });
+/** Starts (once) the shell's subscription to the care service's events. */
+export const careWatchEvents = () => command("care_watch_events");
+
+async function listen(event, handler) {
+  const tauri = bridge();
+  try {
+    if (!tauri || !tauri.event) throw NO_BRIDGE;
+    await tauri.event.listen(event, (e) => handler(e.payload));
+    return { ok: true, value: null, error: null, field: null };
+  } catch (e) {
+    return failure(e);
+  }
+}
+
+/** Calls `handler({id, uuid, status, owner, ownerName})` for every change of a care request. */
+export const onCareTask = (handler) => listen("care-task", handler);
+/** Calls `handler({state: "live"|"retrying"|"ended", resumed, message, retry_in_ms})` as the subscription goes. */
+export const onCareEvents = (handler) => listen("care-events", handler);

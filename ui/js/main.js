@@ -13,6 +13,7 @@ const VIEWS = {
   check: () => import("./views/check.js"),
   apps: () => import("./views/apps.js"),
   secrets: () => import("./views/secrets.js"),
+  worklist: () => import("./views/worklist.js"),
   enroll: () => import("./views/enroll.js"),
   missing: () => import("./views/missing-info.js"),
   people: () => import("./views/people.js"),

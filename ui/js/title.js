@@ -6,6 +6,7 @@ export const VIEW_LABELS = {
   check: "Check devfile",
   apps: "Apps",
   secrets: "Secrets",
+  worklist: "Worklist",
   enroll: "Enrollment",
   missing: "Missing information",
   people: "People",

@@ -132,6 +132,12 @@ impl Care {
         Client::new(endpoint)
     }
 
+    /// A client presenting the staff token: the worklist's commands and its event
+    /// subscription (commands/worklist.rs).
+    pub fn staff_client(&self) -> Result<Client, Failure> {
+        self.client(Role::Staff)
+    }
+
     /// Stops the embedded service, if it was started.
     pub fn shutdown(&self) {
         self.embedded.shutdown();

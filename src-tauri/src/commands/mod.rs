@@ -11,6 +11,7 @@ pub mod links;
 pub mod people;
 pub mod startup;
 pub mod tools;
+pub mod worklist;
 
 use std::sync::Arc;
 

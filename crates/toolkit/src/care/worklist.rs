@@ -246,6 +246,12 @@ impl Default for Pacing {
 }
 
 impl Client {
+    /// Where this client's calls go, and whose token they present (a subscription is kept
+    /// while that stays the same).
+    pub fn endpoint(&self) -> &super::Endpoint {
+        &self.endpoint
+    }
+
     fn fhir(&self, path: &str) -> String {
         format!("{}/fhir/{path}", self.endpoint.base_url)
     }

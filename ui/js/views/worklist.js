@@ -1,0 +1,227 @@
+// Care staff's home: the missing-information requests as a worklist. Tabs Open (nobody holds
+// it, or someone works on it), Mine (you hold it) and All; each row its expiry, patient,
+// program, who holds it and status, with Claim / Release (a refusal, such as a 409 naming who
+// holds it, stays on its row) and Open (the request in the missing-information view). "More"
+// follows the service's next link. The list is live: the shell follows the care service's
+// events and each one changes the lists loaded here without a reload; the nav entry counts the
+// open requests. What a list is and how an event changes it: worklist-state.js.
+import { html, render, useEffect, useRef, useState } from "../../vendor/preact-htm.js";
+import { Tabs, TabPanel } from "../components/tabs.js";
+import { useAlive } from "../components/hooks.js";
+import { Muted } from "../components/notice.js";
+import {
+  OPEN,
+  TABS,
+  actionsFor,
+  appendPage,
+  applyEvent,
+  belongs,
+  emptyList,
+  holderText,
+  putTask,
+  queryFor,
+  statusTone,
+  statusWord,
+} from "../worklist-state.js";
+
+const PAGE = 20;
+
+/** The nav entry's count of open requests (hidden when unknown). */
+function showOpenCount(n) {
+  const badge = document.getElementById("nav-worklist-count");
+  const button = badge && badge.closest("button");
+  if (!badge || !button) return;
+  const known = typeof n === "number";
+  badge.hidden = !known;
+  badge.textContent = known ? String(n) : "";
+  if (known) button.setAttribute("aria-label", `Worklist, ${n} open`);
+  else button.removeAttribute("aria-label");
+}
+
+function liveText(stream) {
+  if (!stream) return "Connecting to live updates…";
+  switch (stream.state) {
+    case "live":
+      return "Live: changes appear as they happen.";
+    case "retrying":
+      return `Live updates interrupted (${stream.message}); trying again in ${Math.max(1, Math.round(stream.retry_in_ms / 1000))} s.`;
+    case "ended":
+      return `No live updates: ${stream.message}`;
+    default:
+      return "";
+  }
+}
+
+function Row({ task, me, busy, error, onClaim, onRelease, onOpen }) {
+  const can = actionsFor(task, me);
+  const who = task.patient || task.patientId || "a patient";
+  const errId = `wl-err-${task.uuid}`;
+  return html`<tr data-request=${task.uuid} data-status=${task.status}>
+    <td class="mono">${task.expires || "—"}</td>
+    <td>${task.patient || html`<span class="muted">${task.patientId || "—"}</span>`}</td>
+    <td>${task.program || "—"}</td>
+    <td data-holder>${holderText(task, me)}</td>
+    <td><span class=${`badge ${statusTone(task.status)}`} data-status=${task.status}>${statusWord(task.status)}</span></td>
+    <td class="actions">
+      ${can.claim
+        ? html`<button type="button" class="small" data-action="claim" disabled=${busy} aria-label=${`Claim the request for ${who}`}
+            onClick=${() => onClaim(task)}>Claim</button>`
+        : null}
+      ${can.release
+        ? html`<button type="button" class="small" data-action="release" disabled=${busy} aria-label=${`Release the request for ${who}`}
+            onClick=${() => onRelease(task)}>Release</button>`
+        : null}
+      <button type="button" class="small" data-action="open" aria-label=${`Open the request for ${who}`} onClick=${() => onOpen(task)}>Open</button>
+      ${error ? html`<p class="error" role="alert" id=${errId}>${error}</p>` : null}
+    </td>
+  </tr>`;
+}
+
+function Worklist({ api, openRequest }) {
+  const alive = useAlive();
+  const [me, setMe] = useState(null);
+  const [meError, setMeError] = useState(null);
+  const [tab, setTab] = useState("open");
+  // Per tab: {rows, total, next}, plus loading and error.
+  const [lists, setLists] = useState({});
+  const [status, setStatus] = useState({});
+  const [rowBusy, setRowBusy] = useState({});
+  const [rowError, setRowError] = useState({});
+  const [stream, setStream] = useState(null);
+  // Events arrive outside Preact's render: they read the current state through this ref.
+  const now = useRef({ lists, me });
+  now.current = { lists, me };
+  const loads = useRef({});
+
+  async function refreshCount() {
+    const r = await api.careWorklist({ statuses: OPEN, count: 1 });
+    if (r.ok) showOpenCount(r.value.total ?? r.value.tasks.length);
+  }
+
+  async function load(which, more = false) {
+    const who = now.current.me;
+    if (which === "mine" && !who) return;
+    // Only the answer to the latest load of a tab is kept.
+    const mine = (loads.current[which] = (loads.current[which] || 0) + 1);
+    setStatus((s) => ({ ...s, [which]: { loading: true, error: null } }));
+    const before = more ? now.current.lists[which] : null;
+    const q = queryFor(which, who);
+    const r = await api.careWorklist(before && before.next ? { next: before.next } : { ...q, count: PAGE });
+    if (!alive.current || loads.current[which] !== mine) return;
+    if (!r.ok) {
+      setStatus((s) => ({ ...s, [which]: { loading: false, error: r.error } }));
+      return;
+    }
+    setLists((l) => ({ ...l, [which]: appendPage(more && l[which] ? l[which] : emptyList(), r.value) }));
+    setStatus((s) => ({ ...s, [which]: { loading: false, error: null } }));
+    if (which === "open") showOpenCount(r.value.total ?? r.value.tasks.length);
+  }
+
+  function put(task) {
+    const who = now.current.me;
+    setLists((l) => {
+      const out = {};
+      for (const [t, list] of Object.entries(l)) out[t] = putTask(list, task, t, who);
+      return out;
+    });
+  }
+
+  async function onEvent(event) {
+    const { lists: current, me: who } = now.current;
+    const fetch = Object.entries(current).some(([t, list]) => applyEvent(list, event, t, who).fetch);
+    setLists((l) => {
+      const out = {};
+      for (const [t, list] of Object.entries(l)) out[t] = applyEvent(list, event, t, who).list;
+      return out;
+    });
+    setRowError((e) => ({ ...e, [event.uuid]: null }));
+    if (fetch) {
+      const r = await api.careTask(event.uuid);
+      if (alive.current && r.ok) put(r.value);
+    }
+    refreshCount();
+  }
+
+  useEffect(() => {
+    (async () => {
+      const r = await api.careMe();
+      if (!alive.current) return;
+      if (!r.ok) {
+        setMeError(r.error);
+        return;
+      }
+      setMe(r.value);
+      now.current.me = r.value;
+      await load("open");
+      await api.onCareTask((e) => onEvent(e));
+      await api.onCareEvents((s) => {
+        setStream(s);
+        // A stream that does not continue after the last event seen may have missed some:
+        // the loaded lists are read again.
+        if (s.state === "live" && !s.resumed) for (const t of Object.keys(now.current.lists)) load(t);
+      });
+      const watched = await api.careWatchEvents();
+      if (!watched.ok && alive.current) setStream({ state: "ended", message: watched.error });
+    })();
+  }, []);
+
+  function select(t) {
+    setTab(t);
+    if (!now.current.lists[t]) load(t);
+  }
+
+  async function hold(task, action) {
+    setRowBusy((b) => ({ ...b, [task.uuid]: true }));
+    setRowError((e) => ({ ...e, [task.uuid]: null }));
+    const r = action === "claim" ? await api.careClaim(task.uuid) : await api.careRelease(task.uuid);
+    if (!alive.current) return;
+    setRowBusy((b) => ({ ...b, [task.uuid]: false }));
+    if (r.ok) put(r.value);
+    else setRowError((e) => ({ ...e, [task.uuid]: r.error }));
+  }
+
+  if (meError)
+    return html`<h2>Worklist</h2><div id="wl-screen" class="screen bad" role="alert"><h3>The worklist is unavailable</h3><p>${meError}</p></div>`;
+
+  const panel = (t) => {
+    const list = lists[t];
+    const st = status[t] || {};
+    let body;
+    if (st.error) body = html`<p class="error" role="alert">${st.error}</p>`;
+    else if (!list) body = html`<${Muted}>Loading requests…<//>`;
+    else if (!list.rows.length) body = html`<${Muted} extra="empty">No requests here.<//>`;
+    else
+      body = html`<table id=${`wl-table-${t}`} class="worklist">
+        <caption class="muted">${list.rows.length} of ${list.total} request${list.total === 1 ? "" : "s"}</caption>
+        <thead><tr><th scope="col">expires</th><th scope="col">patient</th><th scope="col">program</th><th scope="col">held by</th><th scope="col">status</th><th scope="col"><span class="muted">actions</span></th></tr></thead>
+        <tbody>${list.rows
+          .filter((task) => belongs(t, task, me))
+          .map(
+            (task) => html`<${Row} key=${task.uuid} task=${task} me=${me} busy=${rowBusy[task.uuid]} error=${rowError[task.uuid]}
+              onClaim=${(x) => hold(x, "claim")} onRelease=${(x) => hold(x, "release")} onOpen=${(x) => openRequest(x.uuid)} />`,
+          )}</tbody>
+      </table>`;
+    return html`${body}
+      ${list && list.next
+        ? html`<button type="button" class="small" id=${`wl-more-${t}`} disabled=${st.loading} onClick=${() => load(t, true)}>
+            ${st.loading ? "Loading…" : "More"}</button>`
+        : null}`;
+  };
+
+  return html`
+    <div class="row"><h2>Worklist</h2>
+      <span class="muted" id="wl-me">${me ? `signed in to care as ${me.name}` : ""}</span>
+      <button type="button" class="small" id="wl-reload" onClick=${() => load(tab)}>Reload</button>
+    </div>
+    <p class="muted" id="wl-live" role="status">${liveText(stream)}</p>
+    <${Tabs} id="wl-tabs" label="Requests" tabs=${TABS} selected=${tab} onSelect=${select} />
+    ${TABS.map((t) => html`<${TabPanel} key=${t.id} tabs="wl-tabs" tab=${t.id} selected=${tab}>${panel(t.id)}<//>`)}`;
+}
+
+export function mount(root, { api, go, shared }) {
+  const openRequest = (uuid) => {
+    shared.missingInfo = { uuid };
+    go("missing");
+  };
+  render(html`<${Worklist} api=${api} openRequest=${openRequest} />`, root);
+}
