@@ -188,23 +188,23 @@ impl Search {
             }
         }
         statuses.sort();
-        let owner = owner.map(|o| {
-            o.strip_prefix("Practitioner/")
-                .unwrap_or(o)
-                .trim()
-                .to_owned()
-        });
-        if owner.as_deref() == Some("") {
+        let owner = owner.map(|o| o.strip_prefix("Practitioner/").unwrap_or(o).to_owned());
+        if owner.as_deref().is_some_and(|o| !is_user_id(o)) {
             problems.push(Violation::new(
                 "INVALID_OWNER",
-                "owner must be a user ID (or Practitioner/<user ID>)",
+                "owner must be a user ID (letters, digits, '.', '_', ':' or '-'), or Practitioner/<user ID>",
                 "owner",
             ));
         }
         let count = match count {
             None => DEFAULT_COUNT,
-            Some(raw) => match raw.trim().parse::<u32>() {
-                Ok(n) if (1..=MAX_COUNT).contains(&n) => n,
+            // Digits only: what a schema's integer allows (no sign, no spaces).
+            Some(raw) => match raw.parse::<u32>() {
+                Ok(n)
+                    if (1..=MAX_COUNT).contains(&n) && raw.bytes().all(|b| b.is_ascii_digit()) =>
+                {
+                    n
+                }
                 _ => {
                     problems.push(Violation::new(
                         "INVALID_COUNT",
