@@ -24,6 +24,7 @@ import unittest
 import urllib.error
 import urllib.parse
 import urllib.request
+import uuid
 
 DRIVER = os.environ.get("WEBDRIVER_URL", "http://127.0.0.1:4444")
 APP = os.environ["SLIPWAY_DESKTOP_BIN"]
@@ -69,6 +70,54 @@ def app_processes():
         except OSError:
             continue
     return found
+
+
+def listening_ports(pid):
+    """The TCP ports process `pid` listens on (its sockets matched in /proc/net/tcp*)."""
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if link.startswith("socket:["):
+            inodes.add(link[8:-1])
+    ports = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as f:
+            for line in f.read().splitlines()[1:]:
+                fields = line.split()
+                if fields[3] == "0A" and fields[9] in inodes:
+                    ports.append(int(fields[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
+def care_call(method, url, token, body=None):
+    """One call to a care service: (status, parsed JSON answer or None)."""
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(url, data=data, method=method, headers={"Authorization": f"Bearer {token}", "content-type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            raw = resp.read()
+            return resp.status, json.loads(raw) if raw else None
+    except urllib.error.HTTPError as e:
+        raw = e.read()
+        return e.code, json.loads(raw) if raw else None
+
+
+def embedded_care_url():
+    """The window's embedded care service (started on first use, on a free loopback port):
+    the one of the app's listening ports whose `/care/me` knows the demo staff token."""
+    for pid in app_processes():
+        for port in listening_ports(pid):
+            url = f"http://127.0.0.1:{port}"
+            try:
+                status, me = care_call("GET", f"{url}/care/me", "demo-staff")
+            except (OSError, ValueError):
+                continue
+            if status == 200 and me and me.get("id"):
+                return url
+    raise AssertionError("no embedded care service answers in the window's process")
 
 
 class Session:
@@ -619,7 +668,7 @@ return bad;
         problems = {}
         # People shows once the window knows it is an admin (of its own platform here).
         s.wait_for("#nav-people:not(.hidden)", timeout=30)
-        for view in ["new", "check", "apps", "secrets", "enroll", "missing", "people", "care-users"]:
+        for view in ["new", "check", "apps", "secrets", "worklist", "enroll", "missing", "people", "care-users"]:
             s.click(f"nav button[data-view={view}]")
             s.wait_for(f"#view-{view}:not(.hidden)")
             time.sleep(1.5)
@@ -896,6 +945,68 @@ return bad;
         s.wait_text("#mi-screen", lambda t: "no longer active" in t)
         self.assertEqual(s.count("#mi-screen[data-kind=not_active]"), 1)
         s.screenshot("missing-information-409")
+
+    def test_care_worklist_live_then_claim_and_release(self):
+        """Care staff: the worklist shows the demo's open request; a request made through the
+        care admin API while the view is open appears without a reload (the care service's
+        events), and the nav entry counts it; claim, then release, as the service records
+        them; Open shows the request's form. (Runs before the test that completes the demo
+        request, and leaves it open.)"""
+        s = self.s
+        s.click("nav button[data-view=worklist]")
+        s.wait_title("Worklist · Slipway")
+        row = f'#wl-table-open tr[data-request="{DEMO_REQUEST}"]'
+        s.wait_for(row, timeout=60)
+        self.assertIn("Demo Care Program", s.texts(row)[0])
+        s.wait_text("#wl-live", lambda t: t.startswith("Live:"), timeout=30)
+        s.wait_text("#nav-worklist-count", lambda t: t.strip().isdigit())
+        before = int(s.texts("#nav-worklist-count")[0])
+
+        care = embedded_care_url()
+        status, demo = care_call("GET", f"{care}/admin/data-requests/{DEMO_REQUEST}", "demo-admin")
+        self.assertEqual(status, 200, demo)
+        new = str(uuid.uuid4())
+        s.js("window.__worklistNotReloaded = true;")
+        status, answer = care_call("PUT", f"{care}/admin/data-requests/{new}", "demo-admin", {
+            "carePlanExternalId": demo["carePlanExternalId"], "groupId": demo["groupId"],
+            "status": "Active", "expirationDate": "2099-06-30"})
+        self.assertIn(status, (200, 201), answer)
+        fresh = f'#wl-table-open tr[data-request="{new}"]'
+        s.wait_for(fresh, timeout=30)
+        s.wait_text("#nav-worklist-count", lambda t: t.strip() == str(before + 1))
+        self.assertTrue(s.read("return window.__worklistNotReloaded === true;"), "the window reloaded")
+        self.assertEqual(s.texts(f"{fresh} [data-holder]"), ["nobody"])
+        s.screenshot("worklist")
+
+        # Claim: the row says you hold it, the service agrees, and Mine lists it.
+        s.click(f"{row} [data-action=claim]")
+        s.wait_text(f"{row} [data-holder]", lambda t: t == "you")
+        status, task = care_call("GET", f"{care}/fhir/Task/{DEMO_REQUEST}", "demo-staff")
+        self.assertEqual((status, task["status"]), (200, "in-progress"), task)
+        s.click("#wl-tabs [data-tab=mine]")
+        s.wait_for(f'#wl-table-mine tr[data-request="{DEMO_REQUEST}"]')
+        s.click("#wl-tabs [data-tab=open]")
+        # Release: open again for anyone.
+        s.click(f"{row} [data-action=release]")
+        s.wait_text(f"{row} [data-holder]", lambda t: t == "nobody")
+        s.wait_for(f"{row} [data-action=claim]")
+        status, task = care_call("GET", f"{care}/fhir/Task/{DEMO_REQUEST}", "demo-staff")
+        self.assertEqual((status, task["status"]), (200, "requested"), task)
+        s.click("#wl-tabs [data-tab=mine]")
+        s.wait_for("#wl-tabs-mine-panel:not([hidden])")
+        s.wait_text("#wl-tabs-mine-panel", lambda t: DEMO_REQUEST not in t and "No requests" in t)
+        s.click("#wl-tabs [data-tab=open]")
+
+        # Someone else claims the new request: the row shows who, live.
+        status, other = care_call("POST", f"{care}/care/missingInformationRequest/{new}/claim", "demo-restricted")
+        self.assertEqual(status, 200, other)
+        s.wait_text(f"{fresh} [data-holder]", lambda t: t == "Demo restricted user")
+        self.assertEqual(s.count(f"{fresh} [data-action=claim]"), 0)
+
+        # Open: the request's form in the missing-information view.
+        s.click(f"{row} [data-action=open]")
+        s.wait_text("#mi-form", lambda t: f"request {DEMO_REQUEST}" in t, timeout=60)
+        s.wait_title("Missing information · Slipway")
 
     def test_care_users_and_permissions(self):
         """Admin: the care users with their permissions; a new user gets a token shown once."""
