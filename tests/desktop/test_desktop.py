@@ -16,6 +16,7 @@ import http.client
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import tempfile
@@ -1021,6 +1022,87 @@ return bad;
             row.querySelector('button').click();""")
         s.wait_text(".perms", lambda t: "dateOfBirth" in t)
         s.screenshot("care-users")
+
+    def test_missing_information_draft_survives_kill_9(self):
+        """Care staff: what is typed into a missing-information form is saved as it is typed,
+        encrypted: after `kill -9` of the app and a new start, the same request opens with the
+        values back and a notice saying so; once submitted, the draft file is gone. On a
+        request of its own (made through the embedded care service's admin API), so the tests
+        that complete the demo request may run before or after it."""
+        s = self.s
+        # The care users view starts the embedded care service (on first use).
+        s.click("nav button[data-view=care-users]")
+        s.wait_text("#care-users-table", lambda t: "Demo care staff" in t, timeout=60)
+        care = embedded_care_url()
+        status, demo = care_call("GET", f"{care}/admin/data-requests/{DEMO_REQUEST}", "demo-admin")
+        self.assertEqual(status, 200, demo)
+        mine = str(uuid.uuid4())
+        status, answer = care_call("PUT", f"{care}/admin/data-requests/{mine}", "demo-admin", {
+            "carePlanExternalId": demo["carePlanExternalId"], "groupId": demo["groupId"],
+            "status": "Active", "expirationDate": "2099-06-30"})
+        self.assertIn(status, (200, 201), answer)
+        draft = os.path.join(os.environ["XDG_DATA_HOME"], "slipway", "desktop", "drafts", f"missing-info-{mine}.bin")
+        key_file = os.path.join(os.environ["SLIPWAY_CONFIG_DIR"], "tokens", "desktop.care-drafts-key")
+
+        field = lambda n: f'[data-path="5f0c8b8e-1d2a-4c1e-9a57-0a4a5c1d7f0{n}"]'
+        typed = {1: "1977-11-23", 2: "83.5", 3: "Evening"}
+
+        def open_mine():
+            s.click("nav button[data-view=missing]")
+            s.fill("[name=mi-uuid]", mine)
+            s.click("#mi-open")
+            s.wait_text("#mi-form", lambda t: f"request {mine}" in t, timeout=60)
+
+        def values():
+            return s.read("""const v = (n) => document.querySelector(`[data-path="5f0c8b8e-1d2a-4c1e-9a57-0a4a5c1d7f0${n}"] input, [data-path="5f0c8b8e-1d2a-4c1e-9a57-0a4a5c1d7f0${n}"] select`);
+                return [v(1).value, v(2).value, v(3).value, v(4).checked];""")
+
+        open_mine()
+        self.assertEqual(s.count("#draft-notice #draft-note"), 0, "a new request has no draft")
+        s.fill(f"{field(1)} input", typed[1])
+        s.fill(f"{field(2)} input", typed[2])
+        s.fill(f"{field(3)} input, {field(3)} select", typed[3])
+        s.click(f"{field(4)} input")
+        self.assertEqual(values(), [typed[1], typed[2], typed[3], True])
+        # Past the pause after which the draft is saved (400 ms), and its write.
+        deadline = time.time() + 10
+        while not os.path.exists(draft):
+            self.assertLess(time.time(), deadline, "no draft file was written")
+            time.sleep(0.2)
+        time.sleep(1.5)
+        self.assertEqual(os.stat(draft).st_mode & 0o777, 0o600)
+        with open(draft, "rb") as f:
+            sealed = f.read()
+        for value in typed.values():
+            self.assertNotIn(value.encode(), sealed, "the draft holds a typed value in plain text")
+        if os.path.exists(key_file):
+            # No keyring service here: the key is in the CLI's 0600 token file, and the form says so.
+            self.assertEqual(os.stat(key_file).st_mode & 0o777, 0o600)
+            s.wait_text("#draft-key-notice", lambda t: key_file in t and "No keyring service" in t)
+
+        # kill -9: nothing is flushed or closed. The WebDriver session dies with the window.
+        killed = app_processes()
+        self.assertEqual(len(killed), 1)
+        for pid in killed:
+            os.kill(pid, signal.SIGKILL)
+        deadline = time.time() + 20
+        while app_processes():
+            self.assertLess(time.time(), deadline, "the app outlived kill -9")
+            time.sleep(0.2)
+        try:
+            s.close()
+        except (OSError, urllib.error.HTTPError, http.client.HTTPException):
+            pass
+        self.s = s = Session()
+
+        open_mine()
+        s.wait_text("#draft-notice #draft-note", lambda t: t.startswith("Restored what you typed on"))
+        self.assertEqual(s.count("#draft-notice #draft-discard"), 1)
+        self.assertEqual(values(), [typed[1], typed[2], typed[3], True])
+        s.screenshot("missing-information-draft-restored")
+        s.click("#mi-submit")
+        s.wait_text("#mi-screen", lambda t: "Submitted" in t and "Completed" in t, timeout=60)
+        self.assertFalse(os.path.exists(draft), "the draft outlived the submission")
 
 
 if __name__ == "__main__":

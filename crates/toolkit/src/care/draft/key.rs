@@ -41,12 +41,7 @@ impl DraftKey {
 
     /// A stored key; `None` when the text is not a 32-byte key in base64.
     fn decode(text: &str) -> Option<Self> {
-        STANDARD
-            .decode(text.trim())
-            .ok()?
-            .try_into()
-            .ok()
-            .map(Self)
+        STANDARD.decode(text.trim()).ok()?.try_into().ok().map(Self)
     }
 }
 

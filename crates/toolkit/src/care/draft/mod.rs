@@ -389,7 +389,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let keys = Memory::default();
         let drafts = Drafts::with_key_store(dir.path(), Box::new(keys.clone()));
-        assert_eq!(drafts.load(&DraftKind::Enrollment).unwrap(), Loaded::Nothing);
+        assert_eq!(
+            drafts.load(&DraftKind::Enrollment).unwrap(),
+            Loaded::Nothing
+        );
         assert_eq!(drafts.load(&request(A)).unwrap(), Loaded::Nothing);
 
         let enrollment = json!({"patient": {"id": "P-1", "lastName": "Quixotewright"}});
@@ -472,7 +475,12 @@ mod tests {
         assert!(!wrong.path(&request(B)).exists());
 
         let answer = LoadAnswer::from(Loaded::NotRestored);
-        assert!(answer.not_restored.unwrap().contains("could not be restored"));
+        assert!(
+            answer
+                .not_restored
+                .unwrap()
+                .contains("could not be restored")
+        );
         assert_eq!(answer.document, None);
     }
 
@@ -508,7 +516,10 @@ mod tests {
         drafts.clear(&DraftKind::Enrollment).unwrap();
         assert!(!legacy.exists());
         std::fs::write(&legacy, b"{broken").unwrap();
-        assert_eq!(drafts.load(&DraftKind::Enrollment).unwrap(), Loaded::Nothing);
+        assert_eq!(
+            drafts.load(&DraftKind::Enrollment).unwrap(),
+            Loaded::Nothing
+        );
         assert!(!legacy.exists());
     }
 

@@ -66,12 +66,19 @@ mod tests {
         assert!(!sealed.windows(8).any(|w| w == b"Jane Doe"));
         assert_eq!(open(&key, b"a.bin", &sealed).unwrap(), b"Jane Doe");
         assert_eq!(open(&key, b"b.bin", &sealed), None);
-        assert_eq!(open(&DraftKey::generate().unwrap(), b"a.bin", &sealed), None);
+        assert_eq!(
+            open(&DraftKey::generate().unwrap(), b"a.bin", &sealed),
+            None
+        );
         let mut flipped = sealed.clone();
         *flipped.last_mut().unwrap() ^= 1;
         assert_eq!(open(&key, b"a.bin", &flipped), None);
         assert_eq!(open(&key, b"a.bin", &sealed[..MAGIC.len() + 3]), None);
         assert_eq!(open(&key, b"a.bin", b"{\"plain\": true}"), None);
-        assert_ne!(seal(&key, b"a.bin", b"Jane Doe").unwrap(), sealed, "fresh nonce");
+        assert_ne!(
+            seal(&key, b"a.bin", b"Jane Doe").unwrap(),
+            sealed,
+            "fresh nonce"
+        );
     }
 }
