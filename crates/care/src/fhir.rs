@@ -439,8 +439,7 @@ pub struct SearchBundle {
 }
 
 /// A searchset of Tasks: `task_url` gives each Task's full URL, `self_url` and `next_url`
-/// the page's links; `total` is given on a first page only (counting costs a scan that
-/// following pages need not repeat).
+/// the page's links; `total` when the search asked for it (`_total`).
 pub fn search_bundle(
     tasks: Vec<Task>,
     task_url: impl Fn(&str) -> String,

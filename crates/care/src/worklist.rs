@@ -161,6 +161,9 @@ pub struct Search {
     pub count: u32,
     /// Where the page starts; `None` for the first page.
     pub after: Option<Cursor>,
+    /// Whether the answer counts every match (`_total=accurate` or `estimate`; FHIR's default
+    /// `none` spares a count over the whole filter on every page).
+    pub total: bool,
 }
 
 impl Search {
@@ -170,8 +173,21 @@ impl Search {
         owner: Option<&str>,
         count: Option<&str>,
         cursor: Option<&str>,
+        total: Option<&str>,
     ) -> Result<Search, Vec<Violation>> {
         let mut problems = Vec::new();
+        let total = match total {
+            None | Some("none") => false,
+            Some("accurate" | "estimate") => true,
+            Some(other) => {
+                problems.push(Violation::new(
+                    "INVALID_TOTAL",
+                    format!("_total {other:?} is not one of none, estimate, accurate"),
+                    "_total",
+                ));
+                false
+            }
+        };
         let mut statuses = Vec::new();
         for code in status.into_iter().flat_map(|s| s.split(',')) {
             match TaskStatus::parse(code) {
@@ -230,6 +246,7 @@ impl Search {
             owner,
             count,
             after,
+            total,
         })
     }
 
@@ -244,6 +261,9 @@ impl Search {
             parts.push(format!("owner={}", percent_encode(owner)));
         }
         parts.push(format!("_count={}", self.count));
+        if self.total {
+            parts.push("_total=accurate".to_owned());
+        }
         if let Some(c) = after {
             parts.push(format!("_cursor={}", c.encode()));
         }
@@ -369,11 +389,17 @@ mod tests {
 
     #[test]
     fn a_search_names_each_bad_parameter() {
-        let err =
-            Search::parse(Some("requested,ready"), Some(""), Some("0"), Some("x")).unwrap_err();
+        let err = Search::parse(
+            Some("requested,ready"),
+            Some(""),
+            Some("0"),
+            Some("x"),
+            Some("all"),
+        )
+        .unwrap_err();
         let fields: Vec<&str> = err.iter().map(|v| v.fields[0].as_str()).collect();
-        assert_eq!(fields, ["status", "owner", "_count", "_cursor"]);
-        assert!(err[0].message.contains("\"ready\""), "{}", err[0].message);
+        assert_eq!(fields, ["_total", "status", "owner", "_count", "_cursor"]);
+        assert!(err[1].message.contains("\"ready\""), "{}", err[1].message);
     }
 
     #[test]
@@ -383,6 +409,7 @@ mod tests {
             Some("Practitioner/nurse:1"),
             Some("5"),
             None,
+            Some("accurate"),
         )
         .unwrap();
         assert_eq!(s.statuses, [TaskStatus::Requested, TaskStatus::InProgress]);
@@ -394,15 +421,15 @@ mod tests {
         let q = s.query_string(Some(&cursor));
         assert_eq!(
             q,
-            "status=requested,in-progress&owner=nurse%3A1&_count=5&_cursor=2026-12-01_42"
+            "status=requested,in-progress&owner=nurse%3A1&_count=5&_total=accurate&_cursor=2026-12-01_42"
         );
         assert_eq!(Cursor::decode(&cursor.encode()).unwrap(), cursor);
         assert!(Cursor::decode("2026-12-01_x").is_err());
         assert!(Cursor::decode("2026'--_1").is_err());
         assert!(Cursor::decode("2026_-1").is_err());
         assert!(Cursor::decode("_1").is_err());
-        assert!(Search::parse(None, Some("a/b"), None, None).is_err());
-        assert!(Search::parse(None, None, Some("+5"), None).is_err());
-        assert!(Search::parse(Some(" requested"), None, None, None).is_err());
+        assert!(Search::parse(None, Some("a/b"), None, None, None).is_err());
+        assert!(Search::parse(None, None, Some("+5"), None, None).is_err());
+        assert!(Search::parse(Some(" requested"), None, None, None, None).is_err());
     }
 }

@@ -45,6 +45,8 @@ struct SearchParams {
     count: Option<String>,
     #[serde(rename = "_cursor")]
     cursor: Option<String>,
+    #[serde(rename = "_total")]
+    total: Option<String>,
 }
 
 /// A FHIR JSON answer.
@@ -134,13 +136,14 @@ async fn search(
         params.owner.as_deref(),
         params.count.as_deref(),
         params.cursor.as_deref(),
+        params.total.as_deref(),
     )
     .map_err(|v| ApiError::BadRequest(v.into_iter().map(ErrorItem::from).collect()))?;
     require(&caller, Access::Read, "the worklist")?;
     let page = store::search(&mut tx, &search).await?;
-    let total = match search.after {
-        None => Some(store::count(&mut tx, &search).await?),
-        Some(_) => None,
+    let total = match search.total {
+        true => Some(store::count(&mut tx, &search).await?),
+        false => None,
     };
     tx.rollback().await?;
     let origin = origin(&state, &headers, tls.is_some());
