@@ -223,11 +223,11 @@ export async function setWindowTitle(title) {
 export const careMe = () => command("care_me");
 /**
  * A page of the care worklist, {tasks, total, next}: by Task `statuses` and `owner` (a user
- * id), or the page a `next` link names. Each task: {uuid, status, patientId, patient,
+ * id), or the page a `next` link names; `total` (counted only when asked) is how many match. Each task: {uuid, status, patientId, patient,
  * program, ownerId, owner, expires, authored, description}.
  */
-export const careWorklist = ({ statuses = [], owner = null, next = null, count = null } = {}) =>
-  command("care_worklist", { statuses, owner, next, count });
+export const careWorklist = ({ statuses = [], owner = null, next = null, count = null, total = false } = {}) =>
+  command("care_worklist", { statuses, owner, next, count, total });
 /** One request as the worklist shows it. */
 export const careTask = (uuid) => command("care_task", { uuid });
 /** Claims a request for the signed-in user; a 409's message says who holds it. */

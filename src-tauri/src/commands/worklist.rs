@@ -99,7 +99,8 @@ pub async fn care_me(care: State<'_, Arc<Care>>) -> Result<Me, Failure> {
     with_staff(&care, |c| c.me()).await
 }
 
-/// A page of requests: by status (FHIR codes) and holder, or the page a `next` link names.
+/// A page of requests: by status (FHIR codes) and holder, or the page a `next` link names;
+/// `total` asks the service to count every match.
 #[tauri::command]
 pub async fn care_worklist(
     care: State<'_, Arc<Care>>,
@@ -108,6 +109,7 @@ pub async fn care_worklist(
     owner: Option<String>,
     next: Option<String>,
     count: Option<u32>,
+    total: Option<bool>,
 ) -> Result<Page, Failure> {
     let query = Query {
         statuses: statuses
@@ -117,6 +119,7 @@ pub async fn care_worklist(
         owner: owner.filter(|o| !o.is_empty()),
         count,
         next: next.filter(|n| !n.is_empty()),
+        total: total.unwrap_or(false),
     };
     let page = with_staff(&care, move |c| c.tasks(&query)).await?;
     worklist.saw(page.tasks.iter().map(|t| t.uuid.as_str()));

@@ -62,7 +62,7 @@ function Row({ task, me, busy, error, onClaim, onRelease, onOpen }) {
     <td>${task.program || "—"}</td>
     <td data-holder>${holderText(task, me)}</td>
     <td><span class=${`badge ${statusTone(task.status)}`} data-status=${task.status}>${statusWord(task.status)}</span></td>
-    <td class="actions">
+    <td><div class="wl-actions">
       ${can.claim
         ? html`<button type="button" class="small" data-action="claim" disabled=${busy} aria-label=${`Claim the request for ${who}`}
             onClick=${() => onClaim(task)}>Claim</button>`
@@ -73,7 +73,7 @@ function Row({ task, me, busy, error, onClaim, onRelease, onOpen }) {
         : null}
       <button type="button" class="small" data-action="open" aria-label=${`Open the request for ${who}`} onClick=${() => onOpen(task)}>Open</button>
       ${error ? html`<p class="error" role="alert" id=${errId}>${error}</p>` : null}
-    </td>
+    </div></td>
   </tr>`;
 }
 
@@ -94,7 +94,7 @@ function Worklist({ api, openRequest }) {
   const loads = useRef({});
 
   async function refreshCount() {
-    const r = await api.careWorklist({ statuses: OPEN, count: 1 });
+    const r = await api.careWorklist({ statuses: OPEN, count: 1, total: true });
     if (r.ok) showOpenCount(r.value.total ?? r.value.tasks.length);
   }
 
@@ -106,7 +106,7 @@ function Worklist({ api, openRequest }) {
     setStatus((s) => ({ ...s, [which]: { loading: true, error: null } }));
     const before = more ? now.current.lists[which] : null;
     const q = queryFor(which, who);
-    const r = await api.careWorklist(before && before.next ? { next: before.next } : { ...q, count: PAGE });
+    const r = await api.careWorklist(before && before.next ? { next: before.next } : { ...q, count: PAGE, total: true });
     if (!alive.current || loads.current[which] !== mine) return;
     if (!r.ok) {
       setStatus((s) => ({ ...s, [which]: { loading: false, error: r.error } }));
@@ -192,7 +192,7 @@ function Worklist({ api, openRequest }) {
     else if (!list.rows.length) body = html`<${Muted} extra="empty">No requests here.<//>`;
     else
       body = html`<table id=${`wl-table-${t}`} class="worklist">
-        <caption class="muted">${list.rows.length} of ${list.total} request${list.total === 1 ? "" : "s"}</caption>
+        <caption class="muted">${list.rows.length} of ${Math.max(list.total, list.rows.length)} request${Math.max(list.total, list.rows.length) === 1 ? "" : "s"}</caption>
         <thead><tr><th scope="col">expires</th><th scope="col">patient</th><th scope="col">program</th><th scope="col">held by</th><th scope="col">status</th><th scope="col"><span class="muted">actions</span></th></tr></thead>
         <tbody>${list.rows
           .filter((task) => belongs(t, task, me))

@@ -137,7 +137,7 @@ impl Task {
 pub struct Page {
     /// The tasks of this page, in the service's order (expiry, then age).
     pub tasks: Vec<Task>,
-    /// How many tasks match in all.
+    /// How many tasks match in all, when [`Query::total`] asked for it.
     pub total: Option<u64>,
     /// The `next` link (a path on the service's server), when there is a further page.
     pub next: Option<String>,
@@ -179,6 +179,9 @@ pub struct Query {
     pub owner: Option<String>,
     /// Page size, 1–100 (the service's default when absent).
     pub count: Option<u32>,
+    /// Whether the service counts every match (`_total=accurate`, a scan of the whole
+    /// filter); otherwise the page has no `total`.
+    pub total: bool,
     /// A `next` link of an earlier page: when given, the filters are in it already.
     pub next: Option<String>,
 }
@@ -284,6 +287,9 @@ impl Client {
                             return Err(Failure::invalid("count", "count: 1 to 100"));
                         }
                         pairs.append_pair("_count", &count.to_string());
+                    }
+                    if query.total {
+                        pairs.append_pair("_total", "accurate");
                     }
                 }
                 url.to_string()
@@ -617,12 +623,13 @@ mod tests {
                 owner: Some("staff 1".into()),
                 count: Some(2),
                 next: None,
+                total: true,
             })
             .unwrap();
         let (asked, headers) = seen.recv().unwrap();
         assert_eq!(
             asked,
-            "/fhir/Task?status=requested%2Cin-progress&owner=staff+1&_count=2"
+            "/fhir/Task?status=requested%2Cin-progress&owner=staff+1&_count=2&_total=accurate"
         );
         assert_eq!(header(&headers, "authorization"), Some("Bearer demo-staff"));
         assert_eq!(page.total, Some(3));

@@ -127,6 +127,7 @@ fn pages_by_next_links_then_claim_and_release() {
     let open = Query {
         statuses: vec![Status::Requested, Status::InProgress],
         count: Some(2),
+        total: true,
         ..Query::default()
     };
     let first = staff.tasks(&open).unwrap();
@@ -171,6 +172,7 @@ fn pages_by_next_links_then_claim_and_release() {
         })
         .unwrap();
     assert_eq!(mine.tasks.len(), 1);
+    assert_eq!(mine.total, None, "counted only when asked");
     assert_eq!(staff.release(MADE[0]).unwrap().status, "requested");
     assert_eq!(staff.task(MADE[0]).unwrap().owner, None);
 }
