@@ -28,7 +28,10 @@ else
   if [ -e "$SLIPWAY_DESKTOP_BIN" ] && [ -n "$(find ui -type f -newer "$SLIPWAY_DESKTOP_BIN" -print -quit)" ]; then
     touch src-tauri/src/lib.rs
   fi
-  cargo build -p slipway-desktop -p slipway-cli --quiet
+  # The notification server the worklist's notification test reads and clicks (no desktop
+  # runs one under Xvfb): examples/notification_server.rs.
+  cargo build -p slipway-desktop -p slipway-cli --bins --example notification_server --quiet
+  export SLIPWAY_NOTIFICATION_SERVER_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/examples/notification_server"
   # The tests add a platform user with the CLI, as an admin would.
   export SLIPWAY_CLI_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/slipway"
 fi
@@ -46,8 +49,9 @@ for attempt in 1 2 3 4 5; do
   else
     export XDG_DATA_HOME="$home/data" XDG_CONFIG_HOME="$home/config" SLIPWAY_CONFIG_DIR="$home/config/slipway"
   fi
-  # The system browser is the one edge faked here: an xdg-open first on PATH records what the
-  # window asked it to open, and which of the window's own settings reached it.
+  # The system browser is an edge faked here (the notification server above is the other): an
+  # xdg-open first on PATH records what the window asked it to open, and which of the window's
+  # own settings reached it.
   mkdir -p "$home/bin"
   cat >"$home/bin/xdg-open" <<'FAKE'
 #!/bin/sh

@@ -16,9 +16,11 @@ import http.client
 import json
 import os
 import re
+import select
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import unittest
@@ -119,6 +121,31 @@ def embedded_care_url():
             if status == 200 and me and me.get("id"):
                 return url
     raise AssertionError("no embedded care service answers in the window's process")
+
+
+# Another window takes the keyboard focus, as when the user turns to another program.
+TAKE_FOCUS = """import tkinter as tk
+root = tk.Tk()
+root.title("another program")
+root.geometry("240x80+0+0")
+root.after(300, root.focus_force)
+root.mainloop()
+"""
+
+
+def window_focused(s):
+    """Whether the app's window has the keyboard focus, as the shell sees it."""
+    return request("POST", f"/session/{s.id}/execute/async", {"script": """const done = arguments[arguments.length - 1];
+        window.__TAURI__.window.getCurrentWindow().isFocused().then(done, (e) => done('error: ' + e));""", "args": []}, retries=3)
+
+
+def wait_focused(s, want, timeout=15):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if window_focused(s) is want:
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"the window's focus never became {want}")
 
 
 class Session:
@@ -1008,6 +1035,53 @@ return bad;
         s.click(f"{row} [data-action=open]")
         s.wait_text("#mi-form", lambda t: f"request {DEMO_REQUEST}" in t, timeout=60)
         s.wait_title("Missing information · Slipway")
+
+    def test_care_worklist_notifies_a_new_request_in_the_background(self):
+        """Care staff: with the worklist open and another program in front, a request made
+        through the care admin API is announced by an OS notification (read from a
+        notification server on the session bus, examples/notification_server.rs): "New
+        request" and the program, no patient's name. Clicking it brings the window to the front
+        with that request's form."""
+        s = self.s
+        server = subprocess.Popen([os.environ["SLIPWAY_NOTIFICATION_SERVER_BIN"]], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True)
+        other = None
+        try:
+            self.assertEqual(server.stdout.readline().strip(), "ready")
+            s.click("nav button[data-view=worklist]")
+            s.wait_text("#wl-live", lambda t: t.startswith("Live:"), timeout=60)
+            other = subprocess.Popen([sys.executable, "-c", TAKE_FOCUS], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            wait_focused(s, False)
+
+            care = embedded_care_url()
+            status, demo = care_call("GET", f"{care}/admin/data-requests/{DEMO_REQUEST}", "demo-admin")
+            self.assertEqual(status, 200, demo)
+            new = str(uuid.uuid4())
+            status, answer = care_call("PUT", f"{care}/admin/data-requests/{new}", "demo-admin", {
+                "carePlanExternalId": demo["carePlanExternalId"], "groupId": demo["groupId"],
+                "status": "Active", "expirationDate": "2099-07-31"})
+            self.assertIn(status, (200, 201), answer)
+            ready, _, _ = select.select([server.stdout], [], [], 30)
+            self.assertTrue(ready, "no notification within 30 s")
+            shown = json.loads(server.stdout.readline())
+            self.assertEqual(shown["summary"], "New request", shown)
+            self.assertIn("Demo Care Program", shown["body"])
+            self.assertNotIn("Dana", shown["summary"] + shown["body"], "a patient's name in a notification")
+            self.assertIn("default", shown["actions"][::2], "a click on it is asked to be reported")
+            s.wait_for(f'#wl-table-open tr[data-request="{new}"]')
+
+            server.stdin.write(f"click {shown['id']}\n")
+            server.stdin.flush()
+            s.wait_text("#mi-form", lambda t: f"request {new}" in t, timeout=60)
+            s.wait_title("Missing information · Slipway")
+            wait_focused(s, True)
+        finally:
+            for process in (other, server):
+                if process:
+                    process.kill()
+                    process.wait(timeout=30)
+            server.stdin.close()
+            server.stdout.close()
 
     def test_care_users_and_permissions(self):
         """Admin: the care users with their permissions; a new user gets a token shown once."""
