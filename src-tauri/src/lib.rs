@@ -442,6 +442,34 @@ mod wiring {
     }
 
     #[test]
+    fn the_draft_commands_are_wired_and_refuse_a_form_that_is_none() {
+        let (_app, window) = app();
+        // Registered and allowed: an argument of the wrong type is refused by Tauri after the
+        // permission check and before the command runs.
+        let refused = invoke(&window, "care_draft_save", json!({"kind": 5}))
+            .expect_err("a kind that is no string")
+            .to_string();
+        assert!(refused.contains("invalid args"), "{refused}");
+        // A kind or request UUID that names no draft is refused on its field before any file
+        // or key is touched (the UUID becomes part of a file name).
+        for (cmd, args) in [
+            ("care_draft_load", json!({"kind": "invoice", "uuid": null})),
+            (
+                "care_draft_clear",
+                json!({"kind": "missing_info", "uuid": "../../enrollment"}),
+            ),
+            (
+                "care_draft_save",
+                json!({"kind": "missing_info", "uuid": null, "document": {}}),
+            ),
+        ] {
+            let refused = invoke(&window, cmd, args).expect_err(cmd);
+            assert_eq!(refused["field"], "kind", "{cmd}: {refused}");
+            assert_eq!(refused["kind"], "invalid", "{cmd}: {refused}");
+        }
+    }
+
+    #[test]
     fn the_people_commands_are_wired_and_refuse_before_the_network() {
         let (_app, window) = app();
         // People, invites, the audit and tokens are registered and allowed: an argument of
