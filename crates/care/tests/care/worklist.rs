@@ -170,6 +170,18 @@ async fn paging_returns_every_open_request_once_in_expiry_then_age_order() {
         assert!(everything.get("total").is_none(), "counted without _total");
         assert_eq!(all.len(), want.len() + 2);
         let (ended, _) = all_pages(&app, "/fhir/Task?status=cancelled,failed", STAFF).await;
+        // One Task a page: the next link carries across the status arms merged into a page.
+        let (one_by_one, _) = all_pages(
+            &app,
+            "/fhir/Task?status=completed,cancelled,failed&_count=1",
+            STAFF,
+        )
+        .await;
+        assert_eq!(one_by_one.len(), 2, "{one_by_one:?}");
+        assert_eq!(
+            one_by_one.iter().cloned().collect::<HashSet<_>>(),
+            HashSet::from([ENDED.to_owned(), EXPIRED.to_owned()])
+        );
         assert_eq!(
             ended.iter().cloned().collect::<HashSet<_>>(),
             HashSet::from([ENDED.to_owned(), EXPIRED.to_owned()])
