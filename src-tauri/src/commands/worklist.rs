@@ -20,6 +20,7 @@ use tauri::{AppHandle, Emitter as _, Manager as _, Runtime, State};
 use tauri_plugin_notification::NotificationExt as _;
 
 use super::care::Care;
+use super::env::Selection;
 
 /// The window's event for each change of a request (payload: the toolkit's `TaskEvent`).
 pub const TASK_EVENT: &str = "care-task";
@@ -146,7 +147,8 @@ pub async fn care_release(care: State<'_, Arc<Care>>, uuid: String) -> Result<Ta
 
 /// Starts following the care service's events for the window, unless that subscription runs
 /// already (a window that reloads asks again); a different service (another environment)
-/// replaces it.
+/// replaces it. Once the window has switched to another environment, the next event ends
+/// the subscription unshown and unannounced.
 #[tauri::command]
 pub async fn care_watch_events<R: Runtime>(
     app: AppHandle<R>,
@@ -171,6 +173,8 @@ pub async fn care_watch_events<R: Runtime>(
         stop: Arc::clone(&stop),
         ended: Arc::clone(&ended),
     });
+    // The environment it follows: after a switch its events are no longer the window's.
+    let environment = app.state::<Arc<Selection>>().current();
     let seen = Arc::clone(&worklist.seen);
     let announce = Announcer {
         notified: Arc::clone(&worklist.notified),
@@ -180,6 +184,9 @@ pub async fn care_watch_events<R: Runtime>(
         .name("care-events".into())
         .spawn(move || {
             let outcome = client.watch(None, Pacing::default(), &stop, |signal| match signal {
+                Signal::Task(_) if app.state::<Arc<Selection>>().current() != environment => {
+                    stop.store(true, Ordering::Relaxed);
+                }
                 Signal::Task(event) => {
                     let new = lock(&seen).insert(event.uuid.clone());
                     if new && event.status == Status::Requested.as_str() {
