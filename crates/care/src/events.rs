@@ -1,85 +1,166 @@
-//! Live events of the worklist: the in-process signal that wakes listeners when an event is
-//! committed, the announcement of expiries (nothing writes when a date passes, so a sweeper
-//! does), and closing every stream when the server shuts down (a graceful shutdown waits
-//! for open connections, and an event stream never ends by itself).
+//! Live events of the worklist: one reader per process that reads each committed event once
+//! and fans it out to every listener, the announcement of expiries (nothing writes when a
+//! date passes, so a sweeper does), and closing every stream when the server shuts down (a
+//! graceful shutdown waits for open connections, and an event stream never ends by itself).
 //!
-//! The events themselves are rows (`store::events`): the signal only says "read again".
-//! Listeners also read once a second without a signal, which is how events written by
-//! another server process on the same PostgreSQL database reach them.
+//! The events themselves are rows (`store::events`). A handler that commits events wakes the
+//! reader ([`Hub::notify`]); the reader also reads once a second without a signal, which is
+//! how events written by another server process on the same PostgreSQL database arrive. A
+//! listener reads the table itself only to catch up (its `Last-Event-ID`, or after falling
+//! behind the fan-out), so a hundred listeners cost one read per event, not a hundred.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::watch;
+use tokio::sync::{broadcast, watch};
 
 use crate::db::Db;
 use crate::store::{events, worklist};
 use crate::worklist::{EventStatus, TaskStatus};
 
-/// How often a listener reads without a signal, and the sweeper looks for expiries.
+/// How often the reader reads without a signal.
 pub const POLL: Duration = Duration::from_secs(1);
-/// How often expiries are looked for.
-pub const SWEEP: Duration = Duration::from_secs(30);
+/// How often expiries are looked for: a read of an index of the unannounced active requests,
+/// so that a request that expires is announced within a second of midnight (UTC).
+pub const SWEEP: Duration = Duration::from_secs(1);
+/// Events the fan-out keeps for a slow listener before it has to catch up from the table.
+const FAN_OUT: usize = 4096;
 
-/// The state listeners watch: a generation bumped by every commit of events, and whether
-/// the server is closing.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Signal {
-    /// Bumped after each commit that wrote events.
-    pub generation: u64,
-    /// Set once, when the server shuts down: streams end.
-    pub closing: bool,
-}
-
-/// The signal's sender, shared by the handlers that write events and the streams that read.
+/// What the handlers that write events and the streams that read share.
 #[derive(Debug, Clone)]
 pub struct Hub {
-    signal: std::sync::Arc<watch::Sender<Signal>>,
+    /// Bumped after each commit that wrote events (wakes the reader).
+    written: Arc<watch::Sender<u64>>,
+    /// Set once, when the server shuts down: streams end.
+    closing: Arc<watch::Sender<bool>>,
+    /// Every event the reader read, in id order.
+    feed: broadcast::Sender<Arc<events::Event>>,
+    /// Set once the reader knows where it reads from: from then on every event committed
+    /// reaches the feed, so a listener may take its own position from the table.
+    reading: Arc<watch::Sender<bool>>,
 }
 
 impl Default for Hub {
     fn default() -> Self {
         Self {
-            signal: std::sync::Arc::new(watch::Sender::new(Signal::default())),
+            written: Arc::new(watch::Sender::new(0)),
+            closing: Arc::new(watch::Sender::new(false)),
+            feed: broadcast::Sender::new(FAN_OUT),
+            reading: Arc::new(watch::Sender::new(false)),
         }
     }
 }
 
 impl Hub {
-    /// Wakes every listener: events were committed.
+    /// Events were committed: the reader reads now.
     pub fn notify(&self) {
-        self.signal.send_modify(|s| s.generation += 1);
+        self.written.send_modify(|g| *g += 1);
     }
 
     /// Ends every stream, now and from now on.
     pub fn close(&self) {
-        self.signal.send_modify(|s| s.closing = true);
+        self.closing.send_replace(true);
     }
 
-    /// A listener's view of the signal.
-    pub fn subscribe(&self) -> watch::Receiver<Signal> {
-        self.signal.subscribe()
+    /// Whether the server is closing, and a way to wait until it is.
+    pub fn closing(&self) -> watch::Receiver<bool> {
+        self.closing.subscribe()
+    }
+
+    /// The events read from now on.
+    pub fn feed(&self) -> broadcast::Receiver<Arc<events::Event>> {
+        self.feed.subscribe()
+    }
+
+    /// Waits until the reader reads (at most `limit`); whether it does.
+    pub async fn reading(&self, limit: Duration) -> bool {
+        let mut reading = self.reading.subscribe();
+        tokio::time::timeout(limit, reading.wait_for(|r| *r))
+            .await
+            .is_ok_and(|r| r.is_ok())
     }
 }
 
-/// Announces every expiry not yet announced (a `failed` event each), in one transaction;
-/// how many.
+/// Starts the reader on the current runtime (none outside one): from the newest event at
+/// start, each committed event read once and sent to every listener.
+pub fn spawn_reader(db: Db, hub: Hub) -> Option<AbortOnDrop> {
+    let runtime = tokio::runtime::Handle::try_current().ok()?;
+    Some(AbortOnDrop(runtime.spawn(async move {
+        let mut written = hub.written.subscribe();
+        let mut after = None;
+        loop {
+            // Marked seen before reading, so a commit during the read wakes the wait below.
+            written.borrow_and_update();
+            match read_after(&db, after).await {
+                Ok((last, batch)) => {
+                    let full = batch.len() as i64 >= events::BATCH;
+                    after = Some(last);
+                    hub.reading.send_replace(true);
+                    for e in batch {
+                        // No listener is not an error.
+                        let _ = hub.feed.send(Arc::new(e));
+                    }
+                    if full {
+                        continue;
+                    }
+                }
+                Err(e) => tracing::warn!(error = %e, "reading worklist events failed"),
+            }
+            tokio::select! {
+                changed = written.changed() => if changed.is_err() { return },
+                _ = tokio::time::sleep(POLL) => {}
+            }
+        }
+    })))
+}
+
+/// The events after `after` (after the newest one when `None`: nothing), and the id read up
+/// to.
+async fn read_after(
+    db: &Db,
+    after: Option<i64>,
+) -> Result<(i64, Vec<events::Event>), crate::store::StoreError> {
+    let mut tx = db.begin_reads().await?;
+    let out = match after {
+        None => (events::latest(&mut tx).await?, Vec::new()),
+        Some(after) => {
+            let batch = events::after(&mut tx, after).await?;
+            (batch.last().map_or(after, |e| e.id), batch)
+        }
+    };
+    tx.rollback().await?;
+    Ok(out)
+}
+
+/// Announces every expiry not yet announced (a `failed` event each); how many. It reads
+/// first, outside the writer, and writes only what it found, each row marked only if it is
+/// still unannounced and expired (a concurrent change or another process's sweep wins).
 pub async fn announce_expiries(db: &Db, hub: &Hub) -> Result<usize, crate::store::StoreError> {
+    let mut read = db.begin_reads().await?;
+    let found = worklist::unannounced_expiries(&mut read).await?;
+    read.rollback().await?;
+    if found.is_empty() {
+        return Ok(0);
+    }
     let mut tx = db.begin_write().await?;
-    let expired = worklist::take_unannounced_expiries(&mut tx).await?;
-    for (uuid, holder) in &expired {
-        events::append(
-            &mut tx,
-            uuid,
-            EventStatus::Task(TaskStatus::Failed),
-            *holder,
-        )
-        .await?;
+    let mut announced = 0;
+    for (id, uuid, holder) in &found {
+        if worklist::mark_expiry_announced(&mut tx, *id).await? {
+            events::append(
+                &mut tx,
+                uuid,
+                EventStatus::Task(TaskStatus::Failed),
+                *holder,
+            )
+            .await?;
+            announced += 1;
+        }
     }
     tx.commit().await?;
-    if !expired.is_empty() {
+    if announced > 0 {
         hub.notify();
     }
-    Ok(expired.len())
+    Ok(found.len())
 }
 
 /// Stops a background task when dropped (with the state that owns it).
@@ -98,8 +179,8 @@ pub fn spawn_sweeper(db: Db, hub: Hub) -> Option<AbortOnDrop> {
     Some(AbortOnDrop(runtime.spawn(async move {
         loop {
             match announce_expiries(&db, &hub).await {
-                // More may be waiting: a batch is at most a few hundred.
-                Ok(n) if n > 0 => continue,
+                // A full batch: more may be waiting.
+                Ok(n) if n >= worklist::EXPIRY_BATCH => continue,
                 Ok(_) => {}
                 Err(e) => tracing::warn!(error = %e, "announcing expired requests failed"),
             }

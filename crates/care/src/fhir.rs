@@ -179,6 +179,7 @@ pub struct Task {
     focus: Reference,
     #[serde(rename = "for", skip_serializing_if = "Option::is_none")]
     for_: Option<Reference>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     based_on: Vec<Reference>,
     authored_on: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -289,6 +290,8 @@ pub struct TaskFacts<'a> {
     pub patient_external_id: Option<&'a str>,
     /// The patient's name, when the caller may read it.
     pub patient_name: Option<&'a str>,
+    /// Whether to name the care plan (`basedOn`): only for a caller who may read care plans.
+    pub care_plan: bool,
     /// Display name of its care program, when known.
     pub program_name: Option<&'a str>,
 }
@@ -331,12 +334,18 @@ pub fn task(f: TaskFacts<'_>) -> Task {
                 f.patient_name.map(str::to_owned),
             )
         }),
-        based_on: vec![Reference::by_identifier(
-            "CarePlan",
-            CARE_PLAN_SYSTEM,
-            req.care_plan_external_id.clone(),
-            f.program_name.map(str::to_owned),
-        )],
+        based_on: f
+            .care_plan
+            .then(|| {
+                Reference::by_identifier(
+                    "CarePlan",
+                    CARE_PLAN_SYSTEM,
+                    req.care_plan_external_id.clone(),
+                    f.program_name.map(str::to_owned),
+                )
+            })
+            .into_iter()
+            .collect(),
         authored_on: date_time(req.created_at),
         owner: req.holder.as_ref().map(|h| {
             Reference::by_identifier(
@@ -385,6 +394,7 @@ pub fn bundle(req: &DataRequest, r: &Resolved) -> Bundle {
         request: req,
         patient_external_id: Some(&r.patient_external_id),
         patient_name: None,
+        care_plan: true,
         program_name: Some(&r.program_name),
     });
     Bundle {
@@ -674,6 +684,7 @@ mod tests {
             request: &r,
             patient_external_id: Some("P-1"),
             patient_name: Some("Ada Lovelace"),
+            care_plan: true,
             program_name: Some("Cardio"),
         }))
         .unwrap();
@@ -689,12 +700,14 @@ mod tests {
             request: &req("Active", "2000-01-01"),
             patient_external_id: None,
             patient_name: None,
+            care_plan: false,
             program_name: None,
         }))
         .unwrap();
         assert_eq!(open["status"], "failed");
         assert_eq!(open["statusReason"]["text"], "expired");
         assert!(open.get("owner").is_none() && open.get("for").is_none());
+        assert!(open.get("basedOn").is_none());
     }
 
     #[test]

@@ -536,8 +536,22 @@ async fn delete_user(
 ) -> Result<Response, ApiError> {
     let mut tx = begin_admin(&st, &headers).await?;
     let row_id = user_row_id(&mut tx, &id).await?;
+    // Their claims go back to the worklist, announced: a claim must not outlive its holder
+    // (nor pass, on SQLite, to a later user given the same row id).
+    for uuid in store::worklist::release_all_of(&mut tx, row_id).await? {
+        if let Some(req) = data_requests::find(&mut tx, &uuid).await? {
+            store::events::append(
+                &mut tx,
+                &uuid,
+                EventStatus::Task(TaskStatus::of(&req)),
+                None,
+            )
+            .await?;
+        }
+    }
     users::delete(&mut tx, row_id).await?;
     tx.commit().await?;
+    st.events().notify();
     Ok(deleted())
 }
 

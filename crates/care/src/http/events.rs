@@ -6,7 +6,8 @@
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::extract::State;
@@ -14,13 +15,14 @@ use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use tokio::sync::watch;
+use tokio::sync::{broadcast, watch};
 
 use super::error::{ApiError, ErrorItem};
 use super::{AppState, read_as_caller};
 use crate::auth::{Access, objects};
-use crate::events::{POLL, Signal};
+use crate::events::POLL;
 use crate::store::events;
+use crate::store::users::load_caller;
 
 /// How often a quiet stream sends a comment, so proxies and clients see it is alive.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
@@ -54,27 +56,40 @@ async fn subscribe(
     State(state): State<AppState>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let (mut tx, caller) = read_as_caller(&state, &headers).await?;
-    if !caller.can(objects::DATA_REQUEST, Access::Read) {
-        return Err(ApiError::Forbidden(vec![ErrorItem::new(
-            "OBJECT_ACCESS_DENIED",
-            format!(
-                "the worklist's events need read access to {}",
-                objects::DATA_REQUEST
-            ),
-            objects::DATA_REQUEST,
-        )]));
-    }
-    let after = match last_event_id(&headers)? {
-        Some(id) => id,
-        None => events::latest(&mut tx).await?,
-    };
+    let token = super::bearer(&headers)?;
+    let (tx, caller) = read_as_caller(&state, &headers).await?;
     tx.rollback().await?;
+    if !caller.can(objects::DATA_REQUEST, Access::Read) {
+        return Err(forbidden());
+    }
+    let resume = last_event_id(&headers)?;
+    // The fan-out first, then the table: an event committed in between comes by both, and
+    // the id decides (nothing older than what was sent is sent again). Once the reader reads,
+    // every event committed after this listener's position reaches the fan-out.
+    let feed = state.events().feed();
+    if !state.events().reading(READER_WAIT).await {
+        return Err(ApiError::Internal(
+            "the worklist's event reader has not started".into(),
+        ));
+    }
+    let (after, catching_up) = match resume {
+        Some(id) => (id, true),
+        None => {
+            let mut tx = state.db().begin_reads().await?;
+            let latest = events::latest(&mut tx).await?;
+            tx.rollback().await?;
+            (latest, false)
+        }
+    };
     let listener = Listener {
-        signal: state.events().subscribe(),
+        closing: state.events().closing(),
         state,
+        token,
+        feed,
         after,
+        catching_up,
         pending: VecDeque::new(),
+        recheck_at: Instant::now() + RECHECK,
     };
     let stream = futures_util::stream::unfold(listener, Listener::next);
     Ok(Sse::new(stream)
@@ -82,46 +97,82 @@ async fn subscribe(
         .into_response())
 }
 
-/// One stream's state: what it has sent up to, and what it has read but not sent.
+fn forbidden() -> ApiError {
+    ApiError::Forbidden(vec![ErrorItem::new(
+        "OBJECT_ACCESS_DENIED",
+        format!(
+            "the worklist's events need read access to {}",
+            objects::DATA_REQUEST
+        ),
+        objects::DATA_REQUEST,
+    )])
+}
+
+/// How long a subscription waits for the event reader (it starts with the server).
+const READER_WAIT: Duration = Duration::from_secs(10);
+
+/// How often a stream checks that its token still names a user who may read data requests:
+/// a deleted user or a revoked grant stops receiving within this time.
+const RECHECK: Duration = Duration::from_secs(30);
+
+/// One stream's state: what it has sent up to, what it has but has not sent, and whether it
+/// reads the table (catching up) or the fan-out.
 struct Listener {
     state: AppState,
-    signal: watch::Receiver<Signal>,
+    token: String,
+    feed: broadcast::Receiver<Arc<events::Event>>,
+    closing: watch::Receiver<bool>,
     after: i64,
-    pending: VecDeque<events::Event>,
+    catching_up: bool,
+    pending: VecDeque<Arc<events::Event>>,
+    recheck_at: Instant,
 }
 
 impl Listener {
-    /// The next event to send; `None` ends the stream (the server is closing).
+    /// The next event to send; `None` ends the stream.
     async fn next(mut self) -> Option<(Result<Event, Infallible>, Listener)> {
         loop {
             if let Some(e) = self.pending.pop_front() {
+                if e.id <= self.after {
+                    continue;
+                }
+                self.after = e.id;
                 let event = Event::default()
                     .id(e.id.to_string())
                     .event("task")
-                    .json_data(&e)
+                    .json_data(&*e)
                     .unwrap_or_else(|_| Event::default().comment("unencodable event"));
                 return Some((Ok(event), self));
             }
-            // Marked seen before reading, so a commit during the read wakes the wait below.
-            if self.signal.borrow_and_update().closing {
+            if *self.closing.borrow() {
                 return None;
             }
-            match self.read().await {
-                Ok(batch) if !batch.is_empty() => {
-                    self.after = batch.last().map_or(self.after, |e| e.id);
-                    self.pending.extend(batch);
-                    continue;
+            if Instant::now() >= self.recheck_at {
+                if !self.still_allowed().await {
+                    return None;
                 }
-                Ok(_) => {}
-                Err(e) => tracing::warn!(error = %e, "reading worklist events failed"),
+                self.recheck_at = Instant::now() + RECHECK;
             }
-            tokio::select! {
-                changed = self.signal.changed() => {
-                    if changed.is_err() {
-                        return None;
+            if self.catching_up {
+                match self.read().await {
+                    Ok(batch) if batch.is_empty() => self.catching_up = false,
+                    Ok(batch) => self.pending.extend(batch.into_iter().map(Arc::new)),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "reading worklist events failed");
+                        tokio::time::sleep(POLL).await;
                     }
                 }
-                _ = tokio::time::sleep(POLL) => {}
+                continue;
+            }
+            tokio::select! {
+                received = self.feed.recv() => match received {
+                    Ok(e) => self.pending.push_back(e),
+                    // Fell behind the fan-out: the table has what was dropped.
+                    Err(broadcast::error::RecvError::Lagged(_)) => self.catching_up = true,
+                    Err(broadcast::error::RecvError::Closed) => return None,
+                },
+                changed = self.closing.changed() => if changed.is_err() { return None },
+                _ = tokio::time::sleep_until(self.recheck_at.into()) => {}
             }
         }
     }
@@ -131,5 +182,20 @@ impl Listener {
         let batch = events::after(&mut tx, self.after).await?;
         tx.rollback().await?;
         Ok(batch)
+    }
+
+    /// Whether the token still names a user with read access to data requests.
+    async fn still_allowed(&self) -> bool {
+        let Ok(mut tx) = self.state.db().begin_reads().await else {
+            // The database is unreachable: keep the stream; the next check decides.
+            return true;
+        };
+        let caller = load_caller(&mut tx, &self.token).await;
+        let _ = tx.rollback().await;
+        match caller {
+            Ok(Some(caller)) => caller.can(objects::DATA_REQUEST, Access::Read),
+            Ok(None) => false,
+            Err(_) => true,
+        }
     }
 }

@@ -44,8 +44,9 @@ struct Inner {
     metrics: slipway_server::metrics::Metrics,
     enrollments: slipway_server::metrics::CounterBy,
     events: crate::events::Hub,
-    /// Announces expiries while the state lives.
+    /// Announces expiries, and reads and fans out events, while the state lives.
     _sweeper: Option<crate::events::AbortOnDrop>,
+    _reader: Option<crate::events::AbortOnDrop>,
 }
 
 impl std::fmt::Debug for AppState {
@@ -67,6 +68,7 @@ impl AppState {
         let (metrics, enrollments) = slipway_server::metrics::Metrics::with(metrics::register);
         let events = crate::events::Hub::default();
         let sweeper = crate::events::spawn_sweeper(db.clone(), events.clone());
+        let reader = crate::events::spawn_reader(db.clone(), events.clone());
         Self {
             inner: Arc::new(Inner {
                 openapi: openapi::render(&config.base_path, &config.namespace, &settings),
@@ -80,6 +82,7 @@ impl AppState {
                 enrollments,
                 events,
                 _sweeper: sweeper,
+                _reader: reader,
             }),
         }
     }

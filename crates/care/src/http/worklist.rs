@@ -96,14 +96,19 @@ fn patient_name(caller: &Caller, row: &TaskRow) -> Option<String> {
     })
 }
 
-/// The Task of a worklist row as this caller may see it.
+/// The Task of a worklist row as this caller may see it: the patient only with read access to
+/// accounts, the care plan and its program only with read access to care plans (what the
+/// missing-information GET asks before it shows either).
 fn task_of(caller: &Caller, row: &TaskRow) -> fhir::Task {
-    let name = patient_name(caller, row);
+    let sees_patient = caller.can(objects::ACCOUNT, Access::Read);
+    let sees_plan = caller.can(objects::CARE_PLAN, Access::Read);
+    let name = sees_patient.then(|| patient_name(caller, row)).flatten();
     fhir::task(TaskFacts {
         request: &row.request,
-        patient_external_id: row.patient_external_id.as_deref(),
+        patient_external_id: row.patient_external_id.as_deref().filter(|_| sees_patient),
         patient_name: name.as_deref(),
-        program_name: row.program_name.as_deref(),
+        care_plan: sees_plan,
+        program_name: row.program_name.as_deref().filter(|_| sees_plan),
     })
 }
 
@@ -291,12 +296,12 @@ async fn apply(
         Change::Release => "releasing a request",
     };
     require(caller, Access::Edit, what)?;
-    check_claimable(req).map_err(|e| ApiError::Conflict(e.violation().into()))?;
     let held_by_other = |holder: &crate::worklist::Holder| {
         ApiError::Conflict(ClaimError::HeldByOther(holder.clone()).violation().into())
     };
     match change {
         Change::Claim => {
+            check_claimable(req).map_err(|e| ApiError::Conflict(e.violation().into()))?;
             if req
                 .holder
                 .as_ref()
@@ -305,12 +310,16 @@ async fn apply(
                 return Ok(None);
             }
             if !store::claim(tx, req.id, caller.user_id).await? {
-                // Someone else's claim committed first: name them as they are now.
-                let now = data_requests::find(tx, &req.uuid).await?;
-                let holder = now.and_then(|r| r.holder);
-                return Err(match holder {
-                    Some(h) => held_by_other(&h),
-                    None => ApiError::Internal("a claim matched no row".into()),
+                // Something committed since the read (PostgreSQL): say what it is now.
+                let now = data_requests::find(tx, &req.uuid)
+                    .await?
+                    .ok_or_else(not_found)?;
+                check_claimable(&now).map_err(|e| ApiError::Conflict(e.violation().into()))?;
+                return Err(match &now.holder {
+                    Some(h) if h.user_id != caller.user_id => held_by_other(h),
+                    _ => {
+                        ApiError::Internal("a claim of a claimable request changed nothing".into())
+                    }
                 });
             }
             events::append(
@@ -322,6 +331,8 @@ async fn apply(
             .await?;
         }
         Change::Release => {
+            // No check that the request is still active: a claim on a request that ended or
+            // expired can still be let go (and would come back if it were made active again).
             let Some(holder) = &req.holder else {
                 return Ok(None);
             };
@@ -330,12 +341,24 @@ async fn apply(
                 return Err(held_by_other(holder));
             }
             if !store::release(tx, req.id, holder.user_id).await? {
-                return Err(ApiError::Internal("a release matched no row".into()));
+                // Released or claimed again since the read (PostgreSQL).
+                let now = data_requests::find(tx, &req.uuid)
+                    .await?
+                    .ok_or_else(not_found)?;
+                return match &now.holder {
+                    None => Ok(None),
+                    Some(h) if h.user_id != caller.user_id && !caller.admin => {
+                        Err(held_by_other(h))
+                    }
+                    Some(_) => Err(ApiError::Internal("a release matched no row".into())),
+                };
             }
+            let mut released = req.clone();
+            released.holder = None;
             events::append(
                 tx,
                 &req.uuid,
-                EventStatus::Task(TaskStatus::Requested),
+                EventStatus::Task(TaskStatus::of(&released)),
                 None,
             )
             .await?;

@@ -202,14 +202,18 @@ fn request_from_row(r: &sqlx::any::AnyRow, at: usize) -> Result<(DataRequest, Re
     ))
 }
 
-/// Creates or replaces a data request.
+/// Creates or replaces a data request. One written already past its date has its expiry
+/// announced by the caller's event, so the sweeper does not announce it again.
 pub async fn put(tx: &mut Tx, uuid: &str, input: &DataRequestInput) -> Result<()> {
+    let announced = input.status == crate::missing_info::ACTIVE
+        && input.expiration_date < crate::fields::today();
     sqlx::query(
-        "INSERT INTO data_request (external_id, care_plan_external_id, group_external_id, status, expiration_date, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $6) ON CONFLICT (external_id) DO UPDATE SET \
+        "INSERT INTO data_request (external_id, care_plan_external_id, group_external_id, status, \
+         expiration_date, created_at, updated_at, expiry_announced) \
+         VALUES ($1, $2, $3, $4, $5, $6, $6, $7) ON CONFLICT (external_id) DO UPDATE SET \
          care_plan_external_id = excluded.care_plan_external_id, group_external_id = excluded.group_external_id, \
          status = excluded.status, expiration_date = excluded.expiration_date, updated_at = excluded.updated_at, \
-         expiry_announced = 0",
+         expiry_announced = excluded.expiry_announced",
     )
     .bind(uuid.to_owned())
     .bind(input.care_plan_external_id.clone())
@@ -217,6 +221,7 @@ pub async fn put(tx: &mut Tx, uuid: &str, input: &DataRequestInput) -> Result<()
     .bind(input.status.clone())
     .bind(input.expiration_date.clone())
     .bind(now())
+    .bind(i64::from(announced))
     .execute(&mut **tx)
     .await?;
     Ok(())

@@ -30,8 +30,12 @@ pub async fn append(
             .execute(&mut **tx)
             .await?;
     }
+    // The holder is copied as they are now (ID and name): a row id could later name a
+    // different user, and a replay should say who held the request then.
     sqlx::query(
-        "INSERT INTO care_event (request_uuid, status, owner_user_id, at) VALUES ($1, $2, $3, $4)",
+        "INSERT INTO care_event (request_uuid, status, owner, owner_name, at) \
+         SELECT $1, $2, u.external_id, u.name, $4 FROM (SELECT 1 AS one) one \
+         LEFT JOIN app_user u ON u.id = $3",
     )
     .bind(request_uuid.to_owned())
     .bind(status.as_str())
@@ -65,8 +69,8 @@ pub const BATCH: i64 = 500;
 /// The events after `after`, oldest first, at most [`BATCH`].
 pub async fn after(tx: &mut Tx, after: i64) -> Result<Vec<Event>> {
     let rows = sqlx::query(
-        "SELECT e.id, e.request_uuid, e.status, u.external_id, u.name FROM care_event e \
-         LEFT JOIN app_user u ON u.id = e.owner_user_id WHERE e.id > $1 ORDER BY e.id LIMIT $2",
+        "SELECT id, request_uuid, status, owner, owner_name FROM care_event \
+         WHERE id > $1 ORDER BY id LIMIT $2",
     )
     .bind(after)
     .bind(BATCH)

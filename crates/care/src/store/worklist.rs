@@ -268,16 +268,22 @@ pub async fn find(tx: &mut Tx, uuid: &str) -> Result<Option<TaskRow>> {
     Ok(row.as_ref().map(task_row).transpose()?)
 }
 
-/// Makes `user_id` the holder unless someone else holds the request; whether it does now.
+/// Makes `user_id` the holder if the request is still active and unexpired and nobody else
+/// holds it; whether it does now. The conditions are in the `UPDATE` itself: on PostgreSQL
+/// a concurrent answer or claim that commits first is seen by it, not only by what this
+/// transaction read before.
 pub async fn claim(tx: &mut Tx, request_id: i64, user_id: i64) -> Result<bool> {
     let at = now();
     let done = sqlx::query(
         "UPDATE data_request SET claimed_by = $1, claimed_at = $2, updated_at = $2 \
-         WHERE id = $3 AND (claimed_by IS NULL OR claimed_by = $1)",
+         WHERE id = $3 AND (claimed_by IS NULL OR claimed_by = $1) AND status = $4 \
+         AND expiration_date >= $5",
     )
     .bind(user_id)
     .bind(at)
     .bind(request_id)
+    .bind(ACTIVE)
+    .bind(crate::fields::today())
     .execute(&mut **tx)
     .await?;
     Ok(done.rows_affected() == 1)
@@ -298,28 +304,62 @@ pub async fn release(tx: &mut Tx, request_id: i64, holder: i64) -> Result<bool> 
     Ok(done.rows_affected() == 1)
 }
 
-/// Active requests past their date whose expiry no event has announced yet, marked as
-/// announced: their UUIDs and holders, for the caller to announce in the same transaction.
-pub async fn take_unannounced_expiries(tx: &mut Tx) -> Result<Vec<(String, Option<i64>)>> {
-    let today = crate::fields::today();
+/// At most this many expiries are announced per write transaction.
+pub const EXPIRY_BATCH: usize = 500;
+
+/// Active requests past their date whose expiry no event has announced yet (at most
+/// [`EXPIRY_BATCH`]):
+/// row ids, UUIDs and holders. A read: the sweeper looks every second, and opens a write
+/// transaction only when this finds something.
+pub async fn unannounced_expiries(tx: &mut Tx) -> Result<Vec<(i64, String, Option<i64>)>> {
     let rows = sqlx::query(
         "SELECT id, external_id, claimed_by FROM data_request \
-         WHERE status = $1 AND expiration_date < $2 AND expiry_announced = 0 LIMIT 500",
+         WHERE status = $1 AND expiry_announced = 0 AND expiration_date < $2 LIMIT 500",
     )
     .bind(ACTIVE)
-    .bind(today)
+    .bind(crate::fields::today())
     .fetch_all(&mut **tx)
     .await?;
-    let mut out = Vec::with_capacity(rows.len());
-    for r in rows {
-        let id: i64 = r.try_get(0)?;
-        sqlx::query("UPDATE data_request SET expiry_announced = 1 WHERE id = $1")
-            .bind(id)
-            .execute(&mut **tx)
-            .await?;
-        out.push((r.try_get(1)?, r.try_get(2)?));
-    }
-    Ok(out)
+    rows.iter()
+        .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
+        .collect::<std::result::Result<_, sqlx::Error>>()
+        .map_err(Into::into)
+}
+
+/// Marks one request's expiry announced if it is still active, expired and unannounced:
+/// whether this call did (a change committed since the read, or another process's sweep,
+/// means there is nothing to announce).
+pub async fn mark_expiry_announced(tx: &mut Tx, request_id: i64) -> Result<bool> {
+    let done = sqlx::query(
+        "UPDATE data_request SET expiry_announced = 1 WHERE id = $1 AND status = $2 \
+         AND expiry_announced = 0 AND expiration_date < $3",
+    )
+    .bind(request_id)
+    .bind(ACTIVE)
+    .bind(crate::fields::today())
+    .execute(&mut **tx)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Releases every claim of a user (being deleted): the UUIDs released.
+pub async fn release_all_of(tx: &mut Tx, user_id: i64) -> Result<Vec<String>> {
+    let rows = sqlx::query("SELECT external_id FROM data_request WHERE claimed_by = $1")
+        .bind(user_id)
+        .fetch_all(&mut **tx)
+        .await?;
+    sqlx::query(
+        "UPDATE data_request SET claimed_by = NULL, claimed_at = NULL, updated_at = $1 \
+         WHERE claimed_by = $2",
+    )
+    .bind(now())
+    .bind(user_id)
+    .execute(&mut **tx)
+    .await?;
+    rows.iter()
+        .map(|r| r.try_get(0))
+        .collect::<std::result::Result<_, sqlx::Error>>()
+        .map_err(Into::into)
 }
 
 #[cfg(test)]

@@ -250,6 +250,11 @@ async fn claims_name_their_holder_and_the_history_records_them() {
         assert_eq!(task["status"], "in-progress");
         assert_eq!(task["owner"]["identifier"]["value"], nurse_id);
         assert_eq!(task["owner"]["display"], "Nurse Two");
+        // Access to data requests alone shows neither the patient nor the care plan.
+        assert!(
+            task.get("for").is_none() && task.get("basedOn").is_none(),
+            "{task}"
+        );
         // Claiming one's own again changes nothing.
         assert_eq!(
             post(&app, &claim_path(&uuid), &nurse).await.0,
@@ -321,6 +326,38 @@ async fn claims_name_their_holder_and_the_history_records_them() {
             assert_eq!(status, want, "{target}: {body}");
         }
 
+        // A claim outlives neither the request's activity (its holder may still let go)...
+        assert_eq!(
+            post(&app, &claim_path(&uuid), &nurse).await.0,
+            StatusCode::OK
+        );
+        let (status, existing) = app.admin_get(&format!("/data-requests/{uuid}")).await;
+        assert_eq!(status, StatusCode::OK);
+        let mut ended = existing.clone();
+        ended["status"] = json!("Ended");
+        for key in ["uuid", "history"] {
+            ended.as_object_mut().unwrap().remove(key);
+        }
+        let (status, body) = app
+            .admin_put(&format!("/data-requests/{uuid}"), &ended)
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let (status, task) = post(&app, &release_path(&uuid), &nurse).await;
+        assert_eq!(status, StatusCode::OK, "{task}");
+        assert_eq!(task["status"], "cancelled");
+        assert!(task.get("owner").is_none());
+        // ... nor its holder: deleting a user gives their claims back.
+        let other = create_request(&app, "2098-06-02").await;
+        assert_eq!(
+            post(&app, &claim_path(&other), &nurse).await.0,
+            StatusCode::OK
+        );
+        let (status, _) = app.admin_delete(&format!("/users/{nurse_id}")).await;
+        assert_eq!(status, StatusCode::OK);
+        let (_, task, _) = get(&app, &app.url(&format!("/fhir/Task/{other}")), Some(STAFF)).await;
+        assert_eq!(task["status"], "requested", "{task}");
+        assert!(task.get("owner").is_none(), "{task}");
+
         let methods: Vec<(String, i64)> = app
             .history(&uuid)
             .await
@@ -338,6 +375,8 @@ async fn claims_name_their_holder_and_the_history_records_them() {
             ("CLAIM", 409),
             ("RELEASE", 409),
             ("RELEASE", 200),
+            ("RELEASE", 200),
+            ("CLAIM", 200),
             ("RELEASE", 200),
             ("CLAIM", 200),
             ("RELEASE", 200),
