@@ -1115,7 +1115,7 @@ return bad;
             "carePlanExternalId": demo["carePlanExternalId"], "groupId": demo["groupId"],
             "status": "Active", "expirationDate": "2099-06-30"})
         self.assertIn(status, (200, 201), answer)
-        draft = os.path.join(os.environ["XDG_DATA_HOME"], "slipway", "desktop", "drafts", f"missing-info-{mine}.bin")
+        draft = os.path.join(os.environ["XDG_DATA_HOME"], "slipway", "desktop", "drafts", f"this-computer.missing-info-{mine}.bin")
         key_file = os.path.join(os.environ["SLIPWAY_CONFIG_DIR"], "tokens", "desktop.care-drafts-key")
 
         field = lambda n: f'[data-path="5f0c8b8e-1d2a-4c1e-9a57-0a4a5c1d7f0{n}"]'

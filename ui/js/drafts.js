@@ -62,15 +62,32 @@ export function withDraft(initial, saved) {
   return out;
 }
 
-/** Whether a request's answer ends its draft: submitted, no longer active (409) or gone (404). */
+/**
+ * Whether a request's answer ends its draft: submitted, no longer active (409), or gone (a
+ * 404 saying the request itself is unknown). A 404 about a record the request needs (its care
+ * plan, program, group, patient account) leaves the request, and its draft, in place.
+ */
 export function endsDraft(res) {
-  return Boolean(res && (res.ok || res.kind === "not_active" || res.kind === "not_found"));
+  if (!res) return false;
+  if (res.ok || res.kind === "not_active") return true;
+  return res.kind === "not_found" && (res.errors || []).some((e) => e.code === "REQUEST_NOT_FOUND");
 }
 
-/** The notice to show for a load answer ({document, saved_at, not_restored, key_notice}), or null. */
+/**
+ * The notice to show for a load answer ({document, saved_at, not_restored, key_unavailable,
+ * key_notice}), or null: restored, lost (removed), or kept (its key cannot be read now).
+ */
 export function loadNotice(answer, format) {
   if (!answer) return null;
   if (answer.document) return { kind: "restored", text: restoredNotice(answer.saved_at, format), keyNotice: answer.key_notice || null };
   if (answer.not_restored) return { kind: "lost", text: answer.not_restored, keyNotice: null };
+  if (answer.key_unavailable) return { kind: "kept", text: answer.key_unavailable, keyNotice: null };
   return null;
+}
+
+/** What a save's answer has to tell: where the key is kept (no keyring service), or that typing is not being saved. */
+export function savedNotice(res) {
+  if (!res) return null;
+  if (res.ok) return (res.value && res.value.key_notice) || null;
+  return `What you type is not being saved: ${res.error}`;
 }

@@ -1,7 +1,7 @@
 // The drafts' window-side logic: debounced, ordered saves; the notices; which answers end one.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { draftSaver, endsDraft, loadNotice, restoredNotice, withDraft } from "../js/drafts.js";
+import { draftSaver, endsDraft, loadNotice, restoredNotice, savedNotice, withDraft } from "../js/drafts.js";
 
 /** Timers run by hand. */
 function fakeTimers() {
@@ -78,10 +78,19 @@ test("a draft fills only the fields the request asks for, with text", () => {
   assert.deepEqual(withDraft(initial, null), initial);
 });
 
-test("submitted, ended and missing requests end their draft; others keep it", () => {
+const notFound = (code) => ({ ok: false, kind: "not_found", errors: [{ code, message: "missing", fields: [] }] });
+
+test("submitted, ended and unknown requests end their draft; others keep it", () => {
   assert.equal(endsDraft({ ok: true }), true);
   assert.equal(endsDraft({ ok: false, kind: "not_active" }), true);
-  assert.equal(endsDraft({ ok: false, kind: "not_found" }), true);
+  assert.equal(endsDraft(notFound("REQUEST_NOT_FOUND")), true);
+  // The request is there, a record it needs is not: the draft stays.
+  for (const code of ["CARE_PLAN_NOT_FOUND", "CARE_PROGRAM_NOT_FOUND", "GROUP_NOT_FOUND", "PATIENT_ACCOUNT_NOT_FOUND"]) {
+    assert.equal(endsDraft(notFound(code)), false, code);
+  }
+  // A 404 that does not say what is missing (a route unknown to another service) keeps it.
+  assert.equal(endsDraft({ ok: false, kind: "not_found" }), false);
+  assert.equal(endsDraft(notFound("NOT_FOUND")), false);
   for (const kind of ["unmet", "invalid", "unavailable", "server", "forbidden", "unauthorized"]) {
     assert.equal(endsDraft({ ok: false, kind }), false, kind);
   }
@@ -100,4 +109,15 @@ test("the notices say when it was typed, or that it could not be restored", () =
   assert.deepEqual(loadNotice({ document: null, not_restored: "could not be restored" }), { kind: "lost", text: "could not be restored", keyNotice: null });
   assert.equal(loadNotice({ document: null, not_restored: null }), null);
   assert.equal(loadNotice(null), null);
+});
+
+test("a draft whose key cannot be read now is said to be kept, and a failed save says typing is not saved", () => {
+  assert.deepEqual(loadNotice({ document: null, not_restored: null, key_unavailable: "kept; unlock the keyring" }), {
+    kind: "kept",
+    text: "kept; unlock the keyring",
+    keyNotice: null,
+  });
+  assert.equal(savedNotice({ ok: true, value: { key_notice: null } }), null);
+  assert.equal(savedNotice({ ok: true, value: { key_notice: "No keyring service…" } }), "No keyring service…");
+  assert.equal(savedNotice({ ok: false, error: "unlock the keyring" }), "What you type is not being saved: unlock the keyring");
 });

@@ -6,7 +6,7 @@
 import { html, render, useEffect, useRef, useState } from "../../vendor/preact-htm.js";
 import { DraftNotice } from "../components/draft-notice.js";
 import { Input } from "../components/field.js";
-import { draftSaver, loadNotice } from "../drafts.js";
+import { draftSaver, loadNotice, savedNotice } from "../drafts.js";
 import { appendAt, currentErrors, errorsFor, getPath, inputValue, removePath, setPath, unplacedErrors } from "../form-state.js";
 
 const PERSON = [["firstName", "First name"], ["middleName", "Middle name"], ["lastName", "Last name", { required: true }], ["gender", "Gender", { options: "genders" }], ["dateOfBirth", "Date of birth", { type: "date" }]];
@@ -48,20 +48,24 @@ function Enroll({ api }) {
   // A document that is not typing (the restored draft, the empty form): not saved as a draft.
   const unsaved = useRef(EMPTY);
   const saver = useRef(null);
+  // A draft kept because its key cannot be read now is not overwritten by what is typed.
+  const kept = useRef(false);
 
   useEffect(() => {
     api.careEnrollmentOptions().then((r) => r.ok && setOptions(r.value));
     saver.current = draftSaver({
       save: (d) => api.careDraftSave("enrollment", null, d),
       clear: () => api.careDraftClear("enrollment"),
-      onSaved: (r) => r.ok && setKeyNotice(r.value.key_notice || null),
+      onSaved: (r) => setKeyNotice(savedNotice(r)),
     });
     api.careDraftLoad("enrollment").then((r) => {
       if (r.ok && r.value.document) {
         unsaved.current = r.value.document;
         setDoc(r.value.document);
       }
-      setNote(r.ok ? loadNotice(r.value) : { kind: "lost", text: r.error, keyNotice: null });
+      const n = r.ok ? loadNotice(r.value) : { kind: "lost", text: r.error, keyNotice: null };
+      kept.current = Boolean(n && n.kind === "kept");
+      setNote(n);
       loaded.current = true;
     });
   }, []);
@@ -73,7 +77,7 @@ function Enroll({ api }) {
       const r = await api.careCheckEnrollment(doc);
       if (r.ok) setCheck(r.value);
     }, 200);
-    if (loaded.current && doc !== unsaved.current) saver.current.schedule(doc);
+    if (loaded.current && !kept.current && doc !== unsaved.current) saver.current.schedule(doc);
   }, [doc]);
 
   // The answer (or the list of problems) is shown where the user looks.
@@ -188,15 +192,19 @@ function Enroll({ api }) {
     setBusy(false);
     // What was sent, so the service's errors stay with the values they were about.
     setAnswer({ ...res, sent: doc });
+    // Enrolled: its draft goes (one kept for its key is another enrollment, and stays).
     if (res.ok) {
-      await saver.current.clear();
       unsaved.current = doc;
-      setNote(null);
+      if (!kept.current) {
+        await saver.current.clear();
+        setNote(null);
+      }
     }
   }
 
   async function startOver() {
     await saver.current.clear();
+    kept.current = false;
     unsaved.current = EMPTY;
     setDoc(EMPTY);
     setTouched(new Set());

@@ -3,12 +3,14 @@
 // (which record is missing), 409 (no longer active); 412 marks each unmet field on the form.
 // A slipway://care/missing-info/<uuid> link opens its request here (main.js puts it in the
 // shared state; show() hands it over). What is typed is saved as the request's draft (sealed
-// by Rust) once typing pauses, restored with a notice when the request is opened again, and
-// removed once it is submitted or the request has ended or is gone.
+// by Rust, per environment) once typing pauses, restored with a notice when the request is
+// opened again, and removed once it is submitted or the request has ended or is gone (a 404
+// about a record the request needs keeps it). A draft kept because its key cannot be read now
+// is not overwritten: nothing typed is saved until the form is opened again.
 import { html, render, useEffect, useRef, useState } from "../../vendor/preact-htm.js";
 import { DraftNotice } from "../components/draft-notice.js";
 import { FieldErrors, Input, TypedField } from "../components/field.js";
-import { draftSaver, endsDraft, loadNotice, withDraft } from "../drafts.js";
+import { draftSaver, endsDraft, loadNotice, savedNotice, withDraft } from "../drafts.js";
 import { currentErrors, errorsFor, unplacedErrors } from "../form-state.js";
 
 const SCREENS = {
@@ -62,7 +64,7 @@ function MissingInfo({ api, link }) {
       setRequest(null);
       if (res.kind === "invalid") setUuidError([res.error]);
       else setOutcome(res);
-      // An ended or unknown request keeps no draft.
+      // An ended request, or one this environment's service does not know, keeps no draft.
       if (endsDraft(res)) await api.careDraftClear("missing_info", id);
       return;
     }
@@ -76,10 +78,11 @@ function MissingInfo({ api, link }) {
     setDraftNote(note);
     setValues(note && note.kind === "restored" ? withDraft(init, draft.value.document) : init);
     setRequest(res.value);
+    if (note && note.kind === "kept") return;
     saver.current = draftSaver({
       save: (doc) => api.careDraftSave("missing_info", uuid, doc),
       clear: () => api.careDraftClear("missing_info", uuid),
-      onSaved: (r) => r.ok && setKeyNotice(r.value.key_notice || null),
+      onSaved: (r) => setKeyNotice(savedNotice(r)),
     });
   }
 
@@ -109,8 +112,9 @@ function MissingInfo({ api, link }) {
     const fields = request.fields.map((f) => ({ ...f, value: values[f.uuid] ?? "" }));
     const res = await api.careSubmitMissingInfo(request.uuid, fields);
     // Submitted, or the request has ended or is gone: its draft goes. Otherwise it stays.
-    if (endsDraft(res) && saver.current) {
-      await saver.current.clear();
+    if (endsDraft(res)) {
+      if (saver.current) await saver.current.clear();
+      else await api.careDraftClear("missing_info", request.uuid);
       saver.current = null;
       setDraftNote(null);
     }

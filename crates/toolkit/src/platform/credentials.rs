@@ -80,7 +80,7 @@ fn read_config() -> Result<Config, ToolError> {
     }
 }
 
-fn check_environment(environment: &str) -> Result<(), ToolError> {
+pub(crate) fn check_environment(environment: &str) -> Result<(), ToolError> {
     let ok = !environment.is_empty()
         && environment.len() <= 63
         && environment
@@ -147,12 +147,30 @@ fn write_config(config: &Config) -> Result<(), ToolError> {
 /// Stores `token` under `account` (an environment's name, [`care_account`] of one, or another
 /// secret of the desktop under a name with a `.`, such as the care drafts' key).
 pub(crate) fn store_token(account: &str, token: &str) -> Result<TokenStore, ToolError> {
+    store(account, token, false)
+}
+
+/// Stores a secret that must stay where it is read from: like [`store_token`], except that a
+/// keyring which runs but refuses (locked, its unlock prompt dismissed) is an error rather than
+/// a reason to write the file, which would then shadow the keyring's entry for good.
+pub(crate) fn store_token_strictly(account: &str, token: &str) -> Result<TokenStore, ToolError> {
+    store(account, token, true)
+}
+
+fn store(account: &str, token: &str, strict: bool) -> Result<TokenStore, ToolError> {
     let forced_file = std::env::var("SLIPWAY_TOKEN_STORE").is_ok_and(|v| v == "file");
     if !forced_file {
-        let keyring = keyring::Entry::new(SERVICE, account).and_then(|e| e.set_password(token));
-        if keyring.is_ok() {
-            let _ = std::fs::remove_file(token_path(account));
-            return Ok(TokenStore::Keyring);
+        match keyring::Entry::new(SERVICE, account).and_then(|e| e.set_password(token)) {
+            Ok(()) => {
+                let _ = std::fs::remove_file(token_path(account));
+                return Ok(TokenStore::Keyring);
+            }
+            Err(e) if strict && !no_keyring_service(&e) => {
+                return Err(ToolError::Internal(format!(
+                    "the keyring refused the secret: {e}"
+                )));
+            }
+            Err(_) => {}
         }
     }
     let path = token_path(account);
@@ -198,16 +216,35 @@ fn care_account(environment: &str, role: CareRole) -> String {
 }
 
 /// The token stored under `account`: the 0600 file first (it is only there when the keyring
-/// was not), then the keyring; `None` when neither has one.
+/// was not), then the keyring; `None` when neither has one, or it cannot be read.
 pub(crate) fn read_token(account: &str) -> Option<(String, TokenStore)> {
+    look_up_token(account).ok().flatten()
+}
+
+/// The same, telling "there is none" (`Ok(None)`: no file, and the keyring has no entry or no
+/// keyring service runs) from "it cannot be read now" (`Err`: the keyring is locked, its
+/// unlock prompt was dismissed, the file is unreadable), for a secret that must not be made
+/// anew while the old one is only out of reach.
+pub(crate) fn look_up_token(account: &str) -> Result<Option<(String, TokenStore)>, String> {
     let path = token_path(account);
-    if let Ok(token) = std::fs::read_to_string(&path) {
-        return Some((token.trim().to_owned(), TokenStore::File(path)));
+    match std::fs::read_to_string(&path) {
+        Ok(token) => return Ok(Some((token.trim().to_owned(), TokenStore::File(path)))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(format!("could not read {}: {e}", path.display())),
     }
-    keyring::Entry::new(SERVICE, account)
-        .and_then(|e| e.get_password())
-        .ok()
-        .map(|t| (t, TokenStore::Keyring))
+    match keyring::Entry::new(SERVICE, account).and_then(|e| e.get_password()) {
+        Ok(token) => Ok(Some((token, TokenStore::Keyring))),
+        Err(keyring::Error::NoEntry) => Ok(None),
+        Err(e) if no_keyring_service(&e) => Ok(None),
+        Err(e) => Err(format!("the keyring could not be read: {e}")),
+    }
+}
+
+/// Whether a keyring error means no keyring service runs here (no D-Bus session, no Secret
+/// Service on it): the file is where such a secret lives then. A locked keyring, or one
+/// whose unlock prompt was dismissed, is `NoStorageAccess` instead.
+fn no_keyring_service(e: &keyring::Error) -> bool {
+    matches!(e, keyring::Error::PlatformFailure(_))
 }
 
 /// Forgets the token under `account` in both stores.

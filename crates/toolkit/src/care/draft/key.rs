@@ -47,12 +47,18 @@ impl DraftKey {
 
 /// Where the key is kept.
 pub trait KeyStore: fmt::Debug + Send + Sync {
-    /// The stored key and where it is; `None` when there is none (or it cannot be read).
-    fn read(&self) -> Option<(DraftKey, TokenStore)>;
+    /// The stored key and where it is: `Ok(None)` when there is none (nothing stored, or what
+    /// is stored is no key), `Err` when the store cannot be read now (a locked keyring, its
+    /// unlock prompt dismissed): a key may be there, so none must be made in its place.
+    ///
+    /// # Errors
+    /// The store could not be read; what to tell.
+    fn read(&self) -> Result<Option<(DraftKey, TokenStore)>, String>;
     /// Stores `key`, replacing any other; returns where it went.
     ///
     /// # Errors
-    /// Neither the keyring nor the file could take it.
+    /// Neither the keyring nor the file could take it, or the keyring runs but refused it
+    /// (then the file is not written: it would shadow the keyring's key).
     fn write(&self, key: &DraftKey) -> Result<TokenStore, String>;
 }
 
@@ -62,13 +68,13 @@ pub trait KeyStore: fmt::Debug + Send + Sync {
 pub struct TokenKeyStore;
 
 impl KeyStore for TokenKeyStore {
-    fn read(&self) -> Option<(DraftKey, TokenStore)> {
-        let (text, store) = credentials::read_token(ACCOUNT)?;
-        DraftKey::decode(&text).map(|key| (key, store))
+    fn read(&self) -> Result<Option<(DraftKey, TokenStore)>, String> {
+        Ok(credentials::look_up_token(ACCOUNT)?
+            .and_then(|(text, store)| DraftKey::decode(&text).map(|key| (key, store))))
     }
 
     fn write(&self, key: &DraftKey) -> Result<TokenStore, String> {
-        credentials::store_token(ACCOUNT, &key.encode()).map_err(|e| e.to_string())
+        credentials::store_token_strictly(ACCOUNT, &key.encode()).map_err(|e| e.to_string())
     }
 }
 

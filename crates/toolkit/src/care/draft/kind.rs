@@ -1,5 +1,5 @@
-//! Which form a draft belongs to, and the file name that follows from it: parsed once, so no
-//! caller's text ever becomes part of a path unchecked.
+//! Which form, and which environment, a draft belongs to, and the file name that follows from
+//! them: parsed once, so no caller's text ever becomes part of a path unchecked.
 
 use std::fmt;
 
@@ -39,13 +39,59 @@ impl DraftKind {
         }
     }
 
-    /// The draft's file name in the drafts directory; also the associated data it is sealed
-    /// with, so a file renamed to another request's name does not open.
-    pub fn file_name(&self) -> String {
+    /// The form's part of a draft's file name ([`Draft::file_name`]).
+    fn file_name(&self) -> String {
         match self {
             Self::Enrollment => "enrollment.bin".to_owned(),
             Self::MissingInfo(uuid) => format!("missing-info-{uuid}.bin"),
         }
+    }
+}
+
+/// A draft: a form's, typed for the care service of one environment. Request UUIDs name
+/// requests of one service only, and an enrollment belongs to the service it was typed for,
+/// so the environment is part of the file name (and so of the data the draft is sealed with):
+/// another environment's form neither restores it nor, by answering that the request is
+/// unknown there, deletes it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Draft {
+    /// The remote environment's name; `None`: this computer's care service (embedded, or the
+    /// one the process environment configures).
+    environment: Option<String>,
+    kind: DraftKind,
+}
+
+impl Draft {
+    /// `kind`'s draft in `environment` (`None`: this computer).
+    ///
+    /// # Errors
+    /// The environment's name is not one (1-63 letters, digits, `-`, `_`).
+    pub fn new(environment: Option<&str>, kind: DraftKind) -> Result<Self, KindError> {
+        if let Some(name) = environment {
+            crate::platform::credentials::check_environment(name)
+                .map_err(|e| KindError(e.to_string()))?;
+        }
+        Ok(Self {
+            environment: environment.map(str::to_owned),
+            kind,
+        })
+    }
+
+    /// Which form.
+    pub fn kind(&self) -> &DraftKind {
+        &self.kind
+    }
+
+    /// The draft's file name in the drafts directory, `<environment>.<form>.bin`, the
+    /// environment being `this-computer` or `env-<name>` (names have no `.`); also the
+    /// associated data it is sealed with, so a file renamed to another request's or another
+    /// environment's name does not open.
+    pub fn file_name(&self) -> String {
+        let place = match &self.environment {
+            Some(name) => format!("env-{name}"),
+            None => "this-computer".to_owned(),
+        };
+        format!("{place}.{}", self.kind.file_name())
     }
 }
 
@@ -81,6 +127,31 @@ mod tests {
             ("invoice", None),
         ] {
             assert!(DraftKind::parse(kind, uuid).is_err(), "{kind} {uuid:?}");
+        }
+    }
+
+    #[test]
+    fn each_environment_has_its_own_file_names() {
+        let kind =
+            DraftKind::parse("missing_info", Some("5f0c8b8e-1d2a-4c1e-9a57-0a4a5c1d7e01")).unwrap();
+        let here = Draft::new(None, kind.clone()).unwrap();
+        let staging = Draft::new(Some("staging"), kind.clone()).unwrap();
+        assert_eq!(
+            here.file_name(),
+            "this-computer.missing-info-5f0c8b8e-1d2a-4c1e-9a57-0a4a5c1d7e01.bin"
+        );
+        assert_eq!(
+            staging.file_name(),
+            "env-staging.missing-info-5f0c8b8e-1d2a-4c1e-9a57-0a4a5c1d7e01.bin"
+        );
+        assert_eq!(
+            Draft::new(Some("this-computer"), DraftKind::Enrollment)
+                .unwrap()
+                .file_name(),
+            "env-this-computer.enrollment.bin"
+        );
+        for bad in ["", "../x", "a.b", "a/b"] {
+            assert!(Draft::new(Some(bad), kind.clone()).is_err(), "{bad:?}");
         }
     }
 }

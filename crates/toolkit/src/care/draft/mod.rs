@@ -3,13 +3,17 @@
 //! loses nothing.
 //!
 //! They hold patient data, so they are never on disk in plain text: each draft is one file in
-//! `DATA_DIR/drafts/` (the directory 0700, the file 0600, written atomically), sealed with
-//! XChaCha20-Poly1305 under a random 256-bit key kept where `slipway login` keeps tokens: the
-//! OS keyring, or, where no keyring service runs, a 0600 file in the config directory's
-//! `tokens/` (see [`key`]); answers say which, so the window can tell the user. A draft that no
-//! longer opens (its key was lost, or the file is damaged) is removed and reported as not
-//! restored; it never stops the form from opening. The plain `enrollment-draft.json` of earlier
-//! versions is sealed the first time the enrollment draft is read, and deleted.
+//! `DATA_DIR/drafts/` (the directory 0700, the file 0600, written atomically), named for its
+//! environment and form ([`Draft`]), sealed with XChaCha20-Poly1305 under a random 256-bit key
+//! kept where `slipway login` keeps tokens: the OS keyring, or, where no keyring service runs,
+//! a 0600 file in the config directory's `tokens/` (see [`key`]); answers say which, so the
+//! window can tell the user. A draft that no longer opens (its key was lost, or the file is
+//! damaged) is removed and reported as not restored; it never stops the form from opening.
+//! A key that is there but out of reach (a locked keyring, its unlock prompt dismissed) is
+//! another matter: the draft is kept, no key is made in its place, and saving fails (and is not
+//! tried again for [`KEY_RETRY`], so typing does not raise a prompt on every pause) until the
+//! keyring opens. The plain `enrollment-draft.json` of earlier versions is sealed the first time
+//! an enrollment draft is read, and deleted.
 
 pub mod key;
 mod kind;
@@ -17,13 +21,13 @@ mod sealed;
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use key::{DraftKey, KeyStore, TokenKeyStore};
-pub use kind::{DraftKind, KindError};
+pub use kind::{Draft, DraftKind, KindError};
 
 use crate::platform::credentials::TokenStore;
 
@@ -36,6 +40,12 @@ pub enum DraftError {
     /// No key could be made or stored.
     #[error("the drafts' key could not be kept: {0}")]
     Key(String),
+    /// The key may be there but cannot be read now (a locked keyring): nothing is sealed with
+    /// another.
+    #[error(
+        "your drafts cannot be saved while the key that encrypts them cannot be read ({0}); unlock the keyring"
+    )]
+    KeyUnavailable(String),
     /// The draft could not be sealed.
     #[error("the draft could not be sealed: {0}")]
     Seal(String),
@@ -89,6 +99,9 @@ pub enum Loaded {
     Restored(Restored),
     /// A draft that did not open (key lost, or damaged): it has been removed.
     NotRestored,
+    /// A draft whose key cannot be read now (a locked keyring): kept, to be opened once the
+    /// keyring is. Says why.
+    KeyUnavailable(String),
 }
 
 /// The answer of the load command, for the window.
@@ -100,6 +113,8 @@ pub struct LoadAnswer {
     pub saved_at: Option<u64>,
     /// Set when a draft was there but could not be restored (and was removed): what to tell.
     pub not_restored: Option<String>,
+    /// Set when a draft is there but its key cannot be read now (it is kept): what to tell.
+    pub key_unavailable: Option<String>,
     /// Where the drafts' key is (`keyring`, or the file's path), when known.
     pub key_store: Option<String>,
     /// Set when the key is in a file because no keyring service runs: what to tell.
@@ -134,6 +149,7 @@ impl From<Loaded> for LoadAnswer {
             document: None,
             saved_at: None,
             not_restored: None,
+            key_unavailable: None,
             key_store: None,
             key_notice: None,
         };
@@ -147,15 +163,39 @@ impl From<Loaded> for LoadAnswer {
                 ),
                 ..nothing
             },
+            Loaded::KeyUnavailable(why) => Self {
+                key_unavailable: Some(format!(
+                    "A saved draft of this form is kept, but the key that encrypts it cannot be \
+                     read now ({why}). Unlock the keyring, then open the form again; what you \
+                     type meanwhile is not saved."
+                )),
+                ..nothing
+            },
             Loaded::Restored(r) => Self {
                 document: Some(r.document),
                 saved_at: Some(r.saved_at),
                 not_restored: None,
+                key_unavailable: None,
                 key_store: Some(r.key_store.describe()),
                 key_notice: key_notice(&r.key_store),
             },
         }
     }
+}
+
+/// How long after the key store could not be read a save fails without asking it again (each
+/// ask may raise the keyring's unlock prompt). Loading a draft always asks.
+pub const KEY_RETRY: Duration = Duration::from_secs(60);
+
+/// What is known of the key in this process.
+#[derive(Debug)]
+enum KeyState {
+    /// Not read yet, or there was none.
+    Unknown,
+    /// Read or made: one per process, so two first saves cannot make two.
+    Known(DraftKey, TokenStore),
+    /// The store could not be read at this instant, for this reason.
+    Unreadable(Instant, String),
 }
 
 /// The drafts of one user's desktop: files under `DATA_DIR/drafts`, one key in the key store.
@@ -164,8 +204,9 @@ pub struct Drafts {
     dir: PathBuf,
     legacy: PathBuf,
     keys: Box<dyn KeyStore>,
-    /// The key once read or made: one per process, so two first saves cannot make two.
-    key: Mutex<Option<(DraftKey, TokenStore)>>,
+    /// Held while the store is asked, so two callers never raise two unlock prompts.
+    key: Mutex<KeyState>,
+    retry: Duration,
 }
 
 fn now_millis() -> u64 {
@@ -200,50 +241,72 @@ impl Drafts {
             dir: data_dir.join("drafts"),
             legacy: data_dir.join("enrollment-draft.json"),
             keys,
-            key: Mutex::new(None),
+            key: Mutex::new(KeyState::Unknown),
+            retry: KEY_RETRY,
         }
     }
 
-    /// The file of `kind`'s draft.
-    pub fn path(&self, kind: &DraftKind) -> PathBuf {
-        self.dir.join(kind.file_name())
+    /// The file of `draft`.
+    pub fn path(&self, draft: &Draft) -> PathBuf {
+        self.dir.join(draft.file_name())
     }
 
-    fn cached_key(&self) -> std::sync::MutexGuard<'_, Option<(DraftKey, TokenStore)>> {
+    fn key_state(&self) -> std::sync::MutexGuard<'_, KeyState> {
         // A panic while holding it left at worst no key cached: the store is read again.
         self.key.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The stored key, if there is one.
-    fn existing_key(&self) -> Option<(DraftKey, TokenStore)> {
-        let mut cached = self.cached_key();
-        if cached.is_none() {
-            *cached = self.keys.read();
+    /// Reads the store into `state`: the key, `None` when there is none, or why it cannot be
+    /// read (remembered, with when).
+    fn read_key(&self, state: &mut KeyState) -> Result<Option<(DraftKey, TokenStore)>, DraftError> {
+        match self.keys.read() {
+            Ok(Some((key, store))) => {
+                *state = KeyState::Known(key.clone(), store.clone());
+                Ok(Some((key, store)))
+            }
+            Ok(None) => {
+                *state = KeyState::Unknown;
+                Ok(None)
+            }
+            Err(why) => {
+                *state = KeyState::Unreadable(Instant::now(), why.clone());
+                Err(DraftError::KeyUnavailable(why))
+            }
         }
-        cached.clone()
     }
 
-    /// The stored key, made and stored first if there is none.
-    fn sealing_key(&self) -> Result<(DraftKey, TokenStore), DraftError> {
-        let mut cached = self.cached_key();
-        if cached.is_none() {
-            *cached = match self.keys.read() {
-                Some(found) => Some(found),
-                None => {
-                    let key = DraftKey::generate().map_err(|e| DraftError::Key(e.to_string()))?;
-                    let store = self.keys.write(&key).map_err(DraftError::Key)?;
-                    Some((key, store))
-                }
-            };
+    /// The stored key, if there is one; asks the store unless it is known.
+    fn existing_key(&self) -> Result<Option<(DraftKey, TokenStore)>, DraftError> {
+        let mut state = self.key_state();
+        if let KeyState::Known(key, store) = &*state {
+            return Ok(Some((key.clone(), store.clone())));
         }
-        cached
-            .clone()
-            .ok_or_else(|| DraftError::Key("no key".to_owned()))
+        self.read_key(&mut state)
+    }
+
+    /// The stored key, made and stored first if there is certainly none. A store that could
+    /// not be read within [`KEY_RETRY`] is not asked again.
+    fn sealing_key(&self) -> Result<(DraftKey, TokenStore), DraftError> {
+        let mut state = self.key_state();
+        match &*state {
+            KeyState::Known(key, store) => return Ok((key.clone(), store.clone())),
+            KeyState::Unreadable(at, why) if at.elapsed() < self.retry => {
+                return Err(DraftError::KeyUnavailable(why.clone()));
+            }
+            _ => {}
+        }
+        if let Some(found) = self.read_key(&mut state)? {
+            return Ok(found);
+        }
+        let key = DraftKey::generate().map_err(|e| DraftError::Key(e.to_string()))?;
+        let store = self.keys.write(&key).map_err(DraftError::Key)?;
+        *state = KeyState::Known(key.clone(), store.clone());
+        Ok((key, store))
     }
 
     fn write(
         &self,
-        kind: &DraftKind,
+        draft: &Draft,
         document: &Value,
         saved_at: u64,
     ) -> Result<TokenStore, DraftError> {
@@ -253,7 +316,7 @@ impl Drafts {
             document: document.clone(),
         })
         .map_err(|e| DraftError::Seal(e.to_string()))?;
-        let name = kind.file_name();
+        let name = draft.file_name();
         let sealed = sealed::seal(&key, name.as_bytes(), &plaintext).map_err(DraftError::Seal)?;
         std::fs::create_dir_all(&self.dir).map_err(io("create", &self.dir))?;
         #[cfg(unix)]
@@ -267,15 +330,14 @@ impl Drafts {
         Ok(store)
     }
 
-    /// Saves `document` as `kind`'s draft (sealed, atomically, 0600), making the key on first
-    /// use.
+    /// Saves `document` as `draft` (sealed, atomically, 0600), making the key on first use.
     ///
     /// # Errors
-    /// No key could be kept, or the file could not be written.
-    pub fn save(&self, kind: &DraftKind, document: &Value) -> Result<SaveAnswer, DraftError> {
+    /// No key could be kept, the key cannot be read now, or the file could not be written.
+    pub fn save(&self, draft: &Draft, document: &Value) -> Result<SaveAnswer, DraftError> {
         let saved_at = now_millis();
-        let store = self.write(kind, document, saved_at)?;
-        if *kind == DraftKind::Enrollment {
+        let store = self.write(draft, document, saved_at)?;
+        if *draft.kind() == DraftKind::Enrollment {
             remove_if_present(&self.legacy)?;
         }
         Ok(SaveAnswer {
@@ -285,23 +347,32 @@ impl Drafts {
         })
     }
 
-    /// `kind`'s draft. One that does not open is removed ([`Loaded::NotRestored`]).
+    /// `draft`, read back. One that does not open is removed ([`Loaded::NotRestored`]); one
+    /// whose key cannot be read now is kept ([`Loaded::KeyUnavailable`]).
     ///
     /// # Errors
     /// The file could not be read or removed, or (for the enrollment draft of an earlier
     /// version, kept in plain text) sealed.
-    pub fn load(&self, kind: &DraftKind) -> Result<Loaded, DraftError> {
-        if *kind == DraftKind::Enrollment {
-            self.seal_legacy()?;
+    pub fn load(&self, draft: &Draft) -> Result<Loaded, DraftError> {
+        if *draft.kind() == DraftKind::Enrollment {
+            match self.seal_legacy(draft) {
+                Err(DraftError::KeyUnavailable(why)) => return Ok(Loaded::KeyUnavailable(why)),
+                other => other?,
+            }
         }
-        let path = self.path(kind);
+        let path = self.path(draft);
         let bytes = match std::fs::read(&path) {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Loaded::Nothing),
             Err(e) => return Err(io("read", &path)(e)),
         };
-        let opened = self.existing_key().and_then(|(key, store)| {
-            let plaintext = sealed::open(&key, kind.file_name().as_bytes(), &bytes)?;
+        let key = match self.existing_key() {
+            Ok(key) => key,
+            Err(DraftError::KeyUnavailable(why)) => return Ok(Loaded::KeyUnavailable(why)),
+            Err(e) => return Err(e),
+        };
+        let opened = key.and_then(|(key, store)| {
+            let plaintext = sealed::open(&key, draft.file_name().as_bytes(), &bytes)?;
             let envelope: Envelope = serde_json::from_slice(&plaintext).ok()?;
             Some(Restored {
                 document: envelope.document,
@@ -318,20 +389,21 @@ impl Drafts {
         }
     }
 
-    /// Forgets `kind`'s draft (nothing to forget is fine).
+    /// Forgets `draft` (nothing to forget is fine).
     ///
     /// # Errors
     /// The file could not be removed.
-    pub fn clear(&self, kind: &DraftKind) -> Result<(), DraftError> {
-        if *kind == DraftKind::Enrollment {
+    pub fn clear(&self, draft: &Draft) -> Result<(), DraftError> {
+        if *draft.kind() == DraftKind::Enrollment {
             remove_if_present(&self.legacy)?;
         }
-        remove_if_present(&self.path(kind))
+        remove_if_present(&self.path(draft))
     }
 
-    /// Seals the plain enrollment draft an earlier version left, then deletes it (one that is
-    /// not JSON is only deleted). Kept when sealing fails, to be tried again.
-    fn seal_legacy(&self) -> Result<(), DraftError> {
+    /// Seals the plain enrollment draft an earlier version left as `draft` (the environment's
+    /// whose enrollment form opens first), then deletes it (one that is not JSON is only
+    /// deleted). Kept when sealing fails, to be tried again.
+    fn seal_legacy(&self, draft: &Draft) -> Result<(), DraftError> {
         let bytes = match std::fs::read(&self.legacy) {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
@@ -342,7 +414,7 @@ impl Drafts {
                 .and_then(|m| m.modified())
                 .map(millis)
                 .unwrap_or_else(|_| now_millis());
-            self.write(&DraftKind::Enrollment, &document, saved_at)?;
+            self.write(draft, &document, saved_at)?;
         }
         remove_if_present(&self.legacy)
     }
@@ -354,24 +426,58 @@ mod tests {
     use serde_json::json;
 
     /// A key store in memory, shared by the `Drafts` of one test (as the keyring is by two
-    /// runs of the app).
+    /// runs of the app); it can be locked, as a keyring whose unlock prompt was dismissed, and
+    /// counts how often it is asked.
     #[derive(Debug, Default, Clone)]
-    struct Memory(std::sync::Arc<Mutex<Option<DraftKey>>>);
+    struct Memory(std::sync::Arc<Mutex<MemoryKeyring>>);
+
+    #[derive(Debug, Default)]
+    struct MemoryKeyring {
+        key: Option<DraftKey>,
+        locked: bool,
+        reads: usize,
+    }
+
+    impl Memory {
+        fn lock(&self, locked: bool) {
+            self.0.lock().unwrap().locked = locked;
+        }
+
+        fn key(&self) -> Option<DraftKey> {
+            self.0.lock().unwrap().key.clone()
+        }
+
+        fn reads(&self) -> usize {
+            self.0.lock().unwrap().reads
+        }
+    }
 
     impl KeyStore for Memory {
-        fn read(&self) -> Option<(DraftKey, TokenStore)> {
-            let key = self.0.lock().unwrap().clone()?;
-            Some((key, TokenStore::Keyring))
+        fn read(&self) -> Result<Option<(DraftKey, TokenStore)>, String> {
+            let mut keyring = self.0.lock().unwrap();
+            keyring.reads += 1;
+            if keyring.locked {
+                return Err("the keyring is locked".to_owned());
+            }
+            Ok(keyring.key.clone().map(|k| (k, TokenStore::Keyring)))
         }
 
         fn write(&self, key: &DraftKey) -> Result<TokenStore, String> {
-            *self.0.lock().unwrap() = Some(key.clone());
+            let mut keyring = self.0.lock().unwrap();
+            if keyring.locked {
+                return Err("the keyring is locked".to_owned());
+            }
+            keyring.key = Some(key.clone());
             Ok(TokenStore::Keyring)
         }
     }
 
-    fn request(uuid: &str) -> DraftKind {
-        DraftKind::parse("missing_info", Some(uuid)).unwrap()
+    fn request(uuid: &str) -> Draft {
+        Draft::new(None, DraftKind::parse("missing_info", Some(uuid)).unwrap()).unwrap()
+    }
+
+    fn enrollment() -> Draft {
+        Draft::new(None, DraftKind::Enrollment).unwrap()
     }
 
     const A: &str = "5f0c8b8e-1d2a-4c1e-9a57-0a4a5c1d7e01";
@@ -389,14 +495,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let keys = Memory::default();
         let drafts = Drafts::with_key_store(dir.path(), Box::new(keys.clone()));
-        assert_eq!(
-            drafts.load(&DraftKind::Enrollment).unwrap(),
-            Loaded::Nothing
-        );
+        assert_eq!(drafts.load(&enrollment()).unwrap(), Loaded::Nothing);
         assert_eq!(drafts.load(&request(A)).unwrap(), Loaded::Nothing);
 
-        let enrollment = json!({"patient": {"id": "P-1", "lastName": "Quixotewright"}});
-        let answer = drafts.save(&DraftKind::Enrollment, &enrollment).unwrap();
+        let typed = json!({"patient": {"id": "P-1", "lastName": "Quixotewright"}});
+        let answer = drafts.save(&enrollment(), &typed).unwrap();
         assert_eq!(answer.key_store, "keyring");
         assert_eq!(answer.key_notice, None);
         drafts
@@ -406,8 +509,8 @@ mod tests {
 
         // Another run of the app (a new `Drafts`, the same key store) reads them back.
         let again = Drafts::with_key_store(dir.path(), Box::new(keys));
-        let r = restored(again.load(&DraftKind::Enrollment).unwrap());
-        assert_eq!(r.document, enrollment);
+        let r = restored(again.load(&enrollment()).unwrap());
+        assert_eq!(r.document, typed);
         assert_eq!(r.saved_at, answer.saved_at);
         assert_eq!(
             restored(again.load(&request(A)).unwrap()).document,
@@ -419,7 +522,7 @@ mod tests {
         );
 
         for (kind, plain) in [
-            (DraftKind::Enrollment, "Quixotewright"),
+            (enrollment(), "Quixotewright"),
             (request(A), "1980-04-02"),
             (request(B), "Zebulon"),
         ] {
@@ -469,7 +572,7 @@ mod tests {
 
         // Another key: the same.
         let other = Memory::default();
-        other.write(&DraftKey::generate().unwrap()).unwrap();
+        KeyStore::write(&other, &DraftKey::generate().unwrap()).unwrap();
         let wrong = Drafts::with_key_store(dir.path(), Box::new(other));
         assert_eq!(wrong.load(&request(B)).unwrap(), Loaded::NotRestored);
         assert!(!wrong.path(&request(B)).exists());
@@ -482,6 +585,102 @@ mod tests {
                 .contains("could not be restored")
         );
         assert_eq!(answer.document, None);
+    }
+
+    #[test]
+    fn a_locked_keyring_keeps_the_draft_and_its_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let keys = Memory::default();
+        let drafts = Drafts::with_key_store(dir.path(), Box::new(keys.clone()));
+        drafts.save(&request(A), &json!({"f1": "x"})).unwrap();
+        let key = keys.key().unwrap();
+
+        // Another run of the app, while the keyring is locked (its unlock prompt dismissed).
+        keys.lock(true);
+        let locked = Drafts::with_key_store(dir.path(), Box::new(keys.clone()));
+        let loaded = locked.load(&request(A)).unwrap();
+        assert!(
+            matches!(&loaded, Loaded::KeyUnavailable(why) if why.contains("locked")),
+            "{loaded:?}"
+        );
+        assert!(locked.path(&request(A)).exists(), "the draft was deleted");
+        let answer = LoadAnswer::from(loaded);
+        assert!(answer.key_unavailable.unwrap().contains("is kept"));
+        assert_eq!((answer.document, answer.not_restored), (None, None));
+
+        // Saving makes no key in its place, and does not ask the keyring again at each pause.
+        let asked = keys.reads();
+        for _ in 0..3 {
+            assert!(matches!(
+                locked.save(&request(B), &json!({"f1": "y"})),
+                Err(DraftError::KeyUnavailable(_))
+            ));
+        }
+        assert_eq!(keys.reads(), asked, "asked again within the pause");
+        assert!(!locked.path(&request(B)).exists());
+        assert_eq!(keys.key(), Some(key.clone()), "the key was replaced");
+
+        // Once the keyring is open, the draft opens with the key it was sealed with; a save
+        // after the pause asks again.
+        keys.lock(false);
+        let opened = restored(locked.load(&request(A)).unwrap());
+        assert_eq!(opened.document, json!({"f1": "x"}));
+        assert_eq!(keys.key(), Some(key));
+
+        keys.lock(true);
+        let mut impatient = Drafts::with_key_store(dir.path(), Box::new(keys.clone()));
+        impatient.retry = Duration::ZERO;
+        assert!(impatient.save(&request(B), &json!({})).is_err());
+        keys.lock(false);
+        impatient.save(&request(B), &json!({"f1": "y"})).unwrap();
+        assert_eq!(
+            restored(drafts.load(&request(B)).unwrap()).document,
+            json!({"f1": "y"})
+        );
+    }
+
+    #[test]
+    fn a_locked_keyring_keeps_the_plain_enrollment_draft_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let legacy = dir.path().join("enrollment-draft.json");
+        std::fs::write(&legacy, br#"{"patient": {}}"#).unwrap();
+        let keys = Memory::default();
+        keys.lock(true);
+        let drafts = Drafts::with_key_store(dir.path(), Box::new(keys.clone()));
+        assert!(matches!(
+            drafts.load(&enrollment()).unwrap(),
+            Loaded::KeyUnavailable(_)
+        ));
+        assert!(legacy.exists());
+        assert_eq!(keys.key(), None);
+    }
+
+    #[test]
+    fn each_environment_keeps_its_own_drafts() {
+        let dir = tempfile::tempdir().unwrap();
+        let drafts = Drafts::with_key_store(dir.path(), Box::new(Memory::default()));
+        let kind = DraftKind::parse("missing_info", Some(A)).unwrap();
+        let staging = Draft::new(Some("staging"), kind.clone()).unwrap();
+        let prod = Draft::new(Some("prod"), kind).unwrap();
+        drafts.save(&staging, &json!({"f1": "staging's"})).unwrap();
+        drafts
+            .save(&request(A), &json!({"f1": "this computer's"}))
+            .unwrap();
+
+        assert_eq!(drafts.load(&prod).unwrap(), Loaded::Nothing);
+        drafts.clear(&prod).unwrap();
+        assert_eq!(
+            restored(drafts.load(&staging).unwrap()).document["f1"],
+            "staging's"
+        );
+        assert_eq!(
+            restored(drafts.load(&request(A)).unwrap()).document["f1"],
+            "this computer's"
+        );
+
+        // Bound to its environment: renamed to another's, it does not open.
+        std::fs::rename(drafts.path(&staging), drafts.path(&prod)).unwrap();
+        assert_eq!(drafts.load(&prod).unwrap(), Loaded::NotRestored);
     }
 
     #[test]
@@ -504,22 +703,19 @@ mod tests {
         let legacy = dir.path().join("enrollment-draft.json");
         std::fs::write(&legacy, br#"{"patient": {"lastName": "Quixotewright"}}"#).unwrap();
         let drafts = Drafts::with_key_store(dir.path(), Box::new(Memory::default()));
-        let r = restored(drafts.load(&DraftKind::Enrollment).unwrap());
+        let r = restored(drafts.load(&enrollment()).unwrap());
         assert_eq!(r.document["patient"]["lastName"], "Quixotewright");
         assert!(r.saved_at > 0);
         assert!(!legacy.exists());
-        let bytes = std::fs::read(drafts.path(&DraftKind::Enrollment)).unwrap();
+        let bytes = std::fs::read(drafts.path(&enrollment())).unwrap();
         assert!(!bytes.windows(13).any(|w| w == b"Quixotewright"));
 
         // One that is not JSON is only deleted; clearing removes a plain one too.
         std::fs::write(&legacy, b"{broken").unwrap();
-        drafts.clear(&DraftKind::Enrollment).unwrap();
+        drafts.clear(&enrollment()).unwrap();
         assert!(!legacy.exists());
         std::fs::write(&legacy, b"{broken").unwrap();
-        assert_eq!(
-            drafts.load(&DraftKind::Enrollment).unwrap(),
-            Loaded::Nothing
-        );
+        assert_eq!(drafts.load(&enrollment()).unwrap(), Loaded::Nothing);
         assert!(!legacy.exists());
     }
 
