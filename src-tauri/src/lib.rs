@@ -50,6 +50,10 @@ pub fn build_app<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builde
             }
             commands::links::listen(app.handle());
             commands::worklist::open_on_click(app.handle());
+            // A switch of environment stops the worklist's subscription to the old service.
+            let handle = app.handle().clone();
+            app.state::<Arc<commands::env::Selection>>()
+                .on_set(move || handle.state::<commands::worklist::Worklist>().shutdown());
             Ok(())
         })
         .invoke_handler(tauri::generate_handler![

@@ -5,7 +5,7 @@
 //! login`); the header says which.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -16,11 +16,23 @@ use slipway_toolkit::platform::{Client, Endpoint, whoami};
 use super::care::Care;
 use super::tools::Tools;
 
+/// What to do whenever the environment is set (switched to, signed in to again, left).
+type OnSet = Box<dyn Fn() + Send + Sync>;
+
 /// Which environment is in use, remembered across starts in the desktop's data directory.
-#[derive(Debug)]
 pub struct Selection {
     current: RwLock<Option<String>>,
     file: PathBuf,
+    on_set: Mutex<Vec<OnSet>>,
+}
+
+impl std::fmt::Debug for Selection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Selection")
+            .field("current", &self.current)
+            .field("file", &self.file)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Selection {
@@ -34,7 +46,18 @@ impl Selection {
         Self {
             current: RwLock::new(current),
             file,
+            on_set: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Calls `f` after each time the environment is set, by any command: what follows the
+    /// old environment (the worklist's event subscription) stops there rather than at its
+    /// next event.
+    pub fn on_set(&self, f: impl Fn() + Send + Sync + 'static) {
+        self.on_set
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(Box::new(f));
     }
 
     /// The remote environment in use, if any.
@@ -53,6 +76,13 @@ impl Selection {
         .map_err(|e| format!("could not remember the environment: {e}"))?;
         if let Ok(mut current) = self.current.write() {
             *current = name;
+        }
+        let on_set = self
+            .on_set
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for f in on_set.iter() {
+            f();
         }
         Ok(())
     }
@@ -314,4 +344,26 @@ pub async fn sign_out(
     })
     .await
     .map_err(|e| e.to_string())?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn whatever_follows_the_environment_hears_each_time_it_is_set() {
+        let dir = tempfile::tempdir().unwrap();
+        let selection = Selection::load(dir.path());
+        let heard = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&heard);
+        selection.on_set(move || {
+            counter.fetch_add(1, Ordering::Relaxed);
+        });
+        selection.set(Some("staging".into())).unwrap();
+        assert_eq!(selection.current().as_deref(), Some("staging"));
+        selection.set(None).unwrap();
+        assert_eq!(heard.load(Ordering::Relaxed), 2);
+        assert_eq!(Selection::load(dir.path()).current(), None);
+    }
 }

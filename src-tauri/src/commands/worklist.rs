@@ -65,6 +65,8 @@ struct Running {
     endpoint: Endpoint,
     stop: Arc<AtomicBool>,
     ended: Arc<AtomicBool>,
+    /// The last state sent, for a window that asks again (a reload) while it runs.
+    last: Arc<Mutex<Option<StreamState>>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -76,12 +78,39 @@ impl Worklist {
         lock(&self.seen).extend(uuids.into_iter().map(str::to_owned));
     }
 
-    /// Stops the subscription (on exit).
+    /// Stops the subscription and forgets what it saw and announced: on exit, and when the
+    /// window switches environment or signs out (the old service's events, notifications and
+    /// their clicks are no longer the window's; a quiet or unreachable service would otherwise
+    /// be retried with its token until its next event).
     pub fn shutdown(&self) {
         if let Some(r) = lock(&self.running).take() {
             r.stop.store(true, Ordering::Relaxed);
         }
+        lock(&self.seen).clear();
+        lock(&self.notified).clear();
     }
+}
+
+/// The state to send a window that asks to follow a subscription already running: the last
+/// one sent, except that an open stream is sent as not resumed, since the window (reloaded)
+/// did not listen while it loaded its lists and should load them again.
+fn state_for_new_listener(last: Option<&StreamState>) -> Option<StreamState> {
+    match last? {
+        StreamState::Live { .. } => Some(StreamState::Live { resumed: false }),
+        other => Some(other.clone()),
+    }
+}
+
+/// Sends `state` to the window, remembered as the last, under one lock so a window that asks
+/// meanwhile gets the states in order.
+fn send_state<R: Runtime>(
+    app: &AppHandle<R>,
+    last: &Mutex<Option<StreamState>>,
+    state: StreamState,
+) {
+    let mut last = lock(last);
+    let _ = app.emit_to("main", STREAM_EVENT, &state);
+    *last = Some(state);
 }
 
 async fn with_staff<T: Send + 'static>(
@@ -146,9 +175,10 @@ pub async fn care_release(care: State<'_, Arc<Care>>, uuid: String) -> Result<Ta
 }
 
 /// Starts following the care service's events for the window, unless that subscription runs
-/// already (a window that reloads asks again); a different service (another environment)
-/// replaces it. Once the window has switched to another environment, the next event ends
-/// the subscription unshown and unannounced.
+/// already (a window that reloads asks again: it is sent the stream's state again); a
+/// different service (another environment) replaces it. A switch of environment stops it
+/// ([`Worklist::shutdown`]); should a signal still come, or the window have switched without
+/// it, the subscription ends there, unshown and unannounced.
 #[tauri::command]
 pub async fn care_watch_events<R: Runtime>(
     app: AppHandle<R>,
@@ -161,6 +191,10 @@ pub async fn care_watch_events<R: Runtime>(
         && r.endpoint == *client.endpoint()
         && !r.ended.load(Ordering::Relaxed)
     {
+        let last = lock(&r.last);
+        if let Some(state) = state_for_new_listener(last.as_ref()) {
+            let _ = app.emit_to("main", STREAM_EVENT, &state);
+        }
         return Ok(());
     }
     if let Some(old) = running.take() {
@@ -168,10 +202,12 @@ pub async fn care_watch_events<R: Runtime>(
     }
     let stop = Arc::new(AtomicBool::new(false));
     let ended = Arc::new(AtomicBool::new(false));
+    let last = Arc::new(Mutex::new(None));
     *running = Some(Running {
         endpoint: client.endpoint().clone(),
         stop: Arc::clone(&stop),
         ended: Arc::clone(&ended),
+        last: Arc::clone(&last),
     });
     // The environment it follows: after a switch its events are no longer the window's.
     let environment = app.state::<Arc<Selection>>().current();
@@ -183,39 +219,45 @@ pub async fn care_watch_events<R: Runtime>(
     std::thread::Builder::new()
         .name("care-events".into())
         .spawn(move || {
-            let outcome = client.watch(None, Pacing::default(), &stop, |signal| match signal {
-                Signal::Task(_) if app.state::<Arc<Selection>>().current() != environment => {
+            let outcome = client.watch(None, Pacing::default(), &stop, |signal| {
+                // Stopped, or another environment's window now: nothing more is the window's.
+                if stop.load(Ordering::Relaxed)
+                    || app.state::<Arc<Selection>>().current() != environment
+                {
                     stop.store(true, Ordering::Relaxed);
+                    return;
                 }
-                Signal::Task(event) => {
-                    let new = lock(&seen).insert(event.uuid.clone());
-                    if new && event.status == Status::Requested.as_str() {
-                        announce.new_request(&app, &client, &event);
+                match signal {
+                    Signal::Task(event) => {
+                        let new = lock(&seen).insert(event.uuid.clone());
+                        if new && event.status == Status::Requested.as_str() {
+                            announce.new_request(&app, &client, &event);
+                        }
+                        let _ = app.emit_to("main", TASK_EVENT, &event);
                     }
-                    let _ = app.emit_to("main", TASK_EVENT, &event);
-                }
-                Signal::Connected { resumed } => {
-                    let _ = app.emit_to("main", STREAM_EVENT, StreamState::Live { resumed });
-                }
-                Signal::Lost {
-                    message,
-                    retry_in_ms,
-                } => {
-                    let _ = app.emit_to(
-                        "main",
-                        STREAM_EVENT,
+                    Signal::Connected { resumed } => {
+                        send_state(&app, &last, StreamState::Live { resumed });
+                    }
+                    Signal::Lost {
+                        message,
+                        retry_in_ms,
+                    } => send_state(
+                        &app,
+                        &last,
                         StreamState::Retrying {
                             message,
                             retry_in_ms,
                         },
-                    );
+                    ),
                 }
             });
             ended.store(true, Ordering::Relaxed);
-            if let Err(failure) = outcome {
-                let _ = app.emit_to(
-                    "main",
-                    STREAM_EVENT,
+            if let Err(failure) = outcome
+                && !stop.load(Ordering::Relaxed)
+            {
+                send_state(
+                    &app,
+                    &last,
                     StreamState::Ended {
                         message: failure.message,
                     },
@@ -297,6 +339,45 @@ pub fn open_on_click<R: Runtime>(app: &AppHandle<R>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_window_that_asks_again_gets_the_stream_state_and_reloads_its_lists() {
+        assert!(state_for_new_listener(None).is_none());
+        assert!(matches!(
+            state_for_new_listener(Some(&StreamState::Live { resumed: true })),
+            Some(StreamState::Live { resumed: false })
+        ));
+        let retrying = StreamState::Retrying {
+            message: "down".into(),
+            retry_in_ms: 4000,
+        };
+        assert!(matches!(
+            state_for_new_listener(Some(&retrying)),
+            Some(StreamState::Retrying {
+                retry_in_ms: 4000,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn shutdown_stops_the_subscription_and_forgets_what_it_announced() {
+        let worklist = Worklist::default();
+        let stop = Arc::new(AtomicBool::new(false));
+        *lock(&worklist.running) = Some(Running {
+            endpoint: Endpoint::new("http://127.0.0.1:9", "care", "tok"),
+            stop: Arc::clone(&stop),
+            ended: Arc::default(),
+            last: Arc::default(),
+        });
+        worklist.saw(["5f0c8b8e-1d2a-4c1e-9a57-0a4a5c1d7e01"]);
+        lock(&worklist.notified).insert(1, "5f0c8b8e-1d2a-4c1e-9a57-0a4a5c1d7e01".into());
+        worklist.shutdown();
+        assert!(stop.load(Ordering::Relaxed));
+        assert!(lock(&worklist.running).is_none());
+        assert!(lock(&worklist.seen).is_empty());
+        assert!(lock(&worklist.notified).is_empty());
+    }
 
     #[test]
     fn a_notification_names_the_program_and_never_a_patient() {
