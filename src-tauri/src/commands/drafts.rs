@@ -7,9 +7,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use slipway_toolkit::care::Failure;
-use slipway_toolkit::care::draft::{
-    Draft, DraftError, DraftKind, Drafts, LoadAnswer, SaveAnswer,
-};
+use slipway_toolkit::care::draft::{Draft, DraftError, DraftKind, Drafts, LoadAnswer, SaveAnswer};
 
 use super::env::Selection;
 
@@ -67,9 +65,12 @@ pub async fn care_draft_save(
     uuid: Option<String>,
     document: Value,
 ) -> Result<SaveAnswer, Failure> {
-    blocking((&drafts, &selection), &kind, uuid.as_deref(), move |d, k| {
-        d.save(&k, &document)
-    })
+    blocking(
+        (&drafts, &selection),
+        &kind,
+        uuid.as_deref(),
+        move |d, k| d.save(&k, &document),
+    )
     .await
 }
 
@@ -81,5 +82,8 @@ pub async fn care_draft_clear(
     kind: String,
     uuid: Option<String>,
 ) -> Result<(), Failure> {
-    blocking((&drafts, &selection), &kind, uuid.as_deref(), |d, k| d.clear(&k)).await
+    blocking((&drafts, &selection), &kind, uuid.as_deref(), |d, k| {
+        d.clear(&k)
+    })
+    .await
 }
