@@ -1,8 +1,9 @@
 // The worklist's lists as data: which requests each tab shows, the words for their statuses,
-// and how a live event, a claim's answer or a further page changes a loaded list. Pure (no
-// DOM, no calls), so it is unit-tested with node --test. A list is {rows, total, next}: the
-// rows loaded so far in the service's order (expiry, then age), how many match in all, and
-// the link to the next page.
+// and how a live event, a claim's answer or a further page changes a loaded list; and the
+// recount of a partly loaded tab's total after events. Pure (no DOM; calls and timers handed
+// in), so it is unit-tested with node --test. A list is {rows, total, next}: the rows loaded
+// so far in the service's order (expiry, then age), how many match in all, and the link to
+// the next page.
 
 /** What "Open" shows: nobody holds it yet, or someone works on it. */
 export const OPEN = ["requested", "in-progress"];
@@ -93,7 +94,10 @@ function sortKey(task) {
 /**
  * The list with `task` (a full row) in its place: replaced where it is, taken out when it no
  * longer belongs to the tab, or inserted in the service's order. A task that sorts after the
- * last loaded row while further pages exist is left to those pages (only the total counts it).
+ * last loaded row while further pages exist is left to those pages. The total follows a loaded
+ * row that leaves, and a row that arrives while every row is loaded (it was not in the tab);
+ * while further pages exist, a row not loaded may have been counted already, so the total is
+ * left to a recount (`recounter`).
  */
 export function putTask(list, task, tab, me) {
   const i = list.rows.findIndex((r) => r.uuid === task.uuid);
@@ -108,11 +112,66 @@ export function putTask(list, task, tab, me) {
   const key = sortKey(task);
   let at = list.rows.findIndex((r) => sortKey(r) > key);
   if (at < 0) {
-    if (list.next) return { ...list, total: list.total + 1 };
+    if (list.next) return list;
     at = list.rows.length;
   }
   const rows = [...list.rows.slice(0, at), task, ...list.rows.slice(at)];
-  return { ...list, rows, total: list.total + 1 };
+  return { ...list, rows, total: list.next ? list.total : list.total + 1 };
+}
+
+/** The list with the total a recount gave. */
+export function setTotal(list, total) {
+  return typeof total === "number" ? { ...list, total } : list;
+}
+
+/**
+ * A fetched row with what the latest event about it says laid over it: a fetch started for
+ * one event may answer after a later event (created, then claimed: the first answer landing
+ * last would show the request open again).
+ */
+export function withLatest(task, event) {
+  if (!event || event.uuid !== task.uuid) return task;
+  return { ...task, status: event.status, ownerId: event.owner ?? null, owner: event.ownerName ?? null };
+}
+
+/** How long after the last event the totals are counted again. */
+export const RECOUNT_DELAY_MS = 500;
+
+/**
+ * Recounts tabs' totals once events pause: `schedule(tab)` marks a tab; after `delay` without
+ * another, `count(tab)` (resolving to a number, or null) runs for each marked tab and
+ * `onCount(tab, n)` gets the answer, unless a later count of that tab was started meanwhile
+ * (only the latest answer is kept).
+ */
+export function recounter({ count, onCount, delay = RECOUNT_DELAY_MS, timers = globalThis }) {
+  let timer = null;
+  const marked = new Set();
+  const latest = new Map();
+  const run = () => {
+    timer = null;
+    const tabs = [...marked];
+    marked.clear();
+    return Promise.all(
+      tabs.map(async (tab) => {
+        const mine = (latest.get(tab) || 0) + 1;
+        latest.set(tab, mine);
+        const n = await count(tab);
+        if (latest.get(tab) === mine && typeof n === "number") onCount(tab, n);
+      }),
+    );
+  };
+  return {
+    schedule(tab) {
+      marked.add(tab);
+      if (timer !== null) timers.clearTimeout(timer);
+      timer = timers.setTimeout(run, delay);
+    },
+    cancel() {
+      if (timer !== null) timers.clearTimeout(timer);
+      timer = null;
+      marked.clear();
+    },
+  };
 }
 
 /**

@@ -2,7 +2,7 @@
 // answer or a further page changes a loaded list.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { actionsFor, appendPage, applyEvent, belongs, holderText, putTask, queryFor, statusWord } from "../js/worklist-state.js";
+import { actionsFor, appendPage, applyEvent, belongs, holderText, putTask, queryFor, recounter, setTotal, statusWord, withLatest } from "../js/worklist-state.js";
 
 const me = { id: "staff-1", name: "Demo care staff" };
 const task = (uuid, status, expires, owner = null, extra = {}) => ({
@@ -84,7 +84,7 @@ test("a fetched request goes in by expiry; past the loaded rows it waits for its
   const paged = list(open.rows, 30, "/fhir/Task?_cursor=x");
   const waiting = putTask(paged, later, "open", me);
   assert.deepEqual(waiting.rows.map((r) => r.uuid), ["a", "b"]);
-  assert.equal(waiting.total, 31);
+  assert.equal(waiting.total, 30, "left to the recount");
   // Put again (the claim's answer after its event): replaced, not repeated.
   const again = putTask(placed, { ...n, status: "in-progress", ownerId: "staff-1", owner: "Demo care staff" }, "open", me);
   assert.deepEqual(again.rows.map((r) => r.uuid), ["a", "n", "b"]);
@@ -99,4 +99,89 @@ test("More appends the next page without repeating a row an event put in already
   assert.deepEqual(out.rows.map((r) => r.uuid), ["a", "b"]);
   assert.equal(out.next, null);
   assert.equal(out.total, 3);
+});
+
+test("the total does not drift while further pages are not loaded: a claim of a row counted already adds nothing", () => {
+  // 30 open requests, 2 loaded. "x" (not loaded, counted in the 30) is claimed: the event asks
+  // for it, and its row goes in by expiry, the total unchanged.
+  const paged = list([task("a", "requested", "2026-03-01"), task("b", "requested", "2026-05-01")], 30, "/fhir/Task?_cursor=x");
+  const claimed = { uuid: "x", status: "in-progress", owner: "s2", ownerName: "Jo" };
+  assert.equal(applyEvent(paged, claimed, "open", me).fetch, true);
+  const placed = putTask(paged, task("x", "in-progress", "2026-04-01", { id: "s2", name: "Jo" }), "open", me);
+  assert.deepEqual(placed.rows.map((r) => r.uuid), ["a", "x", "b"]);
+  assert.equal(placed.total, 30);
+  // Answered while not loaded: nothing to take out, and nothing taken off a guess.
+  assert.deepEqual(applyEvent(paged, { uuid: "y", status: "completed" }, "open", me), { list: paged, fetch: false });
+  // A loaded row that leaves is taken off the total; the recount's answer replaces it.
+  const left = applyEvent(placed, { uuid: "a", status: "completed" }, "open", me).list;
+  assert.equal(left.total, 29);
+  assert.equal(setTotal(left, 28).total, 28);
+  assert.equal(setTotal(left, null).total, 29);
+});
+
+test("a fetched row takes the status and holder of the latest event about it", () => {
+  const fetched = task("n", "requested", "2026-04-01");
+  const claimed = { uuid: "n", status: "in-progress", owner: "s2", ownerName: "Jo" };
+  const out = withLatest(fetched, claimed);
+  assert.equal(out.status, "in-progress");
+  assert.equal(out.ownerId, "s2");
+  assert.equal(out.owner, "Jo");
+  assert.equal(out.patient, "Patient n");
+  assert.equal(withLatest(fetched, { ...claimed, uuid: "other" }), fetched);
+  assert.equal(withLatest(fetched, null), fetched);
+  // Created, then claimed: the answer to the first fetch lands last, and still shows the claim.
+  const open = list([]);
+  const shown = putTask(open, withLatest(fetched, claimed), "open", me);
+  assert.deepEqual(actionsFor(shown.rows[0], me), { claim: false, release: false });
+});
+
+/** Timers run by hand. */
+function fakeTimers() {
+  let next = 1;
+  const due = new Map();
+  return {
+    setTimeout(fn) {
+      due.set(next, fn);
+      return next++;
+    },
+    clearTimeout(id) {
+      due.delete(id);
+    },
+    fire() {
+      const fns = [...due.values()];
+      due.clear();
+      return Promise.all(fns.map((fn) => fn()));
+    },
+    get pending() {
+      return due.size;
+    },
+  };
+}
+
+test("totals are counted again once events pause, each tab once, the latest answer kept", async () => {
+  const timers = fakeTimers();
+  const asked = [];
+  const answers = [];
+  const finish = [];
+  const count = (tab) => new Promise((resolve) => (asked.push(tab), finish.push(resolve)));
+  const r = recounter({ count, onCount: (tab, n) => answers.push([tab, n]), timers });
+  r.schedule("open");
+  r.schedule("all");
+  r.schedule("open");
+  assert.equal(timers.pending, 1);
+  assert.deepEqual(asked, []);
+  const first = timers.fire();
+  assert.deepEqual(asked, ["open", "all"]);
+  // More events: Open is counted again before the first count answers.
+  r.schedule("open");
+  const second = timers.fire();
+  assert.deepEqual(asked, ["open", "all", "open"]);
+  finish[2](7); // the later count of Open answers first
+  finish[0](9); // the earlier one last: dropped
+  finish[1](40);
+  await Promise.all([first, second]);
+  assert.deepEqual(answers, [["open", 7], ["all", 40]]);
+  r.schedule("all");
+  r.cancel();
+  assert.equal(timers.pending, 0);
 });

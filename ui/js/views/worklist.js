@@ -10,7 +10,6 @@ import { Tabs, TabPanel } from "../components/tabs.js";
 import { useAlive } from "../components/hooks.js";
 import { Muted } from "../components/notice.js";
 import {
-  OPEN,
   TABS,
   actionsFor,
   appendPage,
@@ -20,8 +19,11 @@ import {
   holderText,
   putTask,
   queryFor,
+  recounter,
+  setTotal,
   statusTone,
   statusWord,
+  withLatest,
 } from "../worklist-state.js";
 
 const PAGE = 20;
@@ -92,11 +94,25 @@ function Worklist({ api, openRequest }) {
   const now = useRef({ lists, me });
   now.current = { lists, me };
   const loads = useRef({});
+  // The requests being fetched after an event, each with its fetch's number and the latest
+  // event about it (laid over the answer, which may land after a later event).
+  const fetching = useRef({});
+  // A partly loaded tab's total is counted again by the service once events pause.
+  const recount = useRef(null);
+  if (!recount.current)
+    recount.current = recounter({
+      count: async (t) => {
+        const r = await api.careWorklist({ ...queryFor(t, now.current.me), count: 1, total: true });
+        return r.ok ? (r.value.total ?? null) : null;
+      },
+      onCount: (t, n) => alive.current && setLists((l) => (l[t] ? { ...l, [t]: setTotal(l[t], n) } : l)),
+    });
 
-  async function refreshCount() {
-    const r = await api.careWorklist({ statuses: OPEN, count: 1, total: true });
-    if (r.ok) showOpenCount(r.value.total ?? r.value.tasks.length);
-  }
+  // The nav counts the open requests: the Open tab's total.
+  const openTotal = lists.open ? lists.open.total : null;
+  useEffect(() => {
+    if (openTotal !== null) showOpenCount(openTotal);
+  }, [openTotal]);
 
   async function load(which, more = false) {
     const who = now.current.me;
@@ -114,7 +130,6 @@ function Worklist({ api, openRequest }) {
     }
     setLists((l) => ({ ...l, [which]: appendPage(more && l[which] ? l[which] : emptyList(), r.value) }));
     setStatus((s) => ({ ...s, [which]: { loading: false, error: null } }));
-    if (which === "open") showOpenCount(r.value.total ?? r.value.tasks.length);
   }
 
   function put(task) {
@@ -135,11 +150,19 @@ function Worklist({ api, openRequest }) {
       return out;
     });
     setRowError((e) => ({ ...e, [event.uuid]: null }));
-    if (fetch) {
-      const r = await api.careTask(event.uuid);
-      if (alive.current && r.ok) put(r.value);
-    }
-    refreshCount();
+    // A tab with further pages cannot tell whether a request it has not loaded was counted.
+    for (const [t, list] of Object.entries(current)) if (list.next) recount.current.schedule(t);
+    const under = fetching.current[event.uuid];
+    if (under) under.event = event;
+    if (!fetch) return;
+    const mine = (under ? under.n : 0) + 1;
+    fetching.current[event.uuid] = { n: mine, event };
+    const r = await api.careTask(event.uuid);
+    const latest = fetching.current[event.uuid];
+    // Only the answer to the latest fetch of a request is kept.
+    if (!latest || latest.n !== mine) return;
+    delete fetching.current[event.uuid];
+    if (alive.current && r.ok) put(withLatest(r.value, latest.event));
   }
 
   useEffect(() => {
@@ -163,6 +186,7 @@ function Worklist({ api, openRequest }) {
       const watched = await api.careWatchEvents();
       if (!watched.ok && alive.current) setStream({ state: "ended", message: watched.error });
     })();
+    return () => recount.current.cancel();
   }, []);
 
   function select(t) {
