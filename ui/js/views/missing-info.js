@@ -44,6 +44,9 @@ function MissingInfo({ api, link }) {
   const [keyNotice, setKeyNotice] = useState(null);
   const saver = useRef(null); // the open request's draft saver
   const blank = useRef({}); // the open request's values before anything was typed
+  // Which opening is the latest: one overtaken (Open, then a link or a notification for
+  // another request) stops at its next answer, so the form and its draft are the latest's.
+  const opening = useRef(0);
 
   async function open(ev) {
     ev.preventDefault();
@@ -51,14 +54,19 @@ function MissingInfo({ api, link }) {
   }
 
   async function openRequest(id) {
+    const mine = ++opening.current;
+    const overtaken = () => opening.current !== mine;
     // What was typed into the request open until now is saved before another opens.
-    if (saver.current) await saver.current.flush();
+    const previous = saver.current;
     saver.current = null;
+    if (previous) await previous.flush();
+    if (overtaken()) return;
     setBusy(true);
     setOutcome(null);
     setUuidError([]);
     setDraftNote(null);
     const res = await api.careMissingInfo(id);
+    if (overtaken()) return;
     if (!res.ok) {
       setBusy(false);
       setRequest(null);
@@ -71,8 +79,9 @@ function MissingInfo({ api, link }) {
     const uuid = res.value.uuid;
     const init = {};
     for (const f of res.value.fields) init[f.uuid] = f.type === "BOOLEAN" ? "false" : "";
-    blank.current = init;
     const draft = await api.careDraftLoad("missing_info", uuid);
+    if (overtaken()) return;
+    blank.current = init;
     setBusy(false);
     const note = draft.ok ? loadNotice(draft.value) : { kind: "lost", text: draft.error, keyNotice: null };
     setDraftNote(note);
