@@ -699,6 +699,9 @@ return bad;
         for view in ["new", "check", "apps", "secrets", "worklist", "enroll", "missing", "people", "care-users"]:
             s.click(f"nav button[data-view={view}]")
             s.wait_for(f"#view-{view}:not(.hidden)")
+            if view == "worklist":
+                # Its rows (with their buttons) are in, or it says there are none.
+                s.wait_for("#wl-table-open tbody tr, #view-worklist .empty, #wl-screen", timeout=60)
             time.sleep(1.5)
             if view == "apps" and s.count("#apps-list button[data-app]"):
                 s.click("#apps-list button[data-app]")
@@ -1136,14 +1139,17 @@ return bad;
         s.fill(f"{field(1)} input", typed[1])
         s.fill(f"{field(2)} input", typed[2])
         s.fill(f"{field(3)} input, {field(3)} select", typed[3])
-        s.click(f"{field(4)} input")
+        # The last input, and the window's time of it (the clock the draft's save time is on).
+        s.wait_for(f"{field(4)} input")
+        typed_at = s.js("document.querySelector(arguments[0]).click(); return Date.now();", f"{field(4)} input")
         self.assertEqual(values(), [typed[1], typed[2], typed[3], True])
-        # Past the pause after which the draft is saved (400 ms), and its write.
+        # The form says when its draft was last saved: wait for a save begun after the last
+        # input (the checkbox), so the file holds every value.
         deadline = time.time() + 10
-        while not os.path.exists(draft):
-            self.assertLess(time.time(), deadline, "no draft file was written")
+        while (s.read("return Number(document.querySelector('#mi-form').dataset.savedAt || 0);") or 0) <= typed_at:
+            self.assertLess(time.time(), deadline, "no save after the last input")
             time.sleep(0.2)
-        time.sleep(1.5)
+        self.assertTrue(os.path.exists(draft), "no draft file was written")
         self.assertEqual(os.stat(draft).st_mode & 0o777, 0o600)
         with open(draft, "rb") as f:
             sealed = f.read()

@@ -42,6 +42,7 @@ function MissingInfo({ api, link }) {
   const [uuidError, setUuidError] = useState([]);
   const [draftNote, setDraftNote] = useState(null); // drafts.js's loadNotice()
   const [keyNotice, setKeyNotice] = useState(null);
+  const [savedAt, setSavedAt] = useState(null); // when the draft was last saved (ms since the epoch)
   const saver = useRef(null); // the open request's draft saver
   const blank = useRef({}); // the open request's values before anything was typed
   // Which opening is the latest: one overtaken (Open, then a link or a notification for
@@ -91,7 +92,10 @@ function MissingInfo({ api, link }) {
     saver.current = draftSaver({
       save: (doc) => api.careDraftSave("missing_info", uuid, doc),
       clear: () => api.careDraftClear("missing_info", uuid),
-      onSaved: (r) => setKeyNotice(savedNotice(r)),
+      onSaved: (r) => {
+        setKeyNotice(savedNotice(r));
+        if (r.ok && !overtaken()) setSavedAt(r.value.saved_at);
+      },
     });
   }
 
@@ -153,7 +157,7 @@ function MissingInfo({ api, link }) {
     ${outcome && !outcome.ok && !request ? html`<${Screen} res=${outcome} />` : null}
     ${!request && !outcome ? html`<p class="muted empty">Open a request to see the fields it asks for.</p>` : null}
     ${request
-      ? html`<form id="mi-form" class="box" onSubmit=${submit} novalidate>
+      ? html`<form id="mi-form" class="box" onSubmit=${submit} novalidate data-saved-at=${savedAt ?? undefined}>
           <div class="row"><h3>${request.drugProgram}</h3><span class="muted">request ${request.uuid} · expires ${request.expirationDate}</span></div>
           <${DraftNotice} note=${draftNote} keyNotice=${keyNotice} onDiscard=${discard} />
           ${request.fields.length === 0 ? html`<p class="muted empty">This request asks for no fields.</p>` : null}
