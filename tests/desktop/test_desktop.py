@@ -1009,9 +1009,15 @@ return bad;
         self.assertEqual(s.texts(f"{fresh} [data-holder]"), ["nobody"])
         s.screenshot("worklist")
 
-        # Claim: the row says you hold it, the service agrees, and Mine lists it.
-        s.click(f"{row} [data-action=claim]")
+        # Claim (from the keyboard's focus): the row says you hold it, the focus moves to its
+        # Release (it is not dropped on the page's body), the service agrees, and Mine lists it.
+        s.wait_for(f"{row} [data-action=claim]")
+        s.js("const b = document.querySelector(arguments[0]); b.focus(); b.click();", f"{row} [data-action=claim]")
         s.wait_text(f"{row} [data-holder]", lambda t: t == "you")
+        deadline = time.time() + 5
+        while not s.read("return document.activeElement === document.querySelector(arguments[0]);", f"{row} [data-action=release]"):
+            self.assertLess(time.time(), deadline, "the focus did not move from Claim to Release")
+            time.sleep(0.2)
         status, task = care_call("GET", f"{care}/fhir/Task/{DEMO_REQUEST}", "demo-staff")
         self.assertEqual((status, task["status"]), (200, "in-progress"), task)
         s.click("#wl-tabs [data-tab=mine]")

@@ -190,3 +190,23 @@ export function applyEvent(list, event, tab, me) {
   if (i >= 0) return { list: putTask(list, changed, tab, me), fetch: false };
   return { list, fetch: belongs(tab, changed, me) };
 }
+
+/**
+ * Where the keyboard focus goes when the row button that had it went away: a claim or release
+ * swapped it for the other (the row's new one), or an event took the row out of the tab (the
+ * Open button of the row now in its place, else of the last row). `was` is {uuid, action,
+ * index}: the button that had the focus and its row's place; `rows` the rows the tab shows.
+ * `null`: no row is left (the caller focuses the tab).
+ */
+export function focusAfterChange(was, rows, me) {
+  if (!was) return null;
+  const i = rows.findIndex((r) => r.uuid === was.uuid);
+  if (i >= 0) {
+    const can = actionsFor(rows[i], me);
+    if (was.action === "open" || can[was.action]) return { uuid: was.uuid, action: was.action };
+    return { uuid: was.uuid, action: can.release ? "release" : can.claim ? "claim" : "open" };
+  }
+  if (!rows.length) return null;
+  const at = Math.min(Math.max(0, was.index), rows.length - 1);
+  return { uuid: rows[at].uuid, action: "open" };
+}

@@ -2,7 +2,7 @@
 // answer or a further page changes a loaded list.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { actionsFor, appendPage, applyEvent, belongs, holderText, putTask, queryFor, recounter, setTotal, statusWord, withLatest } from "../js/worklist-state.js";
+import { actionsFor, appendPage, applyEvent, belongs, focusAfterChange, holderText, putTask, queryFor, recounter, setTotal, statusWord, withLatest } from "../js/worklist-state.js";
 
 const me = { id: "staff-1", name: "Demo care staff" };
 const task = (uuid, status, expires, owner = null, extra = {}) => ({
@@ -184,4 +184,21 @@ test("totals are counted again once events pause, each tab once, the latest answ
   r.schedule("all");
   r.cancel();
   assert.equal(timers.pending, 0);
+});
+
+test("the focus follows a claimed or released row, or moves to the row in the place of one that left", () => {
+  const rows = [task("a", "in-progress", "2026-03-01", me), task("b", "requested", "2026-04-01"), task("c", "requested", "2026-05-01")];
+  // Claimed: its Claim button became Release.
+  assert.deepEqual(focusAfterChange({ uuid: "a", action: "claim", index: 0 }, rows, me), { uuid: "a", action: "release" });
+  // Released: Release became Claim.
+  assert.deepEqual(focusAfterChange({ uuid: "b", action: "release", index: 1 }, rows, me), { uuid: "b", action: "claim" });
+  // Claimed by someone else: neither button, so Open.
+  const taken = [task("b", "in-progress", "2026-04-01", { id: "s2", name: "Jo" })];
+  assert.deepEqual(focusAfterChange({ uuid: "b", action: "claim", index: 0 }, taken, me), { uuid: "b", action: "open" });
+  assert.deepEqual(focusAfterChange({ uuid: "c", action: "open", index: 2 }, rows, me), { uuid: "c", action: "open" });
+  // The row left the tab: the row now in its place, or the last one.
+  assert.deepEqual(focusAfterChange({ uuid: "gone", action: "claim", index: 1 }, rows, me), { uuid: "b", action: "open" });
+  assert.deepEqual(focusAfterChange({ uuid: "gone", action: "open", index: 7 }, rows, me), { uuid: "c", action: "open" });
+  assert.equal(focusAfterChange({ uuid: "gone", action: "open", index: 0 }, [], me), null);
+  assert.equal(focusAfterChange(null, rows, me), null);
 });

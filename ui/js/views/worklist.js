@@ -16,6 +16,7 @@ import {
   applyEvent,
   belongs,
   emptyList,
+  focusAfterChange,
   holderText,
   putTask,
   queryFor,
@@ -58,6 +59,8 @@ function Row({ task, me, busy, error, onClaim, onRelease, onOpen }) {
   const can = actionsFor(task, me);
   const who = task.patient || task.patientId || "a patient";
   const errId = `wl-err-${task.uuid}`;
+  // A refusal is read with the buttons it is about.
+  const described = error ? errId : undefined;
   return html`<tr data-request=${task.uuid} data-status=${task.status}>
     <td class="mono">${task.expires || "—"}</td>
     <td>${task.patient || html`<span class="muted">${task.patientId || "—"}</span>`}</td>
@@ -66,14 +69,14 @@ function Row({ task, me, busy, error, onClaim, onRelease, onOpen }) {
     <td><span class=${`badge ${statusTone(task.status)}`} data-status=${task.status}>${statusWord(task.status)}</span></td>
     <td><div class="wl-actions">
       ${can.claim
-        ? html`<button type="button" class="small" data-action="claim" disabled=${busy} aria-label=${`Claim the request for ${who}`}
+        ? html`<button type="button" class="small" data-action="claim" disabled=${busy} aria-label=${`Claim the request for ${who}`} aria-describedby=${described}
             onClick=${() => onClaim(task)}>Claim</button>`
         : null}
       ${can.release
-        ? html`<button type="button" class="small" data-action="release" disabled=${busy} aria-label=${`Release the request for ${who}`}
+        ? html`<button type="button" class="small" data-action="release" disabled=${busy} aria-label=${`Release the request for ${who}`} aria-describedby=${described}
             onClick=${() => onRelease(task)}>Release</button>`
         : null}
-      <button type="button" class="small" data-action="open" aria-label=${`Open the request for ${who}`} onClick=${() => onOpen(task)}>Open</button>
+      <button type="button" class="small" data-action="open" aria-label=${`Open the request for ${who}`} aria-describedby=${described} onClick=${() => onOpen(task)}>Open</button>
       ${error ? html`<p class="error" role="alert" id=${errId}>${error}</p>` : null}
     </div></td>
   </tr>`;
@@ -107,6 +110,58 @@ function Worklist({ api, openRequest }) {
       },
       onCount: (t, n) => alive.current && setLists((l) => (l[t] ? { ...l, [t]: setTotal(l[t], n) } : l)),
     });
+
+  // The row button the keyboard was on ({el, tab, uuid, action, index}), so the focus is not left
+  // on the page's body when the button goes: Claim swapped for Release, or the row taken out
+  // by an event.
+  const root = useRef(null);
+  const focused = useRef(null);
+  function onFocusIn(ev) {
+    const button = ev.target.closest && ev.target.closest("tr[data-request] button[data-action]");
+    if (!button) {
+      focused.current = null;
+      return;
+    }
+    const row = button.closest("tr");
+    focused.current = {
+      el: button,
+      tab: row.closest("table").id.replace(/^wl-table-/, ""),
+      uuid: row.dataset.request,
+      action: button.dataset.action,
+      index: Array.from(row.parentElement.children).indexOf(row),
+    };
+  }
+  function onFocusOut(ev) {
+    // Moved away on purpose (the button is still there and usable): nothing to follow.
+    const gone = ev.target;
+    setTimeout(() => {
+      const was = focused.current;
+      if (was && was.el === gone && gone.isConnected && !gone.disabled) focused.current = null;
+    });
+  }
+  useEffect(() => {
+    // focusin/focusout bubble (focus and blur do not); Preact would not name them right.
+    const box = root.current;
+    box.addEventListener("focusin", onFocusIn);
+    box.addEventListener("focusout", onFocusOut);
+    return () => {
+      box.removeEventListener("focusin", onFocusIn);
+      box.removeEventListener("focusout", onFocusOut);
+    };
+  }, []);
+  useEffect(() => {
+    const was = focused.current;
+    const box = root.current;
+    if (!was || !box || was.tab !== tab || !lists[tab]) return;
+    const active = document.activeElement;
+    if (active && active !== document.body && active.isConnected && !active.disabled) return;
+    const rows = lists[tab].rows.filter((t) => belongs(tab, t, me));
+    const target = focusAfterChange(was, rows, me);
+    const el = target
+      ? box.querySelector(`#wl-table-${tab} tr[data-request="${target.uuid}"] button[data-action="${target.action}"]`)
+      : box.querySelector(`#wl-tabs [aria-selected="true"]`);
+    if (el && !el.disabled) el.focus();
+  }, [lists, rowBusy, tab]);
 
   // The nav counts the open requests: the Open tab's total.
   const openTotal = lists.open ? lists.open.total : null;
@@ -232,14 +287,15 @@ function Worklist({ api, openRequest }) {
         : null}`;
   };
 
-  return html`
+  return html`<div ref=${root}>
     <div class="row"><h2>Worklist</h2>
       <span class="muted" id="wl-me">${me ? `signed in to care as ${me.name}` : ""}</span>
       <button type="button" class="small" id="wl-reload" onClick=${() => load(tab)}>Reload</button>
     </div>
     <p class="muted" id="wl-live" role="status">${liveText(stream)}</p>
     <${Tabs} id="wl-tabs" label="Requests" tabs=${TABS} selected=${tab} onSelect=${select} />
-    ${TABS.map((t) => html`<${TabPanel} key=${t.id} tabs="wl-tabs" tab=${t.id} selected=${tab}>${panel(t.id)}<//>`)}`;
+    ${TABS.map((t) => html`<${TabPanel} key=${t.id} tabs="wl-tabs" tab=${t.id} selected=${tab}>${panel(t.id)}<//>`)}
+  </div>`;
 }
 
 export function mount(root, { api, go, shared }) {
