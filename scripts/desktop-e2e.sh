@@ -28,10 +28,12 @@ else
   if [ -e "$SLIPWAY_DESKTOP_BIN" ] && [ -n "$(find ui -type f -newer "$SLIPWAY_DESKTOP_BIN" -print -quit)" ]; then
     touch src-tauri/src/lib.rs
   fi
+  cargo build -p slipway-desktop -p slipway-cli --bins --quiet
   # The notification server the worklist's notification test reads and clicks (no desktop
-  # runs one under Xvfb): examples/notification_server.rs.
-  cargo build -p slipway-desktop -p slipway-cli --bins --example notification_server --quiet
-  export SLIPWAY_NOTIFICATION_SERVER_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/examples/notification_server"
+  # runs one under Xvfb): tests/notification-server, in a cargo call of its own so that its
+  # dependencies' features never change the app's build (the app tested is the one shipped).
+  cargo build -p slipway-notification-server --quiet
+  export SLIPWAY_NOTIFICATION_SERVER_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/notification_server"
   # The tests add a platform user with the CLI, as an admin would.
   export SLIPWAY_CLI_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/slipway"
 fi

@@ -1048,7 +1048,7 @@ return bad;
     def test_care_worklist_notifies_a_new_request_in_the_background(self):
         """Care staff: with the worklist open and another program in front, a request made
         through the care admin API is announced by an OS notification (read from a
-        notification server on the session bus, examples/notification_server.rs): "New
+        notification server on the session bus, tests/notification-server): "New
         request" and the program, no patient's name. Clicking it brings the window to the front
         with that request's form."""
         s = self.s
