@@ -3,9 +3,11 @@
 //! service's events. Each event goes to the window as [`TASK_EVENT`]; the stream's state
 //! (open, dropped and retried, ended) as [`STREAM_EVENT`].
 //!
-//! A request that arrives open (`requested`) and was not seen before, while the window is not
-//! focused, is announced by an OS notification through the notification plugin: the program's
-//! name and "New request", never a patient's name. A click on it (the plugin reports the
+//! A request that arrives open (`requested`), was not seen before and was made lately (not an
+//! old one released: `Task::is_recent`), while the window is not focused, is announced by an
+//! OS notification through the notification plugin: the program's name and "New request",
+//! never a patient's name. The announcement (which asks the service for the program) runs on
+//! a thread of its own, so events are not held up. A click on it (the plugin reports the
 //! notification's `default` action on Linux, over D-Bus) brings the window to the front and
 //! opens the request as a `slipway://care/missing-info/<uuid>` link would.
 
@@ -229,7 +231,7 @@ pub async fn care_watch_events<R: Runtime>(
                 }
                 match signal {
                     Signal::Task(event) => {
-                        let new = lock(&seen).insert(event.uuid.clone());
+                        let new = remember(&mut lock(&seen), &event);
                         if new && event.status == Status::Requested.as_str() {
                             announce.new_request(&app, &client, &event);
                         }
@@ -270,6 +272,28 @@ pub async fn care_watch_events<R: Runtime>(
     Ok(())
 }
 
+/// Notes `event`'s request as seen; whether it was not seen before. A request that has ended
+/// is forgotten (nothing more is announced about it), so the set holds the live ones.
+fn remember(seen: &mut HashSet<String>, event: &TaskEvent) -> bool {
+    let ended = [
+        Status::Completed,
+        Status::Cancelled,
+        Status::Failed,
+        Status::EnteredInError,
+    ]
+    .iter()
+    .any(|s| s.as_str() == event.status);
+    if ended {
+        seen.remove(&event.uuid);
+        false
+    } else {
+        seen.insert(event.uuid.clone())
+    }
+}
+
+/// How many notifications' clicks are remembered (older ones open nothing).
+const CLICKABLE: i32 = 100;
+
 /// Shows the OS notifications of new requests.
 struct Announcer {
     notified: Arc<Mutex<HashMap<i32, String>>>,
@@ -286,7 +310,8 @@ fn notification_text(program: Option<&str>) -> (String, String) {
 }
 
 impl Announcer {
-    /// Announces `event`'s request unless the window has the focus (the list shows it then).
+    /// Announces `event`'s request, on a thread of its own, unless the window has the focus
+    /// (the list shows it then) or the request is not a new one.
     fn new_request<R: Runtime>(&self, app: &AppHandle<R>, client: &Client, event: &TaskEvent) {
         let focused = app
             .get_webview_window("main")
@@ -295,11 +320,36 @@ impl Announcer {
         if focused {
             return;
         }
+        let (app, client, uuid) = (app.clone(), client.clone(), event.uuid.clone());
+        let announcer = Announcer {
+            notified: Arc::clone(&self.notified),
+            next_id: Arc::clone(&self.next_id),
+        };
+        let spawned = std::thread::Builder::new()
+            .name("care-announce".into())
+            .spawn(move || announcer.show(&app, &client, uuid));
+        if let Err(e) = spawned {
+            eprintln!("slipway: a new care request could not be announced: {e}");
+        }
+    }
+
+    fn show<R: Runtime>(&self, app: &AppHandle<R>, client: &Client, uuid: String) {
         // The program's name comes from the request itself (the event does not carry it).
-        let program = client.task(&event.uuid).ok().and_then(|t| t.program);
+        let task = client.task(&uuid).ok();
+        if task
+            .as_ref()
+            .is_some_and(|t| !t.is_recent(std::time::SystemTime::now()))
+        {
+            return;
+        }
+        let program = task.and_then(|t| t.program);
         let (title, body) = notification_text(program.as_deref());
         let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
-        lock(&self.notified).insert(id, event.uuid.clone());
+        {
+            let mut notified = lock(&self.notified);
+            notified.retain(|&older, _| older > id - CLICKABLE);
+            notified.insert(id, uuid);
+        }
         if let Err(e) = app
             .notification()
             .builder()
@@ -377,6 +427,28 @@ mod tests {
         assert!(lock(&worklist.running).is_none());
         assert!(lock(&worklist.seen).is_empty());
         assert!(lock(&worklist.notified).is_empty());
+    }
+
+    #[test]
+    fn a_request_is_seen_while_it_lives_and_forgotten_once_it_ends() {
+        let mut seen = HashSet::new();
+        let event = |status: &str| TaskEvent {
+            id: None,
+            uuid: "5f0c8b8e-1d2a-4c1e-9a57-0a4a5c1d7e01".into(),
+            status: status.into(),
+            owner: None,
+            owner_name: None,
+        };
+        assert!(remember(&mut seen, &event("requested")));
+        assert!(!remember(&mut seen, &event("in-progress")));
+        assert!(
+            !remember(&mut seen, &event("requested")),
+            "released: not new"
+        );
+        assert!(!remember(&mut seen, &event("completed")));
+        assert!(seen.is_empty());
+        assert!(!remember(&mut seen, &event("entered-in-error")));
+        assert!(seen.is_empty());
     }
 
     #[test]

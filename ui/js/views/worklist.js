@@ -238,11 +238,22 @@ function Worklist({ api, openRequest }) {
         // the loaded lists are read again.
         if (s.state === "live" && !s.resumed) for (const t of Object.keys(now.current.lists)) load(t);
       });
-      const watched = await api.careWatchEvents();
-      if (!watched.ok && alive.current) setStream({ state: "ended", message: watched.error });
+      await watch();
     })();
     return () => recount.current.cancel();
   }, []);
+
+  // Starts following the events (the shell keeps one subscription running; one that ended,
+  // say on a service without events, is started again).
+  async function watch() {
+    const watched = await api.careWatchEvents();
+    if (!watched.ok && alive.current) setStream({ state: "ended", message: watched.error });
+  }
+
+  function reload() {
+    load(tab);
+    if (stream && stream.state === "ended") watch();
+  }
 
   function select(t) {
     setTab(t);
@@ -290,7 +301,7 @@ function Worklist({ api, openRequest }) {
   return html`<div ref=${root}>
     <div class="row"><h2>Worklist</h2>
       <span class="muted" id="wl-me">${me ? `signed in to care as ${me.name}` : ""}</span>
-      <button type="button" class="small" id="wl-reload" onClick=${() => load(tab)}>Reload</button>
+      <button type="button" class="small" id="wl-reload" onClick=${reload}>Reload</button>
     </div>
     <p class="muted" id="wl-live" role="status">${liveText(stream)}</p>
     <${Tabs} id="wl-tabs" label="Requests" tabs=${TABS} selected=${tab} onSelect=${select} />

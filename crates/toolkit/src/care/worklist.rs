@@ -10,7 +10,7 @@
 
 use std::io::Read as _;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use eventsource_stream::Eventsource as _;
 use reqwest::Method;
@@ -110,7 +110,27 @@ pub struct Task {
     pub description: Option<String>,
 }
 
+/// How lately a request must have been made for an event about it to be news: events reach
+/// the window within a second of a request's making, so this only allows for the service's
+/// clock and the desktop's differing.
+pub const RECENT: Duration = Duration::from_secs(10 * 60);
+
 impl Task {
+    /// Whether it was made lately ([`RECENT`] before `now`, or after), so that an open request
+    /// the window has not seen is a new one, not an old one released (or listed on a page not
+    /// loaded). One whose making time is unknown counts as recent.
+    pub fn is_recent(&self, now: SystemTime) -> bool {
+        self.authored_at().is_none_or(|at| at + RECENT >= now)
+    }
+
+    /// When it was made, from [`Task::authored`]; `None` when absent or not RFC 3339
+    /// (`YYYY-MM-DDTHH:MM:SS`, optional fraction, `Z` or an offset).
+    pub fn authored_at(&self) -> Option<SystemTime> {
+        let secs = rfc3339_seconds(self.authored.as_deref()?)?;
+        let secs = u64::try_from(secs).ok()?;
+        UNIX_EPOCH.checked_add(Duration::from_secs(secs))
+    }
+
     /// Reads a FHIR Task; `None` when it has no id.
     pub fn from_fhir(task: &Value) -> Option<Self> {
         let text = |v: &Value| v.as_str().filter(|s| !s.is_empty()).map(str::to_owned);
@@ -360,9 +380,11 @@ impl Client {
     /// Follows `GET {ns}/events` until `stop` is set, handing each signal to `on`: a drop
     /// (or a stream silent for longer than `pacing.idle`) is followed by a pause that doubles
     /// up to `pacing.max_retry` and a new request with `Last-Event-ID`, so events are neither
-    /// lost nor repeated. `last_event_id` resumes an earlier subscription. Returns `Ok` once
-    /// stopped (within one keep-alive), and the refusal when retrying cannot help: the token
-    /// is unknown or lacks access (401, 403), or the service has no event stream (404).
+    /// lost nor repeated. `last_event_id` resumes an earlier subscription; an id the service
+    /// refuses (400) is dropped and the stream opened afresh (not resumed: a list shown may be
+    /// stale). Returns `Ok` once stopped (within one keep-alive), and the refusal when
+    /// retrying cannot help: the token is unknown or lacks access (401, 403), or the service
+    /// has no event stream (404).
     pub fn watch(
         &self,
         mut last_event_id: Option<String>,
@@ -400,7 +422,9 @@ impl Client {
                         .ok()
                         .and_then(|t| serde_json::from_str(&t).ok());
                     let failure = refusal(status, body.as_ref(), str::to_owned);
-                    if matches!(status, 400 | 401 | 403 | 404) {
+                    if status == 400 && last_event_id.is_some() {
+                        last_event_id = None;
+                    } else if matches!(status, 400 | 401 | 403 | 404) {
                         return Err(failure);
                     }
                     failure.message
@@ -489,6 +513,40 @@ impl Iterator for Chunks<'_> {
             }
         }
     }
+}
+
+/// Seconds since the Unix epoch of an RFC 3339 date-time.
+fn rfc3339_seconds(text: &str) -> Option<i64> {
+    let (date, time) = text.split_once(['T', 't'])?;
+    let mut ymd = date.splitn(3, '-').map(str::parse::<i64>);
+    let (y, m, d) = (ymd.next()?.ok()?, ymd.next()?.ok()?, ymd.next()?.ok()?);
+    let (clock, offset) = match time.find(['Z', 'z', '+', '-']) {
+        Some(at) => time.split_at(at),
+        None => return None,
+    };
+    let mut hms = clock.splitn(3, ':');
+    let h: i64 = hms.next()?.parse().ok()?;
+    let min: i64 = hms.next()?.parse().ok()?;
+    let sec: i64 = hms.next()?.split('.').next()?.parse().ok()?;
+    let offset = match offset {
+        "Z" | "z" => 0,
+        _ => {
+            let sign = if offset.starts_with('-') { -1 } else { 1 };
+            let (oh, om) = offset.get(1..)?.split_once(':')?;
+            sign * (oh.parse::<i64>().ok()? * 3600 + om.parse::<i64>().ok()? * 60)
+        }
+    };
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || h > 23 || min > 59 || sec > 60 {
+        return None;
+    }
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * ((m + 9) % 12) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days * 86_400 + h * 3600 + min * 60 + sec - offset)
 }
 
 fn sleep_unless_stopped(pause: Duration, stop: &AtomicBool) {
@@ -859,6 +917,64 @@ mod tests {
             "the pause starts again after a good connection: {signals:?}"
         );
         assert_eq!(signals[5], Signal::Connected { resumed: true });
+    }
+
+    #[test]
+    fn a_resume_point_the_service_refuses_is_dropped_and_the_stream_opened_afresh() {
+        let refused = json!([{"errorCode": "INVALID_HEADER", "message": "Last-Event-ID must be the id of an event this stream sent", "fields": ["Last-Event-ID"]}]);
+        let event = "id: 3\nevent: task\ndata: {\"uuid\":\"u-1\",\"status\":\"requested\"}\n\n";
+        let (url, seen) = serve(vec![
+            (400, "application/json", refused.to_string()),
+            (200, "text/event-stream", event.to_owned()),
+        ]);
+        let stop = AtomicBool::new(false);
+        let pacing = Pacing {
+            first_retry: Duration::from_millis(10),
+            ..Pacing::default()
+        };
+        let mut signals = Vec::new();
+        client(&url)
+            .watch(Some("not-ours".into()), pacing, &stop, |s| {
+                if matches!(s, Signal::Task(_)) {
+                    stop.store(true, Ordering::Relaxed);
+                }
+                signals.push(s);
+            })
+            .unwrap();
+        let (_, first) = seen.recv().unwrap();
+        assert_eq!(header(&first, "last-event-id"), Some("not-ours"));
+        let (_, second) = seen.recv().unwrap();
+        assert_eq!(header(&second, "last-event-id"), None);
+        assert!(matches!(&signals[0], Signal::Lost { .. }), "{signals:?}");
+        assert_eq!(signals[1], Signal::Connected { resumed: false });
+        assert!(matches!(&signals[2], Signal::Task(t) if t.uuid == "u-1"));
+    }
+
+    #[test]
+    fn when_a_task_was_made_is_read_from_its_rfc_3339_time() {
+        for (text, secs) in [
+            ("2025-11-26T00:00:00Z", Some(1_764_115_200)),
+            ("1970-01-01T00:00:00Z", Some(0)),
+            ("2024-02-29T12:30:15.250Z", Some(1_709_209_815)),
+            ("2025-11-26T01:00:00+01:00", Some(1_764_115_200)),
+            ("2025-11-25T23:00:00-01:00", Some(1_764_115_200)),
+            ("2025-11-26", None),
+            ("2025-13-01T00:00:00Z", None),
+            ("2025-11-26T00:00:00", None),
+            ("yesterday", None),
+        ] {
+            assert_eq!(rfc3339_seconds(text), secs, "{text}");
+        }
+        let task =
+            Task::from_fhir(&json!({"id": "u-1", "authoredOn": "2025-11-26T00:00:00Z"})).unwrap();
+        let made = UNIX_EPOCH + Duration::from_secs(1_764_115_200);
+        assert_eq!(task.authored_at(), Some(made));
+        // Recent: made within ten minutes (or "later", another clock); an old one released is not.
+        assert!(task.is_recent(made + Duration::from_secs(2)));
+        assert!(task.is_recent(made - Duration::from_secs(30)));
+        assert!(!task.is_recent(made + Duration::from_secs(3600)));
+        let unknown = Task::from_fhir(&json!({"id": "u-2"})).unwrap();
+        assert!(unknown.is_recent(made));
     }
 
     #[test]
