@@ -9,6 +9,7 @@ const COMMANDS: &[&str] = &[
     "check_new_app",
     "environment",
     "dismiss_welcome",
+    "set_home_view",
     "environments",
     "sign_in",
     "use_environment",

@@ -63,6 +63,7 @@ pub fn build_app<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builde
             commands::tools::check_new_app,
             commands::env::environment,
             commands::env::dismiss_welcome,
+            commands::env::set_home_view,
             commands::env::environments,
             commands::env::sign_in,
             commands::env::use_environment,

@@ -1045,6 +1045,34 @@ return bad;
         s.wait_text("#mi-form", lambda t: f"request {DEMO_REQUEST}" in t, timeout=60)
         s.wait_title("Missing information · Slipway")
 
+    def test_care_staff_can_start_the_window_on_the_worklist(self):
+        """Care staff: "Open Slipway on the worklist" makes the worklist the window's home
+        view: the next start opens on it (and unticked, the default view again)."""
+        s = self.s
+        home = os.path.join(os.environ["XDG_DATA_HOME"], "slipway", "desktop", "home-view")
+        s.click("nav button[data-view=worklist]")
+        s.wait_title("Worklist · Slipway")
+        s.wait_for("#wl-home:not([disabled])", timeout=30)
+        try:
+            s.click("#wl-home")
+            deadline = time.time() + 10
+            while not os.path.exists(home):
+                self.assertLess(time.time(), deadline, "the choice was not remembered")
+                time.sleep(0.2)
+            s.close()
+            self.s = s = Session()
+            s.wait_title("Worklist · Slipway")
+            s.wait_for("#wl-home:checked", timeout=30)
+            s.click("#wl-home")
+            deadline = time.time() + 10
+            while os.path.exists(home):
+                self.assertLess(time.time(), deadline, "the choice was not forgotten")
+                time.sleep(0.2)
+        finally:
+            # The other tests start on the default view.
+            if os.path.exists(home):
+                os.remove(home)
+
     def test_care_worklist_notifies_a_new_request_in_the_background(self):
         """Care staff: with the worklist open and another program in front, a request made
         through the care admin API is announced by an OS notification (read from a
@@ -1108,8 +1136,9 @@ return bad;
 
     def test_missing_information_draft_survives_kill_9(self):
         """Care staff: what is typed into a missing-information form is saved as it is typed,
-        encrypted: after `kill -9` of the app and a new start, the same request opens with the
-        values back and a notice saying so; once submitted, the draft file is gone. On a
+        encrypted: after `kill -9` of the app and a new start, the same request, opened from
+        the worklist, comes back with the values and a notice saying so; once submitted, the
+        draft file is gone and the request has left the worklist. On a
         request of its own (made through the embedded care service's admin API), so the tests
         that complete the demo request may run before or after it."""
         s = self.s
@@ -1181,7 +1210,12 @@ return bad;
             pass
         self.s = s = Session()
 
-        open_mine()
+        # Reopened from the worklist, as care staff work: the typed values are back.
+        row = f'#wl-table-open tr[data-request="{mine}"]'
+        s.click("nav button[data-view=worklist]")
+        s.wait_for(f"{row} [data-action=open]", timeout=60)
+        s.click(f"{row} [data-action=open]")
+        s.wait_text("#mi-form", lambda t: f"request {mine}" in t, timeout=60)
         s.wait_text("#draft-notice #draft-note", lambda t: t.startswith("Restored what you typed on"))
         self.assertEqual(s.count("#draft-notice #draft-discard"), 1)
         self.assertEqual(values(), [typed[1], typed[2], typed[3], True])
@@ -1189,6 +1223,12 @@ return bad;
         s.click("#mi-submit")
         s.wait_text("#mi-screen", lambda t: "Submitted" in t and "Completed" in t, timeout=60)
         self.assertFalse(os.path.exists(draft), "the draft outlived the submission")
+        # Answered, the request leaves the worklist's open requests (live, without a reload).
+        s.click("nav button[data-view=worklist]")
+        deadline = time.time() + 30
+        while s.count(row):
+            self.assertLess(time.time(), deadline, "the answered request stayed in the open worklist")
+            time.sleep(0.3)
 
 
 if __name__ == "__main__":

@@ -68,6 +68,8 @@ export const useEnvironment = (name) => command("use_environment", { name });
 export const signOut = (name) => command("sign_out", { name });
 /** Remembers that the welcome was seen. */
 export const dismissWelcome = () => command("dismiss_welcome");
+/** Chooses the view the window opens on ("worklist"), or null for the default again. */
+export const setHomeView = (view) => command("set_home_view", { view });
 
 /** The fields a missing-information request asks for. */
 export const careMissingInfo = (uuid) => command("care_missing_info", { uuid });

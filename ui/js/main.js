@@ -122,7 +122,9 @@ header().then(async (env) => {
   const again = sessionStorage.getItem("slipway.view");
   sessionStorage.removeItem("slipway.view");
   await linksFollowed;
-  if (current === null) await go(again || (env && env.welcome ? "welcome" : "new"));
+  // The view its user chose to start on (care staff: the worklist; someone who chose is past
+  // the welcome), else the welcome on a first start, else the developer's first view.
+  if (current === null) await go(again || (env && env.home) || (env && env.welcome ? "welcome" : "new"));
   // The first view is on screen: the window is interactive.
   requestAnimationFrame(() => api.uiReady());
   showAdminViews();

@@ -120,9 +120,23 @@ pub struct Environment {
     pub platform_dir: String,
     /// The embedded care service's data directory.
     pub care_dir: String,
+    /// The view the window opens on, when its user chose one (care staff: the worklist).
+    pub home: Option<String>,
 }
 
 const WELCOMED: &str = "welcomed";
+/// The file naming the view the window opens on.
+const HOME_VIEW: &str = "home-view";
+/// The views a user may choose to open the window on: the care staff's worklist (the others
+/// open on the developer's first view, or the welcome).
+const HOME_VIEWS: &[&str] = &["worklist"];
+
+/// The view the window opens on, if its user chose one.
+fn home_view(dir: &std::path::Path) -> Option<String> {
+    let chosen = std::fs::read_to_string(dir.join(HOME_VIEW)).ok()?;
+    let chosen = chosen.trim();
+    HOME_VIEWS.contains(&chosen).then(|| chosen.to_owned())
+}
 
 /// How the header names a token store.
 fn store_note(store: &str) -> String {
@@ -183,6 +197,7 @@ pub async fn environment(
                 welcome: false,
                 platform_dir,
                 care_dir,
+                home: home_view(&care.data_dir()),
             };
         }
         let platform = Endpoint::from_env(None).ok();
@@ -206,10 +221,36 @@ pub async fn environment(
             welcome: embedded && !care.data_dir().join(WELCOMED).exists(),
             platform_dir,
             care_dir,
+            home: home_view(&care.data_dir()),
         }
     })
     .await
     .map_err(|e| e.to_string())
+}
+
+/// Chooses the view the window opens on (`None`: the default again).
+#[tauri::command]
+pub fn set_home_view(
+    care: tauri::State<'_, Arc<Care>>,
+    view: Option<String>,
+) -> Result<(), String> {
+    let file = care.data_dir().join(HOME_VIEW);
+    match view.as_deref() {
+        None => match std::fs::remove_file(&file) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(format!("could not forget the start view: {e}"))
+            }
+            _ => Ok(()),
+        },
+        Some(v) if HOME_VIEWS.contains(&v) => {
+            slipway_toolkit::fsutil::atomic_write(&file, v.as_bytes())
+                .map_err(|e| format!("could not remember the start view: {e}"))
+        }
+        Some(v) => Err(format!(
+            "view: the window cannot open on {v:?}; it opens on one of: {}",
+            HOME_VIEWS.join(", ")
+        )),
+    }
 }
 
 /// Remembers that the welcome was seen.

@@ -302,11 +302,35 @@ function Worklist({ api, openRequest }) {
     <div class="row"><h2>Worklist</h2>
       <span class="muted" id="wl-me">${me ? `signed in to care as ${me.name}` : ""}</span>
       <button type="button" class="small" id="wl-reload" onClick=${reload}>Reload</button>
+      <${StartHere} api=${api} />
     </div>
     <p class="muted" id="wl-live" role="status">${liveText(stream)}</p>
     <${Tabs} id="wl-tabs" label="Requests" tabs=${TABS} selected=${tab} onSelect=${select} />
     ${TABS.map((t) => html`<${TabPanel} key=${t.id} tabs="wl-tabs" tab=${t.id} selected=${tab}>${panel(t.id)}<//>`)}
   </div>`;
+}
+
+/** "Open Slipway on the worklist": the care staff's home view, remembered by the shell. */
+function StartHere({ api }) {
+  const [on, setOn] = useState(null);
+  const [error, setError] = useState(null);
+  useEffect(() => {
+    api.environment().then((res) => setOn(res.ok && res.value.home === "worklist"));
+  }, []);
+  async function change(ev) {
+    const want = ev.target.checked;
+    const res = await api.setHomeView(want ? "worklist" : null);
+    if (res.ok) {
+      setOn(want);
+      setError(null);
+    } else {
+      setError(res.error);
+    }
+  }
+  return html`<label for="wl-home">
+      <input type="checkbox" id="wl-home" checked=${!!on} disabled=${on === null} onChange=${change} />
+      Open Slipway on the worklist</label>
+    ${error ? html`<span class="error" role="alert">${error}</span>` : null}`;
 }
 
 export function mount(root, { api, go, shared }) {
