@@ -327,7 +327,7 @@ function StartHere({ api }) {
       setError(res.error);
     }
   }
-  return html`<label for="wl-home">
+  return html`<label class="check" for="wl-home">
       <input type="checkbox" id="wl-home" checked=${!!on} disabled=${on === null} onChange=${change} />
       Open Slipway on the worklist</label>
     ${error ? html`<span class="error" role="alert">${error}</span>` : null}`;
