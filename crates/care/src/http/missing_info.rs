@@ -118,8 +118,8 @@ async fn post_request(
     }
 }
 
-/// Canonical form of a UUID path parameter, or 400.
-fn parse_uuid(raw: &str) -> Result<String, ApiError> {
+/// Canonical form of a UUID path parameter, or 400 (the worklist's routes take the same).
+pub(super) fn parse_uuid(raw: &str) -> Result<String, ApiError> {
     uuid::Uuid::try_parse(raw.trim())
         .map(|u| u.hyphenated().to_string())
         .map_err(|_| {
@@ -166,11 +166,7 @@ async fn run(
         }
     };
     let Some((req, context)) = found else {
-        return Err(ApiError::NotFound(ErrorItem::new(
-            "REQUEST_NOT_FOUND",
-            "no data request has this UUID",
-            "uuid",
-        )));
+        return Err(request_not_found());
     };
     let mut submitted = Vec::new();
     let outcome = evaluate(
@@ -216,6 +212,15 @@ async fn run(
         );
     }
     outcome
+}
+
+/// The 404 of a UUID that names no data request (the worklist's routes answer the same).
+pub(super) fn request_not_found() -> ApiError {
+    ApiError::NotFound(ErrorItem::new(
+        "REQUEST_NOT_FOUND",
+        "no data request has this UUID",
+        "uuid",
+    ))
 }
 
 /// What a GET reads: the caller (or 401) and the request a path UUID names (or 400 for a

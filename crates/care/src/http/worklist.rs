@@ -13,6 +13,7 @@ use axum::routing::{get, post};
 use serde::Deserialize;
 
 use super::error::{ApiError, ErrorItem};
+use super::missing_info::{parse_uuid, request_not_found};
 use super::{AppState, begin_as_caller, json, read_as_caller};
 use crate::auth::{Access, Caller, objects};
 use crate::db::Tx;
@@ -168,27 +169,6 @@ async fn search(
     Ok(fhir_json(&bundle))
 }
 
-/// Canonical form of a UUID path parameter, or 400 naming `uuid`.
-fn parse_uuid(raw: &str) -> Result<String, ApiError> {
-    uuid::Uuid::try_parse(raw.trim())
-        .map(|u| u.hyphenated().to_string())
-        .map_err(|_| {
-            ApiError::bad_request(
-                "INVALID_UUID",
-                "the data request UUID is not a valid UUID",
-                "uuid",
-            )
-        })
-}
-
-fn not_found() -> ApiError {
-    ApiError::NotFound(ErrorItem::new(
-        "REQUEST_NOT_FOUND",
-        "no data request has this UUID",
-        "uuid",
-    ))
-}
-
 async fn read_one(
     State(state): State<AppState>,
     Path(raw): Path<String>,
@@ -197,7 +177,9 @@ async fn read_one(
     let (mut tx, caller) = read_as_caller(&state, &headers).await?;
     let uuid = parse_uuid(&raw)?;
     require(&caller, Access::Read, "reading a Task")?;
-    let row = store::find(&mut tx, &uuid).await?.ok_or_else(not_found)?;
+    let row = store::find(&mut tx, &uuid)
+        .await?
+        .ok_or_else(request_not_found)?;
     tx.rollback().await?;
     Ok(fhir_json(&task_of(&caller, &row)))
 }
@@ -245,7 +227,7 @@ async fn change(
     let uuid = parse_uuid(&raw)?;
     let req = data_requests::find(&mut tx, &uuid)
         .await?
-        .ok_or_else(not_found)?;
+        .ok_or_else(request_not_found)?;
     let outcome = apply(&mut tx, &caller, &req, change).await;
     let status = match &outcome {
         Ok(_) => StatusCode::OK,
@@ -268,7 +250,9 @@ async fn change(
     };
     data_requests::record_histories(&mut tx, std::slice::from_ref(&entry)).await?;
     let result = match outcome {
-        Ok(_) => Ok(store::find(&mut tx, &uuid).await?.ok_or_else(not_found)?),
+        Ok(_) => Ok(store::find(&mut tx, &uuid)
+            .await?
+            .ok_or_else(request_not_found)?),
         Err(e) => Err(e),
     };
     tx.commit().await?;
@@ -313,7 +297,7 @@ async fn apply(
                 // Something committed since the read (PostgreSQL): say what it is now.
                 let now = data_requests::find(tx, &req.uuid)
                     .await?
-                    .ok_or_else(not_found)?;
+                    .ok_or_else(request_not_found)?;
                 check_claimable(&now).map_err(|e| ApiError::Conflict(e.violation().into()))?;
                 return Err(match &now.holder {
                     Some(h) if h.user_id != caller.user_id => held_by_other(h),
@@ -344,7 +328,7 @@ async fn apply(
                 // Released or claimed again since the read (PostgreSQL).
                 let now = data_requests::find(tx, &req.uuid)
                     .await?
-                    .ok_or_else(not_found)?;
+                    .ok_or_else(request_not_found)?;
                 return match &now.holder {
                     None => Ok(None),
                     Some(h) if h.user_id != caller.user_id && !caller.admin => {
