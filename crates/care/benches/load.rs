@@ -651,174 +651,182 @@ fn main() {
                 }
             };
 
-            let (enroll_probe, enroll_sqlx_probe) = match backend {
-                Backend::Sqlite => {
-                    let sqlx_probe = run_probe(enroll_steps(), None).await;
-                    report(
-                        backend,
-                        "probe: enrollment rows (sqlx, 8 connections)",
-                        concurrency,
-                        &sqlx_probe,
-                    );
-                    (run_native(enroll_steps(), None).await, Some(sqlx_probe))
-                }
-                Backend::Postgres => (run_probe(enroll_steps(), None).await, None),
-            };
-            let probe_name = match backend {
-                Backend::Sqlite => "probe: enrollment rows (native rusqlite)",
-                Backend::Postgres => "probe: enrollment rows (pgbench)",
-            };
             let probe_clients = if backend == Backend::Sqlite {
                 1
             } else {
                 concurrency
             };
-            report(backend, probe_name, probe_clients, &enroll_probe);
-            let enroll_rate = PACED_SHARE * rate(&enroll_probe);
-            let enroll_probe_paced = match backend {
-                Backend::Sqlite => run_native(enroll_steps(), Some(enroll_rate)).await,
-                Backend::Postgres => run_probe(enroll_steps(), Some(enroll_rate)).await,
-            };
-            report(
-                backend,
-                &format!("{probe_name}, paced at {enroll_rate:.0}/s"),
-                probe_clients,
-                &enroll_probe_paced,
-            );
-
+            // CARE_BENCH_SCENARIOS=get (or enrollment) runs one scenario, e.g. for a profile.
+            let scenarios = std::env::var("CARE_BENCH_SCENARIOS").unwrap_or_default();
+            let wants =
+                |name: &str| scenarios.is_empty() || scenarios.split(',').any(|s| s == name);
             let server = start(backend).await;
             let client = reqwest::Client::builder()
                 .pool_max_idle_per_host(concurrency)
                 .build()
                 .expect("client");
-            // Closed-loop bodies first, then the paced run's: every enrollment a new patient.
-            let enroll_paced_count = paced_count(enroll_rate);
-            let bodies: Arc<Vec<String>> = Arc::new(
-                (0..max_requests + enroll_paced_count)
-                    .map(|i| enrollment(i).to_string())
-                    .collect(),
-            );
-            let url = format!("{}/care/eRxApi", server.base);
-            let (c, b) = (client.clone(), bodies.clone());
-            let enroll = drive(
-                concurrency,
-                max_requests,
-                max_time,
-                Arc::new(move |i| c.post(&url).bearer_auth("demo-staff").body(b[i].clone())),
-            )
-            .await;
-            report(
-                backend,
-                "POST eRxApi (full enrollment)",
-                concurrency,
-                &enroll,
-            );
-            let url = format!("{}/care/eRxApi", server.base);
-            let (c, b) = (client.clone(), bodies.clone());
-            let enroll_stalls = Stalls::start();
-            let enroll_paced = paced(
-                concurrency,
-                enroll_rate,
-                enroll_paced_count,
-                Arc::new(move |i| {
-                    c.post(&url)
-                        .bearer_auth("demo-staff")
-                        .body(b[max_requests + i].clone())
-                }),
-            )
-            .await;
-            let enroll_stalls = enroll_stalls.finish(enroll_paced.done + enroll_paced.errors);
-            report(
-                backend,
-                &format!("POST eRxApi, paced at {enroll_rate:.0}/s"),
-                concurrency,
-                &enroll_paced,
-            );
+            if wants("enrollment") {
+                let (enroll_probe, enroll_sqlx_probe) = match backend {
+                    Backend::Sqlite => {
+                        let sqlx_probe = run_probe(enroll_steps(), None).await;
+                        report(
+                            backend,
+                            "probe: enrollment rows (sqlx, 8 connections)",
+                            concurrency,
+                            &sqlx_probe,
+                        );
+                        (run_native(enroll_steps(), None).await, Some(sqlx_probe))
+                    }
+                    Backend::Postgres => (run_probe(enroll_steps(), None).await, None),
+                };
+                let probe_name = match backend {
+                    Backend::Sqlite => "probe: enrollment rows (native rusqlite)",
+                    Backend::Postgres => "probe: enrollment rows (pgbench)",
+                };
+                report(backend, probe_name, probe_clients, &enroll_probe);
+                let enroll_rate = PACED_SHARE * rate(&enroll_probe);
+                let enroll_probe_paced = match backend {
+                    Backend::Sqlite => run_native(enroll_steps(), Some(enroll_rate)).await,
+                    Backend::Postgres => run_probe(enroll_steps(), Some(enroll_rate)).await,
+                };
+                report(
+                    backend,
+                    &format!("{probe_name}, paced at {enroll_rate:.0}/s"),
+                    probe_clients,
+                    &enroll_probe_paced,
+                );
 
-            let (history_probe, history_sqlx_probe) = match backend {
-                Backend::Sqlite => {
-                    let sqlx_probe = run_probe(history_steps(), None).await;
-                    report(
-                        backend,
-                        "probe: one history row (sqlx, 8 connections)",
-                        concurrency,
-                        &sqlx_probe,
-                    );
-                    (run_native(history_steps(), None).await, Some(sqlx_probe))
-                }
-                Backend::Postgres => (run_probe(history_steps(), None).await, None),
-            };
-            let probe_name = match backend {
-                Backend::Sqlite => "probe: one history row (native rusqlite)",
-                Backend::Postgres => "probe: one history row (pgbench)",
-            };
-            report(backend, probe_name, probe_clients, &history_probe);
-            // CARE_BENCH_GET_RATE pins the paced GET's rate (requests per second), so that
-            // builds compared in one sitting are offered the same load whatever their probes.
-            let get_rate = std::env::var("CARE_BENCH_GET_RATE")
-                .ok()
-                .and_then(|v| v.parse::<f64>().ok())
-                .unwrap_or(PACED_SHARE * rate(&history_probe));
-            let history_probe_paced = match backend {
-                Backend::Sqlite => run_native(history_steps(), Some(get_rate)).await,
-                Backend::Postgres => run_probe(history_steps(), Some(get_rate)).await,
-            };
-            report(
-                backend,
-                &format!("{probe_name}, paced at {get_rate:.0}/s"),
-                probe_clients,
-                &history_probe_paced,
-            );
+                // Closed-loop bodies first, then the paced run's: every enrollment a new patient.
+                let enroll_paced_count = paced_count(enroll_rate);
+                let bodies: Arc<Vec<String>> = Arc::new(
+                    (0..max_requests + enroll_paced_count)
+                        .map(|i| enrollment(i).to_string())
+                        .collect(),
+                );
+                let url = format!("{}/care/eRxApi", server.base);
+                let (c, b) = (client.clone(), bodies.clone());
+                let enroll = drive(
+                    concurrency,
+                    max_requests,
+                    max_time,
+                    Arc::new(move |i| c.post(&url).bearer_auth("demo-staff").body(b[i].clone())),
+                )
+                .await;
+                report(
+                    backend,
+                    "POST eRxApi (full enrollment)",
+                    concurrency,
+                    &enroll,
+                );
+                let url = format!("{}/care/eRxApi", server.base);
+                let (c, b) = (client.clone(), bodies.clone());
+                let enroll_stalls = Stalls::start();
+                let enroll_paced = paced(
+                    concurrency,
+                    enroll_rate,
+                    enroll_paced_count,
+                    Arc::new(move |i| {
+                        c.post(&url)
+                            .bearer_auth("demo-staff")
+                            .body(b[max_requests + i].clone())
+                    }),
+                )
+                .await;
+                let enroll_stalls = enroll_stalls.finish(enroll_paced.done + enroll_paced.errors);
+                report(
+                    backend,
+                    &format!("POST eRxApi, paced at {enroll_rate:.0}/s"),
+                    concurrency,
+                    &enroll_paced,
+                );
 
-            let url = format!("{}/care/missingInformationRequest/{ACTIVE}", server.base);
-            let c = client.clone();
-            let get = drive(
-                concurrency,
-                max_requests,
-                max_time,
-                Arc::new(move |_| c.get(&url).bearer_auth("demo-staff")),
-            )
-            .await;
-            report(backend, "GET missingInformationRequest", concurrency, &get);
-            let url = format!("{}/care/missingInformationRequest/{ACTIVE}", server.base);
-            let c = client.clone();
-            let get_stalls = Stalls::start();
-            let get_paced = paced(
-                concurrency,
-                get_rate,
-                paced_count(get_rate),
-                Arc::new(move |_| c.get(&url).bearer_auth("demo-staff")),
-            )
-            .await;
-            let get_stalls = get_stalls.finish(get_paced.done + get_paced.errors);
-            report(
-                backend,
-                &format!("GET missingInformationRequest, paced at {get_rate:.0}/s"),
-                concurrency,
-                &get_paced,
-            );
-            summary.push(Measured {
-                backend,
-                name: "enrollment",
-                service: enroll,
-                probe: enroll_probe,
-                sqlx_probe: enroll_sqlx_probe,
-                probe_paced: enroll_probe_paced,
-                paced: enroll_paced,
-                stalls: enroll_stalls,
-                p99_goal_ms: 15.0,
-            });
-            summary.push(Measured {
-                backend,
-                name: "missing-information GET",
-                service: get,
-                probe: history_probe,
-                sqlx_probe: history_sqlx_probe,
-                probe_paced: history_probe_paced,
-                paced: get_paced,
-                stalls: get_stalls,
-                p99_goal_ms: 5.0,
-            });
+                summary.push(Measured {
+                    backend,
+                    name: "enrollment",
+                    service: enroll,
+                    probe: enroll_probe,
+                    sqlx_probe: enroll_sqlx_probe,
+                    probe_paced: enroll_probe_paced,
+                    paced: enroll_paced,
+                    stalls: enroll_stalls,
+                    p99_goal_ms: 15.0,
+                });
+            }
+            if wants("get") {
+                let (history_probe, history_sqlx_probe) = match backend {
+                    Backend::Sqlite => {
+                        let sqlx_probe = run_probe(history_steps(), None).await;
+                        report(
+                            backend,
+                            "probe: one history row (sqlx, 8 connections)",
+                            concurrency,
+                            &sqlx_probe,
+                        );
+                        (run_native(history_steps(), None).await, Some(sqlx_probe))
+                    }
+                    Backend::Postgres => (run_probe(history_steps(), None).await, None),
+                };
+                let probe_name = match backend {
+                    Backend::Sqlite => "probe: one history row (native rusqlite)",
+                    Backend::Postgres => "probe: one history row (pgbench)",
+                };
+                report(backend, probe_name, probe_clients, &history_probe);
+                // CARE_BENCH_GET_RATE pins the paced GET's rate (requests per second), so that
+                // builds compared in one sitting are offered the same load whatever their probes.
+                let get_rate = std::env::var("CARE_BENCH_GET_RATE")
+                    .ok()
+                    .and_then(|v| v.parse::<f64>().ok())
+                    .unwrap_or(PACED_SHARE * rate(&history_probe));
+                let history_probe_paced = match backend {
+                    Backend::Sqlite => run_native(history_steps(), Some(get_rate)).await,
+                    Backend::Postgres => run_probe(history_steps(), Some(get_rate)).await,
+                };
+                report(
+                    backend,
+                    &format!("{probe_name}, paced at {get_rate:.0}/s"),
+                    probe_clients,
+                    &history_probe_paced,
+                );
+
+                let url = format!("{}/care/missingInformationRequest/{ACTIVE}", server.base);
+                let c = client.clone();
+                let get = drive(
+                    concurrency,
+                    max_requests,
+                    max_time,
+                    Arc::new(move |_| c.get(&url).bearer_auth("demo-staff")),
+                )
+                .await;
+                report(backend, "GET missingInformationRequest", concurrency, &get);
+                let url = format!("{}/care/missingInformationRequest/{ACTIVE}", server.base);
+                let c = client.clone();
+                let get_stalls = Stalls::start();
+                let get_paced = paced(
+                    concurrency,
+                    get_rate,
+                    paced_count(get_rate),
+                    Arc::new(move |_| c.get(&url).bearer_auth("demo-staff")),
+                )
+                .await;
+                let get_stalls = get_stalls.finish(get_paced.done + get_paced.errors);
+                report(
+                    backend,
+                    &format!("GET missingInformationRequest, paced at {get_rate:.0}/s"),
+                    concurrency,
+                    &get_paced,
+                );
+                summary.push(Measured {
+                    backend,
+                    name: "missing-information GET",
+                    service: get,
+                    probe: history_probe,
+                    sqlx_probe: history_sqlx_probe,
+                    probe_paced: history_probe_paced,
+                    paced: get_paced,
+                    stalls: get_stalls,
+                    p99_goal_ms: 5.0,
+                });
+            }
             let _ = server.stop.send(());
             let _ = server.task.await;
             drop(server.pg_database);

@@ -60,8 +60,7 @@ async fn enroll(
         Some(native) => {
             let token = bearer(&headers)?;
             let caller = native
-                .read(|conn| crate::store::users::load_caller_native(conn, &token))
-                .map_err(slipway_server::db::native::database_error)?
+                .read(|conn| crate::store::users::load_caller_native(conn, &token))?
                 .ok_or(ApiError::Unauthorized)?;
             (None, caller)
         }
@@ -158,9 +157,10 @@ async fn check(
     let (vendor, program) = (text("vendorName"), text("programName"));
     let catalog = match (state.db().native(), tx) {
         // On SQLite, read on a native connection (one snapshot, on this thread).
-        (Some(native), _) => native
-            .read(|conn| store::load_catalog_native(conn, &vendor, &program))
-            .map_err(slipway_server::db::native::database_error)?,
+        (Some(native), _) => native.read(|conn| {
+            store::load_catalog_native(conn, &vendor, &program)
+                .map_err(slipway_server::db::native::database_error)
+        })?,
         (None, Some(tx)) => store::load_catalog(tx, &vendor, &program).await?,
         (None, None) => {
             return Err(ApiError::Internal(

@@ -16,11 +16,10 @@ use serde::Serialize;
 use super::error::{ApiError, ErrorItem};
 use super::{AppState, bearer, begin_as_caller, body_bytes, json};
 use crate::auth::{Access, Caller};
-use crate::db::Tx;
 use crate::fhir;
 use crate::missing_info::{self as mi, DataRequest};
 use crate::store::records::RequestContext;
-use crate::store::users::load_caller;
+use crate::store::users::{load_caller, load_caller_native};
 use crate::store::{data_requests, events};
 use crate::worklist::{EventStatus, TaskStatus};
 
@@ -153,47 +152,76 @@ async fn run(
     headers: &HeaderMap,
     body: Option<Bytes>,
 ) -> Result<Response, ApiError> {
-    // A GET only reads until its history record: the caller and the request in one
-    // statement, outside the writer queue, then that one record, batched with those of
-    // concurrent GETs. A POST reads what it checks and writes in one transaction.
-    let (mut tx, caller, found) = match method {
-        Method::Get => read_request_as_caller(state, headers, raw_uuid).await?,
-        Method::Post => {
-            let (mut tx, caller) = begin_as_caller(state, headers).await?;
-            let uuid = parse_uuid(raw_uuid)?;
-            let found = data_requests::find_with_context(&mut tx, &uuid).await?;
-            (tx, caller, found)
-        }
-    };
+    match method {
+        Method::Get => read(state, form, raw_uuid, headers).await,
+        Method::Post => write(state, form, raw_uuid, headers, body).await,
+    }
+}
+
+/// A GET only reads until its history record: the caller and the request in one statement,
+/// outside the writer queue (on SQLite on a native read connection, on this thread), then
+/// that one record, batched with those of concurrent GETs.
+async fn read(
+    state: &AppState,
+    form: Form,
+    raw_uuid: &str,
+    headers: &HeaderMap,
+) -> Result<Response, ApiError> {
+    let (caller, found) = read_request_as_caller(state, headers, raw_uuid).await?;
     let Some((req, context)) = found else {
         return Err(request_not_found());
     };
+    let outcome = readable(&caller, &req, context, Method::Get).map(|resolved| match form {
+        Form::Plain => json(StatusCode::OK, &mi::view(&req, &resolved)),
+        Form::Fhir => {
+            let mut response = json(StatusCode::OK, &fhir::bundle(&req, &resolved));
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static(fhir::MEDIA_TYPE),
+            );
+            response
+        }
+    });
+    let status = outcome_status(&outcome);
+    let entry = history_entry(&req, &caller, Method::Get, status, Vec::new());
+    state.history().record(state.db(), entry).await?;
+    if !matches!(outcome, Err(ApiError::Database(_) | ApiError::Internal(_))) {
+        log_call(Method::Get, status, 0);
+    }
+    outcome
+}
+
+/// A POST reads what it checks and writes in one transaction, its history record with it;
+/// a failed one is rolled back and leaves its record all the same.
+async fn write(
+    state: &AppState,
+    form: Form,
+    raw_uuid: &str,
+    headers: &HeaderMap,
+    body: Option<Bytes>,
+) -> Result<Response, ApiError> {
+    let (mut tx, caller) = begin_as_caller(state, headers).await?;
+    let uuid = parse_uuid(raw_uuid)?;
+    let Some((req, context)) = data_requests::find_with_context(&mut tx, &uuid).await? else {
+        return Err(request_not_found());
+    };
     let mut submitted = Vec::new();
-    let outcome = evaluate(
+    let outcome = submit(
         &mut tx,
         &caller,
         (&req, context),
-        (method, form),
+        form,
         body.as_deref(),
         &mut submitted,
     )
     .await;
-    let status = match &outcome {
-        Ok(_) => StatusCode::OK,
-        Err(e) => e.status(),
-    };
+    let status = outcome_status(&outcome);
     let failed = matches!(outcome, Err(ApiError::Database(_) | ApiError::Internal(_)));
     let fields = submitted.len();
-    let entry = data_requests::NewHistory {
-        data_request_id: req.id,
-        user_id: Some(caller.user_id),
-        method: method.as_str(),
-        status: status.as_u16(),
-        submitted,
-    };
-    if method == Method::Get || failed {
-        // Done reading, or roll the failed work back; the history record is still left,
-        // batched with those of concurrent calls.
+    let entry = history_entry(&req, &caller, Method::Post, status, submitted);
+    if failed {
+        // Roll the failed work back; the history record is still left, batched with those
+        // of concurrent calls.
         tx.rollback().await?;
         state.history().record(state.db(), entry).await?;
     } else {
@@ -202,16 +230,45 @@ async fn run(
         if outcome.is_ok() {
             state.events().notify();
         }
-    }
-    if !failed {
-        tracing::info!(
-            method = method.as_str(),
-            status = status.as_u16(),
-            fields,
-            "missing-information call"
-        );
+        log_call(Method::Post, status, fields);
     }
     outcome
+}
+
+/// The status code an outcome answers with, as its history record keeps it.
+fn outcome_status(outcome: &Result<Response, ApiError>) -> StatusCode {
+    match outcome {
+        Ok(_) => StatusCode::OK,
+        Err(e) => e.status(),
+    }
+}
+
+/// The history record of a call on `req`.
+fn history_entry(
+    req: &DataRequest,
+    caller: &Caller,
+    method: Method,
+    status: StatusCode,
+    submitted: Vec<String>,
+) -> data_requests::NewHistory {
+    data_requests::NewHistory {
+        data_request_id: req.id,
+        user_id: Some(caller.user_id),
+        method: method.as_str(),
+        status: status.as_u16(),
+        submitted,
+    }
+}
+
+/// One line per answered call: its method, status and how many fields it submitted (never
+/// their values).
+fn log_call(method: Method, status: StatusCode, fields: usize) {
+    tracing::info!(
+        method = method.as_str(),
+        status = status.as_u16(),
+        fields,
+        "missing-information call"
+    );
 }
 
 /// The 404 of a UUID that names no data request (the worklist's routes answer the same).
@@ -225,26 +282,54 @@ pub(super) fn request_not_found() -> ApiError {
 
 /// What a GET reads: the caller (or 401) and the request a path UUID names (or 400 for a
 /// malformed one, checked after the token as for every call), in one statement
-/// ([`data_requests::find_for_caller`]) on a connection without a transaction.
+/// ([`data_requests::find_for_caller`]): on SQLite on a native read connection on this
+/// thread (no trip to a driver's thread), on PostgreSQL on a connection without a
+/// transaction.
 async fn read_request_as_caller(
     state: &AppState,
     headers: &HeaderMap,
     raw_uuid: &str,
-) -> Result<(Tx, Caller, Option<(DataRequest, RequestContext)>), ApiError> {
+) -> Result<(Caller, Option<(DataRequest, RequestContext)>), ApiError> {
     let token = bearer(headers)?;
-    let mut tx = state.db().begin_single_read().await?;
-    let uuid = match parse_uuid(raw_uuid) {
-        Ok(uuid) => uuid,
-        Err(malformed) => {
-            load_caller(&mut tx, &token)
-                .await?
-                .ok_or(ApiError::Unauthorized)?;
-            return Err(malformed);
+    let uuid = parse_uuid(raw_uuid);
+    let (caller, found) = match (state.db().native(), &uuid) {
+        (Some(native), Ok(uuid)) => {
+            native.read_one(|conn| data_requests::find_for_caller_native(conn, &token, uuid))?
+        }
+        (Some(native), Err(_)) => (
+            native.read_one(|conn| load_caller_native(conn, &token))?,
+            None,
+        ),
+        (None, Ok(uuid)) => {
+            let mut tx = state.db().begin_single_read().await?;
+            let read = data_requests::find_for_caller(&mut tx, &token, uuid).await?;
+            tx.rollback().await?;
+            read
+        }
+        (None, Err(_)) => {
+            let mut tx = state.db().begin_single_read().await?;
+            let caller = load_caller(&mut tx, &token).await?;
+            tx.rollback().await?;
+            (caller, None)
         }
     };
-    let (caller, found) = data_requests::find_for_caller(&mut tx, &token, &uuid).await?;
     let caller = caller.ok_or(ApiError::Unauthorized)?;
-    Ok((tx, caller, found))
+    uuid?;
+    Ok((caller, found))
+}
+
+/// The checks every call makes before it reads or writes a value: the request is active,
+/// its fields resolve, and the caller may `method` them.
+fn readable(
+    caller: &Caller,
+    req: &DataRequest,
+    context: RequestContext,
+    method: Method,
+) -> Result<mi::Resolved, ApiError> {
+    mi::check_active(req)?;
+    let resolved = mi::resolve(context)?;
+    mi::check_access(caller, &resolved, method.access())?;
+    Ok(resolved)
 }
 
 #[derive(Serialize)]
@@ -255,31 +340,17 @@ struct PostResponse {
     updated_fields: Vec<String>,
 }
 
-async fn evaluate(
+async fn submit(
     tx: &mut crate::db::Tx,
     caller: &Caller,
     (req, context): (&DataRequest, RequestContext),
-    (method, form): (Method, Form),
+    form: Form,
     body: Option<&[u8]>,
     submitted: &mut Vec<String>,
 ) -> Result<Response, ApiError> {
-    mi::check_active(req)?;
-    let resolved = mi::resolve(context)?;
-    mi::check_access(caller, &resolved, method.access())?;
-    let body = body.unwrap_or_default();
-    let entries = match (method, form) {
-        (Method::Get, Form::Plain) => return Ok(json(StatusCode::OK, &mi::view(req, &resolved))),
-        (Method::Get, Form::Fhir) => {
-            let mut response = json(StatusCode::OK, &fhir::bundle(req, &resolved));
-            response.headers_mut().insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static(fhir::MEDIA_TYPE),
-            );
-            return Ok(response);
-        }
-        (Method::Post, form) => mi::parse_body(body, form == Form::Fhir, submitted)
-            .map_err(|v| ApiError::BadRequest(v.into_iter().map(ErrorItem::from).collect()))?,
-    };
+    let resolved = readable(caller, req, context, Method::Post)?;
+    let entries = mi::parse_body(body.unwrap_or_default(), form == Form::Fhir, submitted)
+        .map_err(|v| ApiError::BadRequest(v.into_iter().map(ErrorItem::from).collect()))?;
     let values = mi::check_values(&resolved, &entries)?;
     mi::apply(tx, &resolved, &values).await?;
     data_requests::complete(tx, req).await?;

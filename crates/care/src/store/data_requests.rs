@@ -6,11 +6,12 @@ use sqlx::Row;
 use super::groups::{FieldColumns, field_columns};
 use super::records::RequestContext;
 use super::users::{CALLER_COLUMNS, caller_columns, caller_from_row};
-use super::{Result, aggregated, json_list};
+use super::{Columns, Result, aggregated, json_list};
 use crate::auth::{Caller, hash_token};
 use crate::db::{Tx, json_strings, now};
 use crate::missing_info::{COMPLETED, DataRequest, DataRequestInput, HistoryEntry};
 use crate::worklist::{EventStatus, Holder};
+use slipway_server::db::native::{database_error, rusqlite};
 
 /// The columns of a data request read by [`data_request`], `d` the request and `h` its holder
 /// (joined by [`holder_join`]).
@@ -50,30 +51,30 @@ pub async fn find(tx: &mut Tx, uuid: &str) -> Result<Option<DataRequest>> {
 
 /// A data request from the [`data_request_columns`] of a row starting at `at`.
 pub(crate) fn data_request(
-    r: &sqlx::any::AnyRow,
+    r: &impl Columns,
     at: usize,
 ) -> std::result::Result<DataRequest, sqlx::Error> {
-    let holder = match r.try_get::<Option<i64>, _>(at + 7)? {
+    let holder = match r.column::<Option<i64>>(at + 7)? {
         None => None,
         Some(user_id) => Some(Holder {
             user_id,
             // A holder whose user was deleted is still named by row id.
             external_id: r
-                .try_get::<Option<String>, _>(at + 8)?
+                .column::<Option<String>>(at + 8)?
                 .unwrap_or_else(|| format!("#{user_id}")),
             name: r
-                .try_get::<Option<String>, _>(at + 9)?
+                .column::<Option<String>>(at + 9)?
                 .unwrap_or_else(|| "a deleted user".to_owned()),
         }),
     };
     Ok(DataRequest {
-        id: r.try_get(at)?,
-        uuid: r.try_get(at + 1)?,
-        care_plan_external_id: r.try_get(at + 2)?,
-        group_external_id: r.try_get(at + 3)?,
-        status: r.try_get(at + 4)?,
-        expiration_date: r.try_get(at + 5)?,
-        created_at: r.try_get(at + 6)?,
+        id: r.column(at)?,
+        uuid: r.column(at + 1)?,
+        care_plan_external_id: r.column(at + 2)?,
+        group_external_id: r.column(at + 3)?,
+        status: r.column(at + 4)?,
+        expiration_date: r.column(at + 5)?,
+        created_at: r.column(at + 6)?,
         holder,
     })
 }
@@ -160,40 +161,76 @@ macro_rules! caller_and_request {
 /// The caller a token names and the data request a UUID names with what it refers to, in
 /// **one** statement that answers **one** row: what a missing-information GET reads, in one
 /// round trip and one snapshot (so it needs no transaction).
-pub async fn find_for_caller(
-    tx: &mut Tx,
-    token: &str,
-    uuid: &str,
-) -> Result<(Option<Caller>, Option<(DataRequest, RequestContext)>)> {
+pub async fn find_for_caller(tx: &mut Tx, token: &str, uuid: &str) -> Result<CallerAndRequest> {
     let r = sqlx::query(with_json_functions!(tx, caller_and_request))
         .bind(hash_token(token))
         .bind(uuid.to_owned())
         .fetch_one(&mut **tx)
         .await?;
-    let caller = match r.try_get::<Option<i64>, _>(0)? {
+    caller_and_request_from_row(&r)
+}
+
+/// What [`find_for_caller`] reads: the caller (`None` for an unknown token) and the request
+/// with what it refers to (`None` for an unknown UUID).
+pub type CallerAndRequest = (Option<Caller>, Option<(DataRequest, RequestContext)>);
+
+/// [`find_for_caller`]'s statement as the native SQLite connection runs it (`?N`
+/// placeholders; SQLite reads `$N` as a name).
+pub static CALLER_AND_REQUEST_NATIVE: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| {
+        caller_and_request!("json_group_array", "json_array")
+            .replace("$1", "?1")
+            .replace("$2", "?2")
+    });
+
+/// [`find_for_caller`] on a native SQLite read connection (`slipway_server::db::native`),
+/// on the calling thread: the same statement, read by the same function
+/// ([`caller_and_request_from_row`]). One statement, so it needs no transaction
+/// (`NativeWriter::read_one`).
+pub fn find_for_caller_native(
+    conn: &rusqlite::Connection,
+    token: &str,
+    uuid: &str,
+) -> Result<CallerAndRequest> {
+    let mut statement = conn
+        .prepare_cached(&CALLER_AND_REQUEST_NATIVE)
+        .map_err(database_error)?;
+    let mut rows = statement
+        .query((hash_token(token), uuid))
+        .map_err(database_error)?;
+    let row = rows
+        .next()
+        .map_err(database_error)?
+        .ok_or(sqlx::Error::RowNotFound)?;
+    caller_and_request_from_row(row)
+}
+
+/// The one row of [`caller_and_request`]: [`caller_columns`], then [`request_columns`].
+fn caller_and_request_from_row(r: &impl Columns) -> Result<CallerAndRequest> {
+    let caller = match r.column::<Option<i64>>(0)? {
         None => None,
-        Some(_) => Some(caller_from_row(&r, 0)?),
+        Some(_) => Some(caller_from_row(r, 0)?),
     };
-    let request = match r.try_get::<Option<i64>, _>(CALLER_COLUMNS)? {
+    let request = match r.column::<Option<i64>>(CALLER_COLUMNS)? {
         None => None,
-        Some(_) => Some(request_from_row(&r, CALLER_COLUMNS)?),
+        Some(_) => Some(request_from_row(r, CALLER_COLUMNS)?),
     };
     Ok((caller, request))
 }
 
 /// The request of [`request_columns`] starting at column `at`.
-fn request_from_row(r: &sqlx::any::AnyRow, at: usize) -> Result<(DataRequest, RequestContext)> {
+fn request_from_row(r: &impl Columns, at: usize) -> Result<(DataRequest, RequestContext)> {
     let c = at + DATA_REQUEST_COLUMNS;
-    let plan_id: Option<i64> = r.try_get(c)?;
-    let patient_id: Option<i64> = r.try_get(c + 1)?;
+    let plan_id: Option<i64> = r.column(c)?;
+    let patient_id: Option<i64> = r.column(c + 1)?;
     let fields: Vec<FieldColumns> = aggregated(r, at + REQUEST_COLUMNS - 1)?;
     Ok((
         data_request(r, at)?,
         RequestContext {
             plan: plan_id.zip(patient_id),
-            program_name: r.try_get(c + 2)?,
-            patient_external_id: r.try_get(c + 3)?,
-            group_exists: r.try_get::<Option<i64>, _>(c + 4)?.is_some(),
+            program_name: r.column(c + 2)?,
+            patient_external_id: r.column(c + 3)?,
+            group_exists: r.column::<Option<i64>>(c + 4)?.is_some(),
             fields: fields
                 .into_iter()
                 .map(FieldColumns::into_field)

@@ -57,15 +57,47 @@ pub type Result<T> = std::result::Result<T, StoreError>;
 
 pub use slipway_server::sql_error::is_unique_violation;
 
+use slipway_server::db::native::{database_error, rusqlite};
+
+/// A column value both drivers decode: sqlx's (either backend) and the native SQLite
+/// connection's (`rusqlite`).
+pub(crate) trait ColumnValue:
+    for<'r> sqlx::Decode<'r, sqlx::Any> + sqlx::Type<sqlx::Any> + rusqlite::types::FromSql
+{
+}
+
+impl<T> ColumnValue for T where
+    T: for<'r> sqlx::Decode<'r, sqlx::Any> + sqlx::Type<sqlx::Any> + rusqlite::types::FromSql
+{
+}
+
+/// A result row of either driver, read by column index: a statement that runs through sqlx
+/// and on a native SQLite read connection is turned into records by **one** function, so
+/// the two paths cannot read a row differently.
+pub(crate) trait Columns {
+    /// The value of column `index`.
+    fn column<T: ColumnValue>(&self, index: usize) -> std::result::Result<T, sqlx::Error>;
+}
+
+impl Columns for sqlx::any::AnyRow {
+    fn column<T: ColumnValue>(&self, index: usize) -> std::result::Result<T, sqlx::Error> {
+        sqlx::Row::try_get(self, index)
+    }
+}
+
+impl Columns for rusqlite::Row<'_> {
+    fn column<T: ColumnValue>(&self, index: usize) -> std::result::Result<T, sqlx::Error> {
+        self.get(index).map_err(database_error)
+    }
+}
+
 /// Column `column` of `r`, a JSON array text aggregated by a statement of
 /// [`with_json_functions`], parsed.
 fn aggregated<T: serde::de::DeserializeOwned>(
-    r: &sqlx::any::AnyRow,
+    r: &impl Columns,
     column: usize,
 ) -> std::result::Result<T, sqlx::Error> {
-    use sqlx::Row;
-    serde_json::from_str(&r.try_get::<String, _>(column)?)
-        .map_err(|e| sqlx::Error::Decode(Box::new(e)))
+    serde_json::from_str(&r.column::<String>(column)?).map_err(|e| sqlx::Error::Decode(Box::new(e)))
 }
 
 /// Serialises a list of strings as the JSON text the schema stores (`[]` if it cannot).

@@ -3,7 +3,7 @@
 
 use sqlx::Row;
 
-use super::{Result, aggregated};
+use super::{Columns, Result, aggregated};
 use crate::db::Tx;
 
 use std::collections::HashMap;
@@ -149,36 +149,31 @@ pub async fn load_caller(
 }
 
 /// [`load_caller`] on a native SQLite read connection (`slipway_server::db::native`): the
-/// same statement (SQLite's JSON functions).
+/// same statement (SQLite's JSON functions), read by the same [`caller_from_row`].
 pub fn load_caller_native(
     conn: &slipway_server::db::native::rusqlite::Connection,
     token: &str,
-) -> slipway_server::db::native::rusqlite::Result<Option<Caller>> {
-    use slipway_server::db::native::rusqlite::{self, OptionalExtension as _};
-    let statement = caller!("json_group_array", "json_array").replace("$1", "?1");
-    conn.prepare_cached(&statement)?
-        .query_row([hash_token(token)], |r| {
-            let grants: String = r.get(2)?;
-            let grants = serde_json::from_str(&grants).map_err(|e| {
-                rusqlite::Error::FromSqlConversionFailure(
-                    2,
-                    rusqlite::types::Type::Text,
-                    Box::new(e),
-                )
-            })?;
-            let admin: i64 = r.get(1)?;
-            Ok(caller_from_grants(r.get(0)?, admin != 0, grants))
-        })
-        .optional()
+) -> std::result::Result<Option<Caller>, sqlx::Error> {
+    use slipway_server::db::native::database_error;
+    static STATEMENT: std::sync::LazyLock<String> =
+        std::sync::LazyLock::new(|| caller!("json_group_array", "json_array").replace("$1", "?1"));
+    let mut statement = conn.prepare_cached(&STATEMENT).map_err(database_error)?;
+    let mut rows = statement
+        .query([hash_token(token)])
+        .map_err(database_error)?;
+    match rows.next().map_err(database_error)? {
+        Some(r) => caller_from_row(r, 0).map(Some),
+        None => Ok(None),
+    }
 }
 
 /// The caller of [`caller_columns`] starting at column `at`, whose id is not NULL.
 pub(super) fn caller_from_row(
-    r: &sqlx::any::AnyRow,
+    r: &impl Columns,
     at: usize,
 ) -> std::result::Result<Caller, sqlx::Error> {
-    let user_id: i64 = r.try_get(at)?;
-    let admin: i64 = r.try_get(at + 1)?;
+    let user_id: i64 = r.column(at)?;
+    let admin: i64 = r.column(at + 1)?;
     Ok(caller_from_grants(
         user_id,
         admin != 0,

@@ -272,36 +272,71 @@ impl NativeWriter {
     /// **calling** thread: a handful of indexed reads in WAL mode take tens of microseconds
     /// and wait for no writer, less than handing them to another thread and back would cost.
     /// Nothing may be written through it (the connection is `query_only`).
-    pub fn read<T>(
+    ///
+    /// Errors are sqlx's (a failure of SQLite's as [`database_error`] words it), the type the
+    /// same read answers through the pool, or any type made from them (a store's error), so
+    /// a store function reads alike on both paths.
+    pub fn read<T, E: From<sqlx::Error>>(
         &self,
-        reads: impl FnOnce(&rusqlite::Connection) -> rusqlite::Result<T>,
-    ) -> rusqlite::Result<T> {
-        let idle = self.readers.lock().unwrap_or_else(|p| p.into_inner()).pop();
-        let conn = match idle {
-            Some(conn) => conn,
-            None => {
-                let conn = rusqlite::Connection::open_with_flags(
-                    &self.path,
-                    rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
-                        | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
-                )?;
-                conn.busy_timeout(Duration::from_secs(10))?;
-                conn.pragma_update(None, "query_only", true)?;
-                conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
-                conn
-            }
-        };
-        conn.execute_batch("BEGIN")?;
+        reads: impl FnOnce(&rusqlite::Connection) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let conn = self.reader().map_err(database_error)?;
+        conn.prepare_cached("BEGIN")
+            .and_then(|mut begin| begin.execute([]))
+            .map_err(database_error)?;
         let result = reads(&conn);
         // Ending a read transaction cannot lose anything; a connection that cannot end it
         // is dropped rather than kept.
-        if conn.execute_batch("COMMIT").is_ok() {
-            let mut idle = self.readers.lock().unwrap_or_else(|p| p.into_inner());
-            if idle.len() < READERS {
-                idle.push(conn);
-            }
+        if conn
+            .prepare_cached("COMMIT")
+            .and_then(|mut end| end.execute([]))
+            .is_ok()
+        {
+            self.give_back(conn);
         }
         result
+    }
+
+    /// [`NativeWriter::read`] of a read that is **one** statement, without `BEGIN` and
+    /// `COMMIT`: a single statement sees one snapshot by itself (SQLite runs it in an
+    /// implicit read transaction, ended when the statement is reset), so the two steps
+    /// would only add their cost. `read` must run exactly one statement and let it finish
+    /// (drop its rows) before it returns.
+    pub fn read_one<T, E: From<sqlx::Error>>(
+        &self,
+        read: impl FnOnce(&rusqlite::Connection) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let conn = self.reader().map_err(database_error)?;
+        let result = read(&conn);
+        // A statement left running would hold its snapshot (and the WAL) while idle.
+        if conn.is_autocommit() {
+            self.give_back(conn);
+        }
+        result
+    }
+
+    /// An idle read connection, or a new one (`query_only`, the pool's busy timeout).
+    fn reader(&self) -> rusqlite::Result<rusqlite::Connection> {
+        let idle = self.readers.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        if let Some(conn) = idle {
+            return Ok(conn);
+        }
+        let conn = rusqlite::Connection::open_with_flags(
+            &self.path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        conn.busy_timeout(Duration::from_secs(10))?;
+        conn.pragma_update(None, "query_only", true)?;
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+        Ok(conn)
+    }
+
+    /// Keeps an idle read connection for the next read, up to [`READERS`].
+    fn give_back(&self, conn: rusqlite::Connection) {
+        let mut idle = self.readers.lock().unwrap_or_else(|p| p.into_inner());
+        if idle.len() < READERS {
+            idle.push(conn);
+        }
     }
 
     /// Stops taking jobs, lets the thread finish those queued, and closes the connection.
