@@ -1,7 +1,8 @@
 //! Load benchmark of the care service against the storage limit, in one sitting.
 //!
 //! A real server on 127.0.0.1 (SQLite file, and PostgreSQL when `SLIPWAY_TEST_PG_URL` is set)
-//! is driven over HTTP by concurrent reqwest clients (default 32) with a full enrollment
+//! is driven over HTTP by concurrent clients (default 32, each with its own keep-alive
+//! connection: `load/client.rs`) with a full enrollment
 //! (six parties, six contacts, two consents, two insurances, two prescriptions) and with the
 //! missing-information GET. Each is compared with a probe that writes the same rows without
 //! the service (see `load/probe.rs`): on SQLite the native probe, one rusqlite connection with
@@ -26,9 +27,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use hyper::body::Bytes;
 use serde_json::{Value, json};
 use slipway_care::{Backend, CareConfig};
 
+#[path = "load/client.rs"]
+mod client;
 #[path = "load/probe.rs"]
 mod probe;
 
@@ -77,7 +81,7 @@ fn enrollment(n: usize) -> Value {
 }
 
 struct Server {
-    base: String,
+    addr: std::net::SocketAddr,
     stop: tokio::sync::oneshot::Sender<()>,
     task: tokio::task::JoinHandle<()>,
     _dir: Option<tempfile::TempDir>,
@@ -116,7 +120,7 @@ async fn start(backend: Backend) -> Server {
         .expect("serve");
     });
     Server {
-        base: format!("http://{addr}"),
+        addr,
         stop,
         task,
         _dir: dir,
@@ -136,7 +140,8 @@ async fn drive(
     concurrency: usize,
     max_requests: usize,
     max_time: Duration,
-    make: Arc<dyn Fn(usize) -> reqwest::RequestBuilder + Send + Sync>,
+    addr: std::net::SocketAddr,
+    make: client::Make,
 ) -> Outcome {
     let next = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
@@ -145,6 +150,7 @@ async fn drive(
         let next = next.clone();
         let make = make.clone();
         workers.push(tokio::spawn(async move {
+            let mut conn = client::Conn::new(addr);
             let mut lat = Vec::new();
             let mut errors = 0;
             loop {
@@ -153,12 +159,10 @@ async fn drive(
                     break;
                 }
                 let t = Instant::now();
-                match make(i).send().await {
-                    Ok(r) if r.status().is_success() => {
-                        let _ = r.bytes().await;
-                        lat.push(t.elapsed());
-                    }
-                    _ => errors += 1,
+                if conn.exchange(make(i)).await {
+                    lat.push(t.elapsed());
+                } else {
+                    errors += 1;
                 }
             }
             (lat, errors)
@@ -211,7 +215,8 @@ async fn paced(
     concurrency: usize,
     per_second: f64,
     count: usize,
-    make: Arc<dyn Fn(usize) -> reqwest::RequestBuilder + Send + Sync>,
+    addr: std::net::SocketAddr,
+    make: client::Make,
 ) -> Outcome {
     let next = Arc::new(AtomicUsize::new(0));
     let started = tokio::time::Instant::now();
@@ -220,6 +225,7 @@ async fn paced(
         let next = next.clone();
         let make = make.clone();
         workers.push(tokio::spawn(async move {
+            let mut conn = client::Conn::new(addr);
             let mut lat = Vec::new();
             let mut errors = 0;
             loop {
@@ -228,12 +234,10 @@ async fn paced(
                     break;
                 }
                 let start = start_when_due(started, i, per_second).await;
-                match make(i).send().await {
-                    Ok(r) if r.status().is_success() => {
-                        let _ = r.bytes().await;
-                        lat.push(start.elapsed());
-                    }
-                    _ => errors += 1,
+                if conn.exchange(make(i)).await {
+                    lat.push(start.elapsed());
+                } else {
+                    errors += 1;
                 }
             }
             (lat, errors)
@@ -487,6 +491,9 @@ struct Measured {
     /// The probe in the open loop at the paced run's rate: the storage's own latency there,
     /// with no service in the way (what the machine allows a p99 goal at that rate).
     probe_paced: Outcome,
+    /// A probe of the writes alone, where the limit above also reads (the GET's history
+    /// record without its read): closed loop, and paced at the paced run's rate.
+    write_probe: Option<(Outcome, Outcome)>,
     /// The open loop at [`PACED_SHARE`] of the probe's rate: the latency at the goal's rate.
     paced: Outcome,
     /// The machine's stalls during the paced run ([`Stalls`]).
@@ -526,6 +533,19 @@ fn compare(m: &Measured, concurrency: usize) {
              (service {:.0}% of it)",
             rate(sqlx_probe),
             100.0 * rate(service) / rate(sqlx_probe)
+        );
+    }
+    if let Some((write, write_paced)) = &m.write_probe {
+        let write_p99 = pct(&write_paced.latencies, 0.99);
+        println!(
+            "  its write alone (one history row a transaction): {:.0}/s (service {:.0}% of it); \
+             paced at {:.0}/s: p50 {:.2} ms, p99 {:.2} ms (service's paced p99 {:.2}x it)",
+            rate(write),
+            100.0 * rate(service) / rate(write),
+            rate(write_paced),
+            pct(&write_paced.latencies, 0.50),
+            write_p99,
+            p99 / write_p99,
         );
     }
     let probe_p99 = pct(&m.probe_paced.latencies, 0.99);
@@ -661,10 +681,6 @@ fn main() {
             let wants =
                 |name: &str| scenarios.is_empty() || scenarios.split(',').any(|s| s == name);
             let server = start(backend).await;
-            let client = reqwest::Client::builder()
-                .pool_max_idle_per_host(concurrency)
-                .build()
-                .expect("client");
             if wants("enrollment") {
                 let (enroll_probe, enroll_sqlx_probe) = match backend {
                     Backend::Sqlite => {
@@ -698,18 +714,18 @@ fn main() {
 
                 // Closed-loop bodies first, then the paced run's: every enrollment a new patient.
                 let enroll_paced_count = paced_count(enroll_rate);
-                let bodies: Arc<Vec<String>> = Arc::new(
+                let bodies: Arc<Vec<Bytes>> = Arc::new(
                     (0..max_requests + enroll_paced_count)
-                        .map(|i| enrollment(i).to_string())
+                        .map(|i| Bytes::from(enrollment(i).to_string()))
                         .collect(),
                 );
-                let url = format!("{}/care/eRxApi", server.base);
-                let (c, b) = (client.clone(), bodies.clone());
+                let (addr, b) = (server.addr, bodies.clone());
                 let enroll = drive(
                     concurrency,
                     max_requests,
                     max_time,
-                    Arc::new(move |i| c.post(&url).bearer_auth("demo-staff").body(b[i].clone())),
+                    addr,
+                    Arc::new(move |i| client::post(addr, "/care/eRxApi", b[i].clone())),
                 )
                 .await;
                 report(
@@ -718,17 +734,15 @@ fn main() {
                     concurrency,
                     &enroll,
                 );
-                let url = format!("{}/care/eRxApi", server.base);
-                let (c, b) = (client.clone(), bodies.clone());
+                let b = bodies.clone();
                 let enroll_stalls = Stalls::start();
                 let enroll_paced = paced(
                     concurrency,
                     enroll_rate,
                     enroll_paced_count,
+                    addr,
                     Arc::new(move |i| {
-                        c.post(&url)
-                            .bearer_auth("demo-staff")
-                            .body(b[max_requests + i].clone())
+                        client::post(addr, "/care/eRxApi", b[max_requests + i].clone())
                     }),
                 )
                 .await;
@@ -747,65 +761,93 @@ fn main() {
                     probe: enroll_probe,
                     sqlx_probe: enroll_sqlx_probe,
                     probe_paced: enroll_probe_paced,
+                    write_probe: None,
                     paced: enroll_paced,
                     stalls: enroll_stalls,
                     p99_goal_ms: 15.0,
                 });
             }
             if wants("get") {
-                let (history_probe, history_sqlx_probe) = match backend {
+                // The GET's limit is its storage work: its read (the service's statement and
+                // values) and its history record, one transaction each. The history record
+                // alone, the write the GET leaves, is measured beside it.
+                let get_steps = || {
+                    probe::get(
+                        probe::missing_info_read(backend, "demo-staff", ACTIVE),
+                        ids.data_request,
+                        ids.user,
+                    )
+                };
+                let (get_probe, get_sqlx_probe) = match backend {
                     Backend::Sqlite => {
-                        let sqlx_probe = run_probe(history_steps(), None).await;
+                        let sqlx_probe = run_probe(get_steps(), None).await;
                         report(
                             backend,
-                            "probe: one history row (sqlx, 8 connections)",
+                            "probe: a GET's read and history row (sqlx, 8 connections)",
                             concurrency,
                             &sqlx_probe,
                         );
-                        (run_native(history_steps(), None).await, Some(sqlx_probe))
+                        (run_native(get_steps(), None).await, Some(sqlx_probe))
                     }
-                    Backend::Postgres => (run_probe(history_steps(), None).await, None),
+                    Backend::Postgres => (run_probe(get_steps(), None).await, None),
                 };
                 let probe_name = match backend {
-                    Backend::Sqlite => "probe: one history row (native rusqlite)",
-                    Backend::Postgres => "probe: one history row (pgbench)",
+                    Backend::Sqlite => "probe: a GET's read and history row (native rusqlite)",
+                    Backend::Postgres => "probe: a GET's read and history row (pgbench)",
                 };
-                report(backend, probe_name, probe_clients, &history_probe);
+                report(backend, probe_name, probe_clients, &get_probe);
                 // CARE_BENCH_GET_RATE pins the paced GET's rate (requests per second), so that
                 // builds compared in one sitting are offered the same load whatever their probes.
                 let get_rate = std::env::var("CARE_BENCH_GET_RATE")
                     .ok()
                     .and_then(|v| v.parse::<f64>().ok())
-                    .unwrap_or(PACED_SHARE * rate(&history_probe));
-                let history_probe_paced = match backend {
-                    Backend::Sqlite => run_native(history_steps(), Some(get_rate)).await,
-                    Backend::Postgres => run_probe(history_steps(), Some(get_rate)).await,
+                    .unwrap_or(PACED_SHARE * rate(&get_probe));
+                let run_limit = |steps: Vec<probe::Step>, pace: Option<f64>| async move {
+                    match backend {
+                        Backend::Sqlite => run_native(steps, pace).await,
+                        Backend::Postgres => run_probe(steps, pace).await,
+                    }
                 };
+                let get_probe_paced = run_limit(get_steps(), Some(get_rate)).await;
                 report(
                     backend,
                     &format!("{probe_name}, paced at {get_rate:.0}/s"),
                     probe_clients,
+                    &get_probe_paced,
+                );
+                let history_name = match backend {
+                    Backend::Sqlite => "probe: one history row alone (native rusqlite)",
+                    Backend::Postgres => "probe: one history row alone (pgbench)",
+                };
+                let history_probe = run_limit(history_steps(), None).await;
+                report(backend, history_name, probe_clients, &history_probe);
+                let history_probe_paced = run_limit(history_steps(), Some(get_rate)).await;
+                report(
+                    backend,
+                    &format!("{history_name}, paced at {get_rate:.0}/s"),
+                    probe_clients,
                     &history_probe_paced,
                 );
 
-                let url = format!("{}/care/missingInformationRequest/{ACTIVE}", server.base);
-                let c = client.clone();
+                let addr = server.addr;
+                let path = format!("/care/missingInformationRequest/{ACTIVE}");
+                let get_request: client::Make = Arc::new(move |_| client::get(addr, &path));
                 let get = drive(
                     concurrency,
                     max_requests,
                     max_time,
-                    Arc::new(move |_| c.get(&url).bearer_auth("demo-staff")),
+                    addr,
+                    get_request.clone(),
                 )
                 .await;
                 report(backend, "GET missingInformationRequest", concurrency, &get);
-                let url = format!("{}/care/missingInformationRequest/{ACTIVE}", server.base);
-                let c = client.clone();
                 let get_stalls = Stalls::start();
                 let get_paced = paced(
                     concurrency,
                     get_rate,
                     paced_count(get_rate),
-                    Arc::new(move |_| c.get(&url).bearer_auth("demo-staff")),
+                    addr,
+                    get_request,
                 )
                 .await;
                 let get_stalls = get_stalls.finish(get_paced.done + get_paced.errors);
@@ -819,9 +861,10 @@ fn main() {
                     backend,
                     name: "missing-information GET",
                     service: get,
-                    probe: history_probe,
-                    sqlx_probe: history_sqlx_probe,
-                    probe_paced: history_probe_paced,
+                    probe: get_probe,
+                    sqlx_probe: get_sqlx_probe,
+                    probe_paced: get_probe_paced,
+                    write_probe: Some((history_probe, history_probe_paced)),
                     paced: get_paced,
                     stalls: get_stalls,
                     p99_goal_ms: 5.0,
@@ -844,6 +887,9 @@ fn main() {
                     + m.paced.errors
                     + m.probe_paced.errors
                     + m.sqlx_probe.as_ref().map_or(0, |p| p.errors)
+                    + m.write_probe
+                        .as_ref()
+                        .map_or(0, |(w, p)| w.errors + p.errors)
             })
             .sum();
         assert_eq!(errors, 0, "requests failed");

@@ -2,11 +2,12 @@
 //!
 //! A GET only reads, but leaves a history record; under load, one insert (and on PostgreSQL
 //! one commit) per GET is most of its cost. Concurrent GETs therefore hand their records to
-//! a [`HistoryWriter`]: a flush task that takes its lock writes the records queued by then
-//! (up to one insert's worth) in one multi-row insert, and each GET is answered only after
-//! the insert holding its record committed. A lone GET writes at once. (POSTs write their record in their own transaction,
+//! a [`HistoryWriter`]: one flush task at a time writes the records queued by then (up to one
+//! insert's worth) in one multi-row insert, then those queued meanwhile, and each GET is
+//! answered only after the insert holding its record committed. A lone GET writes at once. (POSTs write their record in their own transaction,
 //! with the values they write.)
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::oneshot;
@@ -29,6 +30,10 @@ pub struct HistoryWriter {
 #[derive(Debug, Default)]
 struct Shared {
     queue: Mutex<Vec<(NewHistory, oneshot::Sender<Outcome>)>>,
+    /// Whether a flush task is running (or about to): at most one at a time, so a request
+    /// spawns one only when none runs, instead of one each that would mostly find nothing
+    /// left to write.
+    flushing: AtomicBool,
     flush: tokio::sync::Mutex<()>,
 }
 
@@ -44,8 +49,10 @@ impl HistoryWriter {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push((entry, done));
-        let (shared, db) = (Arc::clone(&self.shared), db.clone());
-        tokio::spawn(async move { shared.flush(&db).await });
+        if !self.shared.flushing.swap(true, Ordering::AcqRel) {
+            let (shared, db) = (Arc::clone(&self.shared), db.clone());
+            tokio::spawn(async move { shared.flush(&db).await });
+        }
         match outcome.await {
             Ok(result) => result.map_err(failed),
             Err(_) => Err(failed("the batch holding it failed".into())),
@@ -54,9 +61,9 @@ impl HistoryWriter {
 }
 
 impl Shared {
-    /// Writes every record queued by the time it holds the flush lock, a batch per insert.
-    /// Each `record` starts one of these; most find their record already written by an
-    /// earlier one and return at once, which is what batches concurrent requests.
+    /// Writes every record queued until the queue is empty, a batch per insert: the records
+    /// queued while one batch is written make the next, which is what batches concurrent
+    /// requests. Started by a `record` when no flush runs ([`Shared::flushing`]).
     async fn flush(&self, db: &Db) {
         let _flush = self.flush.lock().await;
         loop {
@@ -68,6 +75,17 @@ impl Shared {
                 queue.drain(..n).collect()
             };
             if batch.is_empty() {
+                self.flushing.store(false, Ordering::Release);
+                // A record queued after the drain above but before the store saw a flush
+                // running and started none: take it along, unless a new flush took over.
+                let queued = !self
+                    .queue
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .is_empty();
+                if queued && !self.flushing.swap(true, Ordering::AcqRel) {
+                    continue;
+                }
                 return;
             }
             let (entries, waiters): (Vec<NewHistory>, Vec<_>) = batch.into_iter().unzip();

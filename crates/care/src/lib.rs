@@ -20,6 +20,8 @@ pub mod fuzzing;
 mod history;
 mod http;
 mod missing_info;
+#[doc(hidden)]
+pub mod probes;
 mod reference;
 mod store;
 mod violation;

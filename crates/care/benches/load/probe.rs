@@ -32,11 +32,22 @@ pub enum Arg {
     Ref(usize),
 }
 
-/// One statement; `returns` when it ends in `RETURNING id`.
+/// What a step's statement answers.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Answers {
+    /// Nothing (a plain insert).
+    Nothing,
+    /// One row id (it ends in `RETURNING id`), which later steps may bind ([`Arg::Ref`]).
+    Id,
+    /// Rows, each read in full (every column decoded) and dropped: a read's work.
+    Rows,
+}
+
+/// One statement.
 pub struct Step {
     sql: String,
     args: Vec<Arg>,
-    returns: bool,
+    answers: Answers,
 }
 
 fn t(s: &str) -> Arg {
@@ -56,7 +67,7 @@ fn insert(table: &str, cols: &[(&str, Arg)], now: i64) -> Step {
             placeholders.join(", ")
         ),
         args,
-        returns: true,
+        answers: Answers::Id,
     }
 }
 
@@ -85,7 +96,7 @@ pub fn enrollment(
             t("[]"),
             t(&format!("{p}:DemoCareProgram")),
         ],
-        returns: true,
+        answers: Answers::Id,
     }];
     let account = |kind: &str, src: &str, name: Arg, first: Arg, last: Arg, extra: [Arg; 4]| {
         let [gender, birthdate, specialty, npi] = extra;
@@ -315,6 +326,25 @@ pub fn enrollment(
     s
 }
 
+/// The read of a missing-information GET, the service's own statement
+/// (`slipway_care::probes::missing_info_read`) with the values the bench's GETs bind: the
+/// caller `token`'s hash and the request `uuid`; one row, each column decoded.
+pub fn missing_info_read(backend: slipway_care::Backend, token: &str, uuid: &str) -> Step {
+    Step {
+        sql: slipway_care::probes::missing_info_read(backend).to_owned(),
+        args: vec![t(&slipway_care::probes::token_hash(token)), t(uuid)],
+        answers: Answers::Rows,
+    }
+}
+
+/// A missing-information GET's storage work: its read (`read`, [`missing_info_read`]), then
+/// the history record it writes ([`history`]), in one transaction.
+pub fn get(read: Step, data_request_id: i64, user_id: i64) -> Vec<Step> {
+    let mut steps = vec![read];
+    steps.extend(history(data_request_id, user_id));
+    steps
+}
+
 /// The row a missing-information GET writes: one history record.
 pub fn history(data_request_id: i64, user_id: i64) -> Vec<Step> {
     vec![Step {
@@ -329,7 +359,7 @@ pub fn history(data_request_id: i64, user_id: i64) -> Vec<Step> {
             Arg::Int(200),
             t("[]"),
         ],
-        returns: false,
+        answers: Answers::Nothing,
     }]
 }
 
@@ -354,10 +384,18 @@ async fn run_once(
                 Arg::Ref(k) => q.bind(ids[*k]),
             };
         }
-        if step.returns {
-            ids[i] = q.fetch_one(&mut *conn).await?.try_get(0)?;
-        } else {
-            q.execute(&mut *conn).await?;
+        match step.answers {
+            Answers::Id => ids[i] = q.fetch_one(&mut *conn).await?.try_get(0)?,
+            Answers::Nothing => {
+                q.execute(&mut *conn).await?;
+            }
+            Answers::Rows => {
+                for row in q.fetch_all(&mut *conn).await? {
+                    for c in 0..row.len() {
+                        std::hint::black_box(row.try_get_raw(c)?);
+                    }
+                }
+            }
         }
     }
     Ok(())
@@ -473,10 +511,22 @@ fn run_native(
             Arg::Ref(k) => Sql::Integer(ids[*k]),
         });
         let mut stmt = tx.prepare_cached(sql)?;
-        if step.returns {
-            ids[i] = stmt.query_row(rusqlite::params_from_iter(args), |r| r.get(0))?;
-        } else {
-            stmt.execute(rusqlite::params_from_iter(args))?;
+        match step.answers {
+            Answers::Id => {
+                ids[i] = stmt.query_row(rusqlite::params_from_iter(args), |r| r.get(0))?;
+            }
+            Answers::Nothing => {
+                stmt.execute(rusqlite::params_from_iter(args))?;
+            }
+            Answers::Rows => {
+                let columns = stmt.column_count();
+                let mut rows = stmt.query(rusqlite::params_from_iter(args))?;
+                while let Some(row) = rows.next()? {
+                    for c in 0..columns {
+                        std::hint::black_box(row.get::<_, Sql>(c)?);
+                    }
+                }
+            }
         }
     }
     tx.commit()
@@ -575,7 +625,7 @@ pub fn pgbench_script(steps: &[Step]) -> String {
         for (k, a) in step.args.iter().enumerate().rev() {
             sql = sql.replace(&format!("${}", k + 1), &pg_literal(a));
         }
-        if step.returns {
+        if step.answers == Answers::Id {
             let _ = writeln!(out, "{sql} \\gset s{i}_");
         } else {
             let _ = writeln!(out, "{sql};");

@@ -158,20 +158,34 @@ async fn run(
     }
 }
 
-/// A GET only reads until its history record: the caller and the request in one statement,
-/// outside the writer queue (on SQLite on a native read connection, on this thread), then
-/// that one record, batched with those of concurrent GETs.
+/// A GET reads the caller and the request in one statement and leaves one history record:
+/// on SQLite both in **one** job of the native writer, on its connection (whose page cache
+/// every write keeps warm, where a read connection would find it dropped by the last
+/// commit), batched with concurrent writes; on PostgreSQL the read outside any transaction,
+/// then the record batched with those of concurrent GETs.
 async fn read(
     state: &AppState,
     form: Form,
     raw_uuid: &str,
     headers: &HeaderMap,
 ) -> Result<Response, ApiError> {
-    let (caller, found) = read_request_as_caller(state, headers, raw_uuid).await?;
-    let Some((req, context)) = found else {
-        return Err(request_not_found());
+    let token = bearer(headers)?;
+    let uuid = match parse_uuid(raw_uuid) {
+        Ok(uuid) => uuid,
+        Err(malformed) => {
+            // The token is checked first, as for every call.
+            caller_of(state, &token).await?;
+            return Err(malformed);
+        }
     };
-    let outcome = readable(&caller, &req, context, Method::Get).map(|resolved| match form {
+    let (req, checked) = match state.db().native() {
+        Some(native) => native
+            .write(move |conn| read_and_record_native(conn, &token, &uuid))
+            .await
+            .map_err(sqlx::Error::from)??,
+        None => read_and_record(state, &token, &uuid).await?,
+    };
+    let outcome = checked.map(|resolved| match form {
         Form::Plain => json(StatusCode::OK, &mi::view(&req, &resolved)),
         Form::Fhir => {
             let mut response = json(StatusCode::OK, &fhir::bundle(&req, &resolved));
@@ -182,13 +196,75 @@ async fn read(
             response
         }
     });
-    let status = outcome_status(&outcome);
-    let entry = history_entry(&req, &caller, Method::Get, status, Vec::new());
-    state.history().record(state.db(), entry).await?;
     if !matches!(outcome, Err(ApiError::Database(_) | ApiError::Internal(_))) {
-        log_call(Method::Get, status, 0);
+        log_call(Method::Get, result_status(&outcome), 0);
     }
     outcome
+}
+
+/// What a GET read, once its history record is written: the request and what its checks
+/// ([`readable`]) gave.
+type ReadRequest = (DataRequest, Result<mi::Resolved, ApiError>);
+
+/// [`read`] on PostgreSQL (or any pool without the native writer): the one statement on a
+/// connection without a transaction, then the history record through the history writer.
+async fn read_and_record(
+    state: &AppState,
+    token: &str,
+    uuid: &str,
+) -> Result<ReadRequest, ApiError> {
+    let mut tx = state.db().begin_single_read().await?;
+    let (caller, found) = data_requests::find_for_caller(&mut tx, token, uuid).await?;
+    tx.rollback().await?;
+    let (caller, req, context) = found_or_refused(caller, found)?;
+    let checked = readable(&caller, &req, context, Method::Get);
+    let status = result_status(&checked);
+    let entry = history_entry(&req, &caller, Method::Get, status, Vec::new());
+    state.history().record(state.db(), entry).await?;
+    Ok((req, checked))
+}
+
+/// [`read`] on the native writer's connection (SQLite), inside its open batch: the same
+/// statement and the same record, answered once the batch committed. A 401 or 404 writes
+/// nothing (there is no request to keep a record of).
+fn read_and_record_native(
+    conn: &slipway_server::db::native::rusqlite::Connection,
+    token: &str,
+    uuid: &str,
+) -> Result<ReadRequest, ApiError> {
+    let (caller, found) = data_requests::find_for_caller_native(conn, token, uuid)?;
+    let (caller, req, context) = found_or_refused(caller, found)?;
+    let checked = readable(&caller, &req, context, Method::Get);
+    let status = result_status(&checked);
+    let entry = history_entry(&req, &caller, Method::Get, status, Vec::new());
+    data_requests::record_histories_native(conn, std::slice::from_ref(&entry))
+        .map_err(slipway_server::db::native::database_error)?;
+    Ok((req, checked))
+}
+
+/// The caller and the request a GET read, or 401 for an unknown token and then 404 for an
+/// unknown request.
+fn found_or_refused(
+    caller: Option<Caller>,
+    found: Option<(DataRequest, RequestContext)>,
+) -> Result<(Caller, DataRequest, RequestContext), ApiError> {
+    let caller = caller.ok_or(ApiError::Unauthorized)?;
+    let (req, context) = found.ok_or_else(request_not_found)?;
+    Ok((caller, req, context))
+}
+
+/// The caller a token names, or 401.
+async fn caller_of(state: &AppState, token: &str) -> Result<Caller, ApiError> {
+    let caller = match state.db().native() {
+        Some(native) => native.read_one(|conn| load_caller_native(conn, token))?,
+        None => {
+            let mut tx = state.db().begin_single_read().await?;
+            let caller = load_caller(&mut tx, token).await?;
+            tx.rollback().await?;
+            caller
+        }
+    };
+    caller.ok_or(ApiError::Unauthorized)
 }
 
 /// A POST reads what it checks and writes in one transaction, its history record with it;
@@ -215,7 +291,7 @@ async fn write(
         &mut submitted,
     )
     .await;
-    let status = outcome_status(&outcome);
+    let status = result_status(&outcome);
     let failed = matches!(outcome, Err(ApiError::Database(_) | ApiError::Internal(_)));
     let fields = submitted.len();
     let entry = history_entry(&req, &caller, Method::Post, status, submitted);
@@ -235,9 +311,9 @@ async fn write(
     outcome
 }
 
-/// The status code an outcome answers with, as its history record keeps it.
-fn outcome_status(outcome: &Result<Response, ApiError>) -> StatusCode {
-    match outcome {
+/// The status code a result answers with (200, or the error's), as a history record keeps it.
+fn result_status<T>(result: &Result<T, ApiError>) -> StatusCode {
+    match result {
         Ok(_) => StatusCode::OK,
         Err(e) => e.status(),
     }
@@ -278,44 +354,6 @@ pub(super) fn request_not_found() -> ApiError {
         "no data request has this UUID",
         "uuid",
     ))
-}
-
-/// What a GET reads: the caller (or 401) and the request a path UUID names (or 400 for a
-/// malformed one, checked after the token as for every call), in one statement
-/// ([`data_requests::find_for_caller`]): on SQLite on a native read connection on this
-/// thread (no trip to a driver's thread), on PostgreSQL on a connection without a
-/// transaction.
-async fn read_request_as_caller(
-    state: &AppState,
-    headers: &HeaderMap,
-    raw_uuid: &str,
-) -> Result<(Caller, Option<(DataRequest, RequestContext)>), ApiError> {
-    let token = bearer(headers)?;
-    let uuid = parse_uuid(raw_uuid);
-    let (caller, found) = match (state.db().native(), &uuid) {
-        (Some(native), Ok(uuid)) => {
-            native.read_one(|conn| data_requests::find_for_caller_native(conn, &token, uuid))?
-        }
-        (Some(native), Err(_)) => (
-            native.read_one(|conn| load_caller_native(conn, &token))?,
-            None,
-        ),
-        (None, Ok(uuid)) => {
-            let mut tx = state.db().begin_single_read().await?;
-            let read = data_requests::find_for_caller(&mut tx, &token, uuid).await?;
-            tx.rollback().await?;
-            read
-        }
-        (None, Err(_)) => {
-            let mut tx = state.db().begin_single_read().await?;
-            let caller = load_caller(&mut tx, &token).await?;
-            tx.rollback().await?;
-            (caller, None)
-        }
-    };
-    let caller = caller.ok_or(ApiError::Unauthorized)?;
-    uuid?;
-    Ok((caller, found))
 }
 
 /// The checks every call makes before it reads or writes a value: the request is active,

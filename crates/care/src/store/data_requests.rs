@@ -174,11 +174,16 @@ pub async fn find_for_caller(tx: &mut Tx, token: &str, uuid: &str) -> Result<Cal
 /// with what it refers to (`None` for an unknown UUID).
 pub type CallerAndRequest = (Option<Caller>, Option<(DataRequest, RequestContext)>);
 
+/// [`find_for_caller`]'s statement in `backend`'s dialect (for the load bench's probe).
+pub(crate) fn caller_and_request_statement(backend: crate::Backend) -> &'static str {
+    with_json_functions!(backend = backend, caller_and_request)
+}
+
 /// [`find_for_caller`]'s statement as the native SQLite connection runs it (`?N`
 /// placeholders; SQLite reads `$N` as a name).
 pub static CALLER_AND_REQUEST_NATIVE: std::sync::LazyLock<String> =
     std::sync::LazyLock::new(|| {
-        caller_and_request!("json_group_array", "json_array")
+        caller_and_request_statement(crate::Backend::Sqlite)
             .replace("$1", "?1")
             .replace("$2", "?2")
     });

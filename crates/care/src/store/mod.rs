@@ -12,13 +12,17 @@
 /// aggregates rows into an array, `$arr` makes one row's array), for the backend `$tx` runs
 /// on: `json_group_array` and `json_array` on SQLite, `json_agg` and `json_build_array` on
 /// PostgreSQL. The statements that aggregate rows into one are the only SQL that differs
-/// between the backends; this is the one place that knows how.
+/// between the backends; this is the one place that knows how. `backend = $b` names the
+/// backend itself instead of a transaction on it.
 macro_rules! with_json_functions {
-    ($tx:expr, $statement:ident) => {
-        match $tx.backend() {
+    (backend = $backend:expr, $statement:ident) => {
+        match $backend {
             crate::Backend::Sqlite => $statement!("json_group_array", "json_array"),
             crate::Backend::Postgres => $statement!("json_agg", "json_build_array"),
         }
+    };
+    ($tx:expr, $statement:ident) => {
+        with_json_functions!(backend = $tx.backend(), $statement)
     };
 }
 
