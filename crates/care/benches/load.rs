@@ -4,8 +4,9 @@
 //! is driven over HTTP by concurrent clients (default 32, each with its own keep-alive
 //! connection: `load/client.rs`) with a full enrollment
 //! (six parties, six contacts, two consents, two insurances, two prescriptions) and with the
-//! missing-information GET. Each is compared with a probe that writes the same rows without
-//! the service (see `load/probe.rs`): on SQLite the native probe, one rusqlite connection with
+//! missing-information GET. Each is compared with a probe that does the same storage work
+//! without the service (see `load/probe.rs`; the enrollment's rows, the GET's read and its
+//! history row, and beside the GET its history row alone): on SQLite the native probe, one rusqlite connection with
 //! prepared, cached statements against a copy of the same database (the storage's limit), and
 //! beside it the same rows through sqlx with the same number of tasks; on PostgreSQL
 //! `pgbench` with the same number of clients running the same transaction as a script. Prints throughput, p50/p99 and the
@@ -13,8 +14,9 @@
 //! throughput (the rate the throughput goals ask for), and its p50/p99 there are checked
 //! against the latency goals (15 ms enrollment, 5 ms GET); its probe runs paced at the same
 //! rate too, which gives the storage's own p99 at that rate: how far under a goal the
-//! machine lets anything on top of that storage go. Bounded: at most `CARE_BENCH_REQUESTS` requests (default 3000) or
-//! `CARE_BENCH_SECONDS` seconds (default 20) per scenario, loopback only.
+//! machine lets anything on top of that storage go. Bounded: at most `CARE_BENCH_REQUESTS`
+//! enrollments (default 3000) and `CARE_BENCH_GET_REQUESTS` GETs (default 20,000) or
+//! `CARE_BENCH_SECONDS` seconds (default 20) per closed loop, loopback only.
 //!
 //! Run: `cargo bench -p slipway-care --bench load`
 
@@ -568,6 +570,13 @@ fn main() {
     } else {
         env_usize("CARE_BENCH_REQUESTS", 3000)
     };
+    // The GET's closed loops (service and probes) take this many: a GET is a tenth of an
+    // enrollment's work, and 3,000 of them last a fraction of a second, mostly warm-up.
+    let get_requests = if smoke {
+        20
+    } else {
+        env_usize("CARE_BENCH_GET_REQUESTS", 20_000)
+    };
     let max_time = Duration::from_secs(env_usize("CARE_BENCH_SECONDS", 20) as u64);
     let concurrency = env_usize("CARE_BENCH_CONCURRENCY", 32);
     // The paced runs last CARE_BENCH_PACED_SECONDS (10) at their rate; 20 requests in the smoke.
@@ -617,10 +626,10 @@ fn main() {
             // enrollment is a new patient there too.
             // On SQLite the limit is the native probe (rusqlite, one connection); the sqlx
             // probe runs beside it closed-loop only, for comparison.
-            let run_native = |steps: Vec<probe::Step>, pace: Option<f64>| {
+            let run_native = |steps: Vec<probe::Step>, pace: Option<f64>, closed: usize| {
                 let path = probe_url.trim_start_matches("sqlite://").to_owned();
                 let (requests, first) = match pace {
-                    None => (max_requests, 0),
+                    None => (closed, 0),
                     Some(per_second) => (paced_count(per_second), 2 * max_requests),
                 };
                 async move {
@@ -639,10 +648,10 @@ fn main() {
                 }
             };
             // Numbered after both closed loops and the native paced run's.
-            let run_probe = |steps: Vec<probe::Step>, pace: Option<f64>| {
+            let run_probe = |steps: Vec<probe::Step>, pace: Option<f64>, closed: usize| {
                 let probe_url = probe_url.clone();
                 let (requests, first) = match pace {
-                    None => (max_requests, max_requests),
+                    None => (closed, max_requests),
                     Some(per_second) => (paced_count(per_second), 3 * max_requests),
                 };
                 async move {
@@ -684,16 +693,21 @@ fn main() {
             if wants("enrollment") {
                 let (enroll_probe, enroll_sqlx_probe) = match backend {
                     Backend::Sqlite => {
-                        let sqlx_probe = run_probe(enroll_steps(), None).await;
+                        let sqlx_probe = run_probe(enroll_steps(), None, max_requests).await;
                         report(
                             backend,
                             "probe: enrollment rows (sqlx, 8 connections)",
                             concurrency,
                             &sqlx_probe,
                         );
-                        (run_native(enroll_steps(), None).await, Some(sqlx_probe))
+                        (
+                            run_native(enroll_steps(), None, max_requests).await,
+                            Some(sqlx_probe),
+                        )
                     }
-                    Backend::Postgres => (run_probe(enroll_steps(), None).await, None),
+                    Backend::Postgres => {
+                        (run_probe(enroll_steps(), None, max_requests).await, None)
+                    }
                 };
                 let probe_name = match backend {
                     Backend::Sqlite => "probe: enrollment rows (native rusqlite)",
@@ -702,8 +716,12 @@ fn main() {
                 report(backend, probe_name, probe_clients, &enroll_probe);
                 let enroll_rate = PACED_SHARE * rate(&enroll_probe);
                 let enroll_probe_paced = match backend {
-                    Backend::Sqlite => run_native(enroll_steps(), Some(enroll_rate)).await,
-                    Backend::Postgres => run_probe(enroll_steps(), Some(enroll_rate)).await,
+                    Backend::Sqlite => {
+                        run_native(enroll_steps(), Some(enroll_rate), max_requests).await
+                    }
+                    Backend::Postgres => {
+                        run_probe(enroll_steps(), Some(enroll_rate), max_requests).await
+                    }
                 };
                 report(
                     backend,
@@ -780,16 +798,19 @@ fn main() {
                 };
                 let (get_probe, get_sqlx_probe) = match backend {
                     Backend::Sqlite => {
-                        let sqlx_probe = run_probe(get_steps(), None).await;
+                        let sqlx_probe = run_probe(get_steps(), None, get_requests).await;
                         report(
                             backend,
                             "probe: a GET's read and history row (sqlx, 8 connections)",
                             concurrency,
                             &sqlx_probe,
                         );
-                        (run_native(get_steps(), None).await, Some(sqlx_probe))
+                        (
+                            run_native(get_steps(), None, get_requests).await,
+                            Some(sqlx_probe),
+                        )
                     }
-                    Backend::Postgres => (run_probe(get_steps(), None).await, None),
+                    Backend::Postgres => (run_probe(get_steps(), None, get_requests).await, None),
                 };
                 let probe_name = match backend {
                     Backend::Sqlite => "probe: a GET's read and history row (native rusqlite)",
@@ -804,8 +825,8 @@ fn main() {
                     .unwrap_or(PACED_SHARE * rate(&get_probe));
                 let run_limit = |steps: Vec<probe::Step>, pace: Option<f64>| async move {
                     match backend {
-                        Backend::Sqlite => run_native(steps, pace).await,
-                        Backend::Postgres => run_probe(steps, pace).await,
+                        Backend::Sqlite => run_native(steps, pace, get_requests).await,
+                        Backend::Postgres => run_probe(steps, pace, get_requests).await,
                     }
                 };
                 let get_probe_paced = run_limit(get_steps(), Some(get_rate)).await;
@@ -834,7 +855,7 @@ fn main() {
                 let get_request: client::Make = Arc::new(move |_| client::get(addr, &path));
                 let get = drive(
                     concurrency,
-                    max_requests,
+                    get_requests,
                     max_time,
                     addr,
                     get_request.clone(),
