@@ -216,12 +216,9 @@ async fn read_and_record(
     let mut tx = state.db().begin_single_read().await?;
     let (caller, found) = data_requests::find_for_caller(&mut tx, token, uuid).await?;
     tx.rollback().await?;
-    let (caller, req, context) = found_or_refused(caller, found)?;
-    let checked = readable(&caller, &req, context, Method::Get);
-    let status = result_status(&checked);
-    let entry = history_entry(&req, &caller, Method::Get, status, Vec::new());
+    let (read, entry) = checked_read(caller, found)?;
     state.history().record(state.db(), entry).await?;
-    Ok((req, checked))
+    Ok(read)
 }
 
 /// [`read`] on the native writer's connection (SQLite), inside its open batch: the same
@@ -233,24 +230,29 @@ fn read_and_record_native(
     uuid: &str,
 ) -> Result<ReadRequest, ApiError> {
     let (caller, found) = data_requests::find_for_caller_native(conn, token, uuid)?;
-    let (caller, req, context) = found_or_refused(caller, found)?;
-    let checked = readable(&caller, &req, context, Method::Get);
-    let status = result_status(&checked);
-    let entry = history_entry(&req, &caller, Method::Get, status, Vec::new());
+    let (read, entry) = checked_read(caller, found)?;
     data_requests::record_histories_native(conn, std::slice::from_ref(&entry))
         .map_err(slipway_server::db::native::database_error)?;
-    Ok((req, checked))
+    Ok(read)
 }
 
-/// The caller and the request a GET read, or 401 for an unknown token and then 404 for an
-/// unknown request.
-fn found_or_refused(
+/// What a GET's read gives, checked: 401 for an unknown token, then 404 for an unknown
+/// request; else the request, its checks ([`readable`]) and the history record to write.
+fn checked_read(
     caller: Option<Caller>,
     found: Option<(DataRequest, RequestContext)>,
-) -> Result<(Caller, DataRequest, RequestContext), ApiError> {
+) -> Result<(ReadRequest, data_requests::NewHistory), ApiError> {
     let caller = caller.ok_or(ApiError::Unauthorized)?;
     let (req, context) = found.ok_or_else(request_not_found)?;
-    Ok((caller, req, context))
+    let checked = readable(&caller, &req, context, Method::Get);
+    let entry = history_entry(
+        &req,
+        &caller,
+        Method::Get,
+        result_status(&checked),
+        Vec::new(),
+    );
+    Ok(((req, checked), entry))
 }
 
 /// The caller a token names, or 401.
