@@ -463,18 +463,11 @@ async fn two_services_start_in_dependency_order_and_an_unchanged_one_is_kept() {
         let api_before = body;
         // The deployments so far (the first builds may have made more than one): the one
         // this upload makes is the first newest deployment that is none of these.
-        let (_, so_far) = app
-            .send(
-                Method::GET,
-                &format!("/v1/apps/{id}/deployments"),
-                Some(&app.owner),
-                None,
-            )
-            .await;
-        let known: Vec<Value> = so_far["deployments"]
-            .as_array()
-            .map(|all| all.iter().map(|d| d["id"].clone()).collect())
-            .unwrap_or_default();
+        let known: Vec<Value> = crate::history::history(&app, &id)
+            .await
+            .iter()
+            .map(|d| d["id"].clone())
+            .collect();
         let mut files = project(&df);
         files.push(("web-note.txt".into(), b"web changed".to_vec()));
         let (status, body) = app

@@ -82,7 +82,8 @@ async fn deploy(app: &TestApp, id: &str, name: &str, release: &str, crash: bool)
     assert_eq!(status, StatusCode::ACCEPTED, "{body}");
 }
 
-async fn history(app: &TestApp, id: &str) -> Vec<Value> {
+/// The app's deployments, newest first (asserting the list answered 200).
+pub(crate) async fn history(app: &TestApp, id: &str) -> Vec<Value> {
     let (status, body) = app
         .send(
             Method::GET,
