@@ -26,12 +26,8 @@ here="$(cd "$(dirname "$0")" && pwd)"
 base="${1:?usage: $0 BASE_URL [MAX_EXAMPLES]}"
 base="${base%/}"
 max_examples="${2:-50}"
-venv="${SCHEMATHESIS_VENV:-/tmp/slipway-schemathesis}"
 
-if [ ! -x "$venv/bin/schemathesis" ]; then
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet --disable-pip-version-check "schemathesis>=4,<5"
-fi
+schemathesis=$(bash "$(dirname "$0")/schemathesis-venv.sh")
 
 for _ in $(seq 1 60); do
     if curl -fsS "$base/openapi.json" >/dev/null 2>&1; then break; fi
@@ -39,7 +35,7 @@ for _ in $(seq 1 60); do
 done
 
 export SCHEMATHESIS_HOOKS="$here/care-schemathesis-hooks.py"
-exec "$venv/bin/schemathesis" --config-file "$here/care-schemathesis.toml" run "$base/openapi.json" \
+exec "$schemathesis" --config-file "$here/care-schemathesis.toml" run "$base/openapi.json" \
     --url "$base" \
     --header "Authorization: Bearer demo-staff" \
     --checks all \

@@ -38,13 +38,9 @@ base="${1:?usage: $0 BASE_URL TOKEN [MAX_EXAMPLES]}"
 base="${base%/}"
 token="${2:?usage: $0 BASE_URL TOKEN [MAX_EXAMPLES]}"
 max_examples="${3:-50}"
-venv="${SCHEMATHESIS_VENV:-/tmp/slipway-schemathesis}"
 here="$(cd "$(dirname "$0")" && pwd)"
 
-if [ ! -x "$venv/bin/schemathesis" ]; then
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet --disable-pip-version-check "schemathesis>=4,<5"
-fi
+schemathesis=$(bash "$(dirname "$0")/schemathesis-venv.sh")
 
 for _ in $(seq 1 60); do
     if curl -fsS "$base/v1/openapi.json" >/dev/null 2>&1; then break; fi
@@ -52,7 +48,7 @@ for _ in $(seq 1 60); do
 done
 
 SCHEMATHESIS_HOOKS="$here/platform-schemathesis-hooks.py" \
-exec "$venv/bin/schemathesis" --config-file "$here/platform-schemathesis.toml" \
+exec "$schemathesis" --config-file "$here/platform-schemathesis.toml" \
     run "$base/v1/openapi.json" \
     --url "$base" \
     --header "Authorization: Bearer $token" \
