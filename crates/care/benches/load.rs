@@ -33,6 +33,10 @@ use hyper::body::Bytes;
 use serde_json::{Value, json};
 use slipway_care::{Backend, CareConfig};
 
+/// The allocator of the `slipway` binary that serves the care services in production.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[path = "load/client.rs"]
 mod client;
 #[path = "load/probe.rs"]
