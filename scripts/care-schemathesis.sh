@@ -27,7 +27,7 @@ base="${1:?usage: $0 BASE_URL [MAX_EXAMPLES]}"
 base="${base%/}"
 max_examples="${2:-50}"
 
-schemathesis=$(bash "$(dirname "$0")/schemathesis-venv.sh")
+schemathesis=$(bash "$here/schemathesis-venv.sh")
 
 for _ in $(seq 1 60); do
     if curl -fsS "$base/openapi.json" >/dev/null 2>&1; then break; fi

@@ -9,7 +9,7 @@
 #   DATA_DIR/bootstrap-token. Start the server first, on a throwaway data dir:
 #     slipway platform serve --listen 127.0.0.1:8700 --data-dir /tmp/p
 #     scripts/platform-schemathesis.sh http://127.0.0.1:8700 "$(cat /tmp/p/bootstrap-token)"
-#   (`bash scripts/dev test` does all of this in `platform_schemathesis`.)
+#   (`bash scripts/dev test` does all of this in `both_schemathesis`.)
 #
 # schemathesis is installed into a venv (default /tmp/slipway-schemathesis, override with
 # SCHEMATHESIS_VENV) on first use; it is the venv scripts/care-schemathesis.sh uses.
@@ -40,7 +40,7 @@ token="${2:?usage: $0 BASE_URL TOKEN [MAX_EXAMPLES]}"
 max_examples="${3:-50}"
 here="$(cd "$(dirname "$0")" && pwd)"
 
-schemathesis=$(bash "$(dirname "$0")/schemathesis-venv.sh")
+schemathesis=$(bash "$here/schemathesis-venv.sh")
 
 for _ in $(seq 1 60); do
     if curl -fsS "$base/v1/openapi.json" >/dev/null 2>&1; then break; fi

@@ -14,14 +14,14 @@ mod tokens;
 
 use std::process::ExitCode;
 
+use clap::{Parser, Subcommand};
+
 /// mimalloc rather than glibc's malloc. The servers allocate on one thread and free on another
 /// (a request's buffers on a runtime worker, the rows and answers of a SQLite write on the
 /// writer thread), which glibc serves with arena locks and consolidation: in the care bench
 /// its malloc and free were an eighth of all the CPU of a missing-information GET.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-use clap::{Parser, Subcommand};
 
 /// Slipway: scaffold, validate, build and run apps; serve the platform and care services.
 #[derive(Debug, Parser)]
