@@ -22,8 +22,12 @@ pub mod file;
 pub mod first_use;
 #[cfg(feature = "http")]
 pub mod http;
+#[cfg(feature = "json")]
+pub mod json;
 #[cfg(feature = "metrics")]
 pub mod metrics;
+#[cfg(feature = "seal")]
+pub mod seal;
 #[cfg(feature = "http")]
 pub mod serve;
 #[cfg(feature = "db")]

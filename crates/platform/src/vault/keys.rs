@@ -13,9 +13,8 @@ use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use chacha20poly1305::aead::{Aead, Generate, KeyInit, Payload};
-use chacha20poly1305::{XChaCha20Poly1305, XNonce};
 use serde::{Deserialize, Serialize};
+use slipway_server::seal;
 
 use crate::data_dir::{restrict_to_owner, write_secret_line};
 use crate::error::PlatformError;
@@ -188,53 +187,33 @@ impl MasterKeys {
         self.save()
     }
 
-    fn cipher(&self, id: &str) -> Result<XChaCha20Poly1305, SealError> {
-        let key = self
-            .keys
+    fn key(&self, id: &str) -> Result<&[u8; 32], SealError> {
+        self.keys
             .get(id)
-            .ok_or_else(|| SealError::UnknownKey(id.to_owned()))?;
-        XChaCha20Poly1305::new_from_slice(key).map_err(|e| SealError::Seal(e.to_string()))
+            .ok_or_else(|| SealError::UnknownKey(id.to_owned()))
     }
 
     /// Seals `plaintext` under the active key, bound to `aad`.
     pub fn seal(&self, aad: &[u8], plaintext: &[u8]) -> Result<Sealed, SealError> {
-        let cipher = self.cipher(&self.active)?;
-        let nonce = XNonce::try_generate().map_err(|e| SealError::Seal(e.to_string()))?;
-        let ciphertext = cipher
-            .encrypt(
-                &nonce,
-                Payload {
-                    msg: plaintext,
-                    aad,
-                },
-            )
+        let sealed = seal::seal(self.key(&self.active)?, aad, plaintext)
             .map_err(|e| SealError::Seal(e.to_string()))?;
         Ok(Sealed {
             key_id: self.active.clone(),
-            nonce: STANDARD.encode(nonce.as_slice()),
-            ciphertext: STANDARD.encode(ciphertext),
+            nonce: STANDARD.encode(sealed.nonce),
+            ciphertext: STANDARD.encode(sealed.ciphertext),
         })
     }
 
     /// Opens a sealed value stored under `aad`.
     pub fn open(&self, aad: &[u8], sealed: &Sealed) -> Result<Vec<u8>, SealError> {
-        let cipher = self.cipher(&sealed.key_id)?;
-        let nonce_bytes = STANDARD
+        let key = self.key(&sealed.key_id)?;
+        let nonce = STANDARD
             .decode(&sealed.nonce)
             .map_err(|_| SealError::Corrupt)?;
-        let nonce = XNonce::try_from(nonce_bytes.as_slice()).map_err(|_| SealError::Corrupt)?;
         let ciphertext = STANDARD
             .decode(&sealed.ciphertext)
             .map_err(|_| SealError::Corrupt)?;
-        cipher
-            .decrypt(
-                &nonce,
-                Payload {
-                    msg: &ciphertext,
-                    aad,
-                },
-            )
-            .map_err(|_| SealError::Corrupt)
+        seal::open(key, aad, &nonce, &ciphertext).ok_or(SealError::Corrupt)
     }
 }
 

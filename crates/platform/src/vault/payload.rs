@@ -7,6 +7,7 @@
 //! - keys 1 to [`KEY_MAX`] characters without control characters.
 
 use serde_json::{Map, Value};
+use slipway_server::json::kind;
 
 /// Largest `data`, as compact JSON.
 pub const DATA_MAX_BYTES: usize = 32 * 1024;
@@ -72,17 +73,6 @@ pub fn check(part: Part, value: &Value) -> Result<Map<String, Value>, String> {
         ));
     }
     Ok(map.clone())
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// A value as an environment variable's text (strings as is, others as JSON).
