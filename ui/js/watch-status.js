@@ -1,9 +1,13 @@
-// Watching an app's status: poll every `interval` ms until it is RUNNING or FAILED (or the
-// watch is stopped), reporting each answer. Kept apart from the view so the loop is tested
+// Watching an app's status: poll every `interval` ms until it settles (or the watch is
+// stopped), reporting each answer. Kept apart from the view so the loop is tested
 // with a fake clock (tests/watch-status.test.js).
 
-/** The statuses a deployment settles in. */
-export const SETTLED = ["RUNNING", "FAILED"];
+/**
+ * The statuses waiting does not change: RUNNING and FAILED end a deployment, and a suspended
+ * app stays suspended until someone enables it. The same list as `slipway status --watch`
+ * (the toolkit's `AppStatus::settled`).
+ */
+export const SETTLED = ["RUNNING", "FAILED", "suspended"];
 
 /** The default poll interval: every 10 s, as people expect of a status watch. */
 export const INTERVAL_MS = 10_000;

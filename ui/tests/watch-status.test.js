@@ -23,6 +23,13 @@ test("FAILED ends the watch too", async () => {
   assert.equal(settled.reason, "crashed");
 });
 
+test("a suspended app ends the watch: waiting does not change it (as slipway status --watch)", async () => {
+  let polls = 0;
+  const settled = await watchStatus({ fetchStatus: async () => { polls++; return { status: "suspended" }; }, sleep: async () => {} });
+  assert.equal(settled.status, "suspended");
+  assert.equal(polls, 1);
+});
+
 test("a stopped watch resolves to null without polling again", async () => {
   const signal = { stopped: false };
   let polls = 0;
