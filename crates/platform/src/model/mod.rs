@@ -3,10 +3,10 @@
 //! order `model < db < store < {vault, policy} < {deploy, jobs} < http`).
 
 mod access;
-mod status;
 
 pub use access::{AccountRole, Caller, Role};
-pub use status::{AppStatus, BuildStatus, DeploymentCause, DeploymentStatus, ServiceStatus};
+/// The lifecycle states, spelled once for the server and its clients (`slipway-api`).
+pub use slipway_api::{AppStatus, BuildStatus, DeploymentCause, DeploymentStatus, ServiceStatus};
 
 /// A bearer token in clear (its `Debug` is redacted; the database keeps only its hash).
 pub use slipway_server::token::Token;

@@ -1,7 +1,9 @@
 //! Lifecycle states, each with the one spelling it is stored and shown with.
 
 /// Defines an enum whose every variant has one spelling, written once next to it: the stored
-/// and the displayed (serialised) form. Gives `ALL`, `as_str`, `parse` and `Serialize`.
+/// and the displayed (serialised) form. Gives `ALL`, `as_str`, `parse`, `Display`, serde both
+/// ways (reading an unknown spelling is an error naming the known ones) and a JSON Schema
+/// listing the spellings.
 macro_rules! spelled_enum {
     (
         $(#[$meta:meta])*
@@ -32,9 +34,34 @@ macro_rules! spelled_enum {
             }
         }
 
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.pad(self.as_str())
+            }
+        }
+
         impl serde::Serialize for $name {
             fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
                 serializer.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                let raw = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+                Self::parse(&raw).ok_or_else(|| {
+                    serde::de::Error::unknown_variant(&raw, &[$($spelling),+])
+                })
+            }
+        }
+
+        impl schemars::JsonSchema for $name {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($name).into()
+            }
+
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                schemars::json_schema!({ "type": "string", "enum": [$($spelling),+] })
             }
         }
     };
@@ -55,6 +82,18 @@ spelled_enum! {
         Failed = "FAILED",
         /// Disabled: processes stopped, app kept.
         Suspended = "suspended",
+    }
+}
+
+impl AppStatus {
+    /// True when waiting does not change the status: a deployment ended (RUNNING or FAILED),
+    /// or the app is suspended until someone enables it. `slipway status --watch` stops here,
+    /// as the desktop's status watch does (`ui/js/watch-status.js`, `SETTLED`).
+    pub fn is_settled(self) -> bool {
+        matches!(
+            self,
+            AppStatus::Running | AppStatus::Failed | AppStatus::Suspended
+        )
     }
 }
 
@@ -162,5 +201,26 @@ mod tests {
             "in_progress"
         );
         assert_eq!(DeploymentStatus::parse("running"), None);
+    }
+
+    #[test]
+    fn a_status_reads_back_from_json_and_an_unknown_one_is_named() {
+        let read: AppStatus = serde_json::from_str("\"suspended\"").unwrap();
+        assert_eq!(read, AppStatus::Suspended);
+        let err = serde_json::from_str::<AppStatus>("\"running\"").unwrap_err();
+        assert!(err.to_string().contains("RUNNING"), "{err}");
+        let schema = serde_json::to_value(schemars::schema_for!(BuildStatus)).unwrap();
+        assert_eq!(
+            schema["enum"],
+            serde_json::json!(["queued", "in_progress", "succeeded", "failed", "cancelled"])
+        );
+        let settled: Vec<AppStatus> = AppStatus::ALL
+            .into_iter()
+            .filter(|s| s.is_settled())
+            .collect();
+        assert_eq!(
+            settled,
+            [AppStatus::Running, AppStatus::Failed, AppStatus::Suspended]
+        );
     }
 }

@@ -1,0 +1,12 @@
+//! The platform API's vocabulary: the words and shapes the platform server answers with and
+//! its clients (the toolkit's tools, the CLI, the desktop) read, written once. The server
+//! serialises these types and the clients deserialise the same ones, so a state or a field
+//! cannot be spelled one way on one side and another way on the other, and a tool's output
+//! schema is generated from the type the platform itself writes.
+//!
+//! Plain data (serde and schemars only): no I/O, no HTTP, no database, so the server, the
+//! clients and a future remote tool server can all depend on it.
+
+pub mod status;
+
+pub use status::{AppStatus, BuildStatus, DeploymentCause, DeploymentStatus, ServiceStatus};
