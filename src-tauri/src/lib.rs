@@ -29,7 +29,7 @@ pub fn build_app<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builde
             slipway_platform::embedded::default_data_dir(),
             Arc::clone(&selection),
         ))
-        .manage(Arc::new(slipway_toolkit::care::draft::Drafts::open(
+        .manage(Arc::new(slipway_care_client::draft::Drafts::open(
             &desktop_data_dir(),
         )))
         .manage(commands::dev::DevSessions::default())

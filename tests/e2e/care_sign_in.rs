@@ -7,7 +7,7 @@ use std::io::{Read as _, Write as _};
 use std::net::TcpListener;
 
 use slipway_care::embedded::{Embedded, tokens};
-use slipway_toolkit::care::sign_in::check;
+use slipway_care_client::sign_in::check;
 use slipway_toolkit::platform::credentials::RemoteEnvironment;
 
 fn env(

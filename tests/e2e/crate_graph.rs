@@ -78,6 +78,16 @@ fn crates_depend_on_exactly_the_drawn_crates() {
             ],
         ),
         ("slipway-toolkit", &["slipway-devfile", "slipway-server"]),
+        ("slipway-care-client", &["slipway-toolkit"]),
+        (
+            "slipway-desktop",
+            &[
+                "slipway-care",
+                "slipway-care-client",
+                "slipway-platform",
+                "slipway-toolkit",
+            ],
+        ),
         (
             "slipway-backup",
             &["slipway-care", "slipway-platform", "slipway-server"],

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use slipway_care::embedded::{DEMO_ACTIVE_REQUEST, Embedded, tokens};
-use slipway_toolkit::care::worklist::{Pacing, Query, Signal, Status, TaskEvent};
-use slipway_toolkit::care::{Client, Endpoint};
+use slipway_care_client::worklist::{Pacing, Query, Signal, Status, TaskEvent};
+use slipway_care_client::{Client, Endpoint};
 
 fn admin(url: &str, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
     let mut req = reqwest::blocking::Client::new()

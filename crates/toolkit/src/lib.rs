@@ -4,7 +4,6 @@
 //! Architecture invariant: transports only map arguments and results; every rule of a tool
 //! lives here or in the crates it calls (the devfile engine, later the platform client).
 
-pub mod care;
 pub mod dev;
 mod devfile_tools;
 mod error;

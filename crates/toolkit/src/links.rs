@@ -156,7 +156,7 @@ fn no_parameters(url: &Url, link: &str) -> Result<(), LinkError> {
 }
 
 /// A UUID in its 8-4-4-4-12 hexadecimal form, returned in lowercase.
-pub(crate) fn uuid_segment(segment: &str, what: &str) -> Result<String, LinkError> {
+pub fn uuid_segment(segment: &str, what: &str) -> Result<String, LinkError> {
     let groups: Vec<&str> = segment.split('-').collect();
     let shaped = groups.len() == 5
         && groups

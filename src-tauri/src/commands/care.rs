@@ -1,6 +1,6 @@
 //! Care commands: thin mappings onto the toolkit's care client (requests) and slipway-care
 //! (the embedded service and the enrollment rules). Failures reach the UI as
-//! `slipway_toolkit::care::Failure` (which screen, every error, messages by field path).
+//! `slipway_care_client::Failure` (which screen, every error, messages by field path).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 use slipway_care::embedded::{Lazy, tokens};
-use slipway_toolkit::care::{self, Client, Endpoint, Failure};
+use slipway_care_client::{self as care, Client, Endpoint, Failure};
 use slipway_toolkit::platform::credentials;
 
 use super::env::Selection;

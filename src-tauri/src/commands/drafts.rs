@@ -1,13 +1,13 @@
 //! Draft commands: the care forms' drafts (the enrollment form, each missing-information
 //! request's form) of the environment in use, sealed and kept by the toolkit
-//! (`slipway_toolkit::care::draft`). The key store may block (the keyring is a D-Bus call, and
+//! (`slipway_care_client::draft`). The key store may block (the keyring is a D-Bus call, and
 //! may raise its unlock prompt), so each runs on a blocking thread.
 
 use std::sync::Arc;
 
 use serde_json::Value;
-use slipway_toolkit::care::Failure;
-use slipway_toolkit::care::draft::{Draft, DraftError, DraftKind, Drafts, LoadAnswer, SaveAnswer};
+use slipway_care_client::Failure;
+use slipway_care_client::draft::{Draft, DraftError, DraftKind, Drafts, LoadAnswer, SaveAnswer};
 
 use super::env::Selection;
 

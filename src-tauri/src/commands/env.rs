@@ -306,7 +306,7 @@ pub async fn sign_in(
                 ))
                 .and_then(|c| whoami(&c))
                 .map_err(|e| refused(&env.platform_url, e))?;
-                slipway_toolkit::care::sign_in::check(&env)?;
+                slipway_care_client::sign_in::check(&env)?;
                 let store = credentials::sign_in(&env)?;
                 Ok((env, me, store))
             });

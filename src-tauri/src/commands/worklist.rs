@@ -16,8 +16,8 @@ use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::Serialize;
-use slipway_toolkit::care::worklist::{Me, Pacing, Page, Query, Signal, Status, Task, TaskEvent};
-use slipway_toolkit::care::{Client, Endpoint, Failure};
+use slipway_care_client::worklist::{Me, Pacing, Page, Query, Signal, Status, Task, TaskEvent};
+use slipway_care_client::{Client, Endpoint, Failure};
 use tauri::{AppHandle, Emitter as _, Manager as _, Runtime, State};
 use tauri_plugin_notification::NotificationExt as _;
 

@@ -27,9 +27,11 @@ impl DraftKind {
     pub fn parse(kind: &str, uuid: Option<&str>) -> Result<Self, KindError> {
         match (kind, uuid) {
             ("enrollment", _) => Ok(Self::Enrollment),
-            ("missing_info", Some(uuid)) => crate::links::uuid_segment(uuid.trim(), "a request")
-                .map(Self::MissingInfo)
-                .map_err(|e| KindError(e.problem().to_owned())),
+            ("missing_info", Some(uuid)) => {
+                slipway_toolkit::links::uuid_segment(uuid.trim(), "a request")
+                    .map(Self::MissingInfo)
+                    .map_err(|e| KindError(e.problem().to_owned()))
+            }
             ("missing_info", None) => Err(KindError(
                 "a missing-information draft needs its request's UUID".to_owned(),
             )),
@@ -68,7 +70,7 @@ impl Draft {
     /// The environment's name is not one (1-63 letters, digits, `-`, `_`).
     pub fn new(environment: Option<&str>, kind: DraftKind) -> Result<Self, KindError> {
         if let Some(name) = environment {
-            crate::platform::credentials::check_environment(name)
+            slipway_toolkit::platform::credentials::check_environment(name)
                 .map_err(|e| KindError(e.to_string()))?;
         }
         Ok(Self {

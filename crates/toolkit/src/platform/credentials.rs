@@ -80,7 +80,9 @@ fn read_config() -> Result<Config, ToolError> {
     }
 }
 
-pub(crate) fn check_environment(environment: &str) -> Result<(), ToolError> {
+/// Refuses an environment name that is not 1-63 letters, digits, `-` or `_`: the name becomes
+/// a file name and a token-store account, and the care client names drafts by it too.
+pub fn check_environment(environment: &str) -> Result<(), ToolError> {
     let ok = !environment.is_empty()
         && environment.len() <= 63
         && environment
@@ -153,7 +155,7 @@ pub(crate) fn store_token(account: &str, token: &str) -> Result<TokenStore, Tool
 /// Stores a secret that must stay where it is read from: like [`store_token`], except that a
 /// keyring which runs but refuses (locked, its unlock prompt dismissed) is an error rather than
 /// a reason to write the file, which would then shadow the keyring's entry for good.
-pub(crate) fn store_token_strictly(account: &str, token: &str) -> Result<TokenStore, ToolError> {
+pub fn store_token_strictly(account: &str, token: &str) -> Result<TokenStore, ToolError> {
     store(account, token, true)
 }
 
@@ -225,7 +227,7 @@ pub(crate) fn read_token(account: &str) -> Option<(String, TokenStore)> {
 /// keyring service runs) from "it cannot be read now" (`Err`: the keyring is locked, its
 /// unlock prompt was dismissed, the file is unreadable), for a secret that must not be made
 /// anew while the old one is only out of reach.
-pub(crate) fn look_up_token(account: &str) -> Result<Option<(String, TokenStore)>, String> {
+pub fn look_up_token(account: &str) -> Result<Option<(String, TokenStore)>, String> {
     let path = token_path(account);
     match std::fs::read_to_string(&path) {
         Ok(token) => return Ok(Some((token.trim().to_owned(), TokenStore::File(path)))),
@@ -484,7 +486,7 @@ pub fn environments() -> Result<Vec<SavedEnvironment>, ToolError> {
 }
 
 /// A care service: `(base URL, namespace, staff token, admin token)`, as
-/// [`crate::care::configured`] gives it from the process environment.
+/// `slipway_care_client::configured` gives it from the process environment.
 pub type CareService = (String, String, Option<String>, Option<String>);
 
 /// A signed-in environment's care service; `None` when the environment has no care URL.

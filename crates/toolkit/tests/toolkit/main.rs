@@ -1,10 +1,8 @@
-//! The toolkit's platform tools against a real platform server, and its care worklist client
-//! against a real care service (SQLite, in-process, loopback).
+//! The toolkit's platform tools against a real platform server (SQLite, in-process, loopback).
 
 mod apps;
 mod build;
 mod vault;
-mod worklist;
 
 use slipway_toolkit::platform::Endpoint;
 
