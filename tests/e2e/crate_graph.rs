@@ -58,7 +58,9 @@ fn closure(graph: &BTreeMap<String, BTreeSet<String>>, from: &str) -> BTreeSet<S
 fn crates_depend_on_exactly_the_drawn_crates() {
     let graph = graph();
     let expected: &[(&str, &[&str])] = &[
+        ("slipway-api", &[]),
         ("slipway-devfile", &[]),
+        ("slipway-layering", &[]),
         ("slipway-server", &[]),
         ("slipway-image", &["slipway-server"]),
         (
@@ -70,6 +72,7 @@ fn crates_depend_on_exactly_the_drawn_crates() {
         (
             "slipway-platform",
             &[
+                "slipway-api",
                 "slipway-devfile",
                 "slipway-identity",
                 "slipway-image",
@@ -78,7 +81,7 @@ fn crates_depend_on_exactly_the_drawn_crates() {
             ],
         ),
         ("slipway-toolkit", &["slipway-devfile", "slipway-server"]),
-        ("slipway-care-client", &["slipway-toolkit"]),
+        ("slipway-care-client", &["slipway-server", "slipway-toolkit"]),
         (
             "slipway-desktop",
             &[

@@ -1,35 +1,23 @@
 //! A draft file's bytes: a version line, a 24-byte random nonce, then the XChaCha20-Poly1305
 //! ciphertext of the draft, bound to the file's name as associated data.
 
-use chacha20poly1305::aead::{Aead, Generate, KeyInit, Payload};
-use chacha20poly1305::{XChaCha20Poly1305, XNonce};
+use slipway_server::seal::{self, NONCE_LEN};
 
 use super::key::DraftKey;
 
 /// The first bytes of every draft file (a later format gets another line).
 const MAGIC: &[u8] = b"slipway-draft/1\n";
-const NONCE_LEN: usize = 24;
 
 /// Seals `plaintext` under `key`, bound to `aad`.
 ///
 /// # Errors
 /// No randomness for the nonce, or a cipher fault.
 pub fn seal(key: &DraftKey, aad: &[u8], plaintext: &[u8]) -> Result<Vec<u8>, String> {
-    let cipher = XChaCha20Poly1305::new_from_slice(&key.0).map_err(|e| e.to_string())?;
-    let nonce = XNonce::try_generate().map_err(|e| e.to_string())?;
-    let ciphertext = cipher
-        .encrypt(
-            &nonce,
-            Payload {
-                msg: plaintext,
-                aad,
-            },
-        )
-        .map_err(|e| e.to_string())?;
-    let mut out = Vec::with_capacity(MAGIC.len() + NONCE_LEN + ciphertext.len());
+    let sealed = seal::seal(&key.0, aad, plaintext).map_err(|e| e.to_string())?;
+    let mut out = Vec::with_capacity(MAGIC.len() + NONCE_LEN + sealed.ciphertext.len());
     out.extend_from_slice(MAGIC);
-    out.extend_from_slice(nonce.as_slice());
-    out.extend_from_slice(&ciphertext);
+    out.extend_from_slice(&sealed.nonce);
+    out.extend_from_slice(&sealed.ciphertext);
     Ok(out)
 }
 
@@ -41,17 +29,7 @@ pub fn open(key: &DraftKey, aad: &[u8], sealed: &[u8]) -> Option<Vec<u8>> {
         return None;
     }
     let (nonce, ciphertext) = rest.split_at(NONCE_LEN);
-    let nonce = XNonce::try_from(nonce).ok()?;
-    let cipher = XChaCha20Poly1305::new_from_slice(&key.0).ok()?;
-    cipher
-        .decrypt(
-            &nonce,
-            Payload {
-                msg: ciphertext,
-                aad,
-            },
-        )
-        .ok()
+    seal::open(&key.0, aad, nonce, ciphertext)
 }
 
 #[cfg(test)]
