@@ -545,6 +545,60 @@ fn safe_path(path: &str) -> Result<PathBuf, String> {
     Ok(PathBuf::from(path))
 }
 
+/// The time now, RFC 3339 in UTC (a manifest's `created_at`).
+pub(crate) fn now() -> String {
+    time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
+/// [`write`] the archive (blocking work, off the async threads).
+pub(crate) async fn write_async(
+    to: &Path,
+    manifest: Manifest,
+    sources: Vec<Source>,
+    passphrase: &Passphrase,
+    work: WorkFactor,
+) -> Result<u64, BackupError> {
+    let to = to.to_path_buf();
+    let passphrase = passphrase.clone();
+    tokio::task::spawn_blocking(move || write(&to, manifest, &sources, &passphrase, work))
+        .await
+        .map_err(|e| BackupError::Tool(format!("the archive writer stopped: {e}")))?
+}
+
+/// [`read_into`]: decrypts, checks and unpacks the whole archive into `staging` (blocking
+/// work, off the async threads).
+pub(crate) async fn read_into_async(
+    from: &Path,
+    passphrase: &Passphrase,
+    staging: &Path,
+) -> Result<Manifest, BackupError> {
+    let from = from.to_path_buf();
+    let staging = staging.to_path_buf();
+    let passphrase = passphrase.clone();
+    tokio::task::spawn_blocking(move || read_into(&from, &passphrase, &staging))
+        .await
+        .map_err(|e| BackupError::Tool(format!("the archive reader stopped: {e}")))?
+}
+
+/// Refuses an archive of the other service.
+pub(crate) fn expect_kind(
+    manifest: &Manifest,
+    expected: Kind,
+    from: &Path,
+) -> Result<(), BackupError> {
+    if manifest.kind == expected {
+        return Ok(());
+    }
+    Err(BackupError::WrongKind {
+        path: from.display().to_string(),
+        expected: expected.noun(),
+        found: manifest.kind.noun(),
+        found_command: manifest.kind.command(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,10 +6,12 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use crate::archive::{Kind, Manifest};
+use crate::archive::{self, Kind, Manifest};
+use crate::database::{self, DbTarget};
+use crate::dirs;
 use crate::error::BackupError;
 use crate::passphrase::{Passphrase, WorkFactor};
-use crate::{DbTarget, Report, Restored};
+use crate::report::{Report, Restored};
 
 /// `slipway care backup`.
 #[derive(Debug)]
@@ -52,19 +54,19 @@ fn database_url(database_url: Option<String>, data_dir: &Path) -> String {
 /// Writes an archive of a care service's database, running or not.
 pub async fn backup(request: Backup) -> Result<Report, BackupError> {
     let started = Instant::now();
-    crate::check_to(&request.to)?;
+    dirs::check_to(&request.to)?;
     let flag = if request.database_url.is_some() {
         "--database-url"
     } else {
         "--data-dir"
     };
     let url = database_url(request.database_url, &request.data_dir);
-    let staging = crate::snapshot_staging(&url, None, flag)?;
-    let created_at = crate::now();
-    let (database, source, tool) = crate::snapshot_database(&url, staging.path()).await?;
+    let staging = database::snapshot_staging(&url, None, flag)?;
+    let created_at = archive::now();
+    let (database, source, tool) = database::snapshot_database(&url, staging.path()).await?;
     let mut manifest = Manifest::new(Kind::Care, database, created_at);
     manifest.database_tool = tool;
-    let bytes = crate::write_archive(
+    let bytes = archive::write_async(
         &request.to,
         manifest,
         vec![source],
@@ -96,30 +98,31 @@ pub async fn restore(request: Restore) -> Result<Restored, BackupError> {
     let staging = match &target {
         // Beside the file, or beside the first of its directories that exists: a refused
         // restore must not leave even an empty directory behind.
-        DbTarget::Sqlite(file, _) => crate::staging_near(file, flag)?,
+        DbTarget::Sqlite(file, _) => dirs::staging_near(file, flag)?,
         // Nothing on disk is the target: a private temporary directory holds the dump.
-        DbTarget::Postgres(_) => crate::private_dir("slipway-care-restore-", None)
+        DbTarget::Postgres(_) => dirs::private_dir("slipway-care-restore-", None)
             .map_err(|e| BackupError::io("cannot create", &std::env::temp_dir(), e))?,
     };
-    let manifest = crate::read_archive(&request.from, &request.passphrase, staging.path()).await?;
-    crate::expect_kind(&manifest, Kind::Care, &request.from)?;
-    crate::expect_database(&manifest, target.database(), &request.from, "")?;
+    let manifest =
+        archive::read_into_async(&request.from, &request.passphrase, staging.path()).await?;
+    archive::expect_kind(&manifest, Kind::Care, &request.from)?;
+    database::expect_database(&manifest, target.database(), &request.from, "")?;
     match &target {
         DbTarget::Sqlite(file, flag) => {
-            let staged = staging.path().join(crate::SQLITE_ENTRY);
-            crate::check_staged_sqlite(&staged, &request.from).await?;
+            let staged = staging.path().join(database::SQLITE_ENTRY);
+            database::check_staged_sqlite(&staged, &request.from).await?;
             // As `care serve` does: the default file's directory is made when missing, now
             // that the archive is known to be good.
-            let created = crate::create_missing_dirs(crate::parent_of(file))?;
-            if let Err(e) = crate::link_sqlite(&staged, file, flag) {
-                crate::remove_created(&created);
+            let created = dirs::create_missing_dirs(dirs::parent_of(file))?;
+            if let Err(e) = database::link_sqlite(&staged, file, flag) {
+                dirs::remove_created(&created);
                 return Err(e);
             }
         }
         DbTarget::Postgres(url) => {
             crate::postgres::check_restore_tool(manifest.database_tool.as_deref()).await?;
             crate::postgres::ensure_empty(url, &crate::postgres::Target::parse(url)?).await?;
-            crate::postgres::restore(url, &staging.path().join(crate::POSTGRES_ENTRY)).await?;
+            crate::postgres::restore(url, &staging.path().join(database::POSTGRES_ENTRY)).await?;
         }
     }
     tracing::info!("care service restored");

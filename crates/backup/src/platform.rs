@@ -12,10 +12,12 @@ use std::time::Instant;
 
 use slipway_platform::data_dir::{self, BACKUP_DIRS, BACKUP_FILES, SQLITE_FILE, VAULT_KEY_FILE};
 
-use crate::archive::{DATA_PREFIX, Kind, Manifest, Source};
+use crate::archive::{self, DATA_PREFIX, Database, Kind, Manifest, Source};
+use crate::database::{self, DbTarget};
+use crate::dirs;
 use crate::error::BackupError;
 use crate::passphrase::{Passphrase, WorkFactor};
-use crate::{Database, DbTarget, Report, Restored};
+use crate::report::{Report, Restored};
 
 /// `slipway platform backup`.
 #[derive(Debug)]
@@ -52,7 +54,7 @@ pub struct Restore {
 /// Writes an archive of a platform, running or not.
 pub async fn backup(request: Backup) -> Result<Report, BackupError> {
     let started = Instant::now();
-    crate::check_to(&request.to)?;
+    dirs::check_to(&request.to)?;
     if !request.data_dir.is_dir() {
         return Err(BackupError::target(
             "--data-dir",
@@ -82,9 +84,9 @@ pub async fn backup(request: Backup) -> Result<Report, BackupError> {
     } else {
         "--data-dir"
     };
-    let staging = crate::snapshot_staging(&url, Some(&request.data_dir), flag)?;
-    let created_at = crate::now();
-    let (database, db_source, tool) = crate::snapshot_database(&url, staging.path()).await?;
+    let staging = database::snapshot_staging(&url, Some(&request.data_dir), flag)?;
+    let created_at = archive::now();
+    let (database, db_source, tool) = database::snapshot_database(&url, staging.path()).await?;
     let mut manifest = Manifest::new(Kind::Platform, database, created_at);
     manifest.database_tool = tool;
     let mut sources = vec![db_source];
@@ -95,7 +97,7 @@ pub async fn backup(request: Backup) -> Result<Report, BackupError> {
         .map_err(|e| BackupError::Tool(format!("the file listing stopped: {e}")))??;
     sources.extend(listed);
     let files = sources.len();
-    let bytes = crate::write_archive(
+    let bytes = archive::write_async(
         &request.to,
         manifest,
         sources,
@@ -118,7 +120,7 @@ pub async fn backup(request: Backup) -> Result<Report, BackupError> {
 /// is lost with that disk.
 fn refuse_to_inside(to: &Path, data_dir: &Path) -> Result<(), BackupError> {
     let (Ok(to_dir), Ok(data)) = (
-        std::fs::canonicalize(crate::parent_of(to)),
+        std::fs::canonicalize(dirs::parent_of(to)),
         std::fs::canonicalize(data_dir),
     ) else {
         return Ok(());
@@ -235,11 +237,12 @@ pub async fn restore(request: Restore) -> Result<Restored, BackupError> {
         Some(url) => Some(DbTarget::check(url, "--database-url").await?),
         None => None,
     };
-    let staging = crate::staging_beside(target, "--data-dir")?;
-    let manifest = crate::read_archive(&request.from, &request.passphrase, staging.path()).await?;
-    crate::expect_kind(&manifest, Kind::Platform, &request.from)?;
+    let staging = dirs::staging_beside(target, "--data-dir")?;
+    let manifest =
+        archive::read_into_async(&request.from, &request.passphrase, staging.path()).await?;
+    archive::expect_kind(&manifest, Kind::Platform, &request.from)?;
     let wanted = db.as_ref().map_or(Database::Sqlite, DbTarget::database);
-    crate::expect_database(
+    database::expect_database(
         &manifest,
         wanted,
         &request.from,
@@ -251,19 +254,19 @@ pub async fn restore(request: Restore) -> Result<Restored, BackupError> {
         .map_err(|e| BackupError::io("cannot create", &staged_data, e))?;
     restrict(&staged_data)?;
     let staged_db = staging.path().join(match manifest.database {
-        Database::Sqlite => crate::SQLITE_ENTRY,
-        Database::Postgres => crate::POSTGRES_ENTRY,
+        Database::Sqlite => database::SQLITE_ENTRY,
+        Database::Postgres => database::POSTGRES_ENTRY,
     });
     let mut link = None;
     match &db {
         None => {
-            crate::check_staged_sqlite(&staged_db, &request.from).await?;
+            database::check_staged_sqlite(&staged_db, &request.from).await?;
             let file = staged_data.join(SQLITE_FILE);
             std::fs::rename(&staged_db, &file)
                 .map_err(|e| BackupError::io("cannot move", &staged_db, e))?;
         }
         Some(DbTarget::Sqlite(file, flag)) => {
-            crate::check_staged_sqlite(&staged_db, &request.from).await?;
+            database::check_staged_sqlite(&staged_db, &request.from).await?;
             link = Some((file.as_path(), *flag));
         }
         Some(DbTarget::Postgres(url)) => {
@@ -324,7 +327,7 @@ fn put_in_place(
     };
     let outside = sqlite.filter(|(_, file, _)| !inside(file));
     if let Some((staged, file, flag)) = outside {
-        crate::link_sqlite(staged, file, flag)?;
+        database::link_sqlite(staged, file, flag)?;
     }
     let renamed = std::fs::rename(staged_data, target).map_err(|e| {
         BackupError::target(
@@ -347,10 +350,10 @@ fn put_in_place(
         done: false,
     };
     if let Some((staged, file, flag)) = sqlite.filter(|(_, file, _)| inside(file)) {
-        crate::link_sqlite(staged, file, flag)?;
+        database::link_sqlite(staged, file, flag)?;
     }
     placed.keep();
-    if let Ok(d) = std::fs::File::open(crate::parent_of(target)) {
+    if let Ok(d) = std::fs::File::open(dirs::parent_of(target)) {
         let _ = d.sync_all();
     }
     Ok(())
@@ -413,10 +416,10 @@ fn check_data_dir(dir: &Path) -> Result<(), BackupError> {
                 "is not empty; a restore fills only a new or empty directory".into(),
             ));
         }
-    } else if !crate::parent_of(dir).is_dir() {
+    } else if !dirs::parent_of(dir).is_dir() {
         return Err(refuse(format!(
             "its parent directory {} does not exist",
-            crate::parent_of(dir).display()
+            dirs::parent_of(dir).display()
         )));
     }
     Ok(())

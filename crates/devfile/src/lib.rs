@@ -7,6 +7,8 @@ mod diagnostics;
 mod edit;
 mod generate;
 pub mod graph;
+#[cfg(test)]
+mod layers;
 mod model;
 mod name;
 pub mod quantity;

@@ -7,11 +7,11 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::Serialize;
 
-use crate::Tx;
 use crate::error::IdentityError;
 use crate::model::{Caller, PersonRef};
 use crate::store::audit::{self as rows, AuditRow};
 use slipway_server::clock::{now_millis, rfc3339};
+use slipway_server::db::Tx;
 
 /// What an entry records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -12,8 +12,12 @@ use crate::rules::{self, Days, INVITE_DAYS, TOKEN_DAYS};
 use crate::store::invites::{self as rows, InviteRow};
 use crate::store::people::{self as people_rows, PersonRow};
 use crate::tokens::{self, NewToken};
-use crate::{INVITE_PREFIX, Token, Tx};
 use slipway_server::clock::{now_millis, rfc3339};
+use slipway_server::db::Tx;
+use slipway_server::token::Token;
+
+/// Prefix of every invite code (told apart from a token's `slw_` at a glance).
+pub const INVITE_PREFIX: &str = "slwi_";
 
 /// A pending invite as admins list it; never the code.
 #[derive(Debug, Clone, Serialize)]

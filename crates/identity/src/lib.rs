@@ -15,6 +15,8 @@
 pub mod audit;
 pub mod error;
 pub mod invites;
+#[cfg(test)]
+mod layers;
 pub mod model;
 pub mod oidc;
 pub mod people;
@@ -23,14 +25,13 @@ mod store;
 pub mod tokens;
 
 pub use error::IdentityError;
+pub use invites::INVITE_PREFIX;
 pub use model::{AccountRole, Caller, Person};
+// The modules import these from `slipway-server` themselves (lib.rs is the top layer, which
+// no module may use); the re-exports keep `slipway_identity::Tx` and the others for callers.
 pub use slipway_server::db::{Db, Tx};
 pub use slipway_server::token::Token;
-
-/// Prefix of every platform token (a leaked one is recognisable in a secret scanner).
-pub const TOKEN_PREFIX: &str = "slw_";
-/// Prefix of every invite code.
-pub const INVITE_PREFIX: &str = "slwi_";
+pub use tokens::TOKEN_PREFIX;
 
 /// The identity migrations, recorded in their own table so the platform's migration set and
 /// this one never take each other's versions for missing ones.

@@ -2,7 +2,6 @@
 //! creating the first ones (the bootstrap admin, `slipway platform user add`). The last admin
 //! of an account can never be demoted or removed.
 
-use crate::Tx;
 use crate::audit::{self, Action};
 use crate::error::IdentityError;
 use crate::model::{AccountRole, Caller, Person, PersonRef};
@@ -11,6 +10,8 @@ use crate::store::people::{self as rows, PersonRow};
 use crate::store::{invites as invite_rows, is_unique_violation, tokens as token_rows};
 use crate::tokens::{self, NewToken};
 use slipway_server::clock::{now_millis, rfc3339};
+use slipway_server::db::Tx;
+use slipway_server::token::Token;
 
 impl From<PersonRow> for Person {
     fn from(r: PersonRow) -> Self {
@@ -239,7 +240,7 @@ pub struct NewPerson {
     pub name: String,
     /// The bearer token in clear; only its hash is stored.
     #[serde(serialize_with = "crate::tokens::expose")]
-    pub token: crate::Token,
+    pub token: Token,
 }
 
 /// Creates an account; returns its UUID.

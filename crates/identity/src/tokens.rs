@@ -10,8 +10,12 @@ use crate::model::{Caller, PersonRef};
 use crate::rules::{self, Days, TOKEN_DAYS};
 use crate::store::people as people_rows;
 use crate::store::tokens::{self as rows, NewToken as Row};
-use crate::{Db, TOKEN_PREFIX, Token, Tx};
 use slipway_server::clock::{now_millis, rfc3339};
+use slipway_server::db::{Db, Tx};
+use slipway_server::token::Token;
+
+/// Prefix of every platform token (a leaked one is recognisable in a secret scanner).
+pub const TOKEN_PREFIX: &str = "slw_";
 
 /// How stale a recorded last use may get before a request records a new one: last use is
 /// kept to the minute so that reading requests do not each become a write.

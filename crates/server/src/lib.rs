@@ -24,6 +24,8 @@ pub mod first_use;
 pub mod http;
 #[cfg(feature = "json")]
 pub mod json;
+#[cfg(test)]
+mod layers;
 #[cfg(feature = "metrics")]
 pub mod metrics;
 #[cfg(feature = "seal")]

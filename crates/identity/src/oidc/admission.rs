@@ -3,13 +3,13 @@
 //! it), or a verified address in an allowed domain (joins as member). Anyone else is
 //! refused with the reason, and nothing is created.
 
-use crate::Tx;
 use crate::error::IdentityError;
 use crate::invites;
 use crate::model::AccountRole;
 use crate::people;
 use crate::rules;
 use crate::store::people::{self as rows, PersonRow};
+use slipway_server::db::Tx;
 
 /// What the provider vouched for, from the verified ID token.
 #[derive(Debug, Clone)]

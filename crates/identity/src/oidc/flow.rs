@@ -26,7 +26,8 @@ use crate::error::IdentityError;
 use crate::people::person_ref;
 use crate::store::people as people_rows;
 use crate::tokens;
-use crate::{Db, Token, Tx};
+use slipway_server::db::{Db, Tx};
+use slipway_server::token::Token;
 
 /// How long a sign-in may take at the provider.
 const LOGIN_TTL: Duration = Duration::from_secs(10 * 60);

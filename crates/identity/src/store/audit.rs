@@ -2,7 +2,7 @@
 
 use sqlx::Row;
 
-use crate::Tx;
+use slipway_server::db::Tx;
 
 /// An audit row.
 #[derive(Debug, Clone)]

@@ -3,7 +3,7 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use crate::Tx;
+use slipway_server::db::Tx;
 
 /// An invite's row.
 #[derive(Debug, Clone)]

@@ -5,8 +5,8 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use crate::Tx;
 use crate::model::AccountRole;
+use slipway_server::db::Tx;
 
 /// A person's row.
 #[derive(Debug, Clone)]

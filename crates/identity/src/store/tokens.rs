@@ -3,8 +3,8 @@
 
 use sqlx::Row;
 
-use crate::Tx;
 use crate::model::AccountRole;
+use slipway_server::db::Tx;
 
 /// What a token lookup finds: the token and its living person.
 #[derive(Debug, Clone)]
