@@ -8,6 +8,8 @@ use std::process::ExitCode;
 use clap::Args;
 use slipway_backup::{BackupError, Passphrase, WorkFactor};
 
+use crate::data_dir::{care_data_dir, platform_data_dir};
+
 #[derive(Debug, Args)]
 pub struct PlatformBackupArgs {
     /// The platform's data directory (a running server's is fine: requests go on being served).
@@ -93,7 +95,7 @@ pub fn finish(outcome: Result<String, BackupError>) -> ExitCode {
 /// Runs a care command on a runtime of its own (`care serve` makes its runtime after its
 /// configuration).
 pub fn on_new_runtime(work: impl Future<Output = Result<String, BackupError>>) -> ExitCode {
-    crate::init_tracing();
+    crate::logging::init_tracing();
     match tokio::runtime::Runtime::new() {
         Ok(runtime) => finish(runtime.block_on(work)),
         Err(e) => {
@@ -106,7 +108,7 @@ pub fn on_new_runtime(work: impl Future<Output = Result<String, BackupError>>) -
 /// `slipway platform backup`; the line to print.
 pub async fn platform_backup(args: PlatformBackupArgs) -> Result<String, BackupError> {
     let report = slipway_backup::platform::backup(slipway_backup::platform::Backup {
-        data_dir: crate::platform::data_dir(args.data_dir),
+        data_dir: platform_data_dir(args.data_dir),
         database_url: args.database_url,
         vault_key_file: args.vault_key_file,
         to: args.to,
@@ -155,9 +157,4 @@ pub async fn care_restore(args: CareRestoreArgs) -> Result<String, BackupError> 
     })
     .await?;
     Ok(restored.to_string())
-}
-
-/// The care service's default data directory, as `care serve` has it.
-fn care_data_dir(arg: Option<PathBuf>) -> PathBuf {
-    arg.unwrap_or_else(|| crate::care::user_data_dir().join("care"))
 }

@@ -48,15 +48,6 @@ pub struct ServeArgs {
     tls: crate::tls_args::TlsArgs,
 }
 
-/// The per-user data directory: `$XDG_DATA_HOME/slipway` or `~/.local/share/slipway`.
-pub fn user_data_dir() -> PathBuf {
-    std::env::var_os("XDG_DATA_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
-        .unwrap_or_else(|| PathBuf::from("."))
-        .join("slipway")
-}
-
 pub fn run(command: CareCommand) -> ExitCode {
     let args = match command {
         CareCommand::Serve(args) => args,
@@ -67,16 +58,14 @@ pub fn run(command: CareCommand) -> ExitCode {
             return crate::backup::on_new_runtime(crate::backup::care_restore(args));
         }
     };
-    crate::init_tracing();
+    crate::logging::init_tracing();
     let mut config = slipway_care::CareConfig::new(args.listen);
     config.database_url = args.database_url;
     config.tls = args.tls.files();
     config.namespace = args.namespace;
     config.base_path = args.base_path;
     config.demo = args.demo;
-    config.data_dir = args
-        .data_dir
-        .unwrap_or_else(|| user_data_dir().join("care"));
+    config.data_dir = crate::data_dir::care_data_dir(args.data_dir);
     if let Some(types) = args.contact_types {
         config.contact_types = types;
     }

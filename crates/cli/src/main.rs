@@ -4,8 +4,12 @@ mod backup;
 mod call;
 mod care;
 mod daily;
+mod data_dir;
 mod dev;
+#[cfg(test)]
+mod layers;
 mod local_platform;
+mod logging;
 mod people;
 mod platform;
 mod prefix;
@@ -120,7 +124,7 @@ fn run(cli: Cli) -> ExitCode {
         Command::Rollback(args) => daily::rollback(args),
         Command::Why(args) => daily::why(args),
         Command::Mcp => {
-            init_tracing();
+            logging::init_tracing();
             match tokio::runtime::Runtime::new().map(|rt| rt.block_on(slipway_mcp::serve_stdio())) {
                 Ok(Ok(())) => ExitCode::SUCCESS,
                 Ok(Err(e)) => {
@@ -135,15 +139,4 @@ fn run(cli: Cli) -> ExitCode {
         }
         Command::Platform { command } => platform::run(command),
     }
-}
-
-/// Logs go to stderr (stdout carries results), filtered by `RUST_LOG` (default `info`).
-fn init_tracing() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_writer(std::io::stderr)
-        .try_init();
 }

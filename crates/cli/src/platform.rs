@@ -7,6 +7,8 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 
+use crate::data_dir::platform_data_dir;
+
 #[derive(Debug, Subcommand)]
 pub enum PlatformCommand {
     /// Serve the platform's versioned HTTP API (/v1/…).
@@ -274,17 +276,13 @@ pub struct UserAddArgs {
     name: String,
 }
 
-pub(crate) fn data_dir(arg: Option<PathBuf>) -> PathBuf {
-    arg.unwrap_or_else(|| crate::care::user_data_dir().join("platform"))
-}
-
 impl ServeArgs {
     /// The flags as the platform's configuration.
     fn into_config(self) -> slipway_platform::PlatformConfig {
         let args = self;
         // (`args` rather than `self`: the fields read as the flags they are.)
         let mut config =
-            slipway_platform::PlatformConfig::new(args.listen, data_dir(args.data_dir));
+            slipway_platform::PlatformConfig::new(args.listen, platform_data_dir(args.data_dir));
         config.database_url = args.database_url;
         config.builder = args.builder;
         config.advisory_db = args.advisory_db;
@@ -323,7 +321,7 @@ impl ServeArgs {
 }
 
 pub fn run(command: PlatformCommand) -> ExitCode {
-    crate::init_tracing();
+    crate::logging::init_tracing();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {
@@ -349,7 +347,7 @@ pub fn run(command: PlatformCommand) -> ExitCode {
             command: UserCommand::Add(args),
         } => runtime
             .block_on(slipway_platform::add_user(
-                &data_dir(args.data_dir),
+                &platform_data_dir(args.data_dir),
                 args.database_url.as_deref(),
                 &args.email,
                 &args.name,
@@ -359,14 +357,14 @@ pub fn run(command: PlatformCommand) -> ExitCode {
             command: VaultCommand::RotateKey(args),
         } => runtime
             .block_on(slipway_platform::rotate_vault_key(
-                &data_dir(args.data_dir),
+                &platform_data_dir(args.data_dir),
                 args.database_url.as_deref(),
                 args.vault_key_file.as_deref(),
             ))
             .map(|rotation| serde_json::to_string(&rotation).ok()),
         PlatformCommand::Prune(args) => runtime
             .block_on(slipway_platform::prune(
-                &data_dir(args.data_dir),
+                &platform_data_dir(args.data_dir),
                 args.database_url.as_deref(),
                 args.keep,
                 args.dry_run,

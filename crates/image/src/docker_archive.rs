@@ -15,13 +15,12 @@ use std::path::{Component, Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::oci::{
+use crate::archive::file_entries;
+use crate::digest::{Digest, HashingWriter, ImageError, digest_file};
+use crate::document::{
     CONFIG_MEDIA_TYPE, Descriptor, INDEX_MEDIA_TYPE, Index, LAYER_GZIP_MEDIA_TYPE,
-    MANIFEST_MEDIA_TYPE, Manifest,
+    MANIFEST_MEDIA_TYPE, Manifest, to_json,
 };
-use super::store::to_json;
-use super::{Digest, ImageError, digest_file};
-use crate::import::file_entries;
 
 /// Media type of an uncompressed layer, what `docker save` writes.
 pub const LAYER_TAR_MEDIA_TYPE: &str = "application/vnd.oci.image.layer.v1.tar";
@@ -156,7 +155,7 @@ fn move_layer(
     let (digest, size) = digest_file(&path)?;
     let gzip = is_gzip(&path)?;
     let diff_id = if gzip {
-        let mut hashing = super::HashingWriter::new(std::io::sink());
+        let mut hashing = HashingWriter::new(std::io::sink());
         std::io::copy(
             &mut flate2::read::GzDecoder::new(std::fs::File::open(&path)?),
             &mut hashing,

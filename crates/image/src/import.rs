@@ -2,55 +2,15 @@
 //! `podman save --format oci-archive` writes — an OCI image layout in one tar) is unpacked
 //! into a scratch directory, accepting only the layout's own files, so a hostile archive
 //! cannot write anywhere else. A `docker save` archive is converted to such a layout
-//! ([`super::docker_archive`]). The layout is then imported like a buildah export: every
+//! ([`crate::docker_archive`]). The layout is then imported like a buildah export: every
 //! blob checked against its digest, the manifest signed.
 
-use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
-use super::{Digest, ImageError, docker_archive};
-
-/// Most entries an archive may hold (an image has a few dozen blobs at most).
-pub const MAX_ENTRIES: usize = 10_000;
-
-/// One entry of an archive being unpacked, other than a directory.
-pub(crate) struct ArchiveEntry<'a, R: Read> {
-    /// The entry, to read its content (or link target) from.
-    pub content: tar::Entry<'a, R>,
-    /// Its path as the archive writes it (not yet checked).
-    pub path: PathBuf,
-    /// Its kind (a file, a link, …).
-    pub kind: tar::EntryType,
-}
-
-/// The entries of `tar` other than directories, each with its path as written. The one rule
-/// every unpacking follows: at most [`MAX_ENTRIES`] entries (directories count), and a
-/// damaged archive or an unreadable path is an error saying so.
-pub(crate) fn file_entries<R: Read>(
-    tar: &mut tar::Archive<R>,
-) -> Result<impl Iterator<Item = Result<ArchiveEntry<'_, R>, ImageError>>, ImageError> {
-    let not_tar = |e: std::io::Error| ImageError::Document(format!("not a tar archive: {e}"));
-    let entries = tar.entries().map_err(not_tar)?;
-    let checked = entries.enumerate().map(move |(count, entry)| {
-        if count >= MAX_ENTRIES {
-            return Err(ImageError::Document(format!(
-                "the archive has more than {MAX_ENTRIES} entries"
-            )));
-        }
-        let content = entry.map_err(not_tar)?;
-        let path = content
-            .path()
-            .map_err(|e| ImageError::Document(format!("an entry has no readable path: {e}")))?
-            .into_owned();
-        let kind = content.header().entry_type();
-        Ok(ArchiveEntry {
-            content,
-            path,
-            kind,
-        })
-    });
-    Ok(checked.filter(|entry| !entry.as_ref().is_ok_and(|e| e.kind.is_dir())))
-}
+pub use crate::archive::MAX_ENTRIES;
+use crate::archive::file_entries;
+use crate::digest::{Digest, ImageError};
+use crate::docker_archive;
 
 /// Files Docker 25 and later write next to an OCI layout in `docker save` archives; an
 /// OCI archive may hold them, and they are ignored.

@@ -1,5 +1,6 @@
-//! OCI image documents and the layer packer. The native builder packs a directory into one
-//! gzip layer (every entry under `app/`), writes a config carrying the run command, working
+//! The layer packer and the image writer, over the OCI documents of `document` (re-exported
+//! here, where other crates name them). The native builder packs a directory into one gzip
+//! layer (every entry under `app/`), writes a config carrying the run command, working
 //! directory, environment and port, and a manifest naming both. Everything is deterministic —
 //! sorted entries, owner 0:0, one fixed modification time, no creation date — so building the
 //! same tree twice gives the same digests and the store keeps one copy.
@@ -10,81 +11,21 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 
 use flate2::{Compression, GzBuilder};
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::store::{ImageStore, to_json};
-use super::{Digest, HashingWriter, ImageError};
+use crate::digest::{Digest, HashingWriter, ImageError};
+use crate::document::to_json;
+pub use crate::document::{
+    CONFIG_MEDIA_TYPE, Descriptor, INDEX_MEDIA_TYPE, Index, LAYER_GZIP_MEDIA_TYPE,
+    MANIFEST_MEDIA_TYPE, Manifest, REF_NAME_ANNOTATION,
+};
+use crate::store::ImageStore;
 
-/// Media type of an image manifest.
-pub const MANIFEST_MEDIA_TYPE: &str = "application/vnd.oci.image.manifest.v1+json";
-/// Media type of an image config.
-pub const CONFIG_MEDIA_TYPE: &str = "application/vnd.oci.image.config.v1+json";
-/// Media type of a gzip-compressed layer.
-pub const LAYER_GZIP_MEDIA_TYPE: &str = "application/vnd.oci.image.layer.v1.tar+gzip";
-/// Media type of an image index (`index.json`).
-pub const INDEX_MEDIA_TYPE: &str = "application/vnd.oci.image.index.v1+json";
-/// Annotation naming an image in `index.json`.
-pub const REF_NAME_ANNOTATION: &str = "org.opencontainers.image.ref.name";
 /// Modification time of every packed entry: 1980-01-01, the usual reproducible-build epoch
 /// (also given to build commands as `SOURCE_DATE_EPOCH`).
 pub const SOURCE_DATE_EPOCH: u64 = 315_532_800;
 /// Directory the packed tree lives under inside the image.
 pub const APP_ROOT: &str = "app";
-
-/// A pointer to a blob.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Descriptor {
-    /// What the blob is.
-    pub media_type: String,
-    /// `sha256:…`.
-    pub digest: String,
-    /// Bytes.
-    pub size: u64,
-    /// Free annotations.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub annotations: BTreeMap<String, String>,
-}
-
-/// `index.json` of an OCI layout.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Index {
-    /// Always 2.
-    pub schema_version: u32,
-    /// [`INDEX_MEDIA_TYPE`].
-    #[serde(default)]
-    pub media_type: String,
-    /// The images.
-    #[serde(default)]
-    pub manifests: Vec<Descriptor>,
-}
-
-/// An image manifest.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Manifest {
-    /// Always 2.
-    pub schema_version: u32,
-    /// [`MANIFEST_MEDIA_TYPE`].
-    #[serde(default)]
-    pub media_type: String,
-    /// The config blob.
-    pub config: Descriptor,
-    /// The layer blobs, bottom first.
-    pub layers: Vec<Descriptor>,
-    /// Free annotations.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub annotations: BTreeMap<String, String>,
-}
-
-impl Manifest {
-    /// Parses a manifest blob.
-    pub fn parse(bytes: &[u8]) -> Result<Self, ImageError> {
-        serde_json::from_slice(bytes).map_err(|e| ImageError::Document(format!("manifest: {e}")))
-    }
-}
 
 /// A layer just stored: its descriptor and the digest of its uncompressed tar (the config's
 /// `rootfs.diff_ids` entry).

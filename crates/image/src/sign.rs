@@ -12,9 +12,9 @@ use ed25519_dalek::{Signature, Signer as _, SigningKey, VerifyingKey};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 
-use super::oci::Manifest;
-use super::store::{ImageStore, to_json};
-use super::{Digest, ImageError, hex};
+use crate::digest::{Digest, ImageError, hex};
+use crate::document::{Manifest, to_json};
+use crate::store::ImageStore;
 use slipway_server::file::{Mode, restrict_to_owner};
 
 /// Name of the signing key file inside the data directory.

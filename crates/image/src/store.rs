@@ -11,8 +11,11 @@ use std::sync::{Arc, Mutex};
 
 use tempfile::NamedTempFile;
 
-use super::oci::{Descriptor, INDEX_MEDIA_TYPE, Index, Manifest};
-use super::{Digest, ImageError, digest_file};
+use crate::digest::{Digest, ImageError, digest_file};
+use crate::document::{Descriptor, INDEX_MEDIA_TYPE, Index, Manifest};
+// Other crates serialise their OCI documents with `slipway_image::store::to_json`; it lives
+// with the documents, below both the store and the image writer.
+pub use crate::document::to_json;
 
 /// Where images live inside the data directory.
 pub const IMAGES_DIR: &str = "images";
@@ -262,11 +265,6 @@ pub struct Removal {
     pub blobs: usize,
     /// Their bytes.
     pub bytes: u64,
-}
-
-/// Serialises an OCI document.
-pub fn to_json<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, ImageError> {
-    serde_json::to_vec(value).map_err(|e| ImageError::Document(e.to_string()))
 }
 
 /// Writes `bytes` to `path` through a temporary file in `dir` and a rename.

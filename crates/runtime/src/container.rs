@@ -30,10 +30,9 @@ use std::time::Duration;
 
 use crate::engine::{ENGINE_DIR, Engine, IMAGE_PREFIX, write_archive};
 use crate::pgroup::Group;
-use crate::process::{RUN_DIR, STOP_GRACE};
 use crate::runtime::{
-    BoxFuture, ContainerImage, Exit, ImageRequest, Instance, Limits, PreparedImage, Runtime,
-    RuntimeError, Verified, log_output, remove_run_dir,
+    BoxFuture, ContainerImage, Exit, ImageRequest, Instance, Limits, PreparedImage, RUN_DIR,
+    Runtime, RuntimeError, STOP_GRACE, Verified, log_output, remove_run_dir,
 };
 use slipway_image::{Digest, ImageStore};
 

@@ -28,8 +28,13 @@ pub const PROBE_COMMAND: &str = "/slipway-probe-missing";
 /// Exit code of podman and docker when a container's command does not exist: the container
 /// was created and started, so the engine can run containers.
 pub const COMMAND_NOT_FOUND: i32 = 127;
+/// Host name part of every image URI the platform makes. Here, in the engine's module, which
+/// both the builders and the container runtime use, rather than in `build`: the engine tags the
+/// images it loads with it, and `build` uses the engine (`runs`), so the engine must not use
+/// `build` (`slipway_runtime::build::IMAGE_HOST` re-exports it).
+pub const IMAGE_HOST: &str = "slipway.local";
 /// The tag prefix of images the platform loads.
-pub use crate::build::IMAGE_HOST as IMAGE_PREFIX;
+pub const IMAGE_PREFIX: &str = IMAGE_HOST;
 
 /// A container engine's CLI.
 #[derive(Debug, Clone)]

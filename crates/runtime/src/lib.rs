@@ -10,6 +10,8 @@
 //! - [`layers`]: the process runtime's shared unpacked layers.
 //! - [`pgroup`]: the one place that spawns a command as a process group and kills the group.
 //!
+//! The modules' layer order (no module circles) is in `module_layers.rs`.
+//!
 //! **Invariant:** nothing runs from an image whose signature does not verify
 //! ([`runtime::ImageRequest::verify`], over [`slipway_image::verify_image`], is the first
 //! step of every runtime's `prepare`).
@@ -20,6 +22,8 @@ pub mod container;
 pub mod engine;
 pub mod health;
 pub mod layers;
+#[cfg(test)]
+mod module_layers;
 pub mod pgroup;
 pub mod process;
 pub mod runtime;

@@ -13,7 +13,6 @@ use std::io::Read as _;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Component, Path, PathBuf};
 use std::process::Stdio;
-use std::time::Duration;
 
 use nix::sys::signal::Signal;
 
@@ -23,11 +22,9 @@ use crate::runtime::{
     log_output, remove_run_dir,
 };
 
-/// How long a stopped process group has between SIGTERM and SIGKILL.
-pub const STOP_GRACE: Duration = Duration::from_secs(5);
-
-/// Directory of unpacked images inside the data directory.
-pub const RUN_DIR: &str = "run";
+// Both live with the `Runtime` trait, which every runtime and `ImageRequest::run_dir` use;
+// re-exported here, where other crates name them.
+pub use crate::runtime::{RUN_DIR, STOP_GRACE};
 
 /// The process backend.
 #[derive(Debug, Clone)]

@@ -7,12 +7,22 @@
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
+use std::time::Duration;
 
 use slipway_image::sign::VerifiedImage;
 use slipway_image::{ImageError, ImageStore, verify_image};
 
 /// A boxed future, so the trait stays object safe without an extra crate.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Directory of unpacked images inside the data directory. Here, beside
+/// [`ImageRequest::run_dir`], rather than in `process`: every runtime prepares under it, and
+/// the trait's module must not use a runtime that uses it.
+pub const RUN_DIR: &str = "run";
+
+/// How long a stopped service has between SIGTERM and SIGKILL: a process group's, and a
+/// container's (`<engine> stop --time`). Shared, so both runtimes stop alike.
+pub const STOP_GRACE: Duration = Duration::from_secs(5);
 
 /// Which image to prepare, for which deployment.
 #[derive(Debug, Clone)]
@@ -34,7 +44,7 @@ impl ImageRequest {
     /// `DATA_DIR/run/<app_id>/<service>/<deployment_id>`.
     pub fn run_dir(&self, data_dir: &Path) -> PathBuf {
         data_dir
-            .join(crate::process::RUN_DIR)
+            .join(RUN_DIR)
             .join(&self.app_id)
             .join(&self.service)
             .join(&self.deployment_id)

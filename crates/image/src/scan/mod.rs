@@ -12,7 +12,13 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Digest, ImageError, ImageStore};
+use crate::digest::{Digest, ImageError};
+use crate::store::ImageStore;
+
+/// The directory of per-build files (`builds/<build_id>/log`, `…/scan.json`) in a data
+/// directory. It lives with its one user in this crate rather than in lib.rs, which sits
+/// above every module (`slipway_image::BUILDS_DIR` re-exports it).
+pub const BUILDS_DIR: &str = "builds";
 
 /// The `error` of a scan made without an advisory database.
 pub const NO_ADVISORY_DB: &str =
@@ -58,10 +64,7 @@ pub struct AdvisoryDbInfo {
 
 /// Where the stored scan of `build_id` lives.
 pub fn report_path(data_dir: &Path, build_id: &str) -> PathBuf {
-    data_dir
-        .join(crate::BUILDS_DIR)
-        .join(build_id)
-        .join("scan.json")
+    data_dir.join(BUILDS_DIR).join(build_id).join("scan.json")
 }
 
 /// What one scan reads: image `digest` of build `build_id` in `store`, the advisory

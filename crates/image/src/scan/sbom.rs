@@ -8,8 +8,9 @@ use std::io::Read as _;
 
 use serde::{Deserialize, Serialize};
 
-use crate::oci::Manifest;
-use crate::{Digest, ImageError, ImageStore};
+use crate::digest::{Digest, ImageError};
+use crate::document::Manifest;
+use crate::store::ImageStore;
 
 /// Largest metadata file read (a bigger one is skipped, not trusted).
 const MAX_METADATA_BYTES: u64 = 4 << 20;

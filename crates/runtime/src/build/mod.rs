@@ -1,6 +1,7 @@
-//! Image builds: upload checks and unpacking ([`context`]), the two builders ([`native`],
-//! [`buildah`]), and the job runner ([`runner`]) that moves jobs through
-//! queued → in_progress → succeeded | failed | cancelled. Build commands run in their own
+//! Image builds: upload checks and unpacking ([`context`]) and the two builders ([`native`],
+//! [`buildah`]), each taking one [`Job`]. The job runner that moves jobs through
+//! queued → in_progress → succeeded | failed | cancelled is the platform's (`jobs.rs` in
+//! `slipway-platform`), which keeps the jobs in its database. Build commands run in their own
 //! process group with their output appended to the build log, so a cancel kills the whole
 //! tree and the log fills while the build runs.
 
@@ -25,8 +26,9 @@ use slipway_image::{Digest, ImageError, ImageStore, PlatformKey};
 /// Longest a single build command may run before it is killed and the build fails.
 pub const BUILD_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
-/// Host name part of every image URI the platform makes.
-pub const IMAGE_HOST: &str = "slipway.local";
+/// Host name part of every image URI the platform makes (defined with the engine, which this
+/// module uses and which tags the images it loads with it).
+pub use crate::engine::IMAGE_HOST;
 
 /// Everything one job needs, gathered by the runner.
 #[derive(Debug, Clone)]

@@ -1,0 +1,49 @@
+//! The module layer order of this crate, kept by a test: a module may use only modules of
+//! lower layers, so no two modules can use each other, directly or through others (as
+//! `backup` ↔ `platform`/`care` over the data-directory helpers, and the servers' commands ↔
+//! `main` over the log set-up, once did).
+//!
+//! ```text
+//! 0  call, data_dir, logging,      leaves: `slipway call`, the default data directories, the
+//!    prefix, tls_args,             log set-up, prefixed output, the TLS flags, the local
+//!    local_platform                platform the daily commands fall back to
+//! 1  backup, daily                 the servers' backups (on the data directories); the daily
+//!                                  commands (on the local platform)
+//! 2  platform, care, dev, people   the servers' commands (their backup subcommands go to
+//!                                  `backup`); `slipway dev` and `people` (on `daily`'s client)
+//! 3  tokens                        (on `people`'s output)
+//! 4  layers, main                  this check; the crate root, which dispatches to all
+//! ```
+//!
+//! Why this order: what several commands resolve alike (where a server's data lives, how
+//! logs are set up) is a leaf, so a command that another command routes to (`backup`, for
+//! `platform backup` and `care backup`) never has to reach back into it.
+
+/// The layer of each top-level module (`main` is the crate root).
+const LAYERS: &[(&str, u8)] = &[
+    ("call", 0),
+    ("data_dir", 0),
+    ("logging", 0),
+    ("prefix", 0),
+    ("tls_args", 0),
+    ("local_platform", 0),
+    ("backup", 1),
+    ("daily", 1),
+    ("platform", 2),
+    ("care", 2),
+    ("dev", 2),
+    ("people", 2),
+    ("tokens", 3),
+    ("layers", 4),
+    ("main", 4),
+];
+
+#[test]
+fn modules_use_only_lower_layers() {
+    let wrong = slipway_layering::check(env!("CARGO_MANIFEST_DIR"), LAYERS);
+    assert!(
+        wrong.is_empty(),
+        "against the layer order (see layers.rs):\n{}",
+        wrong.join("\n")
+    );
+}
