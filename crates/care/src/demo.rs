@@ -8,7 +8,7 @@ use crate::db::{Db, Tx};
 use crate::enrollment::validate;
 use crate::error::CareError;
 use crate::fields::{FieldDef, FieldType};
-use crate::missing_info::{DataRequestInput, Group, GroupField};
+use crate::model::{DataRequestInput, Group, GroupField};
 use crate::store;
 use crate::store::reference::{Named, Product};
 

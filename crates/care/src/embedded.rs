@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 
 use slipway_server::first_use::{FirstUse, Started};
 
-use crate::{CareConfig, CareError};
+use crate::config::CareConfig;
+use crate::error::CareError;
 
 /// The demo tokens the embedded service knows (see the crate README's demo data set).
 pub mod tokens {

@@ -20,15 +20,6 @@ pub enum CareError {
     Io(#[from] std::io::Error),
 }
 
-impl From<crate::store::StoreError> for CareError {
-    fn from(e: crate::store::StoreError) -> Self {
-        match e {
-            crate::store::StoreError::Database(e) => CareError::Database(e),
-            other => CareError::Config(format!("the data could not be stored: {other}")),
-        }
-    }
-}
-
 impl From<slipway_server::db::ConnectError> for CareError {
     fn from(e: slipway_server::db::ConnectError) -> Self {
         match e {

@@ -15,8 +15,8 @@ use std::time::Duration;
 use tokio::sync::{broadcast, watch};
 
 use crate::db::Db;
+use crate::model::{EventStatus, TaskStatus};
 use crate::store::{events, worklist};
-use crate::worklist::{EventStatus, TaskStatus};
 
 /// How often the reader reads without a signal.
 pub const POLL: Duration = Duration::from_secs(1);

@@ -7,9 +7,8 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::fields::{FieldType, default_max_length};
-use crate::missing_info::{DataRequest, GroupField, Resolved, Submitted};
+use crate::model::{DataRequest, GroupField, Resolved, Submitted, TaskStatus};
 use crate::violation::Violation;
-use crate::worklist::TaskStatus;
 
 /// The SDC code system of `complete-questionnaire` and `questionnaire`.
 pub const SDC_TEMP: &str = "http://hl7.org/fhir/uv/sdc/CodeSystem/temp";

@@ -7,6 +7,7 @@
 
 mod auth;
 pub mod check;
+mod config;
 mod db;
 mod demo;
 pub mod embedded;
@@ -19,7 +20,9 @@ mod fields;
 pub mod fuzzing;
 mod history;
 mod http;
+mod layers;
 mod missing_info;
+mod model;
 #[doc(hidden)]
 pub mod probes;
 mod reference;
@@ -27,98 +30,10 @@ mod store;
 mod violation;
 mod worklist;
 
-use std::net::SocketAddr;
-use std::path::PathBuf;
-
+pub use config::{CareConfig, DEFAULT_CONTACT_TYPES, DEFAULT_GENDERS};
 pub use db::Backend;
 pub use error::CareError;
 pub use http::AppState;
-
-/// Default contact `type` values (each at most 7 characters, the spec's limit).
-pub const DEFAULT_CONTACT_TYPES: &[&str] = &[
-    "home", "work", "mobile", "main", "other", "billing", "mailing",
-];
-
-/// Default `gender` values (one character each, the spec's limit).
-pub const DEFAULT_GENDERS: &[&str] = &["F", "M", "O", "U"];
-
-/// Everything `slipway care serve` can set. Build it with [`CareConfig::new`] and change
-/// the public fields; the defaults are the documented ones.
-#[derive(Debug, Clone)]
-pub struct CareConfig {
-    /// Address to listen on (`--listen`), for example `127.0.0.1:8080`.
-    pub listen: SocketAddr,
-    /// `sqlite://…` or `postgres://…` (`--database-url`); `None` means a SQLite file
-    /// `care.sqlite3` in [`CareConfig::data_dir`].
-    pub database_url: Option<String>,
-    /// Namespace path segment (`--namespace`), default `care`.
-    pub namespace: String,
-    /// Prefix both services are mounted under (`--base-path`), default empty; for example
-    /// `/services/apexrest`.
-    pub base_path: String,
-    /// Load the demo data set into an empty database (`--demo`).
-    pub demo: bool,
-    /// Where the default SQLite file lives.
-    pub data_dir: PathBuf,
-    /// Allowed contact `type` values.
-    pub contact_types: Vec<String>,
-    /// Allowed `gender` values.
-    pub genders: Vec<String>,
-    /// Largest accepted request body in bytes.
-    pub max_body_bytes: usize,
-    /// Serve HTTPS with this certificate and key (`--tls-cert`, `--tls-key`), re-read on
-    /// `SIGHUP` and when the files change.
-    pub tls: Option<slipway_server::tls::TlsFiles>,
-}
-
-impl CareConfig {
-    /// A configuration with the documented defaults.
-    pub fn new(listen: SocketAddr) -> Self {
-        let defaults = enrollment::validate::Settings::default();
-        Self {
-            listen,
-            database_url: None,
-            namespace: "care".to_owned(),
-            base_path: String::new(),
-            demo: false,
-            data_dir: PathBuf::from("."),
-            contact_types: defaults.contact_types,
-            genders: defaults.genders,
-            max_body_bytes: 1024 * 1024,
-            tls: None,
-        }
-    }
-
-    /// The database URL actually used: the configured one or the default SQLite file.
-    pub fn effective_database_url(&self) -> String {
-        match &self.database_url {
-            Some(url) => url.clone(),
-            None => format!("sqlite://{}", self.data_dir.join("care.sqlite3").display()),
-        }
-    }
-
-    fn validate(&self) -> Result<(), CareError> {
-        let ns = &self.namespace;
-        if ns.is_empty()
-            || !ns
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-        {
-            return Err(CareError::Config(format!(
-                "namespace must be a non-empty path segment of letters, digits, '_' or '-', got {ns:?}"
-            )));
-        }
-        let base = &self.base_path;
-        if !base.is_empty()
-            && (!base.starts_with('/') || base.ends_with('/') || base.contains("//"))
-        {
-            return Err(CareError::Config(format!(
-                "base path must be empty or start with '/' and not end with '/', got {base:?}"
-            )));
-        }
-        Ok(())
-    }
-}
 
 /// Connects to the database, runs the embedded migrations, loads the demo data if asked,
 /// and builds the shared state. Used by [`serve`] and by tests that bind their own socket.

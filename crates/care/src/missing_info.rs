@@ -1,7 +1,8 @@
-//! Missing-information requests (domain): data requests, their group's field definitions,
-//! the rules a call must pass (active, records present, access, submitted values) and how
-//! values reach their target records. SQL is in `store::{data_requests, groups, records}`;
-//! refusals are [`RequestError`]s, which the HTTP layer maps to status codes.
+//! Missing-information requests (domain): the rules a call must pass (active, records
+//! present, access, submitted values) and how values reach their target records. The values
+//! themselves (a data request, its group and fields) are in `model`; SQL is in
+//! `store::{data_requests, groups, records}`; refusals are [`RequestError`]s, which the HTTP
+//! layer maps to status codes.
 
 use std::collections::{HashMap, HashSet};
 
@@ -10,105 +11,13 @@ use serde_json::Value;
 
 use crate::auth::{Access, Caller, objects};
 use crate::db::Tx;
-use crate::fields::{self, FieldDef};
-use crate::store::records::RequestContext;
+use crate::fields;
+use crate::model::{ACTIVE, DataRequest, GroupField, RequestContext, Resolved, Submitted};
 use crate::store::{self, StoreError};
 use crate::violation::Violation;
 
-/// Status of a data request that accepts GET and POST (with an unexpired date).
-pub const ACTIVE: &str = "Active";
-/// Status after a successful POST.
-pub const COMPLETED: &str = "Completed";
-/// All statuses a data request can have; every one but `Active` is "no longer active".
-pub const STATUSES: &[&str] = &[ACTIVE, COMPLETED, "Ended", "Cancelled"];
-
-/// The data request a UUID names.
-#[derive(Debug, Clone)]
-pub struct DataRequest {
-    /// Row id (history records point to it).
-    pub id: i64,
-    /// The UUID.
-    pub uuid: String,
-    /// External ID of its care plan.
-    pub care_plan_external_id: String,
-    /// External ID of its missing-information group.
-    pub group_external_id: String,
-    /// Status (see [`STATUSES`]).
-    pub status: String,
-    /// `yyyy-mm-dd`; the request is expired after that day (UTC).
-    pub expiration_date: String,
-    /// Unix time in seconds of its creation (`Task.authoredOn`).
-    pub created_at: i64,
-    /// Who has claimed it, if anyone (the worklist's `in-progress`).
-    pub holder: Option<crate::worklist::Holder>,
-}
-
-/// What a data request is created or replaced with.
-#[derive(Debug, Clone)]
-pub struct DataRequestInput {
-    /// External ID of its care plan.
-    pub care_plan_external_id: String,
-    /// External ID of its missing-information group.
-    pub group_external_id: String,
-    /// Status (see [`STATUSES`]).
-    pub status: String,
-    /// `yyyy-mm-dd`.
-    pub expiration_date: String,
-}
-
-/// One entry of a data request's history: never values, only the submitted field UUIDs.
-#[derive(Debug, Clone)]
-pub struct HistoryEntry {
-    /// Unix time in seconds.
-    pub at: i64,
-    /// Row id of the caller.
-    pub user_id: Option<i64>,
-    /// `GET` or `POST`.
-    pub method: String,
-    /// The status code answered.
-    pub status_code: i64,
-    /// UUIDs of the submitted fields.
-    pub submitted_fields: Vec<String>,
-}
-
-/// A missing-information group: a name and its requested fields, in order.
-#[derive(Debug, Clone)]
-pub struct Group {
-    /// Display name.
-    pub name: String,
-    /// Requested fields, in order.
-    pub fields: Vec<GroupField>,
-}
-
-/// One requested field: its definition and the record field it fills.
-#[derive(Debug, Clone)]
-pub struct GroupField {
-    /// The field's UUID.
-    pub uuid: String,
-    /// Type and limits.
-    pub def: FieldDef,
-    /// Display label.
-    pub label: String,
-    /// `Account` (the care plan's patient) or `CarePlan`.
-    pub target_object: String,
-    /// Field of the target record.
-    pub target_field: String,
-}
-
-/// The records a data request touches, once all are found.
-#[derive(Debug, Clone)]
-pub struct Resolved {
-    /// Row id of the care plan.
-    pub care_plan_id: i64,
-    /// Row id of the patient account.
-    pub patient_account_id: i64,
-    /// External ID of the patient account.
-    pub patient_external_id: String,
-    /// Display name of the care program.
-    pub program_name: String,
-    /// Requested fields, in order.
-    pub fields: Vec<GroupField>,
-}
+/// All statuses a data request can have, named here too for the metrics scrape.
+pub use crate::model::STATUSES;
 
 /// Why a call on an existing data request is refused.
 #[derive(Debug, thiserror::Error)]
@@ -172,7 +81,7 @@ pub fn check_active(req: &DataRequest) -> Result<(), RequestError> {
             "",
         )));
     }
-    if is_expired(req) {
+    if req.is_expired() {
         return Err(RequestError::NotActive(Violation::new(
             "REQUEST_EXPIRED",
             format!("the data request expired on {}", req.expiration_date),
@@ -180,11 +89,6 @@ pub fn check_active(req: &DataRequest) -> Result<(), RequestError> {
         )));
     }
     Ok(())
-}
-
-/// Whether the request's expiration date is before today (UTC).
-pub fn is_expired(req: &DataRequest) -> bool {
-    req.expiration_date < fields::today()
 }
 
 fn missing(code: &'static str, what: &str) -> RequestError {
@@ -289,19 +193,6 @@ pub fn check_access(caller: &Caller, r: &Resolved, access: Access) -> Result<(),
     } else {
         Err(RequestError::Forbidden(denied))
     }
-}
-
-/// One well-formed entry of a POST body.
-#[derive(Debug, Clone)]
-pub struct Submitted {
-    /// The field UUID it names.
-    pub uuid: String,
-    /// The value, as text.
-    pub value: String,
-    /// Path of the entry's UUID in the body (for error paths), e.g. `[0].uuid`.
-    pub uuid_path: String,
-    /// Path of the entry's value in the body, e.g. `[0].value`.
-    pub value_path: String,
 }
 
 /// Refused unless the entries are exactly the requested fields, each with a valid value;

@@ -4,7 +4,7 @@
 
 use crate::auth::{Grant, objects};
 use crate::fields::{self, FieldDef, FieldType};
-use crate::missing_info::{GroupField, STATUSES};
+use crate::model::{GroupField, STATUSES};
 use crate::violation::Violation;
 
 /// API names (vendors, programs, objects, fields) are 1-80 letters, digits and `_`, so that

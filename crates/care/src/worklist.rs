@@ -1,116 +1,19 @@
-//! The care staff's worklist (domain): a missing-information request seen as a FHIR `Task`,
-//! the statuses a Task search filters by, claims (who holds a request), and the keyset cursor
-//! the search pages with. SQL is in `store::worklist`; the FHIR shapes in `fhir`.
+//! The care staff's worklist (domain): the rules over a missing-information request seen as a
+//! FHIR `Task`: a Task search read from its query parameters and written back into its links,
+//! the keyset cursor's text in a `next` link, and claims (who may hold a request). The values
+//! (the Task status, the holder, the search and its cursor) are in `model`, where the store
+//! reads them too; SQL is in `store::worklist`; the FHIR shapes in `fhir`.
 //!
 //! A data request's stored `status` (`Active`, `Completed`, `Ended`, `Cancelled`) and its
 //! claim decide its Task status; so does the calendar, since an active request past its date
 //! has expired without an answer. That is why the Task status is computed, never stored.
 
-use crate::missing_info::{self as mi, DataRequest};
+use crate::missing_info as mi;
+use crate::model::{Cursor, DataRequest, Search, TaskStatus};
 use crate::violation::Violation;
 
-/// The `Task.status` of a data request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum TaskStatus {
-    /// Active, unexpired, and nobody holds it: open to claim.
-    Requested,
-    /// Active, unexpired, and held by a staff member (a claim).
-    InProgress,
-    /// Answered (`Completed`).
-    Completed,
-    /// Ended by the program (`Cancelled` or `Ended`).
-    Cancelled,
-    /// Expired unanswered (still `Active`, past its expiration date).
-    Failed,
-}
-
-impl TaskStatus {
-    /// Every status, in the order the README lists them.
-    pub const ALL: [TaskStatus; 5] = [
-        TaskStatus::Requested,
-        TaskStatus::InProgress,
-        TaskStatus::Completed,
-        TaskStatus::Cancelled,
-        TaskStatus::Failed,
-    ];
-
-    /// The FHIR code.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TaskStatus::Requested => "requested",
-            TaskStatus::InProgress => "in-progress",
-            TaskStatus::Completed => "completed",
-            TaskStatus::Cancelled => "cancelled",
-            TaskStatus::Failed => "failed",
-        }
-    }
-
-    /// The status a FHIR code names.
-    pub fn parse(code: &str) -> Option<TaskStatus> {
-        TaskStatus::ALL.into_iter().find(|s| s.as_str() == code)
-    }
-
-    /// The Task status of a request with this stored status, expiry and claim.
-    pub fn of(req: &DataRequest) -> TaskStatus {
-        match req.status.as_str() {
-            mi::ACTIVE if mi::is_expired(req) => TaskStatus::Failed,
-            mi::ACTIVE if req.holder.is_some() => TaskStatus::InProgress,
-            mi::ACTIVE => TaskStatus::Requested,
-            mi::COMPLETED => TaskStatus::Completed,
-            _ => TaskStatus::Cancelled,
-        }
-    }
-
-    /// The `Task.statusReason` text that says why a request ended the way it did, where the
-    /// status alone does not (`failed` is always an expiry; `cancelled` may be an end).
-    pub fn reason(req: &DataRequest) -> Option<&'static str> {
-        match TaskStatus::of(req) {
-            TaskStatus::Failed => Some("expired"),
-            TaskStatus::Cancelled if req.status == "Ended" => Some("ended"),
-            _ => None,
-        }
-    }
-}
-
-/// The status an event announces: a Task status, or that the request was deleted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EventStatus {
-    /// The request's Task status after the change.
-    Task(TaskStatus),
-    /// The request was deleted (FHIR's `entered-in-error`: it should never have existed).
-    Deleted,
-}
-
-impl EventStatus {
-    /// The code the event carries.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EventStatus::Task(s) => s.as_str(),
-            EventStatus::Deleted => "entered-in-error",
-        }
-    }
-}
-
-/// The staff member who holds (has claimed) a request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Holder {
-    /// Row id of the user.
-    pub user_id: i64,
-    /// The user's external ID (what `owner` filters by).
-    pub external_id: String,
-    /// The user's display name.
-    pub name: String,
-}
-
-/// Where a worklist page starts: after the request with this expiry date and row id (the
-/// order is expiry, then age, and a younger request has a larger row id).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Cursor {
-    /// Expiry date (`yyyy-mm-dd`) of the last request of the previous page.
-    pub expiration_date: String,
-    /// Its row id.
-    pub id: i64,
-}
+/// The staff member who holds a request, named here too: a claim is refused naming them.
+pub use crate::model::Holder;
 
 impl Cursor {
     /// The cursor's text in a `next` link: `<date>_<id>` (no character that needs escaping).
@@ -149,22 +52,6 @@ impl Cursor {
 pub const DEFAULT_COUNT: u32 = 20;
 /// The most Tasks one page holds.
 pub const MAX_COUNT: u32 = 100;
-
-/// A Task search.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Search {
-    /// Statuses to match (any of them); empty matches every status.
-    pub statuses: Vec<TaskStatus>,
-    /// External ID of the holder to match.
-    pub owner: Option<String>,
-    /// Tasks per page.
-    pub count: u32,
-    /// Where the page starts; `None` for the first page.
-    pub after: Option<Cursor>,
-    /// Whether the answer counts every match (`_total=accurate` or `estimate`; FHIR's default
-    /// `none` spares a count over the whole filter on every page).
-    pub total: bool,
-}
 
 impl Search {
     /// The search the query parameters ask for; every malformed one is listed (400).

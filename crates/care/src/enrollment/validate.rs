@@ -11,6 +11,7 @@ use super::model::{
     Prescription, scoped_id,
 };
 use crate::auth::{Access, Caller, objects};
+use crate::config::{DEFAULT_CONTACT_TYPES, DEFAULT_GENDERS, owned};
 use crate::fields::{self, FieldDef};
 use crate::violation::Violation;
 
@@ -24,14 +25,13 @@ pub struct Settings {
 }
 
 impl Default for Settings {
-    /// The documented lists, [`crate::DEFAULT_CONTACT_TYPES`] and [`crate::DEFAULT_GENDERS`]:
-    /// what a service started without its own lists (and the demo, the fuzz targets, the
-    /// desktop's pure check) accepts.
+    /// The documented lists, [`DEFAULT_CONTACT_TYPES`] and [`DEFAULT_GENDERS`]: what a
+    /// service started without its own lists (and the demo, the fuzz targets, the desktop's
+    /// pure check) accepts.
     fn default() -> Self {
-        let owned = |values: &[&str]| values.iter().map(|v| (*v).to_owned()).collect();
         Self {
-            contact_types: owned(crate::DEFAULT_CONTACT_TYPES),
-            genders: owned(crate::DEFAULT_GENDERS),
+            contact_types: owned(DEFAULT_CONTACT_TYPES),
+            genders: owned(DEFAULT_GENDERS),
         }
     }
 }

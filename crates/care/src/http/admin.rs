@@ -24,14 +24,13 @@ use super::error::{ApiError, ErrorItem};
 use super::{AppState, begin_as_caller, body_bytes, json as respond};
 use crate::auth::{self, Grant, objects};
 use crate::db::Tx;
-use crate::missing_info::{DataRequestInput, Group};
+use crate::model::{DataRequestInput, EventStatus, Group, TaskStatus};
 use crate::reference::{
     check_api_name, check_data_request, check_display_name, check_grants, check_plain_id,
     field_def, group_field,
 };
 use crate::store::reference::Named;
 use crate::store::{self, StoreError, data_requests, erx, groups, records, stats, users};
-use crate::worklist::{EventStatus, TaskStatus};
 
 mod reference_data;
 

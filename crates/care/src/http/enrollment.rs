@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use super::error::ApiError;
 use super::{AppState, bearer, body_bytes, json, metrics, read_as_caller};
+use crate::db::native::{Native, finished};
 use crate::enrollment::model::Enrollment;
 use crate::enrollment::validate::{self, Rejection, codes};
 use crate::store::enrollment::{self as store, RecordChange};
@@ -157,10 +158,9 @@ async fn check(
     let (vendor, program) = (text("vendorName"), text("programName"));
     let catalog = match (state.db().native(), tx) {
         // On SQLite, read on a native connection (one snapshot, on this thread).
-        (Some(native), _) => native.read(|conn| {
-            store::load_catalog_native(conn, &vendor, &program)
-                .map_err(slipway_server::db::native::database_error)
-        })?,
+        (Some(native), _) => {
+            native.read(|conn| store::load_catalog_native(conn, &vendor, &program))?
+        }
         (None, Some(tx)) => store::load_catalog(tx, &vendor, &program).await?,
         (None, None) => {
             return Err(ApiError::Internal(
@@ -267,17 +267,14 @@ async fn write_native(
             let recorded = plan.clone();
             let records = native
                 .write(move |conn| {
-                    let records = store::store_native(conn, &enrollment)?;
-                    erx::record_native(
-                        conn,
-                        &id,
-                        user_id,
-                        &body,
-                        "success",
-                        &Value::Array(vec![]),
-                        Some(&recorded),
-                    )?;
-                    Ok(records)
+                    finished(async {
+                        let d = &mut Native(conn);
+                        let records = store::store(d, &enrollment).await?;
+                        let none = Value::Array(vec![]);
+                        erx::record(d, &id, user_id, &body, "success", &none, Some(&recorded))
+                            .await?;
+                        Ok(records)
+                    })
                 })
                 .await
                 .map_err(sqlx::Error::from)?
@@ -290,7 +287,8 @@ async fn write_native(
             let errors = serde_json::to_value(error.items()).unwrap_or_default();
             native
                 .write(move |conn| {
-                    erx::record_native(conn, &id, user_id, &body, label, &errors, None)
+                    let d = &mut Native(conn);
+                    finished(erx::record(d, &id, user_id, &body, label, &errors, None))
                 })
                 .await
                 .map_err(sqlx::Error::from)?

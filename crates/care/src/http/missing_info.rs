@@ -17,11 +17,10 @@ use super::error::{ApiError, ErrorItem};
 use super::{AppState, bearer, begin_as_caller, body_bytes, json};
 use crate::auth::{Access, Caller};
 use crate::fhir;
-use crate::missing_info::{self as mi, DataRequest};
-use crate::store::records::RequestContext;
+use crate::missing_info as mi;
+use crate::model::{COMPLETED, DataRequest, EventStatus, RequestContext, Resolved, TaskStatus};
 use crate::store::users::{load_caller, load_caller_native};
 use crate::store::{data_requests, events};
-use crate::worklist::{EventStatus, TaskStatus};
 
 /// Routes of the missing-information service (nested under `{base}/{ns}`).
 pub fn router() -> Router<AppState> {
@@ -204,7 +203,7 @@ async fn read(
 
 /// What a GET read, once its history record is written: the request and what its checks
 /// ([`readable`]) gave.
-type ReadRequest = (DataRequest, Result<mi::Resolved, ApiError>);
+type ReadRequest = (DataRequest, Result<Resolved, ApiError>);
 
 /// [`read`] on PostgreSQL (or any pool without the native writer): the one statement on a
 /// connection without a transaction, then the history record through the history writer.
@@ -365,7 +364,7 @@ fn readable(
     req: &DataRequest,
     context: RequestContext,
     method: Method,
-) -> Result<mi::Resolved, ApiError> {
+) -> Result<Resolved, ApiError> {
     mi::check_active(req)?;
     let resolved = mi::resolve(context)?;
     mi::check_access(caller, &resolved, method.access())?;
@@ -404,7 +403,7 @@ async fn submit(
     .await?;
     let body = PostResponse {
         uuid: req.uuid.clone(),
-        status: mi::COMPLETED,
+        status: COMPLETED,
         updated_fields: values.iter().map(|(f, _)| f.uuid.clone()).collect(),
     };
     Ok(json(StatusCode::OK, &body))

@@ -19,8 +19,8 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
-use crate::CareConfig;
 use crate::auth::Caller;
+use crate::config::CareConfig;
 use crate::db::{Db, Tx};
 use crate::enrollment::validate::Settings;
 use crate::store::users::load_caller;
@@ -88,7 +88,7 @@ impl AppState {
     }
 
     /// The database backend in use.
-    pub fn backend(&self) -> crate::Backend {
+    pub fn backend(&self) -> crate::db::Backend {
         self.inner.db.backend()
     }
 

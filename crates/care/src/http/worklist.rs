@@ -18,9 +18,10 @@ use super::{AppState, begin_as_caller, json, read_as_caller};
 use crate::auth::{Access, Caller, objects};
 use crate::db::Tx;
 use crate::fhir::{self, TaskFacts};
+use crate::model::{DataRequest, EventStatus, Holder, Search, TaskStatus};
 use crate::store::worklist::TaskRow;
 use crate::store::{data_requests, events, users, worklist as store};
-use crate::worklist::{ClaimError, EventStatus, Search, TaskStatus, check_claimable};
+use crate::worklist::{ClaimError, check_claimable};
 
 /// `{base}/fhir/…` routes.
 pub fn fhir_router() -> Router<AppState> {
@@ -272,7 +273,7 @@ async fn change(
 async fn apply(
     tx: &mut Tx,
     caller: &Caller,
-    req: &crate::missing_info::DataRequest,
+    req: &DataRequest,
     change: Change,
 ) -> Result<Option<()>, ApiError> {
     let what = match change {
@@ -280,7 +281,7 @@ async fn apply(
         Change::Release => "releasing a request",
     };
     require(caller, Access::Edit, what)?;
-    let held_by_other = |holder: &crate::worklist::Holder| {
+    let held_by_other = |holder: &Holder| {
         ApiError::Conflict(ClaimError::HeldByOther(holder.clone()).violation().into())
     };
     match change {

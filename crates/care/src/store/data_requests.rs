@@ -3,14 +3,15 @@
 
 use sqlx::Row;
 
+use super::base::{Columns, Result, aggregated, json_list};
 use super::groups::{FieldColumns, field_columns};
-use super::records::RequestContext;
 use super::users::{CALLER_COLUMNS, caller_columns, caller_from_row};
-use super::{Columns, Result, aggregated, json_list};
 use crate::auth::{Caller, hash_token};
 use crate::db::{Tx, json_strings, now};
-use crate::missing_info::{COMPLETED, DataRequest, DataRequestInput, HistoryEntry};
-use crate::worklist::{EventStatus, Holder};
+use crate::model::{
+    ACTIVE, COMPLETED, DataRequest, DataRequestInput, EventStatus, HistoryEntry, Holder,
+    RequestContext,
+};
 use slipway_server::db::native::{database_error, rusqlite};
 
 /// The columns of a data request read by [`data_request`], `d` the request and `h` its holder
@@ -175,7 +176,7 @@ pub async fn find_for_caller(tx: &mut Tx, token: &str, uuid: &str) -> Result<Cal
 pub type CallerAndRequest = (Option<Caller>, Option<(DataRequest, RequestContext)>);
 
 /// [`find_for_caller`]'s statement in `backend`'s dialect (for the load bench's probe).
-pub(crate) fn caller_and_request_statement(backend: crate::Backend) -> &'static str {
+pub(crate) fn caller_and_request_statement(backend: crate::db::Backend) -> &'static str {
     with_json_functions!(backend = backend, caller_and_request)
 }
 
@@ -183,7 +184,7 @@ pub(crate) fn caller_and_request_statement(backend: crate::Backend) -> &'static 
 /// placeholders; SQLite reads `$N` as a name).
 pub static CALLER_AND_REQUEST_NATIVE: std::sync::LazyLock<String> =
     std::sync::LazyLock::new(|| {
-        caller_and_request_statement(crate::Backend::Sqlite)
+        caller_and_request_statement(crate::db::Backend::Sqlite)
             .replace("$1", "?1")
             .replace("$2", "?2")
     });
@@ -247,8 +248,7 @@ fn request_from_row(r: &impl Columns, at: usize) -> Result<(DataRequest, Request
 /// Creates or replaces a data request. One written already past its date has its expiry
 /// announced by the caller's event, so the sweeper does not announce it again.
 pub async fn put(tx: &mut Tx, uuid: &str, input: &DataRequestInput) -> Result<()> {
-    let announced = input.status == crate::missing_info::ACTIVE
-        && input.expiration_date < crate::fields::today();
+    let announced = input.status == ACTIVE && input.expiration_date < crate::fields::today();
     sqlx::query(
         "INSERT INTO data_request (external_id, care_plan_external_id, group_external_id, status, \
          expiration_date, created_at, updated_at, expiry_announced) \

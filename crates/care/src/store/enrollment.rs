@@ -6,12 +6,14 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
+use slipway_server::db::native::{database_error, rusqlite};
 use sqlx::Row;
 
-use super::records::{set_record_field, set_record_field_native};
-use super::{Result, objects as object_config};
+use super::base::Result;
+use super::objects as object_config;
+use super::records::set_record_field_on;
 use crate::auth::objects;
-use crate::db::{Change, Tx, UpsertRow, Val, upsert, upsert_many};
+use crate::db::{Change, Driver, Tx, UpsertRow, Val, upsert, upsert_many};
 use crate::enrollment::model::{Enrollment, PartyKind, scoped_id};
 use crate::enrollment::validate::Catalog;
 
@@ -54,11 +56,22 @@ pub async fn load_catalog(tx: &mut Tx, vendor: &str, program: &str) -> Result<Ca
 /// [`load_catalog`] on a native read connection (`slipway_server::db::native`): the same
 /// statements, in one read transaction.
 pub fn load_catalog_native(
-    conn: &NativeConnection,
+    conn: &rusqlite::Connection,
     vendor: &str,
     program: &str,
-) -> NativeResult<Catalog> {
-    use slipway_server::db::native::rusqlite::OptionalExtension as _;
+) -> std::result::Result<Catalog, sqlx::Error> {
+    let mut catalog = reference_native(conn, vendor, program).map_err(database_error)?;
+    catalog.objects = object_config::load_all_native(conn)?;
+    Ok(catalog)
+}
+
+/// The catalog but its object configuration, on a native read connection.
+fn reference_native(
+    conn: &rusqlite::Connection,
+    vendor: &str,
+    program: &str,
+) -> rusqlite::Result<Catalog> {
+    use rusqlite::OptionalExtension as _;
     let vendor_exists = conn
         .prepare_cached("SELECT id FROM vendor WHERE api_name = ?1")?
         .query_row([vendor], |_| Ok(()))
@@ -72,19 +85,19 @@ pub fn load_catalog_native(
     let purposes = conn
         .prepare_cached("SELECT id, external_id FROM data_use_purpose ORDER BY external_id")?
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<NativeResult<Vec<_>>>()?;
+        .collect::<rusqlite::Result<Vec<_>>>()?;
     let products = conn
         .prepare_cached(
             "SELECT id, product_code FROM product WHERE program_api_name = ?1 ORDER BY product_code",
         )?
         .query_map([program], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<NativeResult<Vec<_>>>()?;
+        .collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(Catalog {
         vendor_exists,
         program_exists,
         purposes,
         products,
-        objects: object_config::load_all_native(conn)?,
+        objects: HashMap::new(),
     })
 }
 
@@ -110,15 +123,15 @@ fn cols(columns: &[(&'static str, String)]) -> Vec<(&'static str, Val)> {
 }
 
 /// Upserts the configured field values of one record; returns whether any changed.
-async fn upsert_extra(
-    tx: &mut Tx,
+async fn upsert_extra<D: Driver>(
+    d: &mut D,
     object: &'static str,
     record_id: i64,
     extra: &Map<String, Value>,
-) -> Result<Change> {
+) -> std::result::Result<Change, D::Error> {
     let mut change = Change::Unchanged;
     for (name, value) in extra {
-        change = change.and(set_record_field(tx, object, record_id, name, value).await?);
+        change = change.and(set_record_field_on(d, object, record_id, name, value).await?);
     }
     Ok(change)
 }
@@ -150,20 +163,20 @@ impl<'e> Planned<'e> {
 
 /// Upserts the planned records of one table (one multi-row insert for the new ones) and
 /// their configured field values; appends what happened to `changes`; returns the row ids.
-async fn upsert_all(
-    tx: &mut Tx,
+async fn upsert_all<D: Driver>(
+    d: &mut D,
     table: &'static str,
     planned: Vec<Planned<'_>>,
     changes: &mut Vec<RecordChange>,
-) -> Result<Vec<i64>> {
+) -> std::result::Result<Vec<i64>, D::Error> {
     let (rows, about): (Vec<UpsertRow>, Vec<_>) = planned
         .into_iter()
         .map(|p| (p.row, (p.object, p.path, p.extra)))
         .unzip();
-    let done = upsert_many(tx, table, &rows).await?;
+    let done = upsert_many(d, table, &rows).await?;
     let mut ids = Vec::with_capacity(done.len());
     for ((row, (object, path, extra)), (id, change)) in rows.into_iter().zip(about).zip(done) {
-        let change = change.and(upsert_extra(tx, object, id, extra).await?);
+        let change = change.and(upsert_extra(d, object, id, extra).await?);
         ids.push(id);
         changes.push(RecordChange {
             object,
@@ -178,75 +191,26 @@ async fn upsert_all(
 /// Upserts every record of a valid enrollment, one table at a time (parties, care plan,
 /// contacts, consents, insurances, prescriptions, additional records: each table's rows
 /// point at rows of the tables before it); returns what happened to each, care plan first.
-pub async fn store(tx: &mut Tx, e: &Enrollment) -> Result<Vec<RecordChange>> {
+/// On the request's transaction, or on the native SQLite writer's connection
+/// (`slipway_server::db::native`): the same records, statements and values.
+pub async fn store<D: Driver>(
+    d: &mut D,
+    e: &Enrollment,
+) -> std::result::Result<Vec<RecordChange>, D::Error> {
     let mut changes = Vec::new();
-    let party_ids = upsert_all(tx, "account", plan_parties(e), &mut changes).await?;
+    let party_ids = upsert_all(d, "account", plan_parties(e), &mut changes).await?;
     let accounts = Accounts::of(e, &party_ids);
-    let (plan, plan_change) = upsert_care_plan(tx, e, &accounts).await?;
+    let (plan, plan_change) = upsert_care_plan(d, e, &accounts).await?;
     changes.insert(0, plan_change);
     let contacts = plan_contacts(e, &party_ids);
-    upsert_all(tx, "contact_point", contacts, &mut changes).await?;
-    upsert_all(tx, "consent", plan_consents(e, &plan), &mut changes).await?;
-    upsert_all(tx, "member_plan", plan_insurances(e, &plan), &mut changes).await?;
+    upsert_all(d, "contact_point", contacts, &mut changes).await?;
+    upsert_all(d, "consent", plan_consents(e, &plan), &mut changes).await?;
+    upsert_all(d, "member_plan", plan_insurances(e, &plan), &mut changes).await?;
     let prescriptions = plan_prescriptions(e, &plan, &accounts);
-    upsert_all(tx, "prescription", prescriptions, &mut changes).await?;
+    upsert_all(d, "prescription", prescriptions, &mut changes).await?;
     let additional = plan_additional_records(e, &plan);
-    upsert_all(tx, "additional_record", additional, &mut changes).await?;
+    upsert_all(d, "additional_record", additional, &mut changes).await?;
     Ok(changes)
-}
-
-/// [`store`] on the native SQLite writer's connection (`slipway_server::db::native`): the same
-/// records, statements and values, one table at a time, run on the writer's thread.
-pub fn store_native(conn: &NativeConnection, e: &Enrollment) -> NativeResult<Vec<RecordChange>> {
-    let mut changes = Vec::new();
-    let party_ids = upsert_all_native(conn, "account", plan_parties(e), &mut changes)?;
-    let accounts = Accounts::of(e, &party_ids);
-    let (external_id, c) = care_plan_columns(e, &accounts);
-    let (id, change) = crate::db::native::upsert(conn, "care_plan", &external_id, &c)?;
-    let (plan, plan_change) = stored_plan(id, change, external_id, &accounts);
-    changes.insert(0, plan_change);
-    let contacts = plan_contacts(e, &party_ids);
-    upsert_all_native(conn, "contact_point", contacts, &mut changes)?;
-    upsert_all_native(conn, "consent", plan_consents(e, &plan), &mut changes)?;
-    upsert_all_native(conn, "member_plan", plan_insurances(e, &plan), &mut changes)?;
-    let prescriptions = plan_prescriptions(e, &plan, &accounts);
-    upsert_all_native(conn, "prescription", prescriptions, &mut changes)?;
-    let additional = plan_additional_records(e, &plan);
-    upsert_all_native(conn, "additional_record", additional, &mut changes)?;
-    Ok(changes)
-}
-
-type NativeConnection = slipway_server::db::native::rusqlite::Connection;
-type NativeResult<T> = slipway_server::db::native::rusqlite::Result<T>;
-
-/// [`upsert_all`] on the native connection.
-fn upsert_all_native(
-    conn: &NativeConnection,
-    table: &'static str,
-    planned: Vec<Planned<'_>>,
-    changes: &mut Vec<RecordChange>,
-) -> NativeResult<Vec<i64>> {
-    let (rows, about): (Vec<UpsertRow>, Vec<_>) = planned
-        .into_iter()
-        .map(|p| (p.row, (p.object, p.path, p.extra)))
-        .unzip();
-    let done = crate::db::native::upsert_many(conn, table, &rows)?;
-    let mut ids = Vec::with_capacity(done.len());
-    for ((row, (object, path, extra)), (id, change)) in rows.into_iter().zip(about).zip(done) {
-        let mut extra_change = Change::Unchanged;
-        for (name, value) in extra {
-            extra_change =
-                extra_change.and(set_record_field_native(conn, object, id, name, value)?);
-        }
-        ids.push(id);
-        changes.push(RecordChange {
-            object,
-            path,
-            external_id: row.external_id,
-            result: change.and(extra_change),
-        });
-    }
-    Ok(ids)
 }
 
 /// The account rows of the request's parties, keyed by the party kind's key.
@@ -281,6 +245,19 @@ struct StoredPlan {
     patient_id: i64,
 }
 
+impl StoredPlan {
+    /// The columns of a consent, insurance or prescription that tie it to the care plan and
+    /// its patient, followed by `more`.
+    fn with(&self, more: &[(&'static str, Val)]) -> Vec<(&'static str, Val)> {
+        let mut c = vec![
+            ("care_plan_id", Val::from(self.id)),
+            ("patient_account_id", Val::from(self.patient_id)),
+        ];
+        c.extend_from_slice(more);
+        c
+    }
+}
+
 /// One account row per party of the request (patient, physician, pharmacy, …).
 fn plan_parties(e: &Enrollment) -> Vec<Planned<'_>> {
     let vendor = e.vendor.as_str();
@@ -306,13 +283,13 @@ fn plan_parties(e: &Enrollment) -> Vec<Planned<'_>> {
 
 /// Upserts the care plan (one row, pointing at the parties' accounts); returns it and what
 /// happened to it.
-async fn upsert_care_plan(
-    tx: &mut Tx,
+async fn upsert_care_plan<D: Driver>(
+    d: &mut D,
     e: &Enrollment,
     accounts: &Accounts,
-) -> Result<(StoredPlan, RecordChange)> {
+) -> std::result::Result<(StoredPlan, RecordChange), D::Error> {
     let (external_id, c) = care_plan_columns(e, accounts);
-    let (id, change) = upsert(tx, "care_plan", &external_id, &c).await?;
+    let (id, change) = upsert(d, "care_plan", &external_id, &c).await?;
     Ok(stored_plan(id, change, external_id, accounts))
 }
 
@@ -394,11 +371,7 @@ fn plan_consents<'e>(e: &'e Enrollment, plan: &StoredPlan) -> Vec<Planned<'e>> {
     e.consents
         .iter()
         .map(|consent| {
-            let mut c = vec![
-                ("care_plan_id", Val::from(plan.id)),
-                ("patient_account_id", Val::from(plan.patient_id)),
-                ("data_use_purpose_id", Val::from(consent.purpose_id)),
-            ];
+            let mut c = plan.with(&[("data_use_purpose_id", Val::from(consent.purpose_id))]);
             c.extend(cols(&consent.columns));
             Planned::new(
                 objects::CONSENT,
@@ -420,10 +393,7 @@ fn plan_insurances<'e>(e: &'e Enrollment, plan: &StoredPlan) -> Vec<Planned<'e>>
                 Some(id) => scoped_id(&e.vendor, "insurance", id),
                 None => format!("{}:insurance#{}", plan.external_id, ins.index),
             };
-            let mut c = vec![
-                ("care_plan_id", Val::from(plan.id)),
-                ("patient_account_id", Val::from(plan.patient_id)),
-            ];
+            let mut c = plan.with(&[]);
             c.extend(cols(&ins.columns));
             Planned::new(objects::MEMBER_PLAN, &ins.path, external_id, c, &ins.extra)
         })
@@ -440,11 +410,7 @@ fn plan_prescriptions<'e>(
     e.prescriptions
         .iter()
         .map(|rx| {
-            let mut c = vec![
-                ("care_plan_id", Val::from(plan.id)),
-                ("patient_account_id", Val::from(plan.patient_id)),
-                ("product_id", Val::from(rx.product_id)),
-            ];
+            let mut c = plan.with(&[("product_id", Val::from(rx.product_id))]);
             if let Some(p) = pharmacy_id {
                 c.push(("pharmacy_account_id", Val::from(p)));
             }

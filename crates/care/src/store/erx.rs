@@ -4,8 +4,8 @@
 use serde_json::Value;
 use sqlx::Row;
 
-use super::Result;
-use crate::db::{Tx, now};
+use super::base::Result;
+use crate::db::{Driver, Param, Tx, now};
 
 /// An eRX request record as the admin API shows it.
 #[derive(Debug, Clone)]
@@ -26,56 +26,33 @@ pub struct ErxRequestRow {
 }
 
 /// Writes the eRX request record of a finished request, in the transaction that holds its
-/// records (so a `success` record never exists without them).
-pub async fn record(
-    tx: &mut Tx,
+/// records (so a `success` record never exists without them): on the request's transaction,
+/// or on the native SQLite writer's connection with the records it wrote there.
+pub async fn record<D: Driver>(
+    d: &mut D,
     external_id: &str,
     user_id: i64,
     payload: &str,
     outcome: &str,
     errors: &Value,
     care_plan_external_id: Option<&str>,
-) -> Result<()> {
-    sqlx::query(
+) -> std::result::Result<(), D::Error> {
+    let p = D::PLACEHOLDER;
+    let sql = format!(
         "INSERT INTO erx_request (external_id, user_id, received_at, payload, outcome, errors, \
-         care_plan_external_id) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-    )
-    .bind(external_id.to_owned())
-    .bind(user_id)
-    .bind(now())
-    .bind(payload.to_owned())
-    .bind(outcome.to_owned())
-    .bind(errors.to_string())
-    .bind(care_plan_external_id.map(str::to_owned))
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
-
-/// [`record`] on the native SQLite writer's connection.
-pub fn record_native(
-    conn: &slipway_server::db::native::rusqlite::Connection,
-    external_id: &str,
-    user_id: i64,
-    payload: &str,
-    outcome: &str,
-    errors: &Value,
-    care_plan_external_id: Option<&str>,
-) -> slipway_server::db::native::rusqlite::Result<()> {
-    conn.prepare_cached(
-        "INSERT INTO erx_request (external_id, user_id, received_at, payload, outcome, errors, \
-         care_plan_external_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-    )?
-    .execute((
-        external_id,
-        user_id,
-        now(),
-        payload,
-        outcome,
-        errors.to_string(),
-        care_plan_external_id,
-    ))?;
-    Ok(())
+         care_plan_external_id) VALUES ({p}1, {p}2, {p}3, {p}4, {p}5, {p}6, {p}7)"
+    );
+    let errors = errors.to_string();
+    let params = [
+        Param::from(external_id),
+        Param::from(user_id),
+        Param::from(now()),
+        Param::from(payload),
+        Param::from(outcome),
+        Param::from(errors.as_str()),
+        Param::from(care_plan_external_id),
+    ];
+    d.execute(sql, &params).await
 }
 
 /// The eRX request record with this request id.

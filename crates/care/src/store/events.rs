@@ -9,10 +9,9 @@
 
 use sqlx::Row;
 
-use super::Result;
-use crate::Backend;
-use crate::db::{Tx, now};
-use crate::worklist::EventStatus;
+use super::base::Result;
+use crate::db::{Backend, Tx, now};
+use crate::model::EventStatus;
 
 /// The advisory lock key of event appends on PostgreSQL ("slipway care events").
 const APPEND_LOCK: i64 = 0x5C1A_0E7E_0000_0001;

@@ -1,11 +1,12 @@
 //! Missing-information groups and their requested fields (`mi_group`, `mi_group_field`).
 
+use slipway_server::sql_error::is_unique_violation;
 use sqlx::Row;
 
-use super::{Result, StoreError, is_unique_violation, picklist_text};
+use super::base::{Result, StoreError, picklist_text};
 use crate::db::{Tx, json_strings, now};
 use crate::fields::{FieldDef, FieldType};
-use crate::missing_info::{Group, GroupField};
+use crate::model::{Group, GroupField};
 
 /// The name of the group with this external ID.
 pub async fn name(tx: &mut Tx, id: &str) -> Result<Option<String>> {

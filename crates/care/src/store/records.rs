@@ -4,9 +4,8 @@
 use serde_json::{Map, Value};
 use sqlx::Row;
 
-use super::Result;
-use crate::db::{Change, Tx, now, upsert};
-use crate::missing_info::GroupField;
+use super::base::Result;
+use crate::db::{Change, Driver, Tx, now, upsert};
 
 /// A care plan's row.
 #[derive(Debug, Clone)]
@@ -57,24 +56,6 @@ pub async fn care_plan(tx: &mut Tx, external_id: &str) -> Result<Option<CarePlan
             })
         })
         .transpose()?)
-}
-
-/// What a data request refers to (read with it by
-/// [`super::data_requests::find_with_context`]): its care plan, the plan's program name and
-/// patient account, whether its group exists, and its group's fields. `None` where a record
-/// is missing.
-#[derive(Debug, Clone, Default)]
-pub struct RequestContext {
-    /// Row ids of the care plan and its patient account.
-    pub plan: Option<(i64, i64)>,
-    /// Display name of the plan's program.
-    pub program_name: Option<String>,
-    /// Whether the group exists.
-    pub group_exists: bool,
-    /// External ID of the plan's patient account.
-    pub patient_external_id: Option<String>,
-    /// The group's requested fields, in order.
-    pub fields: Vec<GroupField>,
 }
 
 /// The patient columns of an account.
@@ -197,9 +178,21 @@ pub async fn set_record_field(
     name: &str,
     value: &Value,
 ) -> Result<Change> {
+    Ok(set_record_field_on(tx, object, record_id, name, value).await?)
+}
+
+/// [`set_record_field`] on any [`Driver`] (an enrollment on the native writer's connection
+/// too).
+pub(super) async fn set_record_field_on<D: Driver>(
+    d: &mut D,
+    object: &'static str,
+    record_id: i64,
+    name: &str,
+    value: &Value,
+) -> std::result::Result<Change, D::Error> {
     let ext = format!("{object}:{record_id}:{name}");
     let (_, c) = upsert(
-        tx,
+        d,
         "record_field",
         &ext,
         &[
@@ -211,33 +204,6 @@ pub async fn set_record_field(
     )
     .await?;
     // A new field on an existing record is an update of that record, not a new record.
-    Ok(if c == Change::Created {
-        Change::Updated
-    } else {
-        c
-    })
-}
-
-/// [`set_record_field`] on the native SQLite writer's connection.
-pub fn set_record_field_native(
-    conn: &slipway_server::db::native::rusqlite::Connection,
-    object: &'static str,
-    record_id: i64,
-    name: &str,
-    value: &Value,
-) -> slipway_server::db::native::rusqlite::Result<Change> {
-    let ext = format!("{object}:{record_id}:{name}");
-    let (_, c) = crate::db::native::upsert(
-        conn,
-        "record_field",
-        &ext,
-        &[
-            ("object_name", object.into()),
-            ("record_id", record_id.into()),
-            ("field_name", name.into()),
-            ("value_json", value.to_string().into()),
-        ],
-    )?;
     Ok(if c == Change::Created {
         Change::Updated
     } else {

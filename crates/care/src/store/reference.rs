@@ -3,7 +3,7 @@
 
 use sqlx::Row;
 
-use super::Result;
+use super::base::Result;
 use crate::db::{Tx, now};
 
 /// The kinds of reference data that are a key and a display name.

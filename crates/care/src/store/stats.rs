@@ -2,7 +2,7 @@
 
 use sqlx::Row;
 
-use super::Result;
+use super::base::Result;
 use crate::db::Tx;
 
 /// The tables counted, in the order they are reported.

@@ -3,7 +3,7 @@
 
 use sqlx::Row;
 
-use super::{Columns, Result, aggregated};
+use super::base::{Columns, Result, aggregated};
 use crate::db::Tx;
 
 use std::collections::HashMap;

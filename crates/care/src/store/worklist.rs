@@ -6,11 +6,10 @@
 
 use sqlx::Row;
 
-use super::Result;
+use super::base::Result;
 use super::data_requests::{DATA_REQUEST_COLUMNS, data_request, data_request_columns, holder_join};
 use crate::db::{Tx, now};
-use crate::missing_info::{ACTIVE, COMPLETED, DataRequest};
-use crate::worklist::{Cursor, Search, TaskStatus};
+use crate::model::{ACTIVE, COMPLETED, Cursor, DataRequest, Search, TaskStatus};
 
 /// One worklist row: the request and what its Task shows of its patient and program.
 #[derive(Debug, Clone)]
