@@ -12,6 +12,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use slipway_server::serve::ShuttingDown;
 use tokio::sync::{broadcast, watch};
 
 use crate::db::Db;
@@ -31,8 +32,8 @@ const FAN_OUT: usize = 4096;
 pub struct Hub {
     /// Bumped after each commit that wrote events (wakes the reader).
     written: Arc<watch::Sender<u64>>,
-    /// Set once, when the server shuts down: streams end.
-    closing: Arc<watch::Sender<bool>>,
+    /// Begun once, when the server shuts down: streams end.
+    shutting_down: ShuttingDown,
     /// Every event the reader read, in id order.
     feed: broadcast::Sender<Arc<events::Event>>,
     /// Set once the reader knows where it reads from: from then on every event committed
@@ -44,7 +45,7 @@ impl Default for Hub {
     fn default() -> Self {
         Self {
             written: Arc::new(watch::Sender::new(0)),
-            closing: Arc::new(watch::Sender::new(false)),
+            shutting_down: ShuttingDown::default(),
             feed: broadcast::Sender::new(FAN_OUT),
             reading: Arc::new(watch::Sender::new(false)),
         }
@@ -57,14 +58,10 @@ impl Hub {
         self.written.send_modify(|g| *g += 1);
     }
 
-    /// Ends every stream, now and from now on.
-    pub fn close(&self) {
-        self.closing.send_replace(true);
-    }
-
-    /// Whether the server is closing, and a way to wait until it is.
-    pub fn closing(&self) -> watch::Receiver<bool> {
-        self.closing.subscribe()
+    /// What every stream ends on: the server's shutdown, begun by its serve loop
+    /// ([`ShuttingDown::after`]).
+    pub fn shutting_down(&self) -> &ShuttingDown {
+        &self.shutting_down
     }
 
     /// The events read from now on.

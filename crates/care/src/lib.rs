@@ -68,54 +68,43 @@ pub async fn spawn(
     state: AppState,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), CareError> {
-    let shutdown = close_streams_on(&state, shutdown);
-    slipway_server::serve::serve(listener, app(state), shutdown)
-        .await
-        .map_err(CareError::Io)
+    spawn_with_tls(listener, state, None, shutdown).await
 }
 
-/// `shutdown`, then the end of every event stream: a graceful shutdown waits for open
-/// connections, and a listener's stream would otherwise keep its connection open forever.
-fn close_streams_on(
-    state: &AppState,
+/// [`spawn`], over HTTPS when `tls` is given. Every event stream ends when `shutdown`
+/// completes: a graceful shutdown waits for open connections, and a listener's stream would
+/// otherwise keep its connection open forever.
+async fn spawn_with_tls(
+    listener: tokio::net::TcpListener,
+    state: AppState,
+    tls: Option<slipway_server::tls::Tls>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-) -> impl std::future::Future<Output = ()> + Send + 'static {
-    let hub = state.events().clone();
-    async move {
-        shutdown.await;
-        hub.close();
-    }
+) -> Result<(), CareError> {
+    let shutdown = state.events().shutting_down().after(shutdown);
+    slipway_server::serve::serve_maybe_tls(listener, tls, app(state), shutdown).await?;
+    Ok(())
 }
 
 /// `slipway care serve`: config → pool → migrate → serve, until Ctrl-C or SIGTERM. With
 /// [`CareConfig::tls`] it serves HTTPS; the certificate files are checked before anything
-/// else starts.
+/// else starts (the order of [`slipway_server::serve::run`]).
 pub async fn serve(config: CareConfig) -> Result<(), CareError> {
-    let tls = config
-        .tls
-        .clone()
-        .map(slipway_server::tls::Tls::load)
-        .transpose()
-        .map_err(|e| CareError::Config(e.to_string()))?;
-    let _watching = tls
-        .as_ref()
-        .map(slipway_server::tls::Tls::watch)
-        .transpose()
-        .map_err(|e| CareError::Config(e.to_string()))?;
-    let state = prepare(&config).await?;
-    let listener = tokio::net::TcpListener::bind(config.listen)
-        .await
-        .map_err(CareError::Io)?;
-    let local = listener.local_addr().map_err(CareError::Io)?;
-    tracing::info!(
-        %local,
-        https = tls.is_some(),
-        base_path = %config.base_path,
-        namespace = %config.namespace,
-        "care service listening"
-    );
-    let shutdown = close_streams_on(&state, slipway_server::serve::shutdown_signal());
-    slipway_server::serve::serve_maybe_tls(listener, tls, app(state), shutdown)
-        .await
-        .map_err(CareError::Io)
+    let config = &config;
+    slipway_server::serve::run(
+        config.listen,
+        config.tls.clone(),
+        prepare(config),
+        |on| async move {
+            tracing::info!(
+                local = %on.local,
+                https = on.tls.is_some(),
+                base_path = %config.base_path,
+                namespace = %config.namespace,
+                "care service listening"
+            );
+            let shutdown = slipway_server::serve::shutdown_signal();
+            spawn_with_tls(on.listener, on.state, on.tls, shutdown).await
+        },
+    )
+    .await
 }

@@ -215,32 +215,23 @@ pub async fn spawn_with_tls(
     tls: Option<slipway_server::tls::Tls>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), PlatformError> {
-    let stop = tokio_util::sync::CancellationToken::new();
-    let trigger = stop.clone();
-    let streams = state.clone();
-    tokio::spawn(async move {
-        shutdown.await;
-        streams.end_streams();
-        trigger.cancel();
-    });
+    // Live log streams end, and both listeners stop, when `shutdown` completes.
+    let stop = state.shutting_down().clone();
+    tokio::spawn(stop.after(shutdown));
     let gateway = state.take_gateway().map(|gateway_listener| {
         let app = gateway::router(state.deployer().clone());
-        let stop = stop.clone();
         tokio::spawn(slipway_server::serve::serve_maybe_tls(
             gateway_listener,
             tls.clone(),
             app,
-            stop.cancelled_owned(),
+            stop.begun(),
         ))
     });
-    let served = slipway_server::serve::serve_maybe_tls(
-        listener,
-        tls,
-        router(state.clone()),
-        stop.clone().cancelled_owned(),
-    )
-    .await;
-    stop.cancel();
+    let served =
+        slipway_server::serve::serve_maybe_tls(listener, tls, router(state.clone()), stop.begun())
+            .await;
+    // The API stopped (on an error too): the gateway stops with it.
+    stop.begin();
     if let Some(task) = gateway
         && let Ok(Err(e)) = task.await
     {
@@ -252,28 +243,17 @@ pub async fn spawn_with_tls(
 
 /// `slipway platform serve`: config → pool → migrate → bootstrap → serve, until Ctrl-C or
 /// SIGTERM. With [`PlatformConfig::tls`] it serves HTTPS; the certificate files are checked
-/// before anything else starts.
+/// before anything else starts (the order of [`slipway_server::serve::run`]).
 pub async fn serve(config: PlatformConfig) -> Result<(), PlatformError> {
-    let tls = config
-        .tls
-        .clone()
-        .map(slipway_server::tls::Tls::load)
-        .transpose()
-        .map_err(|e| PlatformError::Config(e.to_string()))?;
-    let _watching = tls
-        .as_ref()
-        .map(slipway_server::tls::Tls::watch)
-        .transpose()
-        .map_err(|e| PlatformError::Config(e.to_string()))?;
-    let state = prepare(&config).await?;
-    let listener = tokio::net::TcpListener::bind(config.listen).await?;
-    let local = listener.local_addr()?;
-    tracing::info!(%local, https = tls.is_some(), gateway = ?state.gateway_addr(), "platform server listening");
-    spawn_with_tls(
-        listener,
-        state,
-        tls,
-        slipway_server::serve::shutdown_signal(),
+    slipway_server::serve::run(
+        config.listen,
+        config.tls.clone(),
+        prepare(&config),
+        |on| async move {
+            tracing::info!(local = %on.local, https = on.tls.is_some(), gateway = ?on.state.gateway_addr(), "platform server listening");
+            let shutdown = slipway_server::serve::shutdown_signal();
+            spawn_with_tls(on.listener, on.state, on.tls, shutdown).await
+        },
     )
     .await
 }

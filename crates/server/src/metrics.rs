@@ -1,12 +1,14 @@
 //! The `/metrics` plumbing both servers share: every request counted and timed by its route
 //! template ([`Metrics::track`]), the figures a service reads when it is scraped
-//! ([`Figures`]), and the exposition itself in the format the scraper asks for
-//! ([`Metrics::exposition`]). The service decides who may read it and which figures it has.
+//! ([`Figures`]; [`counts`] makes the series of one counted by a stored status), and the
+//! exposition itself in the format the scraper asks for ([`Metrics::exposition`]). The
+//! service decides who may read it and which figures it has.
 //!
 //! **No label holds data.** The route is axum's [`MatchedPath`] (`/v1/apps/{app_id}`, never
 //! the path with its ids), a request that matched no route is `unmatched`, the method is one
 //! of the standard ones or `other`, and every other label value is a `&'static str`: a
-//! constant of the code, never a token, a name or a patient's value.
+//! constant of the code, never a token, a name or a patient's value (a stored status that is
+//! not one of the code's counts as [`OTHER`]).
 //!
 //! The metrics live in the server's state, not in a process-wide registry, so two servers in
 //! one process (the desktop's embedded platform and care service, or tests) count apart.
@@ -246,6 +248,31 @@ impl CounterBy {
     }
 }
 
+/// The label value of the stored values none of the known ones spells (see [`counts`]).
+pub const OTHER: &str = "other";
+
+/// The series of a gauge counted by a stored column (a status): one count per `known` value,
+/// in that order and 0 when no row has it (so a series exists before its first row), and
+/// [`OTHER`] for the rows whose stored value is none of them, so a label never carries stored
+/// text. `rows` are the `GROUP BY`'s value and count.
+pub fn counts(
+    known: impl IntoIterator<Item = &'static str>,
+    rows: &[(String, i64)],
+) -> Vec<(&'static str, i64)> {
+    let mut out: Vec<(&'static str, i64)> = known.into_iter().map(|s| (s, 0)).collect();
+    let mut other = 0;
+    for (value, n) in rows {
+        match out.iter_mut().find(|(s, _)| s == value) {
+            Some((_, count)) => *count += n,
+            None => other += n,
+        }
+    }
+    if other > 0 {
+        out.push((OTHER, other));
+    }
+    out
+}
+
 /// The figures a service reads when it is scraped (counts from its database, its pool), as
 /// gauges; built anew for each scrape, so no two scrapes share state.
 #[derive(Debug, Default)]
@@ -425,6 +452,23 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Every known value has its count, 0 included, in the order given; a stored value none
+    /// of them spells (a name, a typo) adds to `other` and never becomes a label.
+    #[test]
+    fn counts_keep_the_known_values_and_fold_the_rest_into_other() {
+        let rows = [("open", 2), ("Jane Doe", 1), ("closed", 5), ("my-app", 3)]
+            .map(|(value, n)| (value.to_owned(), n));
+        assert_eq!(
+            counts(["closed", "open", "stale"], &rows),
+            vec![("closed", 5), ("open", 2), ("stale", 0), ("other", 4)]
+        );
+        assert_eq!(
+            counts(["open"], &[("open".to_owned(), 1)]),
+            vec![("open", 1)],
+            "no `other` series without an unknown value"
+        );
     }
 
     /// A service's own counter starts every series at 0; figures come out as gauges.

@@ -15,7 +15,8 @@ use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use tokio::sync::{broadcast, watch};
+use slipway_server::serve::ShuttingDown;
+use tokio::sync::broadcast;
 
 use super::error::{ApiError, ErrorItem};
 use super::{AppState, read_as_caller};
@@ -82,7 +83,7 @@ async fn subscribe(
         }
     };
     let listener = Listener {
-        closing: state.events().closing(),
+        shutting_down: state.events().shutting_down().clone(),
         state,
         token,
         feed,
@@ -121,7 +122,7 @@ struct Listener {
     state: AppState,
     token: String,
     feed: broadcast::Receiver<Arc<events::Event>>,
-    closing: watch::Receiver<bool>,
+    shutting_down: ShuttingDown,
     after: i64,
     catching_up: bool,
     pending: VecDeque<Arc<events::Event>>,
@@ -144,7 +145,7 @@ impl Listener {
                     .unwrap_or_else(|_| Event::default().comment("unencodable event"));
                 return Some((Ok(event), self));
             }
-            if *self.closing.borrow() {
+            if self.shutting_down.has_begun() {
                 return None;
             }
             if Instant::now() >= self.recheck_at {
@@ -171,7 +172,7 @@ impl Listener {
                     Err(broadcast::error::RecvError::Lagged(_)) => self.catching_up = true,
                     Err(broadcast::error::RecvError::Closed) => return None,
                 },
-                changed = self.closing.changed() => if changed.is_err() { return None },
+                () = self.shutting_down.begun() => {}
                 _ = tokio::time::sleep_until(self.recheck_at.into()) => {}
             }
         }

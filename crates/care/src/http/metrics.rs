@@ -7,7 +7,7 @@
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::Response;
-use slipway_server::metrics::{CounterBy, Figures, Registry};
+use slipway_server::metrics::{self, CounterBy, Figures, Registry};
 
 use super::error::{ApiError, ErrorItem};
 use super::{AppState, read_as_caller};
@@ -62,21 +62,10 @@ pub async fn serve(
         .map_err(|e| ApiError::Internal(format!("the metrics could not be encoded: {e}")))
 }
 
-/// One count per known status (0 when none has it), and `other` for any stored status that
-/// is not one of them, so a label never carries stored text.
+/// The requests by status: one count per status of [`STATUSES`], and `other` for any stored
+/// status that is not one of them.
 fn status_counts(rows: &[(String, i64)]) -> Vec<(&'static str, i64)> {
-    let mut counts: Vec<(&'static str, i64)> = STATUSES.iter().map(|s| (*s, 0)).collect();
-    let mut other = 0;
-    for (status, n) in rows {
-        match counts.iter_mut().find(|(s, _)| s == status) {
-            Some((_, count)) => *count += n,
-            None => other += n,
-        }
-    }
-    if other > 0 {
-        counts.push(("other", other));
-    }
-    counts
+    metrics::counts(STATUSES.iter().copied(), rows)
 }
 
 #[cfg(test)]

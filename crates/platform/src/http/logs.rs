@@ -405,11 +405,11 @@ async fn stream(
     let (sender, receiver) = tokio::sync::mpsc::channel::<Event>(256);
     let follow_state = state.clone();
     tokio::spawn(async move {
-        let stop = follow_state.streams_stop();
+        let shutting_down = follow_state.shutting_down().begun();
         tokio::select! {
             () = follow(&follow_state, &id, query, &sender) => {}
             () = sender.closed() => {}
-            () = stop.cancelled() => {}
+            () = shutting_down => {}
         }
     });
     let events = futures_util::stream::unfold(receiver, |mut receiver| async move {

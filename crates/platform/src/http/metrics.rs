@@ -12,7 +12,7 @@
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::Response;
-use slipway_server::metrics::Figures;
+use slipway_server::metrics::{Figures, counts};
 
 use super::error::ApiError;
 use super::{Access, AppState};
@@ -72,26 +72,6 @@ pub async fn serve(
         .metrics()
         .exposition(&headers, &figures)
         .map_err(|e| ApiError::Internal(format!("the metrics could not be encoded: {e}")))
-}
-
-/// One count per known status (0 when no row has it), and `other` for a stored status none
-/// of them spells, so a label never carries stored text.
-fn counts<const N: usize>(
-    known: [&'static str; N],
-    rows: &[(String, i64)],
-) -> Vec<(&'static str, i64)> {
-    let mut out: Vec<(&'static str, i64)> = known.iter().map(|s| (*s, 0)).collect();
-    let mut other = 0;
-    for (status, n) in rows {
-        match out.iter_mut().find(|(s, _)| s == status) {
-            Some((_, count)) => *count += n,
-            None => other += n,
-        }
-    }
-    if other > 0 {
-        out.push(("other", other));
-    }
-    out
 }
 
 #[cfg(test)]

@@ -55,9 +55,9 @@ pub struct AppState {
     _lock: Arc<crate::data_dir::DataDirLock>,
     gateway: Arc<Mutex<Option<tokio::net::TcpListener>>>,
     gateway_addr: Option<SocketAddr>,
-    /// Cancelled when the server begins to shut down, so live log streams (which never end
-    /// by themselves) end and let the graceful shutdown finish.
-    streams: tokio_util::sync::CancellationToken,
+    /// Begun when the server begins to shut down, so live log streams (which never end by
+    /// themselves) end and let the graceful shutdown finish.
+    shutting_down: slipway_server::serve::ShuttingDown,
     /// Single sign-on, when `--oidc-*` configured it.
     sso: Option<Arc<slipway_identity::oidc::Sso>>,
     /// The requests by route template and the `/metrics` exposition.
@@ -83,7 +83,7 @@ impl AppState {
             vault,
             _lock: Arc::new(lock),
             gateway: Arc::new(Mutex::new(gateway)),
-            streams: tokio_util::sync::CancellationToken::new(),
+            shutting_down: slipway_server::serve::ShuttingDown::default(),
             gateway_addr,
             sso: None,
             metrics: slipway_server::metrics::Metrics::new(),
@@ -131,14 +131,9 @@ impl AppState {
         &self.metrics
     }
 
-    /// The token live streams end on.
-    pub(crate) fn streams_stop(&self) -> tokio_util::sync::CancellationToken {
-        self.streams.clone()
-    }
-
-    /// Ends every live stream (the server is shutting down).
-    pub(crate) fn end_streams(&self) {
-        self.streams.cancel();
+    /// What live streams end on, and the listeners stop on: the server's shutdown.
+    pub(crate) fn shutting_down(&self) -> &slipway_server::serve::ShuttingDown {
+        &self.shutting_down
     }
 
     /// Where the gateway listens (`None` without a gateway).
