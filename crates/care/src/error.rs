@@ -20,19 +20,19 @@ pub enum CareError {
     Io(#[from] std::io::Error),
 }
 
-/// Certificate files that cannot be used (`--tls-cert`, `--tls-key`) are a configuration
-/// error, named by flag and file.
-impl From<slipway_server::tls::TlsError> for CareError {
-    fn from(e: slipway_server::tls::TlsError) -> Self {
-        Self::Config(e.to_string())
-    }
-}
-
 impl From<slipway_server::db::ConnectError> for CareError {
     fn from(e: slipway_server::db::ConnectError) -> Self {
         match e {
             slipway_server::db::ConnectError::UnsupportedUrl => Self::Config(e.to_string()),
             slipway_server::db::ConnectError::Database(e) => Self::Database(e),
         }
+    }
+}
+
+/// Certificate files that cannot be used (`--tls-cert`, `--tls-key`) are a configuration
+/// error, named by flag and file.
+impl From<slipway_server::tls::TlsError> for CareError {
+    fn from(e: slipway_server::tls::TlsError) -> Self {
+        Self::Config(e.to_string())
     }
 }
