@@ -80,8 +80,14 @@ fn crates_depend_on_exactly_the_drawn_crates() {
                 "slipway-server",
             ],
         ),
-        ("slipway-toolkit", &["slipway-devfile", "slipway-server"]),
-        ("slipway-care-client", &["slipway-server", "slipway-toolkit"]),
+        (
+            "slipway-toolkit",
+            &["slipway-api", "slipway-devfile", "slipway-server"],
+        ),
+        (
+            "slipway-care-client",
+            &["slipway-server", "slipway-toolkit"],
+        ),
         (
             "slipway-desktop",
             &[

@@ -28,13 +28,14 @@ pub fn run(tool: &str, raw_args: &str) -> ExitCode {
             return ExitCode::from(USAGE);
         }
     };
-    match slipway_toolkit::call(tool, args) {
-        Ok(result) => {
+    match slipway_toolkit::call_outcome(tool, args) {
+        Ok(outcome) => {
+            let result = slipway_toolkit::render(&outcome);
             println!(
                 "{}",
                 serde_json::to_string_pretty(&result).unwrap_or_else(|_| result.to_string())
             );
-            if result.get("success") == Some(&Value::Bool(false)) {
+            if outcome.is_err() {
                 ExitCode::FAILURE
             } else {
                 ExitCode::SUCCESS

@@ -7,8 +7,11 @@ use std::time::Duration;
 
 use crate::local_platform::WhenMissing;
 use clap::Args;
-use serde_json::{Value, json};
-use slipway_toolkit::platform::{self, AppIdArgs, BuildAppArgs, Client, Endpoint, GetLogsArgs};
+use slipway_toolkit::platform::history::{Deployment, Diagnosis};
+use slipway_toolkit::platform::{
+    self, AppIdArgs, AppStatus, BuildAppArgs, Client, Endpoint, GetLogsArgs,
+};
+use slipway_toolkit::{ScaffoldArgs, ToolError};
 
 #[derive(Debug, Args)]
 pub struct NewArgs {
@@ -182,36 +185,48 @@ fn app_id(arg: Option<String>) -> Result<String, String> {
         .map_err(|e| format!(".app: {e}"))
 }
 
-/// Prints a failed tool result and returns the exit code.
-fn finish(result: &Value, ok: impl FnOnce(&Value)) -> ExitCode {
-    if result.get("success") == Some(&Value::Bool(false)) {
-        eprintln!("error: {}", result["error"].as_str().unwrap_or("failed"));
-        for e in result["errors"].as_array().into_iter().flatten() {
-            eprintln!("  {}", e.as_str().unwrap_or_default());
+/// Shows a tool's typed result with `ok`, or says why it failed (with the devfile's errors
+/// when an invalid devfile was the reason), and returns the exit code.
+fn finish<T>(outcome: Result<T, ToolError>, ok: impl FnOnce(&T)) -> ExitCode {
+    match outcome {
+        Ok(result) => {
+            ok(&result);
+            ExitCode::SUCCESS
         }
-        return ExitCode::FAILURE;
+        Err(e) => {
+            eprintln!("error: {e}");
+            if let ToolError::InvalidDevfile { errors, .. } = &e {
+                for error in errors {
+                    eprintln!("  {error}");
+                }
+            }
+            ExitCode::FAILURE
+        }
     }
-    ok(result);
-    ExitCode::SUCCESS
 }
 
 pub fn new(args: NewArgs) -> ExitCode {
-    let mut call = json!({"app_name": args.name, "app_type": args.template, "output_directory": args.dir, "durable": args.durable});
-    if let Some(port) = args.port {
-        call["port"] = json!(port);
-    }
-    match slipway_toolkit::call("scaffold_app", call) {
-        Ok(result) => finish(&result, |r| {
-            let project = PathBuf::from(r["project_path"].as_str().unwrap_or_default());
-            println!(
-                "Created {} ({} files).",
-                shown(&project).display(),
-                r["files_created"].as_array().map_or(0, Vec::len)
-            );
-            println!("Next: cd {} && slipway build", shown(&project).display());
-        }),
-        Err(e) => fail(&e.to_string()),
-    }
+    let call = ScaffoldArgs {
+        app_name: args.name,
+        app_type: args.template,
+        output_directory: args.dir,
+        description: None,
+        display_name: None,
+        port: args.port,
+        fabrics: None,
+        permissions: None,
+        overwrite: None,
+        durable: Some(args.durable),
+    };
+    finish(slipway_toolkit::scaffold_app(&call), |r| {
+        let project = PathBuf::from(&r.project_path);
+        println!(
+            "Created {} ({} files).",
+            shown(&project).display(),
+            r.files_created.len()
+        );
+        println!("Next: cd {} && slipway build", shown(&project).display());
+    })
 }
 
 /// `path` as a user in the current directory types it: `./orders` for a project below it,
@@ -242,25 +257,22 @@ pub fn build(args: BuildArgs) -> ExitCode {
         build_mode: Some(if args.local { "local" } else { "remote" }.into()),
         service_name: args.service,
     };
-    let result = platform::build_app_with_progress(&client, &call, &|step| eprintln!("… {step}"))
-        .unwrap_or_else(|e| e.to_json());
-    finish(&result, |r| {
-        if let Some(logs) = r["build_logs"].as_object() {
-            for (service, log) in logs {
-                println!(
-                    "--- build log of {service}\n{}",
-                    log.as_str().unwrap_or_default()
-                );
-            }
+    let outcome = platform::build_app_with_progress(&client, &call, &|step| eprintln!("… {step}"));
+    finish(outcome, |r| {
+        for (service, log) in r.build_logs.iter().flatten() {
+            println!(
+                "--- build log of {service}\n{}",
+                log.as_deref().unwrap_or_default()
+            );
         }
-        println!("Built app {}", r["app_id"].as_str().unwrap_or_default());
+        println!("Built app {}", r.app_id);
         // The URLs are known (and kept) from the first build on; they answer once it runs.
-        match r["app_url"].as_str() {
+        match &r.app_url {
             Some(url) => println!("  URL: {url}"),
             None => println!("  (no URL: no public endpoint, or the platform runs no gateway)"),
         }
-        for (service, url) in r["service_urls"].as_object().into_iter().flatten() {
-            println!("  {service}: {}", url.as_str().unwrap_or_default());
+        for (service, url) in &r.service_urls {
+            println!("  {service}: {url}");
         }
         println!("It is deploying (the URLs answer once it is RUNNING): slipway status --watch");
     })
@@ -272,24 +284,26 @@ pub fn status(args: StatusArgs) -> ExitCode {
         Err(e) => return fail(&e),
     };
     loop {
-        let result = platform::get_app_status(
+        let state = match platform::get_app_status(
             &client,
             &AppIdArgs {
                 app_id: id.clone(),
                 environment: None,
             },
-        )
-        .unwrap_or_else(|e| e.to_json());
-        if result.get("success") == Some(&Value::Bool(false)) {
-            return finish(&result, |_| {});
-        }
-        let state = result["status"].as_str().unwrap_or("?").to_owned();
-        println!("{state}  {}", result["app_url"].as_str().unwrap_or(""));
-        if let Some(reason) = result["reason"].as_str() {
+        ) {
+            Ok(state) => state,
+            Err(e) => return finish(Err::<(), _>(e), |()| {}),
+        };
+        println!(
+            "{}  {}",
+            state.status.as_str(),
+            state.app_url.as_deref().unwrap_or("")
+        );
+        if let Some(reason) = &state.reason {
             println!("  reason: {reason}");
         }
-        if !args.watch || state == "RUNNING" || state == "FAILED" || state == "suspended" {
-            return if state == "FAILED" {
+        if !args.watch || state.status.is_settled() {
+            return if state.status == AppStatus::Failed {
                 ExitCode::FAILURE
             } else {
                 ExitCode::SUCCESS
@@ -324,19 +338,17 @@ pub fn logs(args: LogsArgs) -> ExitCode {
         service_name: args.service,
         environment: None,
     };
-    let result = platform::get_app_logs(&client, &call).unwrap_or_else(|e| e.to_json());
-    finish(&result, |r| {
-        for entry in r["logs"].as_array().into_iter().flatten() {
+    finish(platform::get_app_logs(&client, &call), |r| {
+        for entry in &r.logs {
             println!(
                 "=== {} {} ({} bytes)",
-                entry["service"].as_str().unwrap_or("?"),
-                entry["kind"].as_str().unwrap_or("?"),
-                entry["size"]
+                entry.service,
+                entry.kind.as_str(),
+                entry.size
             );
-            match entry["url"].as_str().map(platform::fetch_text) {
-                Some(Ok(text)) => print!("{text}"),
-                Some(Err(e)) => println!("(cannot fetch: {e})"),
-                None => {}
+            match platform::fetch_text(&entry.url) {
+                Ok(text) => print!("{text}"),
+                Err(e) => println!("(cannot fetch: {e})"),
             }
         }
     })
@@ -452,7 +464,7 @@ fn login_invite(args: &LoginArgs, code: &str) -> Result<(), String> {
 fn login_sso(args: &LoginArgs) -> Result<(), String> {
     let url = url_for(args, "with --sso")?;
     let status = platform::sso_status(url).map_err(|e| e.to_string())?;
-    if status["enabled"] != true {
+    if !status.enabled {
         return Err(format!(
             "the platform at {url} has no single sign-on (it was started without --oidc-issuer); \
              sign in with an invite (`slipway login --invite CODE --url {url}`) or a token (`--token-file`)"
@@ -470,7 +482,7 @@ fn login_sso(args: &LoginArgs) -> Result<(), String> {
     }
     eprintln!(
         "Waiting for the browser to come back from {} (up to 5 minutes)…",
-        status["issuer"].as_str().unwrap_or("the identity provider")
+        status.issuer.as_deref().unwrap_or("the identity provider")
     );
     let signed_in = sign_in.wait(SSO_WAIT).map_err(|e| e.to_string())?;
     let store = platform::credentials::login(&args.environment, url, signed_in.token.expose())
@@ -506,14 +518,11 @@ pub fn whoami(args: LogoutArgs) -> ExitCode {
         .and_then(|c| platform::whoami(&c).map(|me| (c.base_url().to_owned(), me)));
     match who {
         Ok((url, me)) => {
-            let role = me["role"]
-                .as_str()
-                .map(|r| format!(", {r}"))
-                .unwrap_or_default();
             println!(
-                "{} <{}>{role} on {url} (environment {:?})",
-                me["name"].as_str().unwrap_or("?"),
-                me["email"].as_str().unwrap_or("?"),
+                "{} <{}>, {} on {url} (environment {:?})",
+                me.name,
+                me.email,
+                me.role.as_str(),
                 args.environment
             );
             ExitCode::SUCCESS
@@ -523,20 +532,19 @@ pub fn whoami(args: LogoutArgs) -> ExitCode {
 }
 
 /// The first line of a deployment in `slipway deployments`.
-fn deployment_line(d: &Value) -> String {
-    let secrets: Vec<String> = d["services"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .flat_map(|s| s["secrets"].as_array().cloned().unwrap_or_default())
-        .map(|s| format!("{}@v{}", s["path"].as_str().unwrap_or("?"), s["version"]))
+fn deployment_line(d: &Deployment) -> String {
+    let secrets: Vec<String> = d
+        .services
+        .iter()
+        .flat_map(|s| &s.secrets)
+        .map(|s| format!("{}@v{}", s.path, s.version))
         .collect();
     format!(
         "{}  {:<10} {:<8} {}{}",
-        d["id"].as_str().unwrap_or("?"),
-        d["status"].as_str().unwrap_or("?"),
-        d["cause"].as_str().unwrap_or("?"),
-        d["created_at"].as_str().unwrap_or(""),
+        d.id,
+        d.status.as_str(),
+        d.cause.as_str(),
+        d.created_at,
         if secrets.is_empty() {
             String::new()
         } else {
@@ -550,19 +558,14 @@ pub fn deployments(args: DeploymentsArgs) -> ExitCode {
         Ok(v) => v,
         Err(e) => return fail(&e),
     };
-    let result = platform::history::deployments(&client, &id, args.limit.clamp(1, 100))
-        .unwrap_or_else(|e| e.to_json());
-    finish(&result, |r| {
-        for d in r["deployments"].as_array().into_iter().flatten() {
+    let outcome = platform::history::deployments(&client, &id, args.limit.clamp(1, 100));
+    finish(outcome, |r| {
+        for d in &r.deployments {
             println!("{}", deployment_line(d));
-            for s in d["services"].as_array().into_iter().flatten() {
-                println!(
-                    "    {:<12} {}",
-                    s["service"].as_str().unwrap_or("?"),
-                    s["image_digest"].as_str().unwrap_or("?")
-                );
+            for s in &d.services {
+                println!("    {:<12} {}", s.service, s.image_digest);
             }
-            if let Some(reason) = d["reason"].as_str() {
+            if let Some(reason) = &d.reason {
                 println!("    reason: {reason}");
             }
         }
@@ -574,14 +577,9 @@ pub fn rollback(args: RollbackArgs) -> ExitCode {
         Ok(v) => v,
         Err(e) => return fail(&e),
     };
-    let result = platform::history::rollback(&client, &id, args.deployment.as_deref())
-        .unwrap_or_else(|e| e.to_json());
-    finish(&result, |r| {
-        println!(
-            "rolling back to {}: {}",
-            r["rollback_of"].as_str().unwrap_or("?"),
-            r["message"].as_str().unwrap_or("")
-        );
+    let outcome = platform::history::rollback(&client, &id, args.deployment.as_deref());
+    finish(outcome, |r| {
+        println!("rolling back to {}: {}", r.rollback_of, r.message);
         println!("follow it with: slipway status --watch {id}");
     })
 }
@@ -591,59 +589,61 @@ pub fn why(args: WhyArgs) -> ExitCode {
         Ok(v) => v,
         Err(e) => return fail(&e),
     };
-    let result = platform::history::diagnosis(&client, &id).unwrap_or_else(|e| e.to_json());
-    finish(&result, |r| {
-        println!("status: {}", r["status"].as_str().unwrap_or("?"));
-        if let Some(reason) = r["reason"].as_str() {
-            println!("reason: {reason}");
+    finish(platform::history::diagnosis(&client, &id), |r| {
+        show_diagnosis(r, &id);
+    })
+}
+
+/// `slipway why`'s report: the status and reason, each failing service's and a failed
+/// build's log tail, the devfile's errors, and what changed since the app last ran well.
+fn show_diagnosis(r: &Diagnosis, id: &str) {
+    println!("status: {}", r.status.as_str());
+    if let Some(reason) = &r.reason {
+        println!("reason: {reason}");
+    }
+    for s in &r.failing_services {
+        println!(
+            "\nservice {} is {}; its log ends:",
+            s.service,
+            s.status.as_str()
+        );
+        for line in s.log_tail.lines() {
+            println!("  | {line}");
         }
-        for s in r["failing_services"].as_array().into_iter().flatten() {
-            println!(
-                "\nservice {} is {}; its log ends:",
-                s["service"].as_str().unwrap_or("?"),
-                s["status"].as_str().unwrap_or("?")
-            );
-            for line in s["log_tail"].as_str().unwrap_or("").lines() {
-                println!("  | {line}");
-            }
+    }
+    if let Some(b) = &r.failed_build {
+        println!(
+            "\nthe newest build ({}) failed: {}",
+            b.service,
+            b.error.as_deref().unwrap_or("")
+        );
+        for line in b.log_tail.lines() {
+            println!("  | {line}");
         }
-        if let Some(b) = r["failed_build"].as_object() {
-            println!(
-                "\nthe newest build ({}) failed: {}",
-                b["service"].as_str().unwrap_or("?"),
-                b["error"].as_str().unwrap_or("")
-            );
-            for line in b["log_tail"].as_str().unwrap_or("").lines() {
-                println!("  | {line}");
+    }
+    for e in r.devfile.iter().flat_map(|d| &d.errors) {
+        println!("devfile error: {e}");
+    }
+    if let Some(good) = &r.last_good_deployment_id {
+        println!("\nsince the last deployment that ran well ({good}):");
+        if let Some(changes) = &r.changes_since_last_good {
+            for i in &changes.images {
+                println!("  image of {} changed", i.service);
             }
-        }
-        if let Some(d) = r["devfile"].as_object() {
-            for e in d["errors"].as_array().into_iter().flatten() {
-                println!("devfile error: {}", e.as_str().unwrap_or(""));
-            }
-        }
-        if let Some(good) = r["last_good_deployment_id"].as_str() {
-            let changes = &r["changes_since_last_good"];
-            println!("\nsince the last deployment that ran well ({good}):");
-            for i in changes["images"].as_array().into_iter().flatten() {
-                println!(
-                    "  image of {} changed",
-                    i["service"].as_str().unwrap_or("?")
-                );
-            }
-            for s in changes["secrets"].as_array().into_iter().flatten() {
+            let version = |v: Option<i64>| v.map_or_else(|| "null".to_owned(), |v| v.to_string());
+            for s in &changes.secrets {
                 println!(
                     "  secret {} of {}: version {} -> {}",
-                    s["path"].as_str().unwrap_or("?"),
-                    s["service"].as_str().unwrap_or("?"),
-                    s["from_version"],
-                    s["to_version"]
+                    s.path,
+                    s.service,
+                    version(s.from_version),
+                    version(s.to_version)
                 );
             }
-            if changes["devfile"]["changed"] == true {
-                print!("{}", changes["devfile"]["diff"].as_str().unwrap_or(""));
+            if changes.devfile.changed {
+                print!("{}", changes.devfile.diff);
             }
-            println!("roll back with: slipway rollback {good} --app {id}");
         }
-    })
+        println!("roll back with: slipway rollback {good} --app {id}");
+    }
 }

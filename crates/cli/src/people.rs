@@ -1,14 +1,16 @@
 //! `slipway people …`: the account's people, invites and audit, for admins who run a team
 //! without a shell on the server (docs/people.md). Tables for people, `--json` (the
-//! platform's answer) for scripts. The output and client helpers here are shared with
-//! `slipway tokens`.
+//! platform's typed answer, rendered as `slipway call` renders a tool's) for scripts. The
+//! output and client helpers here are shared with `slipway tokens`.
 
 use std::io::{BufRead as _, IsTerminal as _, Write as _};
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
+use serde::Serialize;
 use serde_json::Value;
 use slipway_toolkit::ToolError;
+use slipway_toolkit::platform::people::{AuditPage, InviteMade, Invites, People, Removed};
 use slipway_toolkit::platform::{self, Client, Endpoint};
 
 #[derive(Debug, Args)]
@@ -89,26 +91,24 @@ impl Output {
         }
     }
 
-    /// Prints `result`: as JSON with `--json` (a failure too, as `slipway call` does), else
-    /// through `human`; a failure is also said on stderr.
-    pub(crate) fn show(
+    /// Prints `result`: rendered as JSON with `--json` (a failure too, as `slipway call`
+    /// does), else through `human`; a failure is also said on stderr.
+    pub(crate) fn show<T: Serialize>(
         &self,
-        result: Result<Value, ToolError>,
-        human: impl FnOnce(&Value),
+        result: Result<T, ToolError>,
+        human: impl FnOnce(&T),
     ) -> ExitCode {
+        if self.json {
+            println!("{}", pretty(&slipway_toolkit::render(&result)));
+        }
         match result {
             Ok(value) => {
-                if self.json {
-                    println!("{}", pretty(&value));
-                } else {
+                if !self.json {
                     human(&value);
                 }
                 ExitCode::SUCCESS
             }
             Err(e) => {
-                if self.json {
-                    println!("{}", pretty(&e.to_json()));
-                }
                 eprintln!("error: {e}");
                 ExitCode::FAILURE
             }
@@ -142,18 +142,9 @@ pub(crate) fn table(header: &[&str], rows: &[Vec<String>]) {
     }
 }
 
-/// A field as text: strings as they are, null as `null_as`.
-pub(crate) fn text(value: &Value, null_as: &str) -> String {
-    match value {
-        Value::Null => null_as.to_owned(),
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
-/// An RFC 3339 time as a table shows it: `2026-05-01 10:00` (UTC), null as `null_as`.
-pub(crate) fn when(value: &Value, null_as: &str) -> String {
-    match value.as_str() {
+/// An RFC 3339 time as a table shows it: `2026-05-01 10:00` (UTC), none as `null_as`.
+pub(crate) fn when(time: Option<&str>, null_as: &str) -> String {
+    match time {
         Some(t) => t.get(..16).unwrap_or(t).replacen('T', " ", 1),
         None => null_as.to_owned(),
     }
@@ -180,11 +171,7 @@ pub fn run(args: PeopleArgs) -> ExitCode {
         ),
         PeopleCommand::Role { email, role } => {
             out.show(platform::set_role(&client, &email, &role), |r| {
-                println!(
-                    "{} is now {}.",
-                    text(&r["email"], &email),
-                    text(&r["role"], &role)
-                );
+                println!("{} is now {}.", r.email, r.role);
             })
         }
         PeopleCommand::Remove { email, yes } => {
@@ -197,10 +184,7 @@ pub fn run(args: PeopleArgs) -> ExitCode {
         PeopleCommand::Invites => out.show(platform::list_invites(&client), show_invites),
         PeopleCommand::RevokeInvite { id } => {
             out.show(platform::people::revoke_invite(&client, &id), |r| {
-                println!(
-                    "Revoked invite {}: its code no longer works.",
-                    text(&r["id"], &id)
-                );
+                println!("Revoked invite {}: its code no longer works.", r.id);
             })
         }
         PeopleCommand::Audit { page_token } => {
@@ -209,18 +193,17 @@ pub fn run(args: PeopleArgs) -> ExitCode {
     }
 }
 
-fn show_people(r: &Value) {
-    let rows: Vec<Vec<String>> = r["users"]
-        .as_array()
-        .into_iter()
-        .flatten()
+fn show_people(r: &People) {
+    let rows: Vec<Vec<String>> = r
+        .users
+        .iter()
         .map(|p| {
             vec![
-                text(&p["email"], ""),
-                text(&p["name"], ""),
-                text(&p["role"], "?"),
-                when(&p["joined_at"], ""),
-                when(&p["last_active_at"], "never"),
+                p.email.clone(),
+                p.name.clone(),
+                p.role.to_string(),
+                when(Some(&p.joined_at), ""),
+                when(p.last_active_at.as_deref(), "never"),
             ]
         })
         .collect();
@@ -230,51 +213,42 @@ fn show_people(r: &Value) {
     );
 }
 
-fn show_invite(r: &Value, base_url: &str) {
-    let code = text(&r["code"], "?");
+fn show_invite(r: &InviteMade, base_url: &str) {
+    let code = r.code.expose();
     println!(
         "Invited {} as {} (invite {}).",
-        text(&r["email"], "?"),
-        text(&r["role"], "?"),
-        text(&r["id"], "?")
+        r.invite.email, r.invite.role, r.invite.id
     );
     println!("Code (shown only now): {code}");
-    println!("Link for the desktop app: {}", text(&r["link"], "?"));
+    println!("Link for the desktop app: {}", r.link);
     println!(
         "The code works once and expires at {}. Send it privately; from the CLI they join with:",
-        text(&r["expires_at"], "?")
+        r.invite.expires_at
     );
     println!("  slipway login --invite {code} --url {base_url}");
 }
 
-fn show_removed(r: &Value) {
-    let person = &r["removed"];
+fn show_removed(r: &Removed) {
     println!(
         "Removed {} <{}>: their tokens no longer work.",
-        text(&person["name"], "?"),
-        text(&person["email"], "?")
+        r.removed.name, r.removed.email
     );
-    for app in r["transferred_apps"].as_array().into_iter().flatten() {
-        println!(
-            "  app {} ({}) is yours now",
-            text(&app["name"], "?"),
-            text(&app["app_id"], "?")
-        );
+    for app in &r.transferred_apps {
+        println!("  app {} ({}) is yours now", app.name, app.app_id);
     }
 }
 
-fn show_invites(r: &Value) {
-    let rows: Vec<Vec<String>> = r["invites"]
-        .as_array()
-        .into_iter()
-        .flatten()
+fn show_invites(r: &Invites) {
+    let rows: Vec<Vec<String>> = r
+        .invites
+        .iter()
         .map(|i| {
             vec![
-                text(&i["id"], ""),
-                text(&i["email"], ""),
-                text(&i["role"], ""),
-                when(&i["expires_at"], ""),
-                text(&i["invited_by"]["email"], ""),
+                i.id.clone(),
+                i.email.clone(),
+                i.role.to_string(),
+                when(Some(&i.expires_at), ""),
+                i.invited_by.email.clone(),
             ]
         })
         .collect();
@@ -288,23 +262,24 @@ fn show_invites(r: &Value) {
     );
 }
 
-fn show_audit(r: &Value) {
-    let rows: Vec<Vec<String>> = r["entries"]
-        .as_array()
-        .into_iter()
-        .flatten()
+fn show_audit(r: &AuditPage) {
+    let rows: Vec<Vec<String>> = r
+        .entries
+        .iter()
         .map(|e| {
             vec![
-                when(&e["at"], ""),
-                text(&e["actor"]["email"], "-"),
-                text(&e["action"], ""),
-                text(&e["subject"], ""),
-                text(&e["detail"], ""),
+                when(Some(&e.at), ""),
+                e.actor
+                    .as_ref()
+                    .map_or_else(|| "-".to_owned(), |a| a.email.clone()),
+                e.action.clone(),
+                e.subject.clone(),
+                e.detail.clone(),
             ]
         })
         .collect();
     table(&["AT (UTC)", "BY", "ACTION", "SUBJECT", "DETAIL"], &rows);
-    if let Some(next) = r["next_page_token"].as_str() {
+    if let Some(next) = &r.next_page_token {
         println!("More: slipway people audit --page-token {next}");
     }
 }

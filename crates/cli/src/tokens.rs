@@ -4,10 +4,9 @@
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use serde_json::Value;
-use slipway_toolkit::platform;
+use slipway_toolkit::platform::{self, Tokens};
 
-use crate::people::{Output, table, text, when};
+use crate::people::{Output, table, when};
 
 #[derive(Debug, Args)]
 pub struct TokensArgs {
@@ -55,38 +54,32 @@ pub fn run(args: TokensArgs) -> ExitCode {
             |r| {
                 println!(
                     "Created token {:?} (id {}); it expires at {}.",
-                    text(&r["name"], &name),
-                    text(&r["id"], "?"),
-                    text(&r["expires_at"], "never")
+                    r.name,
+                    r.id,
+                    r.expires_at.as_deref().unwrap_or("never")
                 );
                 println!("It is shown only now; keep it somewhere safe:");
-                println!("{}", text(&r["token"], ""));
+                println!("{}", r.token.expose());
             },
         ),
         TokensCommand::Revoke { id } => out.show(platform::revoke_token(&client, &id), |r| {
-            println!("Revoked token {}: it no longer works.", text(&r["id"], &id));
+            println!("Revoked token {}: it no longer works.", r.id);
         }),
     }
 }
 
-fn show_tokens(r: &Value) {
-    let rows: Vec<Vec<String>> = r["tokens"]
-        .as_array()
-        .into_iter()
-        .flatten()
+fn show_tokens(r: &Tokens) {
+    let rows: Vec<Vec<String>> = r
+        .tokens
+        .iter()
         .map(|t| {
             vec![
-                text(&t["id"], ""),
-                text(&t["name"], ""),
-                when(&t["created_at"], ""),
-                when(&t["expires_at"], "never"),
-                when(&t["last_used_at"], "never"),
-                if t["current"] == true {
-                    "← this one"
-                } else {
-                    ""
-                }
-                .to_owned(),
+                t.id.clone(),
+                t.name.clone(),
+                when(Some(&t.created_at), ""),
+                when(t.expires_at.as_deref(), "never"),
+                when(t.last_used_at.as_deref(), "never"),
+                if t.current { "← this one" } else { "" }.to_owned(),
             ]
         })
         .collect();

@@ -15,9 +15,9 @@ use rmcp::model::{
     GetPromptResult, Prompt, PromptArgument, PromptMessage, Resource, ResourceContents,
     ResourceTemplate, Role,
 };
-use serde_json::{Value, json};
+use serde_json::Value;
 use slipway_toolkit::ToolError;
-use slipway_toolkit::platform::{self, Client};
+use slipway_toolkit::platform::{self, Client, GetLogsArgs, ListAppsArgs};
 
 /// The prompts, as `prompts/list` shows them.
 pub fn prompts() -> Vec<Prompt> {
@@ -84,14 +84,6 @@ pub fn get_prompt(
             let app_id = argument(args, "app_id")
                 .ok_or_else(|| ContextError::Argument("app_id is required".into()))?;
             let diagnosis = platform::history::diagnosis(&client()?, app_id)?;
-            if diagnosis.get("success") == Some(&Value::Bool(false)) {
-                return Err(ContextError::Argument(
-                    diagnosis["error"]
-                        .as_str()
-                        .unwrap_or("no diagnosis")
-                        .to_owned(),
-                ));
-            }
             let text = format!(
                 "The Slipway app {app_id} is {status}. Here is its diagnosis from the platform \
                  (JSON): the latest deployment's reason, the last log lines of each service that \
@@ -103,10 +95,11 @@ pub fn get_prompt(
                  deployment ran well before, say that `slipway rollback {good}` would bring it \
                  back with the images and secret versions it ran with. Do not change anything \
                  without the user's consent.",
-                status = diagnosis["status"].as_str().unwrap_or("unknown"),
+                status = diagnosis.status.as_str(),
                 json = serde_json::to_string_pretty(&diagnosis).unwrap_or_default(),
-                good = diagnosis["last_good_deployment_id"]
-                    .as_str()
+                good = diagnosis
+                    .last_good_deployment_id
+                    .as_deref()
                     .unwrap_or("<deployment>"),
             );
             Ok(
@@ -170,14 +163,14 @@ pub fn resource_templates() -> Vec<ResourceTemplate> {
 pub fn resources(client: &Client) -> Result<Vec<Resource>, ContextError> {
     let listed = platform::list_apps(
         client,
-        &serde_json::from_value(json!({ "page_size": 100 }))
-            .map_err(|e| ContextError::Argument(e.to_string()))?,
+        &ListAppsArgs {
+            page_size: Some(100),
+            ..ListAppsArgs::default()
+        },
     )?;
     let mut out = Vec::new();
-    for app in listed["apps"].as_array().into_iter().flatten() {
-        let (Some(id), Some(name)) = (app["app_id"].as_str(), app["name"].as_str()) else {
-            continue;
-        };
+    for app in &listed.apps {
+        let (id, name) = (&app.app_id, &app.name);
         out.push(
             Resource::new(
                 format!("slipway://apps/{id}/deployments"),
@@ -208,13 +201,8 @@ pub fn read(client: &Client, uri: &str) -> Result<ResourceContents, ContextError
     match kind {
         "deployments" => {
             let history = platform::history::deployments(client, app_id, 100)?;
-            if history.get("success") == Some(&Value::Bool(false)) {
-                return Err(ContextError::Argument(
-                    history["error"].as_str().unwrap_or("failed").to_owned(),
-                ));
-            }
             Ok(ResourceContents::text(
-                serde_json::to_string_pretty(&history["deployments"]).unwrap_or_default(),
+                serde_json::to_string_pretty(&history.deployments).unwrap_or_default(),
                 uri,
             )
             .with_mime_type("application/json"))
@@ -222,20 +210,19 @@ pub fn read(client: &Client, uri: &str) -> Result<ResourceContents, ContextError
         "logs" => {
             let logs = platform::get_app_logs(
                 client,
-                &serde_json::from_value(json!({ "app_id": app_id, "latest_only": true }))
-                    .map_err(|e| ContextError::Argument(e.to_string()))?,
+                &GetLogsArgs {
+                    app_id: app_id.to_owned(),
+                    latest_only: Some(true),
+                    service_name: None,
+                    environment: None,
+                },
             )?;
             let mut text = String::new();
-            for entry in logs["logs"].as_array().into_iter().flatten() {
-                text.push_str(&format!(
-                    "=== {} {}\n",
-                    entry["service"].as_str().unwrap_or("?"),
-                    entry["kind"].as_str().unwrap_or("?")
-                ));
-                match entry["url"].as_str().map(platform::fetch_text) {
-                    Some(Ok(body)) => text.push_str(&body),
-                    Some(Err(e)) => text.push_str(&format!("(cannot fetch: {e})\n")),
-                    None => {}
+            for entry in &logs.logs {
+                text.push_str(&format!("=== {} {}\n", entry.service, entry.kind.as_str()));
+                match platform::fetch_text(&entry.url) {
+                    Ok(body) => text.push_str(&body),
+                    Err(e) => text.push_str(&format!("(cannot fetch: {e})\n")),
                 }
             }
             Ok(ResourceContents::text(text, uri).with_mime_type("text/plain"))

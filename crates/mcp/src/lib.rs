@@ -174,11 +174,13 @@ impl ServerHandler for SlipwayServer {
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         tracing::info!(tool = %name, "tool call");
         let runner = Arc::clone(&self.runner);
-        let outcome = tokio::task::spawn_blocking(move || runner.call(&name, args))
+        let outcome = tokio::task::spawn_blocking(move || runner.call_outcome(&name, args))
             .await
-            .map_err(|e| McpError::internal_error(format!("the tool call stopped: {e}"), None))?;
-        let result = outcome.map_err(|e| McpError::invalid_params(e.to_string(), None))?;
-        let failed = result.get("success") == Some(&Value::Bool(false));
+            .map_err(|e| McpError::internal_error(format!("the tool call stopped: {e}"), None))?
+            .map_err(|e| McpError::invalid_params(e.to_string(), None))?;
+        // The outcome says whether the tool failed; the rendered JSON is what the client reads.
+        let failed = outcome.is_err();
+        let result = slipway_toolkit::render(&outcome);
         let text = serde_json::to_string_pretty(&result).unwrap_or_else(|_| result.to_string());
         let mut reply = if failed {
             CallToolResult::error(vec![ContentBlock::text(text)])

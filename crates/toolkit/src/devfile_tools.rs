@@ -3,7 +3,6 @@
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use slipway_devfile::{GenerateParams, ProjectFiles, validate};
 
 use crate::error::ToolError;
@@ -33,8 +32,20 @@ impl ProjectFiles for DirFiles {
     }
 }
 
+/// Result of `validate_devfile`: the spec's `{valid, errors, warnings}`. An invalid devfile is
+/// a result, not a failure: the call succeeded in finding what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ValidateDevfileResult {
+    /// No errors.
+    pub valid: bool,
+    /// Each error with its path and line.
+    pub errors: Vec<String>,
+    /// Each warning, likewise.
+    pub warnings: Vec<String>,
+}
+
 /// `validate_devfile`: `{valid, errors, warnings}`.
-pub fn validate_devfile(args: &ValidateDevfileArgs) -> Result<Value, ToolError> {
+pub fn validate_devfile(args: &ValidateDevfileArgs) -> Result<ValidateDevfileResult, ToolError> {
     let report = match (&args.devfile_content, &args.devfile_path) {
         (Some(_), Some(_)) => {
             return Err(ToolError::invalid_args(
@@ -67,14 +78,16 @@ pub fn validate_devfile(args: &ValidateDevfileArgs) -> Result<Value, ToolError> 
             validate(&text, Some(&DirFiles(dir)))
         }
     };
-    Ok(report.to_json())
+    Ok(ValidateDevfileResult {
+        valid: report.valid(),
+        errors: report.errors(),
+        warnings: report.warnings(),
+    })
 }
 
 /// Result of `generate_devfile`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GenerateDevfileResult {
-    /// Always true (failures are [`ToolError`]s).
-    pub success: bool,
     /// The devfile text.
     pub content: String,
     /// Where it was written, when `output_path` was given.
@@ -110,7 +123,6 @@ pub fn generate_devfile(params: &GenerateParams) -> Result<GenerateDevfileResult
         }
     };
     Ok(GenerateDevfileResult {
-        success: true,
         content,
         output_path,
     })

@@ -1,5 +1,8 @@
 //! The error every tool returns, rendered as `{success: false, error, retryable}` plus
-//! `field` when the failure concerns one argument.
+//! `field` when the failure concerns one argument, and `build_app`'s two failures with what
+//! they found (the devfile's findings, the failed builds' logs).
+
+use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
@@ -38,12 +41,42 @@ pub enum ToolError {
     /// An image build failed (the message carries the end of its log).
     #[error("{0}")]
     BuildFailed(String),
+    /// `build_app` found the project's devfile.yaml invalid and uploaded nothing.
+    #[error("{message}")]
+    InvalidDevfile {
+        /// What to fix, every error in one sentence.
+        message: String,
+        /// The validator's errors, each with its path and line.
+        errors: Vec<String>,
+        /// Its warnings.
+        warnings: Vec<String>,
+    },
+    /// `build_app`'s builds ran on the platform and one or more did not succeed (boxed: the
+    /// logs make it the largest variant by far, and every `Result` would carry its size).
+    #[error("{}", .0.message)]
+    BuildsFailed(Box<FailedBuilds>),
     /// The platform did not answer, or answered that it is unavailable.
     #[error("{0}")]
     Unavailable(String),
     /// A fault in Slipway itself.
     #[error("internal error: {0}")]
     Internal(String),
+}
+
+/// What `build_app` knows of builds that did not succeed, so the caller can show their logs
+/// and cancel or inspect them without another request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailedBuilds {
+    /// Which builds failed and why, in one sentence.
+    pub message: String,
+    /// The app built.
+    pub app_id: String,
+    /// Every build of the upload, failed or not.
+    pub build_ids: Vec<String>,
+    /// Requests sent for the upload.
+    pub attempts: u32,
+    /// Each service's build log (null where the platform sent none).
+    pub build_logs: BTreeMap<String, Option<String>>,
 }
 
 impl ToolError {
@@ -98,12 +131,30 @@ impl ToolError {
     }
 
     /// The spec's failure shape, `{success: false, error, retryable}`, with `field` added
-    /// when the failure concerns one argument (so a form can put the message beside it).
+    /// when the failure concerns one argument (so a form can put the message beside it), and
+    /// what `build_app`'s failures found (`errors` and `warnings`; `app_id`, `build_ids`,
+    /// `attempts` and `build_logs`). The registry renders every failure with this, at the
+    /// transport edge; nothing inside the toolkit reads it back.
     pub fn to_json(&self) -> Value {
         let mut out =
             json!({ "success": false, "error": self.to_string(), "retryable": self.retryable() });
         if let Some(field) = self.field() {
             out["field"] = Value::String(field.to_owned());
+        }
+        match self {
+            ToolError::InvalidDevfile {
+                errors, warnings, ..
+            } => {
+                out["errors"] = json!(errors);
+                out["warnings"] = json!(warnings);
+            }
+            ToolError::BuildsFailed(failed) => {
+                out["app_id"] = json!(failed.app_id);
+                out["build_ids"] = json!(failed.build_ids);
+                out["attempts"] = json!(failed.attempts);
+                out["build_logs"] = json!(failed.build_logs);
+            }
+            _ => {}
         }
         out
     }
@@ -136,5 +187,29 @@ mod tests {
         let e = ToolError::Unavailable("down".into()).with_field("x");
         assert_eq!(e.field(), None);
         assert_eq!(e.to_json()["retryable"], true);
+    }
+
+    #[test]
+    fn build_failures_carry_what_they_found() {
+        let e = ToolError::InvalidDevfile {
+            message: "devfile.yaml is invalid".into(),
+            errors: vec!["e1".into()],
+            warnings: vec![],
+        };
+        assert_eq!(
+            e.to_json(),
+            json!({"success": false, "error": "devfile.yaml is invalid", "retryable": false, "errors": ["e1"], "warnings": []})
+        );
+        let e = ToolError::BuildsFailed(Box::new(FailedBuilds {
+            message: "build failed: api failed: boom".into(),
+            app_id: "a".into(),
+            build_ids: vec!["b".into()],
+            attempts: 1,
+            build_logs: BTreeMap::from([("api".to_owned(), None)]),
+        }));
+        assert_eq!(
+            e.to_json(),
+            json!({"success": false, "error": "build failed: api failed: boom", "retryable": false, "app_id": "a", "build_ids": ["b"], "attempts": 1, "build_logs": {"api": null}})
+        );
     }
 }

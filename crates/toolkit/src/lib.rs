@@ -1,5 +1,7 @@
 //! The spec's tools as one Rust API: typed arguments, typed results, and a name-based
-//! dispatcher that the desktop shell, the MCP server and the CLI all call.
+//! dispatcher that the desktop shell, the MCP server and the CLI all call. A tool returns its
+//! typed result or a [`ToolError`]; [`render`] alone turns either into the spec's JSON (adding
+//! `success`), at the transport edge.
 //!
 //! Architecture invariant: transports only map arguments and results; every rule of a tool
 //! lives here or in the crates it calls (the devfile engine, later the platform client).
@@ -17,10 +19,14 @@ pub mod templates;
 pub mod trust;
 
 pub use devfile_tools::{
-    GenerateDevfileResult, ValidateDevfileArgs, generate_devfile, validate_devfile,
+    GenerateDevfileResult, ValidateDevfileArgs, ValidateDevfileResult, generate_devfile,
+    validate_devfile,
 };
-pub use error::ToolError;
-pub use registry::{CallError, TOOLS, ToolInfo, call, call_with, input_schema};
+pub use error::{FailedBuilds, ToolError};
+pub use registry::{
+    CallError, TOOLS, ToolInfo, call, call_outcome, call_outcome_with, call_with, input_schema,
+    output_schema, render,
+};
 pub use runner::{Chooser, Fallback, Runner};
 pub use scaffold::{ScaffoldArgs, ScaffoldResult, check_scaffold, scaffold_app};
-pub use templates::{Template, get_available_templates};
+pub use templates::{Template, TemplateList, get_available_templates};

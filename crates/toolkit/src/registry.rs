@@ -1,13 +1,20 @@
 //! The tool table: every tool this build offers, listed once with its description, its
-//! argument schema and its runner, and the dispatcher that runs a tool by name on JSON
-//! arguments.
+//! argument schema, its result schema and its runner; the dispatcher that runs a tool by name
+//! on JSON arguments; and [`render`], the one place where a tool's outcome becomes the spec's
+//! JSON (`"success": true` added to the typed result, or the failure shape). Tools return
+//! typed results and know nothing of `success`.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use crate::error::ToolError;
 use crate::platform::{self as p, Client, Endpoint};
+
+/// The key every rendered outcome carries: `true` on a result, `false` on a failure (which
+/// [`ToolError::to_json`] writes).
+const SUCCESS: &str = "success";
 
 /// One tool: what a transport needs to offer it, and how to run it.
 #[derive(Debug, Clone, Copy)]
@@ -19,10 +26,50 @@ pub struct ToolInfo {
     /// Whether it talks to a platform (`false`: templates, scaffolding and devfiles, which
     /// work offline).
     pub needs_platform: bool,
+    /// Its schemas and its runner.
+    imp: Imp,
+}
+
+/// A tool's argument schema, result schema and runner. The macros `platform!` and `local!`
+/// make all three from the tool's one Rust function, so neither schema can describe another
+/// type than the one the tool parses or returns.
+#[derive(Debug, Clone, Copy)]
+struct Imp {
     /// The JSON Schema of its arguments.
-    schema: fn() -> Value,
-    /// Runs it on arguments already known to be a JSON object.
+    input: fn() -> Value,
+    /// The JSON Schema of its typed result (without `success`).
+    output: fn() -> Value,
+    /// Runs it on arguments already known to be a JSON object: its typed result as a JSON
+    /// object (without `success`), or its failure.
     run: fn(Option<&Endpoint>, Value) -> Result<Value, ToolError>,
+}
+
+/// A platform tool's Rust function.
+type PlatformFn<A, R> = fn(&Client, &A) -> Result<R, ToolError>;
+
+/// A Rust function of a tool that needs no platform.
+type LocalFn<A, R> = fn(&A) -> Result<R, ToolError>;
+
+/// The [`Imp`] of platform tool `$tool`.
+macro_rules! platform {
+    ($tool:path) => {
+        Imp {
+            input: || platform_input($tool),
+            output: || platform_output($tool),
+            run: |endpoint, args| platform_tool(endpoint, args, $tool),
+        }
+    };
+}
+
+/// The [`Imp`] of `$tool`, which needs no platform.
+macro_rules! local {
+    ($tool:path) => {
+        Imp {
+            input: || local_input($tool),
+            output: || local_output($tool),
+            run: |_, args| local(args, $tool),
+        }
+    };
 }
 
 impl ToolInfo {
@@ -34,7 +81,38 @@ impl ToolInfo {
     /// The JSON Schema of the tool's arguments, generated from the same types the tool
     /// parses, so what a client is told and what the tool accepts cannot drift apart.
     pub fn input_schema(&self) -> Value {
-        (self.schema)()
+        (self.imp.input)()
+    }
+
+    /// The JSON Schema of the tool's result as [`render`] shows it: the schema of the typed
+    /// result the tool returns (so a field cannot be described and not returned, or the other
+    /// way round), with the `success` key that rendering adds. It is what an MCP server
+    /// publishes as a tool's `outputSchema`; a failure is the separate shape of
+    /// [`ToolError::to_json`], which MCP marks `isError` instead.
+    pub fn output_schema(&self) -> Value {
+        let mut schema = (self.imp.output)();
+        if let Some(object) = schema.as_object_mut() {
+            if let Value::Object(properties) = object
+                .entry("properties")
+                .or_insert_with(|| Value::Object(Map::new()))
+            {
+                properties.insert(
+                    SUCCESS.into(),
+                    json!({
+                        "description": "Always true on a result; a failure is {success: false, error, retryable} (plus field when one argument is at fault).",
+                        "type": "boolean",
+                        "const": true,
+                    }),
+                );
+            }
+            if let Value::Array(required) = object
+                .entry("required")
+                .or_insert_with(|| Value::Array(Vec::new()))
+            {
+                required.push(json!(SUCCESS));
+            }
+        }
+        schema
     }
 }
 
@@ -45,188 +123,167 @@ pub const TOOLS: [ToolInfo; 26] = [
         name: "get_available_templates",
         description: "List the app templates (name, description, language, default_port). Always call this first.",
         needs_platform: false,
-        schema: no_arguments,
-        run: |_, _| {
-            Ok(json!({
-                "success": true,
-                "templates": crate::templates::get_available_templates(),
-            }))
+        imp: Imp {
+            input: no_arguments,
+            output: result_schema::<crate::templates::TemplateList>,
+            // It takes no arguments and, as ever, ignores any it is given.
+            run: |_, _| {
+                to_object(&crate::templates::TemplateList {
+                    templates: crate::templates::get_available_templates(),
+                })
+                .map(Value::Object)
+            },
         },
     },
     ToolInfo {
         name: "scaffold_app",
         description: "Create a new project <output_directory>/<app_name> from a template: source, Dockerfile, devfile.yaml, README.md. Never overwrites existing files unless overwrite is true.",
         needs_platform: false,
-        schema: schema::<crate::scaffold::ScaffoldArgs>,
-        run: |_, args| local(args, crate::scaffold::scaffold_app),
+        imp: local!(crate::scaffold::scaffold_app),
     },
     ToolInfo {
         name: "validate_devfile",
         description: "Check a devfile.yaml (devfile_content or devfile_path): YAML syntax, required fields, components, endpoints, platform fields, app name, dependsOn, managedInfra, port mismatches. Returns {valid, errors, warnings}.",
         needs_platform: false,
-        schema: schema::<crate::devfile_tools::ValidateDevfileArgs>,
-        run: |_, args| local(args, crate::devfile_tools::validate_devfile),
+        imp: local!(crate::devfile_tools::validate_devfile),
     },
     ToolInfo {
         name: "generate_devfile",
         description: "Generate a single-service devfile.yaml; with output_path, write it (never over an existing file).",
         needs_platform: false,
-        schema: schema::<slipway_devfile::GenerateParams>,
-        run: |_, args| local(args, crate::devfile_tools::generate_devfile),
+        imp: local!(crate::devfile_tools::generate_devfile),
     },
     ToolInfo {
         name: "register_app",
         description: "Reserve an app name on the platform, create its service principal and access control; with project_path, write the .app file holding app_id. Required before build_app when the app uses secrets.",
         needs_platform: true,
-        schema: schema::<p::RegisterAppArgs>,
-        run: |endpoint, args| platform_tool(endpoint, args, p::register_app),
+        imp: platform!(p::register_app),
     },
     ToolInfo {
         name: "list_apps",
         description: "List apps (name, status, url, timestamps), page_size (default 20) at a time; pass next_page_token for the next page.",
         needs_platform: true,
-        schema: schema::<p::ListAppsArgs>,
-        run: |endpoint, args| platform_tool(endpoint, args, p::list_apps),
+        imp: platform!(p::list_apps),
     },
     ToolInfo {
         name: "get_app",
         description: "An app's name, description, status, URL, devfile, enabled state and timestamps.",
         needs_platform: true,
-        schema: schema::<p::AppIdArgs>,
-        run: |endpoint, args| platform_tool(endpoint, args, p::get_app),
+        imp: platform!(p::get_app),
     },
     ToolInfo {
         name: "get_app_status",
         description: "An app's status (RUNNING, FAILED, deploying, suspended, registered) and app_url. Poll only when the user asks, every 10-15 s, until RUNNING or FAILED; on FAILED call get_app_logs.",
         needs_platform: true,
-        schema: schema::<p::AppIdArgs>,
-        run: |endpoint, args| platform_tool(endpoint, args, p::get_app_status),
+        imp: platform!(p::get_app_status),
     },
     ToolInfo {
         name: "get_app_logs",
         description: "Build and runtime log entries with presigned URLs; latest_only (default true), service_name to filter.",
         needs_platform: true,
-        schema: schema::<p::GetLogsArgs>,
-        run: |endpoint, args| platform_tool(endpoint, args, p::get_app_logs),
+        imp: platform!(p::get_app_logs),
     },
     ToolInfo {
         name: "enable_app",
         description: "Resume a suspended app; then poll get_app_status until RUNNING.",
         needs_platform: true,
-        schema: schema::<p::AppIdArgs>,
-        run: |endpoint, args| platform_tool(endpoint, args, p::enable_app),
+        imp: platform!(p::enable_app),
     },
     ToolInfo {
         name: "disable_app",
         description: "Suspend a running app without deleting it.",
         needs_platform: true,
-        schema: schema::<p::AppIdArgs>,
-        run: |endpoint, args| platform_tool(endpoint, args, p::disable_app),
+        imp: platform!(p::disable_app),
     },
     ToolInfo {
         name: "delete_app",
         description: "Delete an app permanently; the caller must then delete the project's .app file.",
         needs_platform: true,
-        schema: schema::<p::AppIdArgs>,
-        run: |endpoint, args| platform_tool(endpoint, args, p::delete_app),
+        imp: platform!(p::delete_app),
     },
     ToolInfo {
         name: "build_app",
         description: "Build and deploy the app in project_path (needs devfile.yaml and its Dockerfiles; the devfile is validated first and nothing is uploaded when it is invalid). Uses .app when present, else creates the app from the devfile. remote (default) builds on the platform; local builds here with BUILDER_HOST and uploads the image. Writes imageUri into devfile.yaml. Afterwards print app_id and every service URL, then ask before polling get_app_status.",
         needs_platform: true,
-        schema: schema::<p::BuildAppArgs>,
-        run: |endpoint, args| platform_tool(endpoint, args, p::build_app),
+        imp: platform!(p::build_app),
     },
     ToolInfo {
         name: "get_build_scan_report",
         description: "The vulnerability scan of a build's image (build_id from build_app): SBOM and advisories found; error when the platform has no advisory database.",
         needs_platform: true,
-        schema: schema::<p::CancelBuildArgs>,
-        run: |endpoint, args| platform_tool(endpoint, args, p::get_build_scan_report),
+        imp: platform!(p::get_build_scan_report),
     },
     ToolInfo {
         name: "cancel_build",
         description: "Cancel a queued or in-progress image build job; a running deployment is not stopped.",
         needs_platform: true,
-        schema: schema::<p::CancelBuildArgs>,
-        run: |endpoint, args| platform_tool(endpoint, args, p::cancel_build),
+        imp: platform!(p::cancel_build),
     },
     ToolInfo {
         name: "create_secret",
         description: "Store a new secret (version 1) at secret_path in scope secret_type: user (private to you), app (needs app_id; register_app first), shared (readable by every account member). data is a JSON-encoded object of key-value pairs; metadata optional. App secrets become environment variables of the app's services at deploy time. Fails if the path exists (use update_secret).",
         needs_platform: true,
-        schema: schema::<p::WriteSecretArgs>,
-        run: |endpoint, args| platform_tool(endpoint, args, p::create_secret),
+        imp: platform!(p::create_secret),
     },
     ToolInfo {
         name: "get_secret",
         description: "Read a secret's data and metadata (the latest version, or version), with its version numbers and timestamps. App secrets need the editor or owner role.",
         needs_platform: true,
-        schema: schema::<p::GetSecretArgs>,
-        run: |endpoint, args| platform_tool(endpoint, args, p::get_secret),
+        imp: platform!(p::get_secret),
     },
     ToolInfo {
         name: "list_secrets",
         description: "List secret paths in a scope (no values), filtered by prefix; pass next_token for the next page. App viewers may list app secret paths.",
         needs_platform: true,
-        schema: schema::<p::ListSecretsArgs>,
-        run: |endpoint, args| platform_tool(endpoint, args, p::list_secrets),
+        imp: platform!(p::list_secrets),
     },
     ToolInfo {
         name: "update_secret",
         description: "Replace a secret's data (and metadata when given) as a new version; earlier versions are kept and stay readable with get_secret version.",
         needs_platform: true,
-        schema: schema::<p::WriteSecretArgs>,
-        run: |endpoint, args| platform_tool(endpoint, args, p::update_secret),
+        imp: platform!(p::update_secret),
     },
     ToolInfo {
         name: "delete_secret",
         description: "Delete a secret and every version permanently. Confirm with the user first.",
         needs_platform: true,
-        schema: schema::<p::DeleteSecretArgs>,
-        run: |endpoint, args| platform_tool(endpoint, args, p::delete_secret),
+        imp: platform!(p::delete_secret),
     },
     ToolInfo {
         name: "share_secret",
         description: "Copy a user, app or shared secret into the shared namespace at to_shared_path (copy_metadata default true). The original is unchanged; an existing destination is an error, never overwritten.",
         needs_platform: true,
-        schema: schema::<p::ShareSecretArgs>,
-        run: |endpoint, args| platform_tool(endpoint, args, p::share_secret),
+        imp: platform!(p::share_secret),
     },
     ToolInfo {
         name: "list_grantable_roles",
         description: "The roles you may grant on an app: an owner grants owner, editor, viewer; an editor editor and viewer; a viewer none. Use only when the user asks about access.",
         needs_platform: true,
-        schema: schema::<p::AppIdArgs>,
-        run: |endpoint, args| platform_tool(endpoint, args, p::list_grantable_roles),
+        imp: platform!(p::list_grantable_roles),
     },
     ToolInfo {
         name: "list_app_permissions",
         description: "Who has access to an app: users with user_id, email, name, role. Use only when the user asks about access.",
         needs_platform: true,
-        schema: schema::<p::AppIdArgs>,
-        run: |endpoint, args| platform_tool(endpoint, args, p::list_app_permissions),
+        imp: platform!(p::list_app_permissions),
     },
     ToolInfo {
         name: "grant_app_role",
         description: "Give an account member (user_id: UUID or e-mail) the role owner, editor or viewer on an app, replacing their earlier role. Only roles you may grant (list_grantable_roles). Use only when the user asks.",
         needs_platform: true,
-        schema: schema::<p::RoleArgs>,
-        run: |endpoint, args| platform_tool(endpoint, args, p::grant_app_role),
+        imp: platform!(p::grant_app_role),
     },
     ToolInfo {
         name: "revoke_app_role",
         description: "Take a role away from a user (UUID or e-mail) on an app. The app's last owner can never be removed. Use only when the user asks.",
         needs_platform: true,
-        schema: schema::<p::RoleArgs>,
-        run: |endpoint, args| platform_tool(endpoint, args, p::revoke_app_role),
+        imp: platform!(p::revoke_app_role),
     },
     ToolInfo {
         name: "list_account_users",
         description: "Members of your account (id, email, name): who can be given a role on an app.",
         needs_platform: true,
-        schema: schema::<p::AccountArgs>,
-        run: |endpoint, args| platform_tool(endpoint, args, p::list_account_users),
+        imp: platform!(p::list_account_users),
     },
 ];
 
@@ -235,8 +292,41 @@ pub fn input_schema(name: &str) -> Option<Value> {
     ToolInfo::find(name).map(|t| t.input_schema())
 }
 
-fn schema<T: schemars::JsonSchema>() -> Value {
+/// The JSON Schema of tool `name`'s result (see [`ToolInfo::output_schema`]).
+pub fn output_schema(name: &str) -> Option<Value> {
+    ToolInfo::find(name).map(|t| t.output_schema())
+}
+
+/// The schema of arguments of type `T`, as serde reads them.
+fn schema<T: JsonSchema>() -> Value {
     serde_json::to_value(schemars::schema_for!(T)).unwrap_or_else(|_| no_arguments())
+}
+
+/// The schema of a result of type `T`, as serde writes it: an `Option` field that is skipped
+/// when empty is not required, one that is written as null is required and nullable, and the
+/// names are the written ones.
+fn result_schema<T: JsonSchema>() -> Value {
+    let schema = schemars::generate::SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator()
+        .into_root_schema_for::<T>();
+    serde_json::to_value(schema).unwrap_or_else(|_| json!({"type": "object"}))
+}
+
+fn platform_input<A: JsonSchema, R>(_: PlatformFn<A, R>) -> Value {
+    schema::<A>()
+}
+
+fn platform_output<A, R: JsonSchema>(_: PlatformFn<A, R>) -> Value {
+    result_schema::<R>()
+}
+
+fn local_input<A: JsonSchema, R>(_: LocalFn<A, R>) -> Value {
+    schema::<A>()
+}
+
+fn local_output<A, R: JsonSchema>(_: LocalFn<A, R>) -> Value {
+    result_schema::<R>()
 }
 
 fn no_arguments() -> Value {
@@ -254,15 +344,65 @@ pub enum CallError {
     NotAnObject(&'static str),
 }
 
+/// Renders a tool's outcome as the spec's JSON: the typed result with `"success": true`, or
+/// the failure shape of [`ToolError::to_json`]. Every transport (the dispatcher, and the CLI
+/// and desktop commands that show a typed result as JSON) renders here, so `success` is added
+/// in one place and nothing else writes or reads it.
+pub fn render<T: Serialize>(outcome: &Result<T, ToolError>) -> Value {
+    let result = match outcome {
+        Ok(result) => result,
+        Err(e) => return e.to_json(),
+    };
+    match to_object(result) {
+        Ok(mut object) => {
+            object.insert(SUCCESS.into(), Value::Bool(true));
+            Value::Object(object)
+        }
+        Err(e) => e.to_json(),
+    }
+}
+
+/// A typed result as a JSON object; a result that is not one is a fault in Slipway.
+fn to_object<T: Serialize>(result: &T) -> Result<Map<String, Value>, ToolError> {
+    match serde_json::to_value(result) {
+        Ok(Value::Object(object)) => Ok(object),
+        Ok(other) => Err(ToolError::Internal(format!(
+            "a tool result must be a JSON object, not {}",
+            kind(&other)
+        ))),
+        Err(e) => Err(ToolError::Internal(format!(
+            "the result could not be written as JSON: {e}"
+        ))),
+    }
+}
+
 /// Runs tool `name` on `args`, finding the platform from the environment (see
-/// [`Endpoint::from_env`]). Tool failures (bad argument values included) come back as the
-/// spec's `{success: false, error, retryable}` object, not as `Err`.
+/// [`Endpoint::from_env`]), and renders the outcome ([`render`]): tool failures (bad argument
+/// values included) come back as the spec's `{success: false, error, retryable}` object, not
+/// as `Err`.
 pub fn call(name: &str, args: Value) -> Result<Value, CallError> {
     call_with(None, name, args)
 }
 
 /// [`call`] with an explicit platform endpoint (tests, embedded platforms).
 pub fn call_with(endpoint: Option<&Endpoint>, name: &str, args: Value) -> Result<Value, CallError> {
+    call_outcome_with(endpoint, name, args).map(|outcome| render(&outcome))
+}
+
+/// Runs tool `name` on `args` like [`call`], but gives the outcome unrendered: `Ok` with the
+/// typed result as a JSON object (without `success`) or `Err` with the failure, for a
+/// transport that treats the two differently (MCP marks failures `isError`, the CLI exits
+/// non-zero) without reading either back out of JSON.
+pub fn call_outcome(name: &str, args: Value) -> Result<Result<Value, ToolError>, CallError> {
+    call_outcome_with(None, name, args)
+}
+
+/// [`call_outcome`] with an explicit platform endpoint.
+pub fn call_outcome_with(
+    endpoint: Option<&Endpoint>,
+    name: &str,
+    args: Value,
+) -> Result<Result<Value, ToolError>, CallError> {
     let args = match args {
         Value::Object(_) => args,
         Value::Null => json!({}),
@@ -272,7 +412,7 @@ pub fn call_with(endpoint: Option<&Endpoint>, name: &str, args: Value) -> Result
         let names: Vec<&str> = TOOLS.iter().map(|t| t.name).collect();
         return Err(CallError::UnknownTool(name.to_owned(), names.join(", ")));
     };
-    Ok((tool.run)(endpoint, args).unwrap_or_else(|e| e.to_json()))
+    Ok((tool.imp.run)(endpoint, args))
 }
 
 /// A client for the call's `environment` (explicit endpoint first, else the process environment).
@@ -286,19 +426,20 @@ fn with_client(endpoint: Option<&Endpoint>, args: &Value) -> Result<Client, Tool
 
 /// Parses the arguments first (so argument errors never wait for the network), then runs
 /// `tool` with a client for the call's environment.
-fn platform_tool<T: DeserializeOwned + schemars::JsonSchema>(
+fn platform_tool<A: DeserializeOwned + JsonSchema, R: Serialize>(
     endpoint: Option<&Endpoint>,
     args: Value,
-    tool: fn(&Client, &T) -> Result<Value, ToolError>,
+    tool: PlatformFn<A, R>,
 ) -> Result<Value, ToolError> {
     let client = with_client(endpoint, &args);
-    let parsed: T = parse(args)?;
-    tool(&client?, &parsed).map_err(only_own_field::<T>)
+    let parsed: A = parse(args)?;
+    let result = tool(&client?, &parsed).map_err(only_own_field::<A>)?;
+    to_object(&result).map(Value::Object)
 }
 
 /// Keeps an error's `field` only when it is one of the tool's arguments: the platform names
 /// its own request fields, which are usually, not always, the tool's.
-fn only_own_field<T: schemars::JsonSchema>(mut e: ToolError) -> ToolError {
+fn only_own_field<T: JsonSchema>(mut e: ToolError) -> ToolError {
     if let ToolError::InvalidArgument { field, .. } | ToolError::Conflict { field, .. } = &mut e
         && let Some(name) = field.as_deref()
         && schema::<T>()["properties"].get(name).is_none()
@@ -309,12 +450,12 @@ fn only_own_field<T: schemars::JsonSchema>(mut e: ToolError) -> ToolError {
 }
 
 /// Parses then runs a tool that needs no platform.
-fn local<T: DeserializeOwned, R: Serialize>(
+fn local<A: DeserializeOwned, R: Serialize>(
     args: Value,
-    tool: fn(&T) -> Result<R, ToolError>,
+    tool: LocalFn<A, R>,
 ) -> Result<Value, ToolError> {
     let result = tool(&parse(args)?)?;
-    serde_json::to_value(result).map_err(|e| ToolError::Internal(e.to_string()))
+    to_object(&result).map(Value::Object)
 }
 
 /// Deserialises a tool's arguments; the error names the argument when serde's error is about
@@ -382,6 +523,107 @@ mod tests {
             ]
         );
         assert_eq!(build["required"], json!(["project_path"]));
+    }
+
+    #[test]
+    fn every_tool_has_an_object_output_schema_that_requires_success() {
+        for tool in TOOLS {
+            let schema = output_schema(tool.name)
+                .unwrap_or_else(|| panic!("{} has no output schema", tool.name));
+            assert_eq!(schema["type"], "object", "{}: {schema}", tool.name);
+            assert_eq!(
+                schema["properties"][SUCCESS]["const"], true,
+                "{}: {schema}",
+                tool.name
+            );
+            let required = schema["required"].as_array().unwrap();
+            assert!(
+                required.contains(&json!(SUCCESS)),
+                "{}: {schema}",
+                tool.name
+            );
+            // A result schema names the fields as written: the app id is `app_id`, never
+            // the platform's `id`.
+            if ["register_app", "get_app"].contains(&tool.name) {
+                assert!(schema["properties"].get("app_id").is_some(), "{schema}");
+                assert!(schema["properties"].get("id").is_none(), "{schema}");
+            }
+        }
+        // A key skipped when empty is not required; one written as null is required.
+        let generated = output_schema("generate_devfile").unwrap();
+        let required = generated["required"].as_array().unwrap();
+        assert!(required.contains(&json!("content")), "{generated}");
+        assert!(!required.contains(&json!("output_path")), "{generated}");
+        let status = output_schema("get_app_status").unwrap();
+        assert!(
+            status["required"]
+                .as_array()
+                .unwrap()
+                .contains(&json!("app_url")),
+            "{status}"
+        );
+    }
+
+    #[test]
+    fn an_offline_result_has_only_keys_its_output_schema_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let cases = [
+            ("get_available_templates", json!({})),
+            (
+                "scaffold_app",
+                json!({"app_name": "shop", "app_type": "python-api", "output_directory": dir.path()}),
+            ),
+            (
+                "validate_devfile",
+                json!({"devfile_content": "schemaVersion: 2.2.0\nmetadata: {}\n"}),
+            ),
+            (
+                "generate_devfile",
+                json!({"app_name": "ok", "display_name": "Ok", "description": ""}),
+            ),
+        ];
+        for (tool, args) in cases {
+            let out = call(tool, args).unwrap();
+            assert_eq!(out[SUCCESS], true, "{tool}: {out}");
+            let schema = output_schema(tool).unwrap();
+            for key in out.as_object().unwrap().keys() {
+                assert!(
+                    schema["properties"].get(key).is_some(),
+                    "{tool}: {key} is not in {schema}"
+                );
+            }
+            for key in schema["required"].as_array().unwrap() {
+                assert!(out.get(key.as_str().unwrap()).is_some(), "{tool}: {key}");
+            }
+        }
+    }
+
+    #[test]
+    fn rendering_adds_success_to_a_result_and_gives_a_failure_its_shape() {
+        let ok: Result<crate::GenerateDevfileResult, ToolError> =
+            Ok(crate::GenerateDevfileResult {
+                content: "c".into(),
+                output_path: None,
+            });
+        assert_eq!(render(&ok), json!({"success": true, "content": "c"}));
+        let failed: Result<crate::GenerateDevfileResult, ToolError> =
+            Err(ToolError::invalid("port", "must be between 1 and 65535"));
+        assert_eq!(
+            render(&failed),
+            ToolError::invalid("port", "must be between 1 and 65535").to_json()
+        );
+        let not_an_object: Result<Vec<u8>, ToolError> = Ok(vec![1]);
+        assert_eq!(render(&not_an_object)[SUCCESS], false);
+        // The unrendered outcome says which it is; nothing reads `success` to know.
+        assert!(
+            call_outcome("validate_devfile", json!({}))
+                .unwrap()
+                .is_err()
+        );
+        let listed = call_outcome("get_available_templates", json!({}))
+            .unwrap()
+            .unwrap();
+        assert!(listed.get(SUCCESS).is_none(), "{listed}");
     }
 
     #[test]

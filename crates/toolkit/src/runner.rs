@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::error::ToolError;
 use crate::platform::Endpoint;
-use crate::registry::{CallError, ToolInfo, call, call_with};
+use crate::registry::{CallError, ToolInfo, call_outcome, call_outcome_with, render};
 
 /// Supplies a platform when none is configured.
 pub type Fallback = Box<dyn Fn() -> Result<Endpoint, ToolError> + Send + Sync>;
@@ -77,27 +77,39 @@ impl Runner {
         crate::platform::Client::new(endpoint)
     }
 
-    /// Runs tool `name` on `args` (see [`crate::call`]).
+    /// Runs tool `name` on `args` and renders the outcome (see [`crate::call`]).
     pub fn call(&self, name: &str, args: Value) -> Result<Value, CallError> {
+        self.call_outcome(name, args)
+            .map(|outcome| render(&outcome))
+    }
+
+    /// Runs tool `name` on `args` and gives the outcome unrendered (see
+    /// [`crate::call_outcome`]): a transport learns whether the call failed from the `Result`,
+    /// never by reading `success` back.
+    pub fn call_outcome(
+        &self,
+        name: &str,
+        args: Value,
+    ) -> Result<Result<Value, ToolError>, CallError> {
         if ToolInfo::find(name).is_none_or(|t| !t.needs_platform) {
-            return call(name, args);
+            return call_outcome(name, args);
         }
         match self.chosen() {
-            Ok(Some(endpoint)) => return call_with(Some(&endpoint), name, args),
+            Ok(Some(endpoint)) => return call_outcome_with(Some(&endpoint), name, args),
             Ok(None) => {}
-            Err(e) => return Ok(e.to_json()),
+            Err(e) => return Ok(Err(e)),
         }
         let Some(fallback) = &self.fallback else {
-            return call(name, args);
+            return call_outcome(name, args);
         };
         let environment = args.get("environment").and_then(Value::as_str);
         let default_env = environment.is_none_or(|e| e == "production");
         match Endpoint::from_env(environment) {
             Err(ToolError::NotConfigured(_)) if default_env => match fallback() {
-                Ok(endpoint) => call_with(Some(&endpoint), name, args),
-                Err(e) => Ok(e.to_json()),
+                Ok(endpoint) => call_outcome_with(Some(&endpoint), name, args),
+                Err(e) => Ok(Err(e)),
             },
-            _ => call(name, args),
+            _ => call_outcome(name, args),
         }
     }
 }

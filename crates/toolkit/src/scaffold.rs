@@ -47,10 +47,8 @@ pub struct ScaffoldArgs {
 }
 
 /// Result of `scaffold_app`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ScaffoldResult {
-    /// Always true (failures are [`ToolError`]s).
-    pub success: bool,
     /// Absolute path of the new project.
     pub project_path: String,
     /// Files written, relative to `project_path`, sorted.
@@ -77,7 +75,6 @@ pub fn scaffold_app(args: &ScaffoldArgs) -> Result<ScaffoldResult, ToolError> {
         args.overwrite.unwrap_or(false),
     )?;
     Ok(ScaffoldResult {
-        success: true,
         project_path: prepared.project.display().to_string(),
         files_created: prepared.files.keys().cloned().collect(),
         durable: prepared.durable,

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 pub static TEMPLATES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/../../templates");
 
 /// One entry of `get_available_templates`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Template {
     /// Template identifier (`app_type`).
     pub name: String,
@@ -21,6 +21,7 @@ pub struct Template {
     pub default_port: u16,
     /// Scaffolding details that `get_available_templates` does not show.
     #[serde(flatten, skip_serializing)]
+    #[schemars(skip)]
     pub scaffold: ScaffoldInfo,
 }
 
@@ -65,6 +66,13 @@ pub fn catalog() -> &'static [Template] {
             .expect("templates/catalog.json is valid (checked by tests)")
             .templates
     })
+}
+
+/// Result of `get_available_templates`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct TemplateList {
+    /// Every template, in the catalogue's order.
+    pub templates: Vec<Template>,
 }
 
 /// `get_available_templates`: the six templates with name, description, language and

@@ -17,7 +17,7 @@ use super::tools::{CommandError, Tools};
 pub struct BuildProgress {
     /// Each step, oldest first.
     pub steps: Vec<String>,
-    /// The `build_app` result once it is done.
+    /// The `build_app` result once it is done, rendered as the tool's (`success` and all).
     pub result: Option<Value>,
 }
 
@@ -51,25 +51,22 @@ pub fn build_start(
                 p.steps.push(step.to_owned());
             }
         };
-        let result = runner
-            .client()
-            .and_then(|client| {
-                build_app_with_progress(
-                    &client,
-                    &BuildAppArgs {
-                        project_path,
-                        environment: None,
-                        verbose: None,
-                        architecture: None,
-                        build_mode: None,
-                        service_name: None,
-                    },
-                    &report,
-                )
-            })
-            .unwrap_or_else(|e| e.to_json());
+        let outcome = runner.client().and_then(|client| {
+            build_app_with_progress(
+                &client,
+                &BuildAppArgs {
+                    project_path,
+                    environment: None,
+                    verbose: None,
+                    architecture: None,
+                    build_mode: None,
+                    service_name: None,
+                },
+                &report,
+            )
+        });
         if let Ok(mut p) = progress.lock() {
-            p.result = Some(result);
+            p.result = Some(slipway_toolkit::render(&outcome));
         }
     });
     Ok(ticket)

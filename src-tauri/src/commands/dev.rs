@@ -57,19 +57,9 @@ pub async fn dev_start(
                 environment: None,
             },
         )?;
-        if app["success"] == false {
-            return Err(slipway_toolkit::ToolError::NotFound(
-                app["error"].as_str().unwrap_or("no such app").to_owned(),
-            ));
-        }
         let root = PathBuf::from(project_path.trim());
-        attach(
-            &root,
-            &id,
-            app["name"].as_str().unwrap_or_default(),
-            client.base_url(),
-        )?;
-        Ok(Session::start(
+        attach(&root, &id, &app.name, client.base_url())?;
+        Ok::<_, slipway_toolkit::ToolError>(Session::start(
             client,
             DevOptions {
                 project: root,

@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use slipway_toolkit::ToolError;
 use slipway_toolkit::platform::credentials::{self, RemoteEnvironment, SavedEnvironment};
-use slipway_toolkit::platform::{Client, Endpoint, whoami};
+use slipway_toolkit::platform::{AccountRole, Client, Endpoint, whoami};
 
 use super::care::Care;
 use super::tools::Tools;
@@ -169,11 +169,7 @@ pub async fn environment(
                 .find(|e| e.name == name);
             let who = runner.client().and_then(|c| whoami(&c));
             let platform_who = match who {
-                Ok(me) => format!(
-                    "{} <{}>",
-                    me["name"].as_str().unwrap_or("?"),
-                    me["email"].as_str().unwrap_or("?")
-                ),
+                Ok(me) => format!("{} <{}>", me.name, me.email),
                 Err(e) => format!("not signed in ({e})"),
             };
             return Environment {
@@ -310,21 +306,37 @@ pub async fn sign_in(
                 let store = credentials::sign_in(&env)?;
                 Ok((env, me, store))
             });
-        match result {
+        let outcome = match result {
             Ok((env, me, store)) => {
                 selection.set(Some(env.name.clone()))?;
-                Ok(json!({
-                    "success": true,
-                    "name": env.name,
-                    "email": me["email"],
-                    "token_store": store_note(&store.describe()),
-                }))
+                Ok(SignedInto {
+                    name: env.name,
+                    email: me.email,
+                    role: None,
+                    token_store: store_note(&store.describe()),
+                })
             }
-            Err(e) => Ok(e.to_json()),
-        }
+            Err(e) => Err(e),
+        };
+        Ok(slipway_toolkit::render(&outcome))
     })
     .await
     .map_err(|e| e.to_string())?
+}
+
+/// What the window is told once it signed in to an environment (with a token, an invite or
+/// single sign-on) and uses it, rendered as the tools' results are.
+#[derive(Debug, Serialize)]
+pub(crate) struct SignedInto {
+    /// The environment, now in use.
+    pub(crate) name: String,
+    /// Whose the token is.
+    pub(crate) email: String,
+    /// Their account role, when the platform said (an accepted invite does).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) role: Option<AccountRole>,
+    /// Where the token is kept, in words.
+    pub(crate) token_store: String,
 }
 
 /// A failed token check, placed on the field the user can fix.

@@ -15,6 +15,7 @@ pub mod worklist;
 
 use std::sync::Arc;
 
+use serde::Serialize;
 use serde_json::Value;
 use slipway_toolkit::platform::Client;
 use slipway_toolkit::{Runner, ToolError};
@@ -22,22 +23,32 @@ use slipway_toolkit::{Runner, ToolError};
 use tools::CommandError;
 
 /// Runs `work` with a client of the window's platform on a blocking thread (the toolkit's
-/// HTTP client blocks); a tool error becomes the `{success: false, …}` result.
-pub(crate) async fn with_client(
+/// HTTP client blocks), and renders its typed outcome for the window as the tools' results
+/// are rendered (`slipway_toolkit::render`: `success: true` added, or the failure shape).
+pub(crate) async fn with_client<T: Serialize + Send + 'static>(
     runner: Arc<Runner>,
-    work: impl FnOnce(&Client) -> Result<Value, ToolError> + Send + 'static,
+    work: impl FnOnce(&Client) -> Result<T, ToolError> + Send + 'static,
 ) -> Result<Value, CommandError> {
     blocking(move || work(&runner.client()?)).await
 }
 
-/// Runs `work` on a blocking thread; a tool error becomes the `{success: false, …}` result.
-pub(crate) async fn blocking(
-    work: impl FnOnce() -> Result<Value, ToolError> + Send + 'static,
+/// Runs `work` on a blocking thread and renders its typed outcome for the window.
+pub(crate) async fn blocking<T: Serialize + Send + 'static>(
+    work: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
 ) -> Result<Value, CommandError> {
+    off_thread(work)
+        .await
+        .map(|outcome| slipway_toolkit::render(&outcome))
+}
+
+/// Runs `work` on a blocking thread and gives its outcome as it is, for a command that acts
+/// on it before rendering it.
+pub(crate) async fn off_thread<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
+) -> Result<Result<T, ToolError>, CommandError> {
     tauri::async_runtime::spawn_blocking(work)
         .await
         .map_err(|e| CommandError {
             message: format!("the call stopped unexpectedly: {e}"),
-        })?
-        .or_else(|e| Ok(e.to_json()))
+        })
 }

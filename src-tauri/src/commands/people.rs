@@ -1,21 +1,23 @@
 //! People, invites, the audit and tokens (docs/people.md): each command is one call into
 //! `slipway_toolkit::platform` on the platform the window uses (the remote environment in
-//! use, the configured platform, or the embedded one). Joining with an invite and signing in
-//! with single sign-on end like `sign_in`: the token is stored (OS keyring, or a 0600 file)
-//! and the window uses the environment. Refusals are results naming their field (`{success:
-//! false, field, error}`), as the tools' are.
+//! use, the configured platform, or the embedded one), its typed answer rendered for the
+//! window as the tools' results are. Joining with an invite and signing in with single
+//! sign-on end like `sign_in`: the token is stored (OS keyring, or a 0600 file) and the window
+//! uses the environment. Refusals are results naming their field (`{success: false, field,
+//! error}`), as the tools' are.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 use slipway_toolkit::ToolError;
 use slipway_toolkit::platform::credentials::{self, RemoteEnvironment};
-use slipway_toolkit::platform::{Endpoint, join, people, sso, tokens};
+use slipway_toolkit::platform::{AccountRole, Endpoint, Me, join, people, sso, tokens};
 
-use super::env::Selection;
+use super::env::{Selection, SignedInto};
 use super::tools::{CommandError, Tools};
-use super::{blocking, with_client};
+use super::{blocking, off_thread, with_client};
 
 /// How long the window waits for the browser to come back from the SSO provider.
 const SSO_WAIT: Duration = Duration::from_secs(5 * 60);
@@ -46,6 +48,22 @@ fn local_platform_idle(selection: &Selection) -> bool {
             .is_none()
 }
 
+/// Who the window's person is, or (the embedded platform not started) which role they will
+/// have.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum WhoAnswer {
+    /// The platform's answer.
+    Known(Me),
+    /// The embedded platform has not started: its first person's role.
+    NotStarted {
+        /// Always admin (the window acts with the bootstrap token).
+        role: AccountRole,
+        /// Always false.
+        started: bool,
+    },
+}
+
 /// Who the window's person is on its platform: `{id, email, name, role}`. With `lazy`, the
 /// embedded platform is not started for the question: until something starts it, the answer
 /// is its first person's role (`admin`, docs/people.md: the window acts with the embedded
@@ -60,9 +78,12 @@ pub async fn me(
     let runner = tools.runner();
     blocking(move || {
         if lazy == Some(true) && local_platform_idle(&selection) {
-            return Ok(json!({"success": true, "role": "admin", "started": false}));
+            return Ok(WhoAnswer::NotStarted {
+                role: AccountRole::Admin,
+                started: false,
+            });
         }
-        people::me(&runner.client()?)
+        people::me(&runner.client()?).map(WhoAnswer::Known)
     })
     .await
 }
@@ -195,14 +216,18 @@ fn save(name: &str, url: &str, token: &str) -> Result<String, ToolError> {
 }
 
 /// Switches the window to the environment just saved, and answers `done` (or why not).
-async fn use_saved(selection: tauri::State<'_, Arc<Selection>>, done: Value) -> Value {
-    let Some(name) = done["name"].as_str().map(str::to_owned) else {
-        return done;
+async fn use_saved(
+    selection: tauri::State<'_, Arc<Selection>>,
+    done: Result<SignedInto, ToolError>,
+) -> Value {
+    let outcome = match done {
+        Ok(done) => super::env::use_environment(selection, Some(done.name.clone()))
+            .await
+            .map(|()| done)
+            .map_err(ToolError::Internal),
+        Err(e) => Err(e),
     };
-    match super::env::use_environment(selection, Some(name)).await {
-        Ok(()) => done,
-        Err(e) => ToolError::Internal(e).to_json(),
-    }
+    slipway_toolkit::render(&outcome)
 }
 
 /// Accepts an invite on the platform at `url` as `name`, stores the token it gives for
@@ -216,7 +241,7 @@ pub async fn join_with_invite(
     name: Option<String>,
     environment: String,
 ) -> Result<Value, CommandError> {
-    let done = blocking(move || {
+    let done = off_thread(move || {
         let (code, url) = match join::parse_invite_link(&code) {
             Some((code, linked)) if url.trim().is_empty() => (code, linked),
             Some((code, _)) => (code, url),
@@ -226,13 +251,12 @@ pub async fn join_with_invite(
         let name = name.as_deref().filter(|n| !n.trim().is_empty());
         let joined = join::accept_invite(&url, &code, name)?;
         let store = save(&environment, &url, joined.token.expose())?;
-        Ok(json!({
-            "success": true,
-            "name": environment,
-            "email": joined.email,
-            "role": joined.role,
-            "token_store": store,
-        }))
+        Ok(SignedInto {
+            name: environment,
+            email: joined.email,
+            role: Some(joined.role),
+            token_store: store,
+        })
     })
     .await?;
     Ok(use_saved(selection, done).await)
@@ -253,19 +277,19 @@ pub async fn sso_sign_in(
     url: String,
     environment: String,
 ) -> Result<Value, CommandError> {
-    let done = blocking(move || {
+    let done = off_thread(move || {
         let (environment, url) = checked_target(&environment, &url)?;
         let attempt = sso::begin(&url)?;
         super::browser::open_url(attempt.sign_in_url().to_owned())
             .map_err(|e| ToolError::Unavailable(format!("the sign-in page did not open: {e}")))?;
         let signed = attempt.wait(SSO_WAIT)?;
         let store = save(&environment, &url, signed.token.expose())?;
-        Ok(json!({
-            "success": true,
-            "name": environment,
-            "email": signed.email,
-            "token_store": store,
-        }))
+        Ok(SignedInto {
+            name: environment,
+            email: signed.email,
+            role: None,
+            token_store: store,
+        })
     })
     .await?;
     Ok(use_saved(selection, done).await)
@@ -274,6 +298,7 @@ pub async fn sso_sign_in(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn days_are_whole_numbers_as_typed_or_the_default() {

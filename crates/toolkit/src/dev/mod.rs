@@ -26,14 +26,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use serde_json::Value;
 
-use crate::error::ToolError;
+use crate::error::{FailedBuilds, ToolError};
 use crate::platform::ProjectFiles;
+use crate::platform::history::{Deployment, DeploymentStatus};
 use crate::platform::stream::{Follow, LogLine, follow_logs};
 use crate::platform::{
-    AppIdArgs, BuildAppArgs, Client, build_app_with_progress, disable_app, history, read_app_file,
-    upload_services,
+    AppIdArgs, BuildAppArgs, BuildStatus, Client, build_app_with_progress, disable_app, history,
+    read_app_file, upload_services,
 };
 use fingerprint::{Fingerprints, Mode};
 
@@ -199,14 +199,14 @@ pub fn run(
         emit(DevEvent::Progress {
             message: "disabling the app (--down)".into(),
         });
-        let result = disable_app(
+        disable_app(
             client,
             &AppIdArgs {
                 app_id,
                 environment: None,
             },
         )?;
-        disabled = result["success"] != false;
+        disabled = true;
     }
     emit(DevEvent::Stopped { disabled });
     Ok(())
@@ -228,7 +228,7 @@ fn round(
     };
     let app_id = app_id_of(root);
     let previous = match &app_id {
-        Some(id) => newest_deployment(client, id)?.map(|d| d["id"].clone()),
+        Some(id) => newest_deployment(client, id)?.map(|d| d.id),
         None => None,
     };
     let built = match (&app_id, first) {
@@ -250,7 +250,7 @@ fn round(
     emit(new_deployment(
         client,
         &app_id,
-        previous.as_ref(),
+        previous.as_deref(),
         changed_at,
     )?);
     Ok(())
@@ -265,12 +265,14 @@ enum Built {
 }
 
 /// Builds every service through `build_app`, registering the app if it has no `.app` yet.
+/// Builds that failed, and a devfile found invalid, are the round's outcome; any other error
+/// ends the loop.
 fn build_everything(
     client: &Client,
     root: &Path,
     progress: &dyn Fn(&str),
 ) -> Result<Built, ToolError> {
-    let result = build_app_with_progress(
+    let outcome = build_app_with_progress(
         client,
         &BuildAppArgs {
             project_path: root.display().to_string(),
@@ -281,12 +283,13 @@ fn build_everything(
             service_name: None,
         },
         progress,
-    )?;
-    Ok(if result["success"] == false {
-        Built::Failed(failure_of_build(&result))
-    } else {
-        Built::Succeeded
-    })
+    );
+    match outcome {
+        Ok(_) => Ok(Built::Succeeded),
+        Err(ToolError::BuildsFailed(failed)) => Ok(Built::Failed(failure_of_build(&failed))),
+        Err(invalid @ ToolError::InvalidDevfile { .. }) => Ok(Built::Failed(invalid.to_string())),
+        Err(e) => Err(e),
+    }
 }
 
 /// Uploads the services of `plan`: as syncs when every one can be synced (in full when the
@@ -306,28 +309,23 @@ fn build_plan(
         outcome = upload_services(client, root, app_id, &services, false, progress);
     }
     let builds = outcome?;
-    let failed: Vec<&Value> = builds
+    let failed: Vec<String> = builds
         .iter()
-        .filter(|b| b["status"] != "succeeded")
+        .filter(|b| b.status != BuildStatus::Succeeded)
+        .map(|b| {
+            format!(
+                "build of {} {}: {}{}",
+                b.service,
+                b.status,
+                b.error.as_deref().unwrap_or("see its log"),
+                log_tail(b.log.as_deref().unwrap_or(""))
+            )
+        })
         .collect();
     if failed.is_empty() {
         return Ok(Built::Succeeded);
     }
-    Ok(Built::Failed(
-        failed
-            .iter()
-            .map(|b| {
-                format!(
-                    "build of {} {}: {}{}",
-                    b["service"].as_str().unwrap_or("?"),
-                    b["status"].as_str().unwrap_or("?"),
-                    b["error"].as_str().unwrap_or("see its log"),
-                    log_tail(b["log"].as_str().unwrap_or(""))
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
-    ))
+    Ok(Built::Failed(failed.join("\n")))
 }
 
 /// Waits (at most [`DEPLOY_TIMEOUT`]) for a deployment newer than `previous` to end, and
@@ -336,16 +334,16 @@ fn build_plan(
 fn new_deployment(
     client: &Client,
     app_id: &str,
-    previous: Option<&Value>,
+    previous: Option<&str>,
     changed_at: Instant,
 ) -> Result<DevEvent, ToolError> {
     let deadline = Instant::now() + DEPLOY_TIMEOUT;
     loop {
         if let Some(newest) = newest_deployment(client, app_id)?
-            && Some(&newest["id"]) != previous
+            && Some(newest.id.as_str()) != previous
         {
-            match newest["status"].as_str() {
-                Some("RUNNING") => {
+            match newest.status {
+                DeploymentStatus::Running => {
                     let status = crate::platform::get_app_status(
                         client,
                         &AppIdArgs {
@@ -354,12 +352,12 @@ fn new_deployment(
                         },
                     )?;
                     return Ok(DevEvent::Running {
-                        deployment_id: newest["id"].as_str().unwrap_or_default().to_owned(),
-                        url: status["app_url"].as_str().map(str::to_owned),
+                        deployment_id: newest.id,
+                        url: status.app_url,
                         seconds: changed_at.elapsed().as_secs_f64(),
                     });
                 }
-                Some("FAILED") => {
+                DeploymentStatus::Failed => {
                     return Ok(DevEvent::Failed {
                         message: failure_of_deployment(client, app_id, &newest),
                     });
@@ -434,46 +432,35 @@ fn app_id_of(root: &Path) -> Option<String> {
     read_app_file(root).ok().flatten().map(|a| a.app_id)
 }
 
-fn newest_deployment(client: &Client, app_id: &str) -> Result<Option<Value>, ToolError> {
-    let page = history::deployments(client, app_id, 1)?;
-    Ok(page["deployments"]
-        .as_array()
-        .and_then(|d| d.first())
-        .cloned())
+fn newest_deployment(client: &Client, app_id: &str) -> Result<Option<Deployment>, ToolError> {
+    Ok(history::deployments(client, app_id, 1)?
+        .deployments
+        .into_iter()
+        .next())
 }
 
-fn failure_of_build(result: &Value) -> String {
-    let mut message = result["error"]
-        .as_str()
-        .unwrap_or("the build failed")
-        .to_owned();
-    for log in result["build_logs"]
-        .as_object()
-        .into_iter()
-        .flat_map(|logs| logs.values())
-    {
-        message.push_str(&log_tail(log.as_str().unwrap_or("")));
+/// Why the builds failed, with each log's last lines.
+fn failure_of_build(failed: &FailedBuilds) -> String {
+    let mut message = failed.message.clone();
+    for log in failed.build_logs.values() {
+        message.push_str(&log_tail(log.as_deref().unwrap_or("")));
     }
     message
 }
 
 /// What the platform's diagnosis says of a failed deployment: its reason and each failing
 /// service's last log lines.
-fn failure_of_deployment(client: &Client, app_id: &str, deployment: &Value) -> String {
+fn failure_of_deployment(client: &Client, app_id: &str, deployment: &Deployment) -> String {
     let mut message = format!(
         "the new deployment failed: {}; the previous one keeps serving",
-        deployment["reason"].as_str().unwrap_or("no reason given")
+        deployment.reason.as_deref().unwrap_or("no reason given")
     );
     if let Ok(diagnosis) = history::diagnosis(client, app_id) {
-        for service in diagnosis["failing_services"]
-            .as_array()
-            .into_iter()
-            .flatten()
-        {
+        for service in &diagnosis.failing_services {
             message.push_str(&format!(
                 "\n{}:{}",
-                service["service"].as_str().unwrap_or("?"),
-                log_tail(service["log_tail"].as_str().unwrap_or(""))
+                service.service,
+                log_tail(&service.log_tail)
             ));
         }
     }

@@ -1,13 +1,16 @@
 //! The app-management tools: register_app (and its `.app` file), list_apps, get_app,
-//! get_app_status, get_app_logs, enable_app, disable_app, delete_app, cancel_build.
+//! get_app_status, get_app_logs, enable_app, disable_app, delete_app, cancel_build,
+//! get_build_scan_report. Each returns a typed result carrying the platform's typed answer;
+//! the registry adds `success` when it renders one.
 
 use std::path::{Path, PathBuf};
 
 use reqwest::Method;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::json;
 
 use super::Client;
+use super::model::{App, AppState, AppStatus, Build, spelled_enum};
 use crate::error::ToolError;
 use crate::fsutil::atomic_write;
 
@@ -153,31 +156,207 @@ pub(crate) fn uuid_arg(field: &str, value: &str) -> Result<String, ToolError> {
     }
 }
 
-pub(crate) fn with_success(mut body: Value, extra: &[(&str, Value)]) -> Value {
-    let mut map = match body.take() {
-        Value::Object(m) => m,
-        _ => Map::new(),
-    };
-    map.insert("success".into(), Value::Bool(true));
-    for (k, v) in extra {
-        map.insert((*k).into(), v.clone());
-    }
-    Value::Object(map)
+/// `register_app`'s result: the registered app, what happened in words, and the `.app` file
+/// written when `project_path` was given.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RegisteredApp {
+    /// The app as registered.
+    #[serde(flatten)]
+    pub app: App,
+    /// What happened, in words.
+    pub message: String,
+    /// The `.app` file written, with `project_path`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_file: Option<String>,
 }
 
-/// Renames the platform's `id` to the spec's `app_id`.
-fn app_view(mut app: Value) -> Value {
-    if let Some(obj) = app.as_object_mut()
-        && let Some(id) = obj.remove("id")
-    {
-        obj.insert("app_id".into(), id);
+/// An app as `list_apps` lists it: everything but the description and the devfile.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct AppSummary {
+    /// The app's UUID (the platform's `id`).
+    #[serde(rename(serialize = "app_id", deserialize = "id"), alias = "app_id")]
+    pub app_id: String,
+    /// Unique machine-readable name.
+    pub name: String,
+    /// Human-readable name.
+    pub display_name: String,
+    /// Lifecycle state.
+    pub status: AppStatus,
+    /// The app's URL; null until deployed.
+    pub url: Option<String>,
+    /// False while disabled.
+    pub enabled: bool,
+    /// RFC 3339, UTC.
+    pub created_at: String,
+    /// RFC 3339, UTC.
+    pub updated_at: String,
+}
+
+/// `list_apps`'s result: one page.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct AppList {
+    /// The apps of this page, oldest first.
+    pub apps: Vec<AppSummary>,
+    /// Pass as `next_page_token` for the next page; absent on the last page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_page_token: Option<String>,
+}
+
+spelled_enum! {
+    /// Whether a log is a build's or a running service's.
+    pub enum LogKind {
+        /// An image build's log.
+        Build = "build",
+        /// A deployed service's output.
+        Runtime = "runtime",
     }
-    app
+}
+
+/// One log of an app, with a presigned URL to its text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct LogEntry {
+    /// The service.
+    pub service: String,
+    /// A build's or a running service's.
+    pub kind: LogKind,
+    /// The build, for build logs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_id: Option<String>,
+    /// The deployment, for runtime logs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deployment_id: Option<String>,
+    /// When the build or deployment was created (RFC 3339).
+    pub time: String,
+    /// Bytes in the log then.
+    pub size: u64,
+    /// Presigned URL serving the log without a token, good for 15 minutes.
+    pub url: String,
+}
+
+/// `get_app_logs`'s result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct AppLogs {
+    /// The app.
+    pub app_id: String,
+    /// Its logs, build logs and runtime logs.
+    pub logs: Vec<LogEntry>,
+}
+
+/// The platform's list of an app's logs.
+#[derive(Debug, Deserialize)]
+struct LogList {
+    logs: Vec<LogEntry>,
+}
+
+/// `enable_app`'s and `disable_app`'s result: the app's state afterwards, and what to do next.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct LifecycleChange {
+    /// The app's state after the change.
+    #[serde(flatten)]
+    pub state: AppState,
+    /// What happened and what to do next.
+    pub message: String,
+}
+
+/// `delete_app`'s result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct DeletedApp {
+    /// The app deleted.
+    pub app_id: String,
+    /// What happened, and that the project's `.app` file must go too.
+    pub message: String,
+}
+
+/// `cancel_build`'s result: the build as it is now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CancelledBuild {
+    /// The build, cancelled.
+    #[serde(flatten)]
+    pub build: Build,
+    /// That a running deployment is not affected.
+    pub message: String,
+}
+
+/// One package found in a build's image.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Package {
+    /// As its metadata spells it.
+    pub name: String,
+    /// As its metadata spells it.
+    pub version: String,
+    /// `PyPI`, `npm` or `Debian` (OSV's spellings).
+    pub ecosystem: String,
+    /// Package URL (`pkg:pypi/fastapi@0.165.0`).
+    pub purl: String,
+}
+
+/// The packages of an image, sorted, each once.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Sbom {
+    /// The packages.
+    pub packages: Vec<Package>,
+}
+
+/// An advisory that affects a package of the image.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Vulnerability {
+    /// The advisory id (`GHSA-…`, `PYSEC-…`, `CVE-…`).
+    pub id: String,
+    /// The affected package.
+    pub package: String,
+    /// Its version in the image.
+    pub version: String,
+    /// The advisory's summary.
+    pub summary: String,
+    /// Its severity, when the advisory gives one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub severity: Option<String>,
+    /// The first fixed version, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fixed: Option<String>,
+}
+
+/// Which advisory database a report used.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct AdvisoryDb {
+    /// The directory the platform was given with `--advisory-db`.
+    pub path: String,
+    /// Advisories read from it.
+    pub advisories: u64,
+}
+
+/// A scan against an advisory database.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct VulnerabilityReport {
+    /// The image's packages.
+    pub sbom: Sbom,
+    /// Advisories that affect a package of the SBOM.
+    pub vulnerabilities: Vec<Vulnerability>,
+    /// The database used.
+    pub advisory_db: AdvisoryDb,
+    /// RFC 3339, UTC.
+    pub scanned_at: String,
+}
+
+/// `get_build_scan_report`'s result (and the platform's answer it passes on).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ScanReport {
+    /// The build scanned.
+    pub build_id: String,
+    /// The vulnerability report, when an advisory database was checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report: Option<VulnerabilityReport>,
+    /// The image's packages, whenever the image could be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sbom: Option<Sbom>,
+    /// Why there is no report (no advisory database, an unreadable image).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// `register_app`: reserves the name, creates the service principal and the access-control
 /// resource (the platform does all three in one transaction), and writes `.app` atomically.
-pub fn register_app(client: &Client, args: &RegisterAppArgs) -> Result<Value, ToolError> {
+pub fn register_app(client: &Client, args: &RegisterAppArgs) -> Result<RegisteredApp, ToolError> {
     slipway_devfile::AppName::parse(&args.name).map_err(|e| ToolError::invalid("name", e))?;
     if let Some(dir) = &args.project_path
         && !Path::new(dir).is_dir()
@@ -188,67 +367,50 @@ pub fn register_app(client: &Client, args: &RegisterAppArgs) -> Result<Value, To
         ));
     }
     let body = json!({"name": args.name, "display_name": args.display_name, "description": args.description});
-    let app = client.json(Method::POST, "/v1/apps", Some(&body))?.body;
-    let app_id = app["id"].as_str().unwrap_or_default().to_owned();
-    let mut extra = vec![(
-        "message",
-        json!(format!("registered {} ({app_id})", args.name)),
-    )];
-    if let Some(dir) = &args.project_path {
-        let path = AppFile {
-            app_id: app_id.clone(),
-            name: args.name.clone(),
-            platform_url: client.base_url().to_owned(),
-        }
-        .write(Path::new(dir))?;
-        extra.push(("app_file", json!(path.display().to_string())));
-    }
-    Ok(with_success(app_view(app), &extra))
+    let app: App = client.typed(Method::POST, "/v1/apps", Some(&body))?;
+    let app_file = match &args.project_path {
+        Some(dir) => Some(
+            AppFile {
+                app_id: app.app_id.clone(),
+                name: args.name.clone(),
+                platform_url: client.base_url().to_owned(),
+            }
+            .write(Path::new(dir))?
+            .display()
+            .to_string(),
+        ),
+        None => None,
+    };
+    Ok(RegisteredApp {
+        message: format!("registered {} ({})", args.name, app.app_id),
+        app,
+        app_file,
+    })
 }
 
 /// `list_apps`: one page of apps and the token of the next page, when there is one.
-pub fn list_apps(client: &Client, args: &ListAppsArgs) -> Result<Value, ToolError> {
+pub fn list_apps(client: &Client, args: &ListAppsArgs) -> Result<AppList, ToolError> {
     let mut query = vec![format!("page_size={}", args.page_size.unwrap_or(20))];
     if let Some(token) = args.next_page_token.as_deref().filter(|t| !t.is_empty()) {
         query.push(format!("next_page_token={}", encode(token)));
     }
-    let body = client
-        .json(Method::GET, &format!("/v1/apps?{}", query.join("&")), None)?
-        .body;
-    let apps: Vec<Value> = body["apps"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default()
-        .into_iter()
-        .map(app_view)
-        .collect();
-    let mut out = json!({"success": true, "apps": apps});
-    if let Some(token) = body["next_page_token"].as_str() {
-        out["next_page_token"] = json!(token);
-    }
-    Ok(out)
+    client.typed(Method::GET, &format!("/v1/apps?{}", query.join("&")), None)
 }
 
 /// `get_app`: name, description, status, URL, devfile, enabled state, timestamps.
-pub fn get_app(client: &Client, args: &AppIdArgs) -> Result<Value, ToolError> {
+pub fn get_app(client: &Client, args: &AppIdArgs) -> Result<App, ToolError> {
     let id = uuid_arg("app_id", &args.app_id)?;
-    let app = client
-        .json(Method::GET, &format!("/v1/apps/{id}"), None)?
-        .body;
-    Ok(with_success(app_view(app), &[]))
+    client.typed(Method::GET, &format!("/v1/apps/{id}"), None)
 }
 
 /// `get_app_status`: status and app_url (plus per-service detail).
-pub fn get_app_status(client: &Client, args: &AppIdArgs) -> Result<Value, ToolError> {
+pub fn get_app_status(client: &Client, args: &AppIdArgs) -> Result<AppState, ToolError> {
     let id = uuid_arg("app_id", &args.app_id)?;
-    let status = client
-        .json(Method::GET, &format!("/v1/apps/{id}/status"), None)?
-        .body;
-    Ok(with_success(status, &[]))
+    client.typed(Method::GET, &format!("/v1/apps/{id}/status"), None)
 }
 
 /// `get_app_logs`: log entries with presigned URLs.
-pub fn get_app_logs(client: &Client, args: &GetLogsArgs) -> Result<Value, ToolError> {
+pub fn get_app_logs(client: &Client, args: &GetLogsArgs) -> Result<AppLogs, ToolError> {
     let id = uuid_arg("app_id", &args.app_id)?;
     let mut path = format!(
         "/v1/apps/{id}/logs?latest_only={}",
@@ -257,12 +419,15 @@ pub fn get_app_logs(client: &Client, args: &GetLogsArgs) -> Result<Value, ToolEr
     if let Some(service) = &args.service_name {
         path.push_str(&format!("&service_name={}", encode(service)));
     }
-    let body = client.json(Method::GET, &path, None)?.body;
-    Ok(json!({"success": true, "app_id": id, "logs": body["logs"].clone()}))
+    let list: LogList = client.typed(Method::GET, &path, None)?;
+    Ok(AppLogs {
+        app_id: id,
+        logs: list.logs,
+    })
 }
 
 /// `enable_app`: resumes a suspended app (poll get_app_status until RUNNING).
-pub fn enable_app(client: &Client, args: &AppIdArgs) -> Result<Value, ToolError> {
+pub fn enable_app(client: &Client, args: &AppIdArgs) -> Result<LifecycleChange, ToolError> {
     lifecycle(
         client,
         args,
@@ -272,7 +437,7 @@ pub fn enable_app(client: &Client, args: &AppIdArgs) -> Result<Value, ToolError>
 }
 
 /// `disable_app`: suspends a running app without deleting it.
-pub fn disable_app(client: &Client, args: &AppIdArgs) -> Result<Value, ToolError> {
+pub fn disable_app(client: &Client, args: &AppIdArgs) -> Result<LifecycleChange, ToolError> {
     lifecycle(
         client,
         args,
@@ -286,55 +451,50 @@ fn lifecycle(
     args: &AppIdArgs,
     action: &str,
     message: &str,
-) -> Result<Value, ToolError> {
+) -> Result<LifecycleChange, ToolError> {
     let id = uuid_arg("app_id", &args.app_id)?;
-    let status = client
-        .json(Method::POST, &format!("/v1/apps/{id}/{action}"), None)?
-        .body;
-    Ok(with_success(status, &[("message", json!(message))]))
+    let state = client.typed(Method::POST, &format!("/v1/apps/{id}/{action}"), None)?;
+    Ok(LifecycleChange {
+        state,
+        message: message.to_owned(),
+    })
 }
 
 /// `delete_app`: permanent. Reminds the caller that a project's `.app` file must go too.
-pub fn delete_app(client: &Client, args: &AppIdArgs) -> Result<Value, ToolError> {
+pub fn delete_app(client: &Client, args: &AppIdArgs) -> Result<DeletedApp, ToolError> {
     let id = uuid_arg("app_id", &args.app_id)?;
     client.json(Method::DELETE, &format!("/v1/apps/{id}"), None)?;
-    Ok(json!({
-        "success": true,
-        "app_id": id,
-        "message": format!("app {id} deleted permanently. Delete the {APP_FILE} file in its project directory, or later builds fail with 404 (or register the app again)"),
-    }))
+    Ok(DeletedApp {
+        message: format!(
+            "app {id} deleted permanently. Delete the {APP_FILE} file in its project directory, or later builds fail with 404 (or register the app again)"
+        ),
+        app_id: id,
+    })
 }
 
 /// `cancel_build`: cancels a queued or running build job; a running deployment is untouched.
-pub fn cancel_build(client: &Client, args: &CancelBuildArgs) -> Result<Value, ToolError> {
+pub fn cancel_build(client: &Client, args: &CancelBuildArgs) -> Result<CancelledBuild, ToolError> {
     let id = uuid_arg("build_id", &args.build_id)?;
-    let build = client
-        .json(Method::POST, &format!("/v1/builds/{id}/cancel"), None)?
-        .body;
-    Ok(with_success(
+    let build = client.typed(Method::POST, &format!("/v1/builds/{id}/cancel"), None)?;
+    Ok(CancelledBuild {
         build,
-        &[(
-            "message",
-            json!("build cancelled; a running deployment is not affected"),
-        )],
-    ))
+        message: "build cancelled; a running deployment is not affected".to_owned(),
+    })
 }
 
 /// `get_build_scan_report`: the image's SBOM and the vulnerabilities found against the
 /// platform's advisory database. When the platform has none, `error` says so (never a fake
 /// clean report).
-pub fn get_build_scan_report(client: &Client, args: &CancelBuildArgs) -> Result<Value, ToolError> {
+pub fn get_build_scan_report(
+    client: &Client,
+    args: &CancelBuildArgs,
+) -> Result<ScanReport, ToolError> {
     let id = uuid_arg("build_id", &args.build_id)?;
-    let body = client
-        .json(Method::GET, &format!("/v1/builds/{id}/scan"), None)?
-        .body;
-    let mut out = json!({"success": true, "build_id": id});
-    for key in ["report", "sbom", "error"] {
-        if let Some(v) = body.get(key).filter(|v| !v.is_null()) {
-            out[key] = v.clone();
-        }
-    }
-    Ok(out)
+    let scan: ScanReport = client.typed(Method::GET, &format!("/v1/builds/{id}/scan"), None)?;
+    Ok(ScanReport {
+        build_id: id,
+        ..scan
+    })
 }
 
 /// Percent-encodes a query value.

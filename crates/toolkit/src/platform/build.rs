@@ -7,11 +7,13 @@ use std::time::{Duration, Instant};
 
 use reqwest::Method;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::json;
 use slipway_devfile::{Devfile, ProjectFiles, ServiceSpec, set_image_uri, validate};
 
+use super::client::read_answer;
+use super::model::{App, AppState, Build, BuildStatus};
 use super::{APP_FILE, AppFile, Client, pack};
-use crate::error::ToolError;
+use crate::error::{FailedBuilds, ToolError};
 use crate::fsutil::atomic_write;
 
 /// Arguments of `build_app` (names exactly as the spec).
@@ -52,8 +54,9 @@ impl ProjectFiles for Files {
     }
 }
 
-/// `build_app`.
-pub fn build_app(client: &Client, args: &BuildAppArgs) -> Result<Value, ToolError> {
+/// `build_app`. An invalid devfile ([`ToolError::InvalidDevfile`]) and builds that did not
+/// succeed ([`ToolError::BuildsFailed`]) are errors carrying what was found.
+pub fn build_app(client: &Client, args: &BuildAppArgs) -> Result<BuildAppResult, ToolError> {
     build_app_with_progress(client, args, &|_| {})
 }
 
@@ -63,12 +66,9 @@ pub fn build_app_with_progress(
     client: &Client,
     args: &BuildAppArgs,
     progress: &dyn Fn(&str),
-) -> Result<Value, ToolError> {
+) -> Result<BuildAppResult, ToolError> {
     let request = BuildRequest::parse(args)?;
-    let project = match Project::load(&request.root)? {
-        Ok(project) => project,
-        Err(invalid) => return answer(&invalid),
-    };
+    let project = Project::load(&request.root)?;
     let selected = project.selected(args.service_name.as_deref())?;
     check_dockerfiles(&request.root, &selected)?;
     let local = match request.mode {
@@ -95,13 +95,13 @@ pub fn build_app_with_progress(
         "building {} service(s) on the platform",
         uploaded.build_ids.len()
     ));
-    let builds = finished_builds(client, &uploaded.build_ids, request.verbose)?;
-    if let Some(failed) = BuildFailed::of(&uploaded, &builds) {
-        return answer(&failed);
+    let builds = wait(client, &uploaded.build_ids, request.verbose)?;
+    if let Some(failed) = failed_builds(&uploaded, &builds) {
+        return Err(ToolError::BuildsFailed(Box::new(failed)));
     }
     let image_uris = write_image_uris(&project, &builds)?;
     uploaded.urls_from_status_when_unanswered(client);
-    answer(&Built::new(
+    Ok(BuildAppResult::new(
         &request,
         &project,
         uploaded,
@@ -132,10 +132,12 @@ impl Architecture {
 
 /// Where the images are built: by the platform from an uploaded context, or here (with
 /// `BUILDER_HOST`) and uploaded as images.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
-enum BuildMode {
+pub enum BuildMode {
+    /// Built by the platform from the uploaded project.
     Remote,
+    /// Built here and uploaded as images.
     Local,
 }
 
@@ -204,20 +206,10 @@ struct Project {
     model: Devfile,
 }
 
-/// The answer when devfile.yaml is invalid: nothing was uploaded.
-#[derive(Debug, Serialize)]
-struct InvalidDevfile {
-    success: bool,
-    error: String,
-    retryable: bool,
-    errors: Vec<String>,
-    warnings: Vec<String>,
-}
-
 impl Project {
     /// Reads and validates `root`'s devfile.yaml (against the project's files); an invalid
-    /// one is an answer of its own, not an error.
-    fn load(root: &Path) -> Result<Result<Self, InvalidDevfile>, ToolError> {
+    /// one is [`ToolError::InvalidDevfile`], with the validator's findings.
+    fn load(root: &Path) -> Result<Self, ToolError> {
         let path = root.join("devfile.yaml");
         let text = std::fs::read_to_string(&path).map_err(|_| {
             ToolError::invalid(
@@ -230,20 +222,18 @@ impl Project {
         })?;
         let report = validate(&text, Some(&Files(root.to_path_buf())));
         if !report.valid() {
-            return Ok(Err(InvalidDevfile {
-                success: false,
-                error: format!(
+            return Err(ToolError::InvalidDevfile {
+                message: format!(
                     "devfile.yaml is invalid; nothing was uploaded. Fix: {}",
                     report.errors().join("; ")
                 ),
-                retryable: false,
                 errors: report.errors(),
                 warnings: report.warnings(),
-            }));
+            });
         }
         let model =
             Devfile::parse(&text).map_err(|e| ToolError::Internal(format!("devfile.yaml: {e}")))?;
-        Ok(Ok(Self { path, text, model }))
+        Ok(Self { path, text, model })
     }
 
     /// The services to build, in devfile order: `service_name` alone, else every one.
@@ -309,25 +299,18 @@ impl Uploaded {
         if self.app_url.is_some() || !self.service_urls.is_empty() {
             return;
         }
-        let Ok(status) = client.json(
+        let Ok(state) = client.typed::<AppState>(
             Method::GET,
             &format!("/v1/apps/{}/status", self.app_id),
             None,
         ) else {
             return;
         };
-        let status = status.body;
-        self.app_url = status["app_url"].as_str().map(str::to_owned);
-        self.service_urls = status["services"]
-            .as_array()
+        self.app_url = state.app_url;
+        self.service_urls = state
+            .services
             .into_iter()
-            .flatten()
-            .filter_map(|s| {
-                Some((
-                    s["name"].as_str()?.to_owned(),
-                    s["url"].as_str()?.to_owned(),
-                ))
-            })
+            .filter_map(|s| Some((s.name, s.url?)))
             .collect();
     }
 }
@@ -339,17 +322,6 @@ struct PrebuiltAnswer {
     build_id: String,
     app_url: Option<String>,
     service_urls: BTreeMap<String, String>,
-}
-
-/// A platform answer read as `T`.
-fn read_answer<T: serde::de::DeserializeOwned>(body: Value) -> Result<T, ToolError> {
-    serde_json::from_value(body)
-        .map_err(|e| ToolError::Internal(format!("an unexpected platform answer: {e}")))
-}
-
-/// A typed result as the tool's JSON answer.
-fn answer(result: &impl Serialize) -> Result<Value, ToolError> {
-    serde_json::to_value(result).map_err(|e| ToolError::Internal(format!("the result: {e}")))
 }
 
 /// Remote mode: packs the project and uploads it, to the app `.app` names or (without
@@ -445,87 +417,45 @@ fn remember_inline_app(
     file.write(root).map(Some)
 }
 
-/// A finished build as `GET /v1/builds/{id}` answers it.
-#[derive(Debug, Deserialize)]
-struct FinishedBuild {
-    build_id: String,
-    service: String,
-    /// `succeeded`, `failed` or `cancelled`.
-    status: String,
-    image_uri: Option<String>,
-    error: Option<String>,
-    /// With `verbose`.
-    #[serde(default)]
-    log: Option<String>,
-}
-
-/// Waits for `build_ids` to finish; each as the platform answers it.
-fn finished_builds(
-    client: &Client,
-    build_ids: &[String],
-    verbose: bool,
-) -> Result<Vec<FinishedBuild>, ToolError> {
-    wait(client, build_ids, verbose)?
-        .into_iter()
-        .map(read_answer)
-        .collect()
-}
-
 /// Each build's log, by service (null where the platform sent none).
-fn logs_of(builds: &[FinishedBuild]) -> BTreeMap<String, Option<String>> {
+fn logs_of(builds: &[Build]) -> BTreeMap<String, Option<String>> {
     builds
         .iter()
         .map(|b| (b.service.clone(), b.log.clone()))
         .collect()
 }
 
-/// The answer when a build did not succeed.
-#[derive(Debug, Serialize)]
-struct BuildFailed {
-    success: bool,
-    error: String,
-    retryable: bool,
-    app_id: String,
-    build_ids: Vec<String>,
-    attempts: u32,
-    build_logs: BTreeMap<String, Option<String>>,
-}
-
-impl BuildFailed {
-    /// The failure, when a build did not succeed.
-    fn of(uploaded: &Uploaded, builds: &[FinishedBuild]) -> Option<Self> {
-        let reasons: Vec<String> = builds
-            .iter()
-            .filter(|b| b.status != "succeeded")
-            .map(|b| {
-                format!(
-                    "{} {}: {}",
-                    b.service,
-                    b.status,
-                    b.error.as_deref().unwrap_or("see the build log")
-                )
-            })
-            .collect();
-        if reasons.is_empty() {
-            return None;
-        }
-        Some(Self {
-            success: false,
-            error: format!("build failed: {}", reasons.join("; ")),
-            retryable: false,
-            app_id: uploaded.app_id.clone(),
-            build_ids: uploaded.build_ids.clone(),
-            attempts: uploaded.attempts,
-            build_logs: logs_of(builds),
+/// What is known of the builds when one did not succeed; `None` when all did.
+fn failed_builds(uploaded: &Uploaded, builds: &[Build]) -> Option<FailedBuilds> {
+    let reasons: Vec<String> = builds
+        .iter()
+        .filter(|b| b.status != BuildStatus::Succeeded)
+        .map(|b| {
+            format!(
+                "{} {}: {}",
+                b.service,
+                b.status,
+                b.error.as_deref().unwrap_or("see the build log")
+            )
         })
+        .collect();
+    if reasons.is_empty() {
+        return None;
     }
+    Some(FailedBuilds {
+        message: format!("build failed: {}", reasons.join("; ")),
+        app_id: uploaded.app_id.clone(),
+        build_ids: uploaded.build_ids.clone(),
+        attempts: uploaded.attempts,
+        build_logs: logs_of(builds),
+    })
 }
 
 /// Writes each new image's `imageUri` into devfile.yaml (only when one changed); returns
 /// the images by service.
 fn write_image_uris(
     project: &Project,
-    builds: &[FinishedBuild],
+    builds: &[Build],
 ) -> Result<BTreeMap<String, String>, ToolError> {
     let mut image_uris = BTreeMap::new();
     let mut edited = project.text.clone();
@@ -546,50 +476,65 @@ fn write_image_uris(
 const NEXT_STEP: &str =
     "the app is deploying: call get_app_status with app_id (every 10-15 s) until RUNNING or FAILED";
 
-/// The answer of a successful `build_app`.
-#[derive(Debug, Serialize)]
-struct Built {
-    success: bool,
-    app_id: String,
+/// `build_app`'s result: the app, its URLs and the images built.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct BuildAppResult {
+    /// The app built (created from the devfile when the project had no `.app`).
+    pub app_id: String,
     /// The app's URL, which answers once it is RUNNING.
-    app_url: Option<String>,
+    pub app_url: Option<String>,
     /// Each public service's URL, which answers once the app is RUNNING.
-    service_urls: BTreeMap<String, String>,
+    pub service_urls: BTreeMap<String, String>,
+    /// The images built.
     #[serde(flatten)]
-    images: BuiltImages,
-    attempts: u32,
-    build_mode: BuildMode,
+    pub images: BuiltImages,
+    /// Requests sent for the upload(s).
+    pub attempts: u32,
+    /// Where the images were built.
+    pub build_mode: BuildMode,
     /// The `.app` file written for an app this build created.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    app_file: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    context_files: Option<usize>,
-    next_step: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    build_logs: Option<BTreeMap<String, Option<String>>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_file: Option<String>,
+    /// Files in the uploaded context (remote builds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_files: Option<usize>,
+    /// What to do next.
+    pub next_step: String,
+    /// Each service's build log, with `verbose` (null where the platform sent none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_logs: Option<BTreeMap<String, Option<String>>>,
 }
 
 /// The images built: the spec's single-service and multi-service keys.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
-enum BuiltImages {
+pub enum BuiltImages {
     /// A project of one service.
-    One { build_id: String, image_uri: String },
+    One {
+        /// Its build (for cancel_build and get_build_scan_report).
+        build_id: String,
+        /// Its image.
+        image_uri: String,
+    },
     /// A project of several services (all or one of them rebuilt).
     Several {
+        /// The builds, one per service built.
         build_ids: Vec<String>,
+        /// Each service built and its image.
         image_uris: BTreeMap<String, String>,
+        /// The order the services deploy in (dependencies first).
         deploy_order: Vec<String>,
+        /// Always false: the result comes before the deployment ends.
         rollout_waited: bool,
     },
 }
 
-impl Built {
+impl BuildAppResult {
     fn new(
         request: &BuildRequest,
         project: &Project,
         uploaded: Uploaded,
-        builds: &[FinishedBuild],
+        builds: &[Build],
         image_uris: BTreeMap<String, String>,
         app_file: Option<PathBuf>,
     ) -> Self {
@@ -606,7 +551,6 @@ impl Built {
             },
         };
         Self {
-            success: true,
             app_id: uploaded.app_id,
             app_url: uploaded.app_url,
             service_urls: uploaded.service_urls,
@@ -615,7 +559,7 @@ impl Built {
             build_mode: request.mode,
             app_file: app_file.map(|p| p.display().to_string()),
             context_files: uploaded.context_files,
-            next_step: NEXT_STEP,
+            next_step: NEXT_STEP.to_owned(),
             build_logs: request.verbose.then(|| logs_of(builds)),
         }
     }
@@ -632,7 +576,7 @@ pub(crate) fn upload_services(
     services: &[String],
     sync: bool,
     progress: &dyn Fn(&str),
-) -> Result<Vec<Value>, ToolError> {
+) -> Result<Vec<Build>, ToolError> {
     let text = std::fs::read_to_string(root.join("devfile.yaml"))
         .map_err(|e| ToolError::io("read", &root.join("devfile.yaml"), &e))?;
     let model =
@@ -654,14 +598,9 @@ pub(crate) fn upload_services(
         "application/gzip",
         packed.bytes,
     )?;
-    let build_ids: Vec<String> = answer.body["build_ids"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|v| v.as_str().map(str::to_owned))
-        .collect();
+    let uploaded: Uploaded = read_answer(answer.body)?;
     progress(&format!("building {}", services.join(", ")));
-    wait(client, &build_ids, true)
+    wait(client, &uploaded.build_ids, true)
 }
 
 pub(crate) fn read_app_file(root: &Path) -> Result<Option<AppFile>, ToolError> {
@@ -693,8 +632,8 @@ fn stale(e: ToolError, root: &Path, app: Option<&AppFile>) -> ToolError {
 /// The app for a local build without `.app`: registered from the devfile's metadata.
 fn ensure_app(client: &Client, model: &Devfile) -> Result<String, ToolError> {
     let body = json!({"name": devfile_app_name(model)?.as_str(), "display_name": model.metadata.display_name, "description": model.metadata.description});
-    let app = client.json(Method::POST, "/v1/apps", Some(&body))?.body;
-    Ok(app["id"].as_str().unwrap_or_default().to_owned())
+    let app: App = client.typed(Method::POST, "/v1/apps", Some(&body))?;
+    Ok(app.app_id)
 }
 
 /// The app name the devfile's `metadata.name` gives (any string in the devfile schema; the
@@ -707,26 +646,21 @@ fn devfile_app_name(model: &Devfile) -> Result<slipway_devfile::AppName, ToolErr
 }
 
 /// Polls every build until it finishes; returns the final records (with logs when verbose).
-fn wait(client: &Client, build_ids: &[String], verbose: bool) -> Result<Vec<Value>, ToolError> {
+fn wait(client: &Client, build_ids: &[String], verbose: bool) -> Result<Vec<Build>, ToolError> {
     let deadline = Instant::now() + BUILD_TIMEOUT;
-    let mut done: BTreeMap<String, Value> = BTreeMap::new();
+    let mut done: BTreeMap<String, Build> = BTreeMap::new();
     while done.len() < build_ids.len() {
         let pending: Vec<&String> = build_ids
             .iter()
             .filter(|id| !done.contains_key(*id))
             .collect();
         for id in pending {
-            let b = client
-                .json(
-                    Method::GET,
-                    &format!("/v1/builds/{id}{}", if verbose { "?log=true" } else { "" }),
-                    None,
-                )?
-                .body;
-            if matches!(
-                b["status"].as_str(),
-                Some("succeeded" | "failed" | "cancelled")
-            ) {
+            let b: Build = client.typed(
+                Method::GET,
+                &format!("/v1/builds/{id}{}", if verbose { "?log=true" } else { "" }),
+                None,
+            )?;
+            if b.status.is_finished() {
                 done.insert(id.clone(), b);
             }
         }

@@ -2,35 +2,39 @@
 //! app view shows them; `get_build_scan_report` gives each build's scan).
 
 use reqwest::Method;
-use serde_json::Value;
+use serde::{Deserialize, Serialize};
 
 use super::Client;
-use super::apps::{encode, uuid_arg, with_success};
+use super::apps::{encode, uuid_arg};
+use super::model::Build;
 use crate::error::ToolError;
 
-/// One page of the app's builds, newest first: `{builds, next_page_token}`.
+/// One page of an app's builds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct BuildPage {
+    /// Newest first.
+    pub builds: Vec<Build>,
+    /// Pass as `page_token` for the next page; null on the last.
+    pub next_page_token: Option<String>,
+}
+
+/// One page of the app's builds, newest first.
 pub fn list(
     client: &Client,
     app_id: &str,
     page_size: u32,
     page_token: Option<&str>,
-) -> Result<Value, ToolError> {
+) -> Result<BuildPage, ToolError> {
     let id = uuid_arg("app_id", app_id)?;
     let mut path = format!("/v1/apps/{id}/builds?page_size={page_size}");
     if let Some(token) = page_token.filter(|t| !t.is_empty()) {
         path.push_str(&format!("&next_page_token={}", encode(token)));
     }
-    Ok(with_success(
-        client.json(Method::GET, &path, None)?.body,
-        &[],
-    ))
+    client.typed(Method::GET, &path, None)
 }
 
 /// One build with its log (the end of a long one; `log_truncated` says so).
-pub fn with_log(client: &Client, build_id: &str) -> Result<Value, ToolError> {
+pub fn with_log(client: &Client, build_id: &str) -> Result<Build, ToolError> {
     let id = uuid_arg("build_id", build_id)?;
-    let body = client
-        .json(Method::GET, &format!("/v1/builds/{id}?log=true"), None)?
-        .body;
-    Ok(with_success(body, &[]))
+    client.typed(Method::GET, &format!("/v1/builds/{id}?log=true"), None)
 }

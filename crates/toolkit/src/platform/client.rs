@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use reqwest::Method;
 use reqwest::blocking::{Client as Http, RequestBuilder, Response};
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::Endpoint;
@@ -61,6 +62,18 @@ impl Client {
                 None => req,
             }
         })
+    }
+
+    /// [`Client::json`], reading the answer as `T`: the platform's answers have types, and
+    /// the tools pass them on typed, so an answer of another shape is found here (an internal
+    /// error naming what did not fit) rather than as a missing key somewhere downstream.
+    pub fn typed<T: DeserializeOwned>(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<T, ToolError> {
+        read_answer(self.json(method, path, body)?.body)
     }
 
     /// Sends raw bytes with a content type.
@@ -180,6 +193,13 @@ impl Client {
             _ => ToolError::Internal(format!("platform answered {status}: {message}")),
         })
     }
+}
+
+/// A platform answer read as `T`; one of another shape is an internal error (the platform and
+/// this client disagree), never a user's mistake.
+pub(crate) fn read_answer<T: DeserializeOwned>(body: Value) -> Result<T, ToolError> {
+    serde_json::from_value(body)
+        .map_err(|e| ToolError::Internal(format!("an unexpected platform answer: {e}")))
 }
 
 /// Fetches a presigned URL (a log) without a token.

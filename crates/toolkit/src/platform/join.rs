@@ -3,9 +3,11 @@
 //! `slipway login --invite` and the desktop's join screen store that token as a sign-in does.
 
 use reqwest::{Method, Url};
-use serde_json::{Value, json};
+use serde::Deserialize;
+use serde_json::json;
 use slipway_server::token::Token;
 
+use super::people::AccountRole;
 use super::{Client, Endpoint};
 use crate::error::ToolError;
 
@@ -18,8 +20,8 @@ pub struct Joined {
     pub email: String,
     /// Their display name.
     pub name: String,
-    /// Their account role (the invite's): `admin` or `member`.
-    pub role: String,
+    /// Their account role (the invite's).
+    pub role: AccountRole,
     /// Their first token (`Debug` hides it).
     pub token: Token,
     /// When the token expires (RFC 3339).
@@ -55,29 +57,47 @@ pub fn accept_invite(url: &str, code: &str, name: Option<&str>) -> Result<Joined
         }
         body["name"] = json!(name);
     }
-    let answer = client
-        .json(Method::POST, "/v1/invites/accept", Some(&body))
-        .map_err(|e| gone_as_refusal(e, "code"))?
-        .body;
-    let text = |key: &str| answer[key].as_str().unwrap_or_default().to_owned();
-    let token = answered_token(&answer)?;
+    let answer: TokenAnswer = client
+        .typed(Method::POST, "/v1/invites/accept", Some(&body))
+        .map_err(|e| gone_as_refusal(e, "code"))?;
     Ok(Joined {
-        user_id: text("user_id"),
-        email: text("email"),
-        name: text("name"),
-        role: text("role"),
-        token,
-        expires_at: text("expires_at"),
+        token: answer.token()?,
+        role: answer.role.ok_or_else(|| {
+            ToolError::Internal("the platform's answer to the invite had no role".into())
+        })?,
+        user_id: answer.user_id,
+        email: answer.email,
+        name: answer.name,
+        expires_at: answer.expires_at.unwrap_or_default(),
     })
 }
 
-/// The token an answer that makes one carries (an accepted invite, an SSO exchange).
-pub(super) fn answered_token(answer: &Value) -> Result<Token, ToolError> {
-    answer["token"]
-        .as_str()
-        .filter(|t| !t.is_empty())
-        .map(|t| Token::from_string(t.to_owned()))
-        .ok_or_else(|| ToolError::Internal("the platform's answer had no token".into()))
+/// An answer that makes a token: an accepted invite (with the account role), an SSO
+/// exchange.
+#[derive(Debug, Deserialize)]
+pub(super) struct TokenAnswer {
+    pub(super) user_id: String,
+    pub(super) email: String,
+    pub(super) name: String,
+    #[serde(default)]
+    pub(super) role: Option<AccountRole>,
+    #[serde(default)]
+    token: String,
+    /// Null for a token without an end.
+    #[serde(default)]
+    pub(super) expires_at: Option<String>,
+}
+
+impl TokenAnswer {
+    /// The token it carries; an empty one is the platform's fault.
+    pub(super) fn token(&self) -> Result<Token, ToolError> {
+        if self.token.is_empty() {
+            return Err(ToolError::Internal(
+                "the platform's answer had no token".into(),
+            ));
+        }
+        Ok(Token::from_string(self.token.clone()))
+    }
 }
 
 /// The platform answers 404 for an unknown code and 410 for a used, revoked or expired one;
@@ -109,18 +129,6 @@ pub fn parse_invite_link(link: &str) -> Option<(String, String)> {
         .find(|(k, _)| k == "url")
         .map(|(_, v)| v.into_owned())?;
     Some((code.to_owned(), platform))
-}
-
-/// The JSON a script or the desktop shows for `joined` (without the token).
-pub fn joined_json(joined: &Joined) -> Value {
-    json!({
-        "success": true,
-        "user_id": joined.user_id,
-        "email": joined.email,
-        "name": joined.name,
-        "role": joined.role,
-        "expires_at": joined.expires_at,
-    })
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! Talking to a Slipway platform: where it is ([`Endpoint`]), a blocking HTTP client with
 //! retries for transient failures ([`Client`]), and the app, secrets and sharing tools built
 //! on it; the account's people, invites, tokens and single sign-on ([`people`], [`tokens`],
-//! [`join`], [`sso`]).
+//! [`join`], [`sso`]). Every call returns a typed result; the platform's answers are typed as
+//! the platform defines them (`model.rs` holds those several tools share).
 
 mod apps;
 mod build;
@@ -12,6 +13,7 @@ mod endpoint;
 pub mod history;
 pub mod join;
 pub mod local;
+mod model;
 mod pack;
 pub mod people;
 mod secrets;
@@ -21,26 +23,37 @@ pub mod stream;
 pub mod tokens;
 
 pub use apps::{
-    APP_FILE, AppFile, AppIdArgs, CancelBuildArgs, GetLogsArgs, ListAppsArgs, RegisterAppArgs,
+    APP_FILE, AdvisoryDb, AppFile, AppIdArgs, AppList, AppLogs, AppSummary, CancelBuildArgs,
+    CancelledBuild, DeletedApp, GetLogsArgs, LifecycleChange, ListAppsArgs, LogEntry, LogKind,
+    Package, RegisterAppArgs, RegisteredApp, Sbom, ScanReport, Vulnerability, VulnerabilityReport,
     cancel_build, delete_app, disable_app, enable_app, get_app, get_app_logs, get_app_status,
     get_build_scan_report, list_apps, register_app,
 };
-pub use build::{BuildAppArgs, build_app, build_app_with_progress};
+pub use build::{
+    BuildAppArgs, BuildAppResult, BuildMode, BuiltImages, build_app, build_app_with_progress,
+};
 pub(crate) use build::{Files as ProjectFiles, read_app_file, upload_services};
 pub use client::{Client, fetch_text};
 pub use endpoint::{ENV_TOKEN, ENV_URL, Endpoint};
 pub use join::{Joined, accept_invite};
+pub use model::{
+    App, AppState, AppStatus, Build, BuildStatus, Limits, ServiceState, ServiceStatus,
+};
 pub use people::{
-    audit, invite, list_invites, list_people, me, remove_person, revoke_invite, set_role,
+    AccountRole, Me, audit, invite, list_invites, list_people, me, remove_person, revoke_invite,
+    set_role,
 };
 pub use secrets::{
-    DeleteSecretArgs, GetSecretArgs, ListSecretsArgs, SecretType, ShareSecretArgs, WriteSecretArgs,
-    create_secret, delete_secret, get_secret, list_secrets, share_secret, update_secret,
+    DeleteSecretArgs, DeletedSecret, GetSecretArgs, ListSecretsArgs, SecretEntry, SecretInfo,
+    SecretList, SecretType, SecretValue, SecretWritten, ShareSecretArgs, SharedSecret,
+    WriteSecretArgs, create_secret, delete_secret, get_secret, list_secrets, share_secret,
+    update_secret,
 };
 pub use sharing::{
-    AccountArgs, AppRole, RoleArgs, grant_app_role, list_account_users, list_app_permissions,
+    AccountArgs, AccountUser, AccountUsers, AppPermissions, AppRole, GrantableRoles, Permission,
+    RoleArgs, RoleChange, grant_app_role, list_account_users, list_app_permissions,
     list_grantable_roles, revoke_app_role, whoami,
 };
 pub use slipway_server::token::Token;
-pub use sso::{SsoSignIn, SsoToken, sso_status};
-pub use tokens::{create_token, list_tokens, revoke_token};
+pub use sso::{SsoSignIn, SsoStatus, SsoToken, sso_status};
+pub use tokens::{NewToken, TokenInfo, Tokens, create_token, list_tokens, revoke_token};

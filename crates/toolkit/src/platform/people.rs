@@ -1,26 +1,179 @@
 //! The account's people, invites and audit (docs/people.md): what `slipway people` and the
-//! desktop's People view call. Each function answers the platform's JSON with `"success":
-//! true` added, as the other platform tools do.
+//! desktop's People view call. Each function answers the platform's answer typed; a transport
+//! that shows one as JSON renders it as the tools' results are (`slipway_toolkit::render`).
 //!
 //! Arguments whose rule is plain (a role is `admin` or `member`, an invite lasts 1–30 days)
 //! are checked here first so a form can put the message beside the field without a round
 //! trip; the platform checks them again and stays the authority for everything else.
 
 use reqwest::{Method, Url};
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use slipway_server::token::Token;
 
 use super::Client;
-use super::apps::with_success;
+use super::model::{secret, spelled_enum};
 use crate::error::ToolError;
 
 /// The account roles a person can have.
 pub const ROLES: [&str; 2] = ["admin", "member"];
 
-/// The people of the caller's account: `{users: [{id, email, name, role, joined_at,
-/// last_active_at}]}`.
-pub fn list_people(client: &Client) -> Result<Value, ToolError> {
-    let body = client.json(Method::GET, "/v1/account/users", None)?.body;
-    Ok(with_success(body, &[]))
+spelled_enum! {
+    /// A person's role in the account (separate from their roles on apps).
+    pub enum AccountRole {
+        /// Manages the account's people.
+        Admin = "admin",
+        /// Everybody else.
+        Member = "member",
+    }
+}
+
+/// A person as the people list shows them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Person {
+    /// UUID.
+    pub id: String,
+    /// E-mail address.
+    pub email: String,
+    /// Display name.
+    pub name: String,
+    /// Account role.
+    pub role: AccountRole,
+    /// When they joined (RFC 3339, UTC).
+    pub joined_at: String,
+    /// When one of their tokens was last used (RFC 3339, UTC, to the minute), or null.
+    pub last_active_at: Option<String>,
+}
+
+/// Who did something, as an invite or an audit entry names them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PersonRef {
+    /// UUID.
+    pub id: String,
+    /// E-mail address.
+    pub email: String,
+}
+
+/// The people of the account.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct People {
+    /// Everyone in the account.
+    pub users: Vec<Person>,
+}
+
+/// A pending invite; never its code.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Invite {
+    /// Id (to revoke it).
+    pub id: String,
+    /// Who is invited.
+    pub email: String,
+    /// The account role they will have.
+    pub role: AccountRole,
+    /// RFC 3339, UTC.
+    pub created_at: String,
+    /// RFC 3339, UTC.
+    pub expires_at: String,
+    /// The admin who invited them.
+    pub invited_by: PersonRef,
+}
+
+/// An invite just made: its code, which the platform shows this once, and the link the
+/// desktop app opens to join.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct InviteMade {
+    /// The invite.
+    #[serde(flatten)]
+    pub invite: Invite,
+    /// The code in clear (`Debug` hides it).
+    #[serde(with = "secret")]
+    #[schemars(with = "String")]
+    pub code: Token,
+    /// `slipway://invite/<code>?url=<platform>`.
+    #[serde(default)]
+    pub link: String,
+}
+
+/// The pending invites.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Invites {
+    /// Each pending invite.
+    pub invites: Vec<Invite>,
+}
+
+/// The platform's answer to revoking an invite or a token.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Revoked {
+    /// What was revoked.
+    pub id: String,
+    /// Always true (a refusal is an error).
+    pub revoked: bool,
+}
+
+/// An app that passed to the admin who removed its only owner.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct TransferredApp {
+    /// The app's UUID.
+    pub app_id: String,
+    /// Its name.
+    pub name: String,
+}
+
+/// Someone removed from the account, and the apps that passed to the caller.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Removed {
+    /// Who was removed.
+    pub removed: Person,
+    /// The apps they alone owned, now the caller's.
+    pub transferred_apps: Vec<TransferredApp>,
+}
+
+/// One entry of the account's audit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct AuditEntry {
+    /// Entry id.
+    pub id: String,
+    /// When (RFC 3339, UTC).
+    pub at: String,
+    /// Who did it (null for a refused sign-in: nobody was signed in).
+    pub actor: Option<PersonRef>,
+    /// What.
+    pub action: String,
+    /// Whom or what it concerns: an e-mail, or a token's name.
+    pub subject: String,
+    /// A short account of it.
+    pub detail: String,
+}
+
+/// One page of the account's audit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct AuditPage {
+    /// Newest first.
+    pub entries: Vec<AuditEntry>,
+    /// Pass as `page_token` for the next (older) page; null on the last.
+    pub next_page_token: Option<String>,
+}
+
+/// Who a token belongs to (`GET /v1/account/me`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Me {
+    /// Their UUID.
+    pub id: String,
+    /// Their e-mail.
+    pub email: String,
+    /// Their display name.
+    pub name: String,
+    /// Their account role.
+    pub role: AccountRole,
+    /// Their account.
+    pub account_id: String,
+    /// When they joined (RFC 3339, UTC).
+    pub joined_at: String,
+}
+
+/// The people of the caller's account.
+pub fn list_people(client: &Client) -> Result<People, ToolError> {
+    client.typed(Method::GET, "/v1/account/users", None)
 }
 
 /// Invites `email` (admins only). The answer is the invite with its `code`, which the
@@ -31,7 +184,7 @@ pub fn invite(
     email: &str,
     role: Option<&str>,
     expires_in_days: Option<u32>,
-) -> Result<Value, ToolError> {
+) -> Result<InviteMade, ToolError> {
     let email = check_email(email)?;
     let mut body = json!({ "email": email });
     if let Some(role) = role {
@@ -40,14 +193,11 @@ pub fn invite(
     if let Some(days) = expires_in_days {
         body["expires_in_days"] = json!(check_days("expires_in_days", days, 30)?);
     }
-    let answer = client
-        .json(Method::POST, "/v1/account/invites", Some(&body))?
-        .body;
-    let link = answer["code"]
-        .as_str()
-        .map(|code| invite_link(code, client.base_url()))
-        .transpose()?;
-    Ok(with_success(answer, &[("link", json!(link))]))
+    let made: InviteMade = client.typed(Method::POST, "/v1/account/invites", Some(&body))?;
+    Ok(InviteMade {
+        link: invite_link(made.code.expose(), client.base_url())?,
+        ..made
+    })
 }
 
 /// The desktop's join address for `code` on the platform at `base_url`.
@@ -63,52 +213,44 @@ pub fn invite_link(code: &str, base_url: &str) -> Result<String, ToolError> {
 }
 
 /// The pending invites (admins only; never their codes).
-pub fn list_invites(client: &Client) -> Result<Value, ToolError> {
-    let body = client.json(Method::GET, "/v1/account/invites", None)?.body;
-    Ok(with_success(body, &[]))
+pub fn list_invites(client: &Client) -> Result<Invites, ToolError> {
+    client.typed(Method::GET, "/v1/account/invites", None)
 }
 
 /// Revokes the pending invite `id` (admins only): its code stops working.
-pub fn revoke_invite(client: &Client, id: &str) -> Result<Value, ToolError> {
+pub fn revoke_invite(client: &Client, id: &str) -> Result<Revoked, ToolError> {
     let path = format!("/v1/account/invites/{}", segment("id", id)?);
-    let body = client.json(Method::DELETE, &path, None)?.body;
-    Ok(with_success(body, &[]))
+    client.typed(Method::DELETE, &path, None)
 }
 
 /// Gives `person` (their UUID or e-mail) the account role `role` (admins only). The platform
 /// refuses to demote the account's last admin (409 `last_admin`).
-pub fn set_role(client: &Client, person: &str, role: &str) -> Result<Value, ToolError> {
+pub fn set_role(client: &Client, person: &str, role: &str) -> Result<Person, ToolError> {
     let role = check_role(role)?;
     let path = format!("/v1/account/users/{}", segment("id", person)?);
-    let body = client
-        .json(Method::PATCH, &path, Some(&json!({ "role": role })))?
-        .body;
-    Ok(with_success(body, &[]))
+    client.typed(Method::PATCH, &path, Some(&json!({ "role": role })))
 }
 
 /// Removes `person` (their UUID or e-mail) from the account (admins only): their tokens stop
 /// working and the apps they alone owned pass to the caller (`transferred_apps`).
-pub fn remove_person(client: &Client, person: &str) -> Result<Value, ToolError> {
+pub fn remove_person(client: &Client, person: &str) -> Result<Removed, ToolError> {
     let path = format!("/v1/account/users/{}", segment("id", person)?);
-    let body = client.json(Method::DELETE, &path, None)?.body;
-    Ok(with_success(body, &[]))
+    client.typed(Method::DELETE, &path, None)
 }
 
-/// One page of the account's audit, newest first (admins only): `{entries,
-/// next_page_token}`; pass `next_page_token` back for the page after.
-pub fn audit(client: &Client, page_token: Option<&str>) -> Result<Value, ToolError> {
+/// One page of the account's audit, newest first (admins only); pass `next_page_token` back
+/// for the page after.
+pub fn audit(client: &Client, page_token: Option<&str>) -> Result<AuditPage, ToolError> {
     let path = match page_token.map(str::trim).filter(|t| !t.is_empty()) {
         Some(token) => with_query("/v1/account/audit", &[("page_token", token)])?,
         None => "/v1/account/audit".to_owned(),
     };
-    let body = client.json(Method::GET, &path, None)?.body;
-    Ok(with_success(body, &[]))
+    client.typed(Method::GET, &path, None)
 }
 
-/// Who the client's token belongs to: `{id, email, name, account_id, role}`.
-pub fn me(client: &Client) -> Result<Value, ToolError> {
-    let body = client.json(Method::GET, "/v1/account/me", None)?.body;
-    Ok(with_success(body, &[]))
+/// Who the client's token belongs to.
+pub fn me(client: &Client) -> Result<Me, ToolError> {
+    client.typed(Method::GET, "/v1/account/me", None)
 }
 
 /// `role` if it is an account role, else an error naming `role`.

@@ -4,7 +4,7 @@
 //! the platform checks everything again.
 
 use reqwest::Method;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::Client;
@@ -13,7 +13,7 @@ use crate::error::ToolError;
 
 /// `secret_type`: `user` (private to the caller), `app` (needs `app_id`), `shared` (readable
 /// by every account member).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SecretType {
     /// Private to the caller.
@@ -25,7 +25,8 @@ pub enum SecretType {
 }
 
 impl SecretType {
-    fn as_str(self) -> &'static str {
+    /// How the tools and the platform spell it.
+    pub fn as_str(self) -> &'static str {
         match self {
             SecretType::User => "user",
             SecretType::App => "app",
@@ -234,58 +235,150 @@ fn write_body(args: &WriteSecretArgs) -> Result<Value, ToolError> {
     Ok(Value::Object(out))
 }
 
-fn summary(info: &Value, message: String) -> Value {
-    let mut out = json!({"success": true, "message": message});
-    for key in [
-        "secret_type",
-        "secret_path",
-        "app_id",
-        "version",
-        "created_at",
-        "updated_at",
-    ] {
-        if let Some(v) = info.get(key).filter(|v| !v.is_null()) {
-            out[key] = v.clone();
-        }
-    }
-    out
+/// A secret without its value, as the platform answers a write and lists secrets. The scope's
+/// `app_id` is shown only for app secrets.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SecretInfo {
+    /// The scope.
+    pub secret_type: SecretType,
+    /// The app of an app secret.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_id: Option<String>,
+    /// The path.
+    pub secret_path: String,
+    /// The latest version.
+    pub version: i64,
+    /// RFC 3339: when version 1 was written.
+    pub created_at: String,
+    /// RFC 3339: when the latest version was written.
+    pub updated_at: String,
+}
+
+/// `create_secret`'s and `update_secret`'s result: the secret written, and what happened.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SecretWritten {
+    /// The secret as it is now.
+    #[serde(flatten)]
+    pub secret: SecretInfo,
+    /// What happened, in words.
+    pub message: String,
+}
+
+/// `share_secret`'s result: the new shared secret, and its path.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SharedSecret {
+    /// The copy, in the shared namespace.
+    #[serde(flatten)]
+    pub written: SecretWritten,
+    /// Where the copy is.
+    pub to_shared_path: String,
+}
+
+/// `get_secret`'s result: one version's data and metadata with the secret's versions and
+/// times, as the platform answers it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SecretValue {
+    /// The scope.
+    pub secret_type: SecretType,
+    /// The app of an app secret, else null.
+    pub app_id: Option<String>,
+    /// The path.
+    pub secret_path: String,
+    /// The version returned.
+    pub version: i64,
+    /// The latest version.
+    pub latest_version: i64,
+    /// The versions still kept, oldest first.
+    pub versions: Vec<i64>,
+    /// The key-value pairs (any JSON value, as they were written).
+    pub data: Map<String, Value>,
+    /// Metadata key-value pairs (empty when none).
+    pub metadata: Map<String, Value>,
+    /// RFC 3339: when version 1 was written.
+    pub created_at: String,
+    /// RFC 3339: when the latest version was written.
+    pub updated_at: String,
+    /// RFC 3339: when the returned version was written.
+    pub version_created_at: String,
+}
+
+/// One secret of `list_secrets`: its path, latest version and times (never a value).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SecretEntry {
+    /// The path.
+    pub secret_path: String,
+    /// The latest version.
+    pub version: i64,
+    /// RFC 3339: when version 1 was written.
+    pub created_at: String,
+    /// RFC 3339: when the latest version was written.
+    pub updated_at: String,
+}
+
+/// `list_secrets`'s result: one page of a scope's secrets, in path order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SecretList {
+    /// The scope listed.
+    pub secret_type: SecretType,
+    /// The secrets' paths, for a quick look.
+    pub paths: Vec<String>,
+    /// The secrets.
+    pub secrets: Vec<SecretEntry>,
+    /// Pass as `next_token` for the next page; absent on the last.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_token: Option<String>,
+}
+
+/// The platform's page of secrets.
+#[derive(Debug, Deserialize)]
+struct SecretPage {
+    secrets: Vec<SecretEntry>,
+    next_token: Option<String>,
+}
+
+/// `delete_secret`'s result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct DeletedSecret {
+    /// The scope.
+    pub secret_type: SecretType,
+    /// The path.
+    pub secret_path: String,
+    /// What happened, in words.
+    pub message: String,
 }
 
 /// `create_secret`: stores version 1 at a free path.
-pub fn create_secret(client: &Client, args: &WriteSecretArgs) -> Result<Value, ToolError> {
+pub fn create_secret(client: &Client, args: &WriteSecretArgs) -> Result<SecretWritten, ToolError> {
     let body = write_body(args)?;
-    let info = client.json(Method::POST, "/v1/secrets", Some(&body))?.body;
-    Ok(summary(
-        &info,
-        format!(
+    Ok(SecretWritten {
+        secret: client.typed(Method::POST, "/v1/secrets", Some(&body))?,
+        message: format!(
             "created {} secret {} (version 1)",
             args.secret_type.as_str(),
             args.secret_path
         ),
-    ))
+    })
 }
 
 /// `update_secret`: replaces the data (and metadata when given) as a new version; earlier
 /// versions are kept.
-pub fn update_secret(client: &Client, args: &WriteSecretArgs) -> Result<Value, ToolError> {
+pub fn update_secret(client: &Client, args: &WriteSecretArgs) -> Result<SecretWritten, ToolError> {
     let body = write_body(args)?;
-    let info = client
-        .json(Method::PUT, "/v1/secrets/entry", Some(&body))?
-        .body;
-    let version = info["version"].as_i64().unwrap_or_default();
-    Ok(summary(
-        &info,
-        format!(
-            "updated {} secret {}: now version {version}; earlier versions are kept",
+    let secret: SecretInfo = client.typed(Method::PUT, "/v1/secrets/entry", Some(&body))?;
+    Ok(SecretWritten {
+        message: format!(
+            "updated {} secret {}: now version {}; earlier versions are kept",
             args.secret_type.as_str(),
-            args.secret_path
+            args.secret_path,
+            secret.version
         ),
-    ))
+        secret,
+    })
 }
 
 /// `get_secret`: the latest version's data and metadata (or `version`'s), with version
 /// numbers and timestamps.
-pub fn get_secret(client: &Client, args: &GetSecretArgs) -> Result<Value, ToolError> {
+pub fn get_secret(client: &Client, args: &GetSecretArgs) -> Result<SecretValue, ToolError> {
     check_path("secret_path", &args.secret_path)?;
     let mut q = scope(args.secret_type, args.app_id.as_deref(), "secret_type")?;
     q.push(("secret_path", args.secret_path.clone()));
@@ -298,19 +391,15 @@ pub fn get_secret(client: &Client, args: &GetSecretArgs) -> Result<Value, ToolEr
         }
         q.push(("version", v.to_string()));
     }
-    let mut out = client
-        .json(
-            Method::GET,
-            &format!("/v1/secrets/entry?{}", query(&q)),
-            None,
-        )?
-        .body;
-    out["success"] = json!(true);
-    Ok(out)
+    client.typed(
+        Method::GET,
+        &format!("/v1/secrets/entry?{}", query(&q)),
+        None,
+    )
 }
 
 /// `delete_secret`: removes the secret and every version, permanently.
-pub fn delete_secret(client: &Client, args: &DeleteSecretArgs) -> Result<Value, ToolError> {
+pub fn delete_secret(client: &Client, args: &DeleteSecretArgs) -> Result<DeletedSecret, ToolError> {
     check_path("secret_path", &args.secret_path)?;
     let mut q = scope(args.secret_type, args.app_id.as_deref(), "secret_type")?;
     q.push(("secret_path", args.secret_path.clone()));
@@ -319,16 +408,19 @@ pub fn delete_secret(client: &Client, args: &DeleteSecretArgs) -> Result<Value, 
         &format!("/v1/secrets/entry?{}", query(&q)),
         None,
     )?;
-    Ok(json!({
-        "success": true,
-        "secret_type": args.secret_type.as_str(),
-        "secret_path": args.secret_path,
-        "message": format!("deleted {} secret {} and every version, permanently", args.secret_type.as_str(), args.secret_path),
-    }))
+    Ok(DeletedSecret {
+        secret_type: args.secret_type,
+        secret_path: args.secret_path.clone(),
+        message: format!(
+            "deleted {} secret {} and every version, permanently",
+            args.secret_type.as_str(),
+            args.secret_path
+        ),
+    })
 }
 
 /// `list_secrets`: paths in the scope (no values), filtered by `prefix`, a page at a time.
-pub fn list_secrets(client: &Client, args: &ListSecretsArgs) -> Result<Value, ToolError> {
+pub fn list_secrets(client: &Client, args: &ListSecretsArgs) -> Result<SecretList, ToolError> {
     let mut q = scope(args.secret_type, args.app_id.as_deref(), "secret_type")?;
     if let Some(p) = args.prefix.as_deref().filter(|p| !p.is_empty()) {
         slipway_devfile::secret_path::check_prefix(p)
@@ -338,39 +430,19 @@ pub fn list_secrets(client: &Client, args: &ListSecretsArgs) -> Result<Value, To
     if let Some(t) = args.next_token.as_deref().filter(|t| !t.is_empty()) {
         q.push(("next_token", t.to_owned()));
     }
-    let page = client
-        .json(Method::GET, &format!("/v1/secrets?{}", query(&q)), None)?
-        .body;
-    let secrets: Vec<Value> = page["secrets"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default()
-        .into_iter()
-        .map(|s| {
-            json!({
-                "secret_path": s["secret_path"],
-                "version": s["version"],
-                "created_at": s["created_at"],
-                "updated_at": s["updated_at"],
-            })
-        })
-        .collect();
-    let paths: Vec<Value> = secrets.iter().map(|s| s["secret_path"].clone()).collect();
-    let mut out = json!({
-        "success": true,
-        "secret_type": args.secret_type.as_str(),
-        "paths": paths,
-        "secrets": secrets,
-    });
-    if let Some(t) = page["next_token"].as_str() {
-        out["next_token"] = json!(t);
-    }
-    Ok(out)
+    let page: SecretPage =
+        client.typed(Method::GET, &format!("/v1/secrets?{}", query(&q)), None)?;
+    Ok(SecretList {
+        secret_type: args.secret_type,
+        paths: page.secrets.iter().map(|s| s.secret_path.clone()).collect(),
+        secrets: page.secrets,
+        next_token: page.next_token,
+    })
 }
 
 /// `share_secret`: copies a secret the caller may read into the shared namespace; the source
 /// is unchanged and an existing destination is an error, never overwritten.
-pub fn share_secret(client: &Client, args: &ShareSecretArgs) -> Result<Value, ToolError> {
+pub fn share_secret(client: &Client, args: &ShareSecretArgs) -> Result<SharedSecret, ToolError> {
     check_path("from_secret_path", &args.from_secret_path)?;
     check_path("to_shared_path", &args.to_shared_path)?;
     let mut b = body(scope(
@@ -384,20 +456,19 @@ pub fn share_secret(client: &Client, args: &ShareSecretArgs) -> Result<Value, To
         "copy_metadata".into(),
         json!(args.copy_metadata.unwrap_or(true)),
     );
-    let info = client
-        .json(Method::POST, "/v1/secrets/share", Some(&Value::Object(b)))?
-        .body;
-    let mut out = summary(
-        &info,
-        format!(
-            "copied {} secret {} to shared secret {}; the original is unchanged",
-            args.from_secret_type.as_str(),
-            args.from_secret_path,
-            args.to_shared_path
-        ),
-    );
-    out["to_shared_path"] = json!(args.to_shared_path);
-    Ok(out)
+    let secret = client.typed(Method::POST, "/v1/secrets/share", Some(&Value::Object(b)))?;
+    Ok(SharedSecret {
+        written: SecretWritten {
+            secret,
+            message: format!(
+                "copied {} secret {} to shared secret {}; the original is unchanged",
+                args.from_secret_type.as_str(),
+                args.from_secret_path,
+                args.to_shared_path
+            ),
+        },
+        to_shared_path: args.to_shared_path.clone(),
+    })
 }
 
 #[cfg(test)]

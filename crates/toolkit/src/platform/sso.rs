@@ -12,21 +12,27 @@ use std::time::{Duration, Instant};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use reqwest::{Method, Url};
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 use sha2::{Digest as _, Sha256};
 use slipway_server::token::Token;
 
 use super::Client;
-use super::apps::with_success;
-use super::join::anonymous;
+use super::join::{TokenAnswer, anonymous};
 use crate::error::ToolError;
 
-/// Whether the platform at `url` offers single sign-on: `{enabled, issuer}`.
-pub fn sso_status(url: &str) -> Result<Value, ToolError> {
-    let body = anonymous(url)?
-        .json(Method::GET, "/v1/auth/sso", None)?
-        .body;
-    Ok(with_success(body, &[]))
+/// Whether a platform offers single sign-on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SsoStatus {
+    /// Whether it does.
+    pub enabled: bool,
+    /// The identity provider it sends people to; null without single sign-on.
+    pub issuer: Option<String>,
+}
+
+/// Whether the platform at `url` offers single sign-on.
+pub fn sso_status(url: &str) -> Result<SsoStatus, ToolError> {
+    anonymous(url)?.typed(Method::GET, "/v1/auth/sso", None)
 }
 
 /// A signed-in person and their new token (30 days, named `SSO sign-in`).
@@ -224,18 +230,15 @@ impl SsoSignIn {
     /// `POST /auth/oidc/exchange {code, verifier}`.
     fn exchange(&self, code: &str) -> Result<SsoToken, ToolError> {
         let body = json!({ "code": code, "verifier": self.verifier.expose() });
-        let answer = self
-            .client
-            .json(Method::POST, "/auth/oidc/exchange", Some(&body))?
-            .body;
-        let text = |key: &str| answer[key].as_str().unwrap_or_default().to_owned();
-        let token = super::join::answered_token(&answer)?;
+        let answer: TokenAnswer =
+            self.client
+                .typed(Method::POST, "/auth/oidc/exchange", Some(&body))?;
         Ok(SsoToken {
-            token,
-            user_id: text("user_id"),
-            email: text("email"),
-            name: text("name"),
-            expires_at: text("expires_at"),
+            token: answer.token()?,
+            user_id: answer.user_id,
+            email: answer.email,
+            name: answer.name,
+            expires_at: answer.expires_at.unwrap_or_default(),
         })
     }
 }

@@ -2,30 +2,71 @@
 //! answer only) and revoke. `slipway tokens` and the desktop's Tokens view call these.
 
 use reqwest::Method;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use slipway_server::token::Token;
 
 use super::Client;
-use super::apps::with_success;
-use super::people::{check_days, segment};
+use super::model::secret;
+use super::people::{Revoked, check_days, segment};
 use crate::error::ToolError;
 
 /// The longest token name the platform keeps.
 const NAME_MAX: usize = 100;
 
-/// The caller's tokens: `{tokens: [{id, name, created_at, expires_at, last_used_at,
-/// current}]}` (`current` marks the one this client uses; never a secret).
-pub fn list_tokens(client: &Client) -> Result<Value, ToolError> {
-    let body = client.json(Method::GET, "/v1/tokens", None)?.body;
-    Ok(with_success(body, &[]))
+/// One of the caller's tokens; never its secret.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct TokenInfo {
+    /// Id (to revoke it).
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// RFC 3339, UTC.
+    pub created_at: String,
+    /// When it stops working; null for tokens made before tokens had lifetimes.
+    pub expires_at: Option<String>,
+    /// When it was last used (to the minute), or null.
+    pub last_used_at: Option<String>,
+    /// Whether this client uses it.
+    pub current: bool,
+}
+
+/// The caller's tokens.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Tokens {
+    /// Newest first.
+    pub tokens: Vec<TokenInfo>,
+}
+
+/// A token just made: the only time its secret is shown.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct NewToken {
+    /// Id.
+    pub id: String,
+    /// Name.
+    pub name: String,
+    /// The bearer token in clear (`Debug` hides it).
+    #[serde(with = "secret")]
+    #[schemars(with = "String")]
+    pub token: Token,
+    /// RFC 3339, UTC.
+    pub created_at: String,
+    /// When it stops working (null: never).
+    pub expires_at: Option<String>,
+}
+
+/// The caller's tokens (`current` marks the one this client uses; never a secret).
+pub fn list_tokens(client: &Client) -> Result<Tokens, ToolError> {
+    client.typed(Method::GET, "/v1/tokens", None)
 }
 
 /// Creates a token named `name` lasting `expires_in_days` (1–365; the platform's default is
-/// 90): `{id, name, token, created_at, expires_at}`. `token` is shown this once.
+/// 90). Its `token` is shown this once.
 pub fn create_token(
     client: &Client,
     name: &str,
     expires_in_days: Option<u32>,
-) -> Result<Value, ToolError> {
+) -> Result<NewToken, ToolError> {
     let name = name.trim();
     if name.is_empty() {
         return Err(ToolError::invalid("name", "must not be blank"));
@@ -40,16 +81,14 @@ pub fn create_token(
     if let Some(days) = expires_in_days {
         body["expires_in_days"] = json!(check_days("expires_in_days", days, 365)?);
     }
-    let answer = client.json(Method::POST, "/v1/tokens", Some(&body))?.body;
-    Ok(with_success(answer, &[]))
+    client.typed(Method::POST, "/v1/tokens", Some(&body))
 }
 
 /// Revokes the caller's token `id`: it stops working at once. Another person's token is not
 /// found (404 `token_not_found`), as an unknown one is.
-pub fn revoke_token(client: &Client, id: &str) -> Result<Value, ToolError> {
+pub fn revoke_token(client: &Client, id: &str) -> Result<Revoked, ToolError> {
     let path = format!("/v1/tokens/{}", segment("id", id)?);
-    let body = client.json(Method::DELETE, &path, None)?.body;
-    Ok(with_success(body, &[]))
+    client.typed(Method::DELETE, &path, None)
 }
 
 #[cfg(test)]

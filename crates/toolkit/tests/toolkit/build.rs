@@ -242,3 +242,148 @@ fn local_mode_without_builder_host_fails_fast() {
     );
     assert_eq!(app_count(&p), 0);
 }
+
+/// Every tool's `output_schema` describes what it really returns: one scenario on a real
+/// platform (a real build with the native builder) calls each of the 26 tools so that it
+/// succeeds, and validates the rendered result against the tool's schema. A failed build's
+/// result, which carries its logs, is checked on the way.
+#[test]
+#[allow(
+    clippy::too_many_lines,
+    reason = "one scenario through every tool; the 100-line limit is for production code"
+)]
+fn every_tool_result_matches_its_output_schema() {
+    let p = Platform::start();
+    let mut checked = std::collections::BTreeSet::new();
+    let mut ok = |tool: &str, args: Value| -> Value {
+        let out = call_with(Some(&p.endpoint), tool, args.clone()).unwrap();
+        assert_eq!(out["success"], true, "{tool} {args}: {out}");
+        let schema = slipway_toolkit::output_schema(tool).unwrap();
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        let problems: Vec<String> = validator
+            .iter_errors(&out)
+            .map(|e| format!("{e} at {}", e.instance_path()))
+            .collect();
+        assert!(problems.is_empty(), "{tool}: {problems:?}\n{out}");
+        checked.insert(tool.to_owned());
+        out
+    };
+    let work = tempfile::tempdir().unwrap();
+    ok("get_available_templates", json!({}));
+    ok(
+        "scaffold_app",
+        json!({"app_name": "scaffolded", "app_type": "python-api", "output_directory": work.path()}),
+    );
+    ok(
+        "validate_devfile",
+        json!({"devfile_content": "schemaVersion: 2.2.0\nmetadata: {}\n"}),
+    );
+    ok(
+        "generate_devfile",
+        json!({"app_name": "gen", "display_name": "Gen", "description": "", "output_path": work.path().join("gen.yaml")}),
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), "typed", &[("api", 8001, None)]);
+    let reg = ok(
+        "register_app",
+        json!({"name": "typed", "display_name": "Typed", "project_path": dir.path()}),
+    );
+    let app = json!({"app_id": reg["app_id"]});
+    let built = ok(
+        "build_app",
+        json!({"project_path": dir.path(), "verbose": true}),
+    );
+    ok(
+        "get_build_scan_report",
+        json!({"build_id": built["build_id"]}),
+    );
+    ok("list_apps", json!({"page_size": 1}));
+    ok("get_app", app.clone());
+    ok("get_app_status", app.clone());
+    ok(
+        "get_app_logs",
+        json!({"app_id": reg["app_id"], "latest_only": false}),
+    );
+    ok("disable_app", app.clone());
+    ok("enable_app", app.clone());
+
+    let secret = json!({"secret_type": "app", "app_id": reg["app_id"], "secret_path": "db/creds"});
+    let with = |extra: Value| {
+        let mut v = secret.clone();
+        v.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        v
+    };
+    ok(
+        "create_secret",
+        with(json!({"data": "{\"password\": \"p1\"}", "metadata": "{\"owner\": \"ops\"}"})),
+    );
+    ok("update_secret", with(json!({"data": "{\"password\": 2}"})));
+    ok("get_secret", secret.clone());
+    ok(
+        "list_secrets",
+        json!({"secret_type": "app", "app_id": reg["app_id"]}),
+    );
+    ok(
+        "share_secret",
+        json!({"from_secret_type": "app", "app_id": reg["app_id"], "from_secret_path": "db/creds", "to_shared_path": "team/db"}),
+    );
+    ok("delete_secret", secret.clone());
+
+    p.add_user("bob@example.org");
+    ok("list_account_users", json!({}));
+    ok("list_grantable_roles", app.clone());
+    let role = json!({"app_id": reg["app_id"], "role": "viewer", "user_id": "bob@example.org"});
+    ok("grant_app_role", role.clone());
+    ok("list_app_permissions", app.clone());
+    ok("revoke_app_role", role);
+
+    // A build that runs long enough to be cancelled: its build_app fails, with the logs.
+    let slow = tempfile::tempdir().unwrap();
+    let text = project(slow.path(), "slow", &[("api", 8001, None)]);
+    std::fs::write(
+        slow.path().join("devfile.yaml"),
+        text.replace("python3 -c 'print(\"built\")'", "sleep 60"),
+    )
+    .unwrap();
+    let slow_app = ok(
+        "register_app",
+        json!({"name": "slow", "display_name": "Slow", "project_path": slow.path()}),
+    );
+    let slow_id = slow_app["app_id"].as_str().unwrap().to_owned();
+    let endpoint = p.endpoint.clone();
+    let slow_path = slow.path().to_path_buf();
+    let building = std::thread::spawn(move || {
+        call_with(
+            Some(&endpoint),
+            "build_app",
+            json!({"project_path": slow_path}),
+        )
+        .unwrap()
+    });
+    let client = slipway_toolkit::platform::Client::new(p.endpoint.clone()).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let running = loop {
+        let page = slipway_toolkit::platform::builds::list(&client, &slow_id, 5, None).unwrap();
+        if let Some(b) = page.builds.iter().find(|b| !b.status.is_finished()) {
+            break b.build_id.clone();
+        }
+        assert!(std::time::Instant::now() < deadline, "no build started");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    ok("cancel_build", json!({"build_id": running}));
+    let failed = building.join().unwrap();
+    assert_eq!(failed["success"], false, "{failed}");
+    assert_eq!(failed["build_ids"], json!([running]), "{failed}");
+    assert!(failed["build_logs"].get("api").is_some(), "{failed}");
+
+    ok("delete_app", json!({"app_id": slow_id}));
+    ok("delete_app", app);
+    let all: std::collections::BTreeSet<String> = slipway_toolkit::TOOLS
+        .iter()
+        .map(|t| t.name.to_owned())
+        .collect();
+    assert_eq!(checked, all, "every tool's result is checked");
+}
