@@ -64,6 +64,18 @@ fn named_module(path: &[String], within: &[&str], via_super: bool) -> Option<Str
     rest.first().filter(|n| *n != "self").cloned()
 }
 
+/// The whole layer test of a crate (`within`: `&[]`) or of one module's submodules: panics
+/// with every use against the order, one per line, so each crate's test is one call.
+pub fn assert_layers(manifest_dir: &str, within: &[&str], layers: &[(&str, u8)]) {
+    let wrong = check_in(manifest_dir, within, layers);
+    assert!(
+        wrong.is_empty(),
+        "against the layer order of {manifest_dir}/src/{}:\n{}",
+        within.join("/"),
+        wrong.join("\n")
+    );
+}
+
 /// `(top-level module, path relative to src/, text)` of every source file of a crate; the
 /// crate's (or module's) own file is module `lib`, `main` or `mod`.
 pub fn sources_by_module(src: &Path) -> Vec<(String, PathBuf, String)> {
