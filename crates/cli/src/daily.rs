@@ -185,24 +185,26 @@ fn app_id(arg: Option<String>) -> Result<String, String> {
         .map_err(|e| format!(".app: {e}"))
 }
 
-/// Shows a tool's typed result with `ok`, or says why it failed (with the devfile's errors
-/// when an invalid devfile was the reason), and returns the exit code.
+/// Shows a tool's typed result with `ok`, or says why it failed, and returns the exit code.
 fn finish<T>(outcome: Result<T, ToolError>, ok: impl FnOnce(&T)) -> ExitCode {
     match outcome {
         Ok(result) => {
             ok(&result);
             ExitCode::SUCCESS
         }
-        Err(e) => {
-            eprintln!("error: {e}");
-            if let ToolError::InvalidDevfile { errors, .. } = &e {
-                for error in errors {
-                    eprintln!("  {error}");
-                }
-            }
-            ExitCode::FAILURE
+        Err(e) => tool_failed(&e),
+    }
+}
+
+/// Says why a tool failed (with the devfile's errors when an invalid devfile was the reason).
+fn tool_failed(e: &ToolError) -> ExitCode {
+    eprintln!("error: {e}");
+    if let ToolError::InvalidDevfile { errors, .. } = e {
+        for error in errors {
+            eprintln!("  {error}");
         }
     }
+    ExitCode::FAILURE
 }
 
 pub fn new(args: NewArgs) -> ExitCode {
@@ -292,7 +294,7 @@ pub fn status(args: StatusArgs) -> ExitCode {
             },
         ) {
             Ok(state) => state,
-            Err(e) => return finish(Err::<(), _>(e), |()| {}),
+            Err(e) => return tool_failed(&e),
         };
         println!(
             "{}  {}",
