@@ -3,6 +3,8 @@
 //! this crate knows Tauri, and it holds no business rule.
 
 pub mod commands;
+#[cfg(test)]
+mod layers;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -22,7 +24,7 @@ pub fn desktop_data_dir() -> PathBuf {
 /// platform configured, platform tools use an embedded one under the user's data directory;
 /// with no care service configured, care commands use an embedded one with the demo data.
 pub fn build_app<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
-    let selection = Arc::new(commands::env::Selection::load(&desktop_data_dir()));
+    let selection = Arc::new(commands::selection::Selection::load(&desktop_data_dir()));
     builder
         .manage(Arc::clone(&selection))
         .manage(commands::tools::Tools::new(
@@ -52,71 +54,11 @@ pub fn build_app<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builde
             commands::worklist::open_on_click(app.handle());
             // A switch of environment stops the worklist's subscription to the old service.
             let handle = app.handle().clone();
-            app.state::<Arc<commands::env::Selection>>()
+            app.state::<Arc<commands::selection::Selection>>()
                 .on_set(move || handle.state::<commands::worklist::Worklist>().shutdown());
             Ok(())
         })
-        .invoke_handler(tauri::generate_handler![
-            commands::tools::list_tools,
-            commands::tools::call_tool,
-            commands::tools::forget_app_file,
-            commands::tools::check_new_app,
-            commands::env::environment,
-            commands::env::dismiss_welcome,
-            commands::env::set_home_view,
-            commands::env::environments,
-            commands::env::sign_in,
-            commands::env::use_environment,
-            commands::env::sign_out,
-            commands::care::care_missing_info,
-            commands::care::care_submit_missing_info,
-            commands::care::care_enrollment_options,
-            commands::care::care_check_enrollment,
-            commands::care::care_enroll,
-            commands::drafts::care_draft_load,
-            commands::drafts::care_draft_save,
-            commands::drafts::care_draft_clear,
-            commands::care::care_users,
-            commands::care::care_create_user,
-            commands::care::care_set_permissions,
-            commands::care::care_delete_user,
-            commands::history::app_deployments,
-            commands::history::app_deployment_diff,
-            commands::history::app_rollback,
-            commands::history::app_diagnosis,
-            commands::history::app_builds,
-            commands::history::build_log,
-            commands::build::build_start,
-            commands::build::build_poll,
-            commands::dev::dev_start,
-            commands::dev::dev_poll,
-            commands::dev::dev_stop,
-            commands::dev::devfile_watch,
-            commands::dev::devfile_latest,
-            commands::startup::ui_ready,
-            commands::browser::open_url,
-            commands::links::take_links,
-            commands::people::me,
-            commands::people::people_list,
-            commands::people::people_invite,
-            commands::people::people_invites,
-            commands::people::people_revoke_invite,
-            commands::people::people_set_role,
-            commands::people::people_remove,
-            commands::people::people_audit,
-            commands::people::tokens_list,
-            commands::people::tokens_create,
-            commands::people::tokens_revoke,
-            commands::people::join_with_invite,
-            commands::people::sso_status,
-            commands::people::sso_sign_in,
-            commands::worklist::care_me,
-            commands::worklist::care_worklist,
-            commands::worklist::care_task,
-            commands::worklist::care_claim,
-            commands::worklist::care_release,
-            commands::worklist::care_watch_events,
-        ])
+        .invoke_handler(commands::handler())
 }
 
 /// WebKitGTK's settings for a forms-and-tables window: no GPU compositing (its buffers were

@@ -8,7 +8,7 @@ use std::net::TcpListener;
 
 use slipway_care::embedded::{Embedded, tokens};
 use slipway_care_client::sign_in::check;
-use slipway_toolkit::platform::credentials::RemoteEnvironment;
+use slipway_platform_client::credentials::RemoteEnvironment;
 
 fn env(
     url: &str,

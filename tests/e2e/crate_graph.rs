@@ -81,19 +81,45 @@ fn crates_depend_on_exactly_the_drawn_crates() {
             ],
         ),
         (
-            "slipway-toolkit",
+            "slipway-platform-client",
             &["slipway-api", "slipway-devfile", "slipway-server"],
         ),
         (
+            "slipway-toolkit",
+            &[
+                "slipway-devfile",
+                "slipway-platform-client",
+                "slipway-server",
+            ],
+        ),
+        (
+            "slipway-dev",
+            &["slipway-devfile", "slipway-platform-client"],
+        ),
+        (
             "slipway-care-client",
-            &["slipway-server", "slipway-toolkit"],
+            &[
+                "slipway-platform-client",
+                "slipway-server",
+                "slipway-toolkit",
+            ],
+        ),
+        (
+            "slipway-mcp",
+            &[
+                "slipway-platform",
+                "slipway-platform-client",
+                "slipway-toolkit",
+            ],
         ),
         (
             "slipway-desktop",
             &[
                 "slipway-care",
                 "slipway-care-client",
+                "slipway-dev",
                 "slipway-platform",
+                "slipway-platform-client",
                 "slipway-toolkit",
             ],
         ),
@@ -121,6 +147,9 @@ fn care_and_platform_are_independent_and_the_graph_has_no_cycle() {
     }
     // The shared crates know neither server.
     for shared in [
+        "slipway-api",
+        "slipway-platform-client",
+        "slipway-dev",
         "slipway-server",
         "slipway-image",
         "slipway-runtime",

@@ -231,7 +231,7 @@ pub struct Client {
 impl Client {
     /// A client for `endpoint`.
     pub fn new(endpoint: Endpoint) -> Result<Self, Failure> {
-        let http = slipway_toolkit::trust::client_builder(&endpoint.base_url)
+        let http = slipway_platform_client::trust::client_builder(&endpoint.base_url)
             .map_err(|e| Failure::unavailable(e.to_string()))?
             .connect_timeout(Duration::from_secs(10))
             .timeout(Duration::from_secs(60))
@@ -269,7 +269,7 @@ impl Client {
             Failure::unavailable(format!(
                 "the care service at {} did not answer: {}",
                 self.endpoint.base_url,
-                slipway_toolkit::trust::describe_send_error(&self.endpoint.base_url, &e)
+                slipway_platform_client::trust::describe_send_error(&self.endpoint.base_url, &e)
             ))
         })?;
         let status = response.status().as_u16();

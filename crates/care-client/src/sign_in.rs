@@ -22,8 +22,8 @@ use reqwest::blocking::Client as Http;
 use reqwest::redirect::Policy;
 use serde_json::Value;
 
-use slipway_toolkit::ToolError;
-use slipway_toolkit::platform::credentials::RemoteEnvironment;
+use slipway_platform_client::ToolError;
+use slipway_platform_client::credentials::RemoteEnvironment;
 
 /// A path UUID no request can have: the service answers 400 for it once the caller is known.
 const NO_REQUEST: &str = "-";
@@ -99,7 +99,7 @@ struct Probe<'a> {
 
 impl<'a> Probe<'a> {
     fn new(url: &'a str) -> Result<Self, ToolError> {
-        let http = slipway_toolkit::trust::client_builder(url)?
+        let http = slipway_platform_client::trust::client_builder(url)?
             .connect_timeout(Duration::from_secs(10))
             .timeout(Duration::from_secs(30))
             .redirect(Policy::none())
@@ -116,10 +116,10 @@ impl<'a> Probe<'a> {
             req = req.bearer_auth(token);
         }
         let response = req.send().map_err(|e| {
-            if slipway_toolkit::trust::is_untrusted_certificate(&e) {
+            if slipway_platform_client::trust::is_untrusted_certificate(&e) {
                 return ToolError::invalid(
                     "care_url",
-                    slipway_toolkit::trust::describe_send_error(self.url, &e),
+                    slipway_platform_client::trust::describe_send_error(self.url, &e),
                 );
             }
             // The innermost cause says what the user can act on (refused connection, unknown

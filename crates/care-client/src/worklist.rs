@@ -392,7 +392,7 @@ impl Client {
         stop: &AtomicBool,
         mut on: impl FnMut(Signal),
     ) -> Result<(), Failure> {
-        let http = slipway_toolkit::trust::client_builder(&self.endpoint.base_url)
+        let http = slipway_platform_client::trust::client_builder(&self.endpoint.base_url)
             .map_err(|e| Failure::unavailable(e.to_string()))?
             .connect_timeout(Duration::from_secs(10))
             // Per read in the blocking client: a silent stream ends after `idle`.
@@ -413,7 +413,10 @@ impl Client {
                 Err(e) => format!(
                     "the care service at {} did not answer: {}",
                     self.endpoint.base_url,
-                    slipway_toolkit::trust::describe_send_error(&self.endpoint.base_url, &e)
+                    slipway_platform_client::trust::describe_send_error(
+                        &self.endpoint.base_url,
+                        &e
+                    )
                 ),
                 Ok(response) if !response.status().is_success() => {
                     let status = response.status().as_u16();

@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use crate::local_platform::WhenMissing;
 use clap::Args;
-use slipway_toolkit::platform::history::{Deployment, Diagnosis};
-use slipway_toolkit::platform::{
-    self, AppIdArgs, AppStatus, BuildAppArgs, Client, Endpoint, GetLogsArgs,
+use slipway_platform_client::history::{Deployment, Diagnosis};
+use slipway_platform_client::{
+    self as platform, AppIdArgs, AppStatus, BuildAppArgs, Client, Endpoint, GetLogsArgs,
 };
 use slipway_toolkit::{ScaffoldArgs, ToolError};
 
@@ -362,7 +362,7 @@ pub fn login(args: LoginArgs) -> ExitCode {
     let ca_file = match args
         .ca_file
         .as_deref()
-        .map(slipway_toolkit::trust::add_ca_file)
+        .map(slipway_platform_client::trust::add_ca_file)
     {
         None => None,
         Some(Ok(path)) => Some(path),

@@ -1,4 +1,4 @@
-//! `slipway dev [PATH]`: the development loop of the toolkit (`slipway_toolkit::dev`) on a
+//! `slipway dev [PATH]`: the development loop of the toolkit (`slipway_dev`) on a
 //! terminal: what it does on stderr-free plain lines, the app's logs prefixed by service.
 //! Ctrl-C (or SIGTERM) stops watching and leaves the app running (`--down` disables it).
 
@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
 use clap::Args;
-use slipway_toolkit::dev::{DevEvent, DevOptions, Emit, StopHandle, run};
+use slipway_dev::{DevEvent, DevOptions, Emit, StopHandle, run};
 
 #[derive(Debug, Args)]
 pub struct DevArgs {

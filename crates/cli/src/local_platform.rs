@@ -16,9 +16,9 @@ use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use slipway_platform::embedded::{self, Embedded, Running};
+use slipway_platform_client::credentials;
+use slipway_platform_client::{ENV_TOKEN, ENV_URL, Endpoint};
 use slipway_toolkit::ToolError;
-use slipway_toolkit::platform::credentials;
-use slipway_toolkit::platform::{ENV_TOKEN, ENV_URL, Endpoint};
 
 /// How long a background platform may take to answer after it was started (its first start
 /// creates the database and the keys).

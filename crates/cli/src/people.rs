@@ -9,9 +9,9 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 use serde::Serialize;
 use serde_json::Value;
+use slipway_platform_client::people::{AuditPage, InviteMade, Invites, People, Removed};
+use slipway_platform_client::{self as platform, Client, Endpoint};
 use slipway_toolkit::ToolError;
-use slipway_toolkit::platform::people::{AuditPage, InviteMade, Invites, People, Removed};
-use slipway_toolkit::platform::{self, Client, Endpoint};
 
 #[derive(Debug, Args)]
 pub struct PeopleArgs {

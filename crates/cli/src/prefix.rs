@@ -4,7 +4,7 @@
 
 use std::io::{IsTerminal as _, Write as _};
 
-use slipway_toolkit::platform::stream::LogLine;
+use slipway_platform_client::stream::LogLine;
 
 /// ANSI foreground colours given to services in the order they first appear.
 const PALETTE: [u8; 6] = [36, 33, 32, 35, 34, 31];

@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use slipway_toolkit::platform::{self, Tokens};
+use slipway_platform_client::{self as platform, Tokens};
 
 use crate::people::{Output, table, when};
 

@@ -38,7 +38,7 @@ pub fn check_in(manifest_dir: &str, within: &[&str], layers: &[(&str, u8)]) -> V
         let direct = depth == 1 || (depth == 2 && path.ends_with("mod.rs"));
         let names = used_paths(&text)
             .iter()
-            .filter_map(|p| named_module(p, within, direct && !within.is_empty()))
+            .filter_map(|p| named_module(p, within, direct))
             .collect();
         for finding in against_the_order_of(layers, &top, names) {
             wrong.push(format!("{}: {finding}", path.display()));
@@ -163,11 +163,16 @@ fn used_paths(text: &str) -> BTreeSet<Vec<String>> {
 #[derive(Default)]
 struct Uses {
     paths: BTreeSet<Vec<String>>,
+    /// How deep inside inline `mod x { … }` items the visitor is: a `super::` there names the
+    /// file's own module, not a sibling.
+    inline: usize,
 }
 
 impl Uses {
     fn keep(&mut self, path: Vec<String>) {
-        if matches!(path.first().map(String::as_str), Some("crate" | "super")) && path.len() > 1 {
+        let head = path.first().map(String::as_str);
+        let own_file = head == Some("super") && self.inline > 0;
+        if matches!(head, Some("crate" | "super")) && path.len() > 1 && !own_file {
             self.paths.insert(path);
         }
     }
@@ -245,7 +250,9 @@ impl<'ast> Visit<'ast> for Uses {
 
     fn visit_item_mod(&mut self, item: &'ast syn::ItemMod) {
         if !is_cfg_test(&item.attrs) {
+            self.inline += 1;
             syn::visit::visit_item_mod(self, item);
+            self.inline -= 1;
         }
     }
 

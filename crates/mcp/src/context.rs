@@ -16,8 +16,8 @@ use rmcp::model::{
     ResourceTemplate, Role,
 };
 use serde_json::Value;
+use slipway_platform_client::{self as platform, Client, GetLogsArgs, ListAppsArgs};
 use slipway_toolkit::ToolError;
-use slipway_toolkit::platform::{self, Client, GetLogsArgs, ListAppsArgs};
 
 /// The prompts, as `prompts/list` shows them.
 pub fn prompts() -> Vec<Prompt> {

@@ -39,7 +39,7 @@ impl SlipwayServer {
         let runner = slipway_toolkit::Runner::with_fallback(Box::new(move || {
             embedded
                 .endpoint()
-                .map(|(url, token)| slipway_toolkit::platform::Endpoint::new(url, token))
+                .map(|(url, token)| slipway_platform_client::Endpoint::new(url, token))
                 .map_err(slipway_toolkit::ToolError::Unavailable)
         }));
         Self {

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use slipway_devfile::{GenerateParams, ProjectFiles, validate};
 
-use crate::error::ToolError;
-use crate::fsutil::atomic_write;
+use slipway_platform_client::ToolError;
+use slipway_platform_client::fsutil::atomic_write;
 
 /// Arguments of `validate_devfile`: exactly one of the two.
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]

@@ -4,29 +4,26 @@
 //! `success`), at the transport edge.
 //!
 //! Architecture invariant: transports only map arguments and results; every rule of a tool
-//! lives here or in the crates it calls (the devfile engine, later the platform client).
+//! lives here or in the crates it calls (the devfile engine, the platform client).
 
-pub mod dev;
 mod devfile_tools;
-mod error;
-pub mod fsutil;
+#[cfg(test)]
+mod layers;
 pub mod links;
-pub mod platform;
 mod registry;
 mod runner;
 mod scaffold;
 pub mod templates;
-pub mod trust;
 
 pub use devfile_tools::{
     GenerateDevfileResult, ValidateDevfileArgs, ValidateDevfileResult, generate_devfile,
     validate_devfile,
 };
-pub use error::{FailedBuilds, ToolError};
 pub use registry::{
     CallError, TOOLS, ToolInfo, call, call_outcome, call_outcome_with, call_with, input_schema,
     output_schema, render,
 };
 pub use runner::{Chooser, Fallback, Runner};
 pub use scaffold::{ScaffoldArgs, ScaffoldResult, check_scaffold, scaffold_app};
+pub use slipway_platform_client::{FailedBuilds, ToolError};
 pub use templates::{Template, TemplateList, get_available_templates};

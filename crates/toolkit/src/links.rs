@@ -279,7 +279,7 @@ mod tests {
 
     #[test]
     fn an_invite_link_as_the_platform_prints_it_gives_its_code_and_platform() {
-        let link = crate::platform::people::invite_link(
+        let link = slipway_platform_client::people::invite_link(
             "slwi_Ab-9",
             "https://slipway.example.org:8443/base",
         )

@@ -9,8 +9,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
-use crate::error::ToolError;
-use crate::platform::{self as p, Client, Endpoint};
+use slipway_platform_client::ToolError;
+use slipway_platform_client::{self as p, Client, Endpoint};
 
 /// The key every rendered outcome carries: `true` on a result, `false` on a failure (which
 /// [`ToolError::to_json`] writes).
@@ -368,7 +368,7 @@ fn to_object<T: Serialize>(result: &T) -> Result<Map<String, Value>, ToolError> 
         Ok(Value::Object(object)) => Ok(object),
         Ok(other) => Err(ToolError::Internal(format!(
             "a tool result must be a JSON object, not {}",
-            kind(&other)
+            slipway_server::json::kind(&other)
         ))),
         Err(e) => Err(ToolError::Internal(format!(
             "the result could not be written as JSON: {e}"
@@ -406,7 +406,7 @@ pub fn call_outcome_with(
     let args = match args {
         Value::Object(_) => args,
         Value::Null => json!({}),
-        other => return Err(CallError::NotAnObject(kind(&other))),
+        other => return Err(CallError::NotAnObject(slipway_server::json::kind(&other))),
     };
     let Some(tool) = ToolInfo::find(name) else {
         let names: Vec<&str> = TOOLS.iter().map(|t| t.name).collect();
@@ -479,18 +479,6 @@ fn quoted_argument(message: &str) -> Option<String> {
         .strip_prefix("missing field `")
         .or_else(|| message.strip_prefix("unknown field `"))?;
     rest.split_once('`').map(|(name, _)| name.to_owned())
-}
-
-/// How a JSON value's type reads in an error message ("a string", "an array", …).
-pub(crate) fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 #[cfg(test)]

@@ -6,9 +6,9 @@
 
 use serde_json::Value;
 
-use crate::error::ToolError;
-use crate::platform::Endpoint;
 use crate::registry::{CallError, ToolInfo, call_outcome, call_outcome_with, render};
+use slipway_platform_client::Endpoint;
+use slipway_platform_client::ToolError;
 
 /// Supplies a platform when none is configured.
 pub type Fallback = Box<dyn Fn() -> Result<Endpoint, ToolError> + Send + Sync>;
@@ -66,15 +66,15 @@ impl Runner {
 
     /// A client of the default environment's platform, or of the fallback when none is
     /// configured (for what is not a tool: the MCP server's prompts and resources).
-    pub fn client(&self) -> Result<crate::platform::Client, ToolError> {
+    pub fn client(&self) -> Result<slipway_platform_client::Client, ToolError> {
         if let Some(endpoint) = self.chosen()? {
-            return crate::platform::Client::new(endpoint);
+            return slipway_platform_client::Client::new(endpoint);
         }
         let endpoint = match (Endpoint::from_env(None), &self.fallback) {
             (Err(ToolError::NotConfigured(_)), Some(fallback)) => fallback()?,
             (other, _) => other?,
         };
-        crate::platform::Client::new(endpoint)
+        slipway_platform_client::Client::new(endpoint)
     }
 
     /// Runs tool `name` on `args` and renders the outcome (see [`crate::call`]).

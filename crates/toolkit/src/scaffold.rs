@@ -9,9 +9,9 @@ use include_dir::Dir;
 use serde::{Deserialize, Serialize};
 use slipway_devfile::{AppName, Devfile, append_mapping_entry, validate};
 
-use crate::error::ToolError;
-use crate::fsutil::atomic_write;
 use crate::templates::{self, TEMPLATES, Template};
+use slipway_platform_client::ToolError;
+use slipway_platform_client::fsutil::atomic_write;
 
 /// Arguments of `scaffold_app` (names exactly as the spec).
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]

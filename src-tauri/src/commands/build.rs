@@ -1,5 +1,5 @@
 //! Build and deploy from the window with progress: the build runs on its own thread through
-//! `slipway_toolkit::platform::build_app_with_progress`, and the window polls the steps it
+//! `slipway_platform_client::build_app_with_progress`, and the window polls the steps it
 //! reported (packing, uploading, building) and, at the end, its result.
 
 use std::collections::HashMap;
@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 use serde_json::Value;
-use slipway_toolkit::platform::{BuildAppArgs, build_app_with_progress};
+use slipway_platform_client::{BuildAppArgs, build_app_with_progress};
 
 use super::tools::{CommandError, Tools};
 

@@ -9,9 +9,9 @@ use serde::Serialize;
 use serde_json::Value;
 use slipway_care::embedded::{Lazy, tokens};
 use slipway_care_client::{self as care, Client, Endpoint, Failure};
-use slipway_toolkit::platform::credentials;
+use slipway_platform_client::credentials;
 
-use super::env::Selection;
+use super::selection::Selection;
 
 /// Which token a call presents.
 #[derive(Debug, Clone, Copy)]

@@ -1,4 +1,4 @@
-//! The Watch switch: one development loop (`slipway_toolkit::dev`) per app, on the platform
+//! The Watch switch: one development loop (`slipway_dev`) per app, on the platform
 //! the tools use, polled by the window for its state, the last change, the rebuilt services
 //! and the live log. The loop itself lives in the toolkit; these commands only map.
 
@@ -6,10 +6,10 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use slipway_toolkit::dev::DevOptions;
-use slipway_toolkit::dev::devfile_watch::{Checked, DevfileWatch};
-use slipway_toolkit::dev::session::{Session, Snapshot, attach};
-use slipway_toolkit::platform::{AppIdArgs, get_app};
+use slipway_dev::DevOptions;
+use slipway_dev::devfile_watch::{Checked, DevfileWatch};
+use slipway_dev::session::{Session, Snapshot, attach};
+use slipway_platform_client::{AppIdArgs, get_app};
 
 use super::tools::{CommandError, Tools};
 

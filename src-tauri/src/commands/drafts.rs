@@ -9,7 +9,7 @@ use serde_json::Value;
 use slipway_care_client::Failure;
 use slipway_care_client::draft::{Draft, DraftError, DraftKind, Drafts, LoadAnswer, SaveAnswer};
 
-use super::env::Selection;
+use super::selection::Selection;
 
 fn failure(e: DraftError) -> Failure {
     match e {

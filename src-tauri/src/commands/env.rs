@@ -1,105 +1,20 @@
 //! The environment the window works in: this computer (the embedded platform and care
 //! service, or the platform the process environment configures), or a named remote
 //! environment the user signed in to. Tokens live in the OS keyring, or in 0600 files where
-//! there is none (`slipway_toolkit::platform::credentials`, the same store as `slipway
+//! there is none (`slipway_platform_client::credentials`, the same store as `slipway
 //! login`); the header says which.
 
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::Value;
+use slipway_platform_client::credentials::{self, RemoteEnvironment, SavedEnvironment};
+use slipway_platform_client::{AccountRole, Client, Endpoint, whoami};
 use slipway_toolkit::ToolError;
-use slipway_toolkit::platform::credentials::{self, RemoteEnvironment, SavedEnvironment};
-use slipway_toolkit::platform::{AccountRole, Client, Endpoint, whoami};
 
 use super::care::Care;
+use super::selection::Selection;
 use super::tools::Tools;
-
-/// What to do whenever the environment is set (switched to, signed in to again, left).
-type OnSet = Box<dyn Fn() + Send + Sync>;
-
-/// Which environment is in use, remembered across starts in the desktop's data directory.
-pub struct Selection {
-    current: RwLock<Option<String>>,
-    file: PathBuf,
-    on_set: Mutex<Vec<OnSet>>,
-}
-
-impl std::fmt::Debug for Selection {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Selection")
-            .field("current", &self.current)
-            .field("file", &self.file)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Selection {
-    /// The choice saved in `data_dir` (none: this computer).
-    pub fn load(data_dir: &Path) -> Self {
-        let file = data_dir.join("environment");
-        let current = std::fs::read_to_string(&file)
-            .ok()
-            .map(|s| s.trim().to_owned())
-            .filter(|s| !s.is_empty());
-        Self {
-            current: RwLock::new(current),
-            file,
-            on_set: Mutex::new(Vec::new()),
-        }
-    }
-
-    /// Calls `f` after each time the environment is set, by any command: what follows the
-    /// old environment (the worklist's event subscription) stops there rather than at its
-    /// next event.
-    pub fn on_set(&self, f: impl Fn() + Send + Sync + 'static) {
-        self.on_set
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push(Box::new(f));
-    }
-
-    /// The remote environment in use, if any.
-    pub fn current(&self) -> Option<String> {
-        self.current.read().map(|c| c.clone()).unwrap_or(None)
-    }
-
-    fn set(&self, name: Option<String>) -> Result<(), String> {
-        match &name {
-            Some(n) => slipway_toolkit::fsutil::atomic_write(&self.file, n.as_bytes()),
-            None => match std::fs::remove_file(&self.file) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
-                _ => Ok(()),
-            },
-        }
-        .map_err(|e| format!("could not remember the environment: {e}"))?;
-        if let Ok(mut current) = self.current.write() {
-            *current = name;
-        }
-        let on_set = self
-            .on_set
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        for f in on_set.iter() {
-            f();
-        }
-        Ok(())
-    }
-
-    /// The platform of the remote environment in use (`None`: this computer's).
-    pub fn platform(&self) -> Result<Option<Endpoint>, ToolError> {
-        let Some(name) = self.current() else {
-            return Ok(None);
-        };
-        match credentials::saved(&name)? {
-            Some((url, token)) => Ok(Some(Endpoint::new(url, token))),
-            None => Err(ToolError::NotConfigured(format!(
-                "environment {name:?} is no longer saved; sign in again or switch to this computer"
-            ))),
-        }
-    }
-}
 
 /// What the header shows.
 #[derive(Debug, Serialize)]
@@ -239,7 +154,7 @@ pub fn set_home_view(
             _ => Ok(()),
         },
         Some(v) if HOME_VIEWS.contains(&v) => {
-            slipway_toolkit::fsutil::atomic_write(&file, v.as_bytes())
+            slipway_platform_client::fsutil::atomic_write(&file, v.as_bytes())
                 .map_err(|e| format!("could not remember the start view: {e}"))
         }
         Some(v) => Err(format!(
@@ -252,7 +167,7 @@ pub fn set_home_view(
 /// Remembers that the welcome was seen.
 #[tauri::command]
 pub fn dismiss_welcome(care: tauri::State<'_, Arc<Care>>) -> Result<(), String> {
-    slipway_toolkit::fsutil::atomic_write(&care.data_dir().join(WELCOMED), b"")
+    slipway_platform_client::fsutil::atomic_write(&care.data_dir().join(WELCOMED), b"")
         .map_err(|e| format!("could not remember the welcome: {e}"))
 }
 

@@ -1,12 +1,12 @@
 //! History commands: an app's deployments, the diff of two, a rollback, the diagnosis, and
-//! its builds with each one's log, each one call into `slipway_toolkit::platform` on the
+//! its builds with each one's log, each one call into `slipway_platform_client` on the
 //! same platform the tools use (the configured one, or the embedded one).
 
 use serde_json::Value;
-use slipway_toolkit::platform::{builds, history};
+use slipway_platform_client::{builds, history};
 
+use super::run::with_client;
 use super::tools::{CommandError, Tools};
-use super::with_client;
 
 /// The app's deployments, newest first (what each ran, why, how it ended).
 #[tauri::command]

@@ -9,46 +9,75 @@ pub mod env;
 pub mod history;
 pub mod links;
 pub mod people;
+mod run;
+pub mod selection;
 pub mod startup;
 pub mod tools;
 pub mod worklist;
 
-use std::sync::Arc;
-
-use serde::Serialize;
-use serde_json::Value;
-use slipway_toolkit::platform::Client;
-use slipway_toolkit::{Runner, ToolError};
-
-use tools::CommandError;
-
-/// Runs `work` with a client of the window's platform on a blocking thread (the toolkit's
-/// HTTP client blocks), and renders its typed outcome for the window as the tools' results
-/// are rendered (`slipway_toolkit::render`: `success: true` added, or the failure shape).
-pub(crate) async fn with_client<T: Serialize + Send + 'static>(
-    runner: Arc<Runner>,
-    work: impl FnOnce(&Client) -> Result<T, ToolError> + Send + 'static,
-) -> Result<Value, CommandError> {
-    blocking(move || work(&runner.client()?)).await
-}
-
-/// Runs `work` on a blocking thread and renders its typed outcome for the window.
-pub(crate) async fn blocking<T: Serialize + Send + 'static>(
-    work: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
-) -> Result<Value, CommandError> {
-    off_thread(work)
-        .await
-        .map(|outcome| slipway_toolkit::render(&outcome))
-}
-
-/// Runs `work` on a blocking thread and gives its outcome as it is, for a command that acts
-/// on it before rendering it.
-pub(crate) async fn off_thread<T: Send + 'static>(
-    work: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
-) -> Result<Result<T, ToolError>, CommandError> {
-    tauri::async_runtime::spawn_blocking(work)
-        .await
-        .map_err(|e| CommandError {
-            message: format!("the call stopped unexpectedly: {e}"),
-        })
+/// Every command the window may invoke, in one list beside the modules that define them
+/// (so the shell's builder stays short as commands are added).
+pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + Send + Sync + 'static
+{
+    tauri::generate_handler![
+        tools::list_tools,
+        tools::call_tool,
+        tools::forget_app_file,
+        tools::check_new_app,
+        env::environment,
+        env::dismiss_welcome,
+        env::set_home_view,
+        env::environments,
+        env::sign_in,
+        env::use_environment,
+        env::sign_out,
+        care::care_missing_info,
+        care::care_submit_missing_info,
+        care::care_enrollment_options,
+        care::care_check_enrollment,
+        care::care_enroll,
+        drafts::care_draft_load,
+        drafts::care_draft_save,
+        drafts::care_draft_clear,
+        care::care_users,
+        care::care_create_user,
+        care::care_set_permissions,
+        care::care_delete_user,
+        history::app_deployments,
+        history::app_deployment_diff,
+        history::app_rollback,
+        history::app_diagnosis,
+        history::app_builds,
+        history::build_log,
+        build::build_start,
+        build::build_poll,
+        dev::dev_start,
+        dev::dev_poll,
+        dev::dev_stop,
+        dev::devfile_watch,
+        dev::devfile_latest,
+        startup::ui_ready,
+        browser::open_url,
+        links::take_links,
+        people::me,
+        people::people_list,
+        people::people_invite,
+        people::people_invites,
+        people::people_revoke_invite,
+        people::people_set_role,
+        people::people_remove,
+        people::people_audit,
+        people::tokens_list,
+        people::tokens_create,
+        people::tokens_revoke,
+        people::join_with_invite,
+        people::sso_status,
+        people::sso_sign_in,
+        worklist::care_me,
+        worklist::care_worklist,
+        worklist::care_task,
+        worklist::care_claim,
+        worklist::care_release,
+        worklist::care_watch_events,
+    ]
 }

@@ -1,5 +1,5 @@
 //! People, invites, the audit and tokens (docs/people.md): each command is one call into
-//! `slipway_toolkit::platform` on the platform the window uses (the remote environment in
+//! `slipway_platform_client` on the platform the window uses (the remote environment in
 //! use, the configured platform, or the embedded one), its typed answer rendered for the
 //! window as the tools' results are. Joining with an invite and signing in with single
 //! sign-on end like `sign_in`: the token is stored (OS keyring, or a 0600 file) and the window
@@ -11,13 +11,14 @@ use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::Value;
+use slipway_platform_client::credentials::{self, RemoteEnvironment};
+use slipway_platform_client::{AccountRole, Endpoint, Me, join, people, sso, tokens};
 use slipway_toolkit::ToolError;
-use slipway_toolkit::platform::credentials::{self, RemoteEnvironment};
-use slipway_toolkit::platform::{AccountRole, Endpoint, Me, join, people, sso, tokens};
 
-use super::env::{Selection, SignedInto};
+use super::env::SignedInto;
+use super::run::{blocking, off_thread, with_client};
+use super::selection::Selection;
 use super::tools::{CommandError, Tools};
-use super::{blocking, off_thread, with_client};
 
 /// How long the window waits for the browser to come back from the SSO provider.
 const SSO_WAIT: Duration = Duration::from_secs(5 * 60);

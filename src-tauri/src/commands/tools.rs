@@ -18,13 +18,13 @@ pub struct Tools {
 impl Tools {
     /// Tools whose platform calls go to the remote environment `selection` names, else to
     /// the configured platform, else to an embedded platform on `data_dir`.
-    pub fn new(data_dir: std::path::PathBuf, selection: Arc<super::env::Selection>) -> Self {
+    pub fn new(data_dir: std::path::PathBuf, selection: Arc<super::selection::Selection>) -> Self {
         let embedded = Arc::new(Lazy::new(data_dir));
         let fallback = Arc::clone(&embedded);
         let runner = Runner::with_fallback(Box::new(move || {
             fallback
                 .endpoint()
-                .map(|(url, token)| slipway_toolkit::platform::Endpoint::new(url, token))
+                .map(|(url, token)| slipway_platform_client::Endpoint::new(url, token))
                 .map_err(slipway_toolkit::ToolError::Unavailable)
         }))
         .with_chooser(Box::new(move || selection.platform()));
@@ -89,7 +89,7 @@ pub async fn call_tool(
 /// file names that app. Returns the removed file's path.
 #[tauri::command]
 pub fn forget_app_file(project_path: String, app_id: String) -> Result<String, CommandError> {
-    slipway_toolkit::platform::AppFile::forget(std::path::Path::new(&project_path), &app_id)
+    slipway_platform_client::AppFile::forget(std::path::Path::new(&project_path), &app_id)
         .map(|path| path.display().to_string())
         .map_err(|e| CommandError {
             message: e.to_string(),

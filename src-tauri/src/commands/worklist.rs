@@ -22,7 +22,7 @@ use tauri::{AppHandle, Emitter as _, Manager as _, Runtime, State};
 use tauri_plugin_notification::NotificationExt as _;
 
 use super::care::Care;
-use super::env::Selection;
+use super::selection::Selection;
 
 /// The window's event for each change of a request (payload: the toolkit's `TaskEvent`).
 pub const TASK_EVENT: &str = "care-task";

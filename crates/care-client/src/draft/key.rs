@@ -7,7 +7,7 @@ use std::fmt;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 
-use slipway_toolkit::platform::credentials::{self, TokenStore};
+use slipway_platform_client::credentials::{self, TokenStore};
 
 /// The key's name in the token store. Environment names have no `.`, so it never collides with
 /// an environment's token.

@@ -70,7 +70,7 @@ impl Draft {
     /// The environment's name is not one (1-63 letters, digits, `-`, `_`).
     pub fn new(environment: Option<&str>, kind: DraftKind) -> Result<Self, KindError> {
         if let Some(name) = environment {
-            slipway_toolkit::platform::credentials::check_environment(name)
+            slipway_platform_client::credentials::check_environment(name)
                 .map_err(|e| KindError(e.to_string()))?;
         }
         Ok(Self {

@@ -29,7 +29,7 @@ use serde_json::Value;
 pub use key::{DraftKey, KeyStore, TokenKeyStore};
 pub use kind::{Draft, DraftKind, KindError};
 
-use slipway_toolkit::platform::credentials::TokenStore;
+use slipway_platform_client::credentials::TokenStore;
 
 /// Why a draft could not be kept or read.
 #[derive(Debug, thiserror::Error)]
@@ -326,7 +326,8 @@ impl Drafts {
                 .map_err(io("restrict", &self.dir))?;
         }
         let path = self.dir.join(name);
-        slipway_toolkit::fsutil::atomic_write_secret(&path, &sealed).map_err(io("write", &path))?;
+        slipway_platform_client::fsutil::atomic_write_secret(&path, &sealed)
+            .map_err(io("write", &path))?;
         Ok(store)
     }
 

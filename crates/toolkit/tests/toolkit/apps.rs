@@ -2,8 +2,8 @@
 //! cancel_build, with the spec's argument names and result keys.
 
 use serde_json::{Value, json};
+use slipway_platform_client::{AppFile, Endpoint};
 use slipway_toolkit::call_with;
-use slipway_toolkit::platform::{AppFile, Endpoint};
 
 use super::Platform;
 

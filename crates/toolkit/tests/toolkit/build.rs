@@ -106,7 +106,7 @@ fn single_service_builds_inline_and_writes_image_uri() {
     assert_eq!(after.lines().count(), before.lines().count() + 2);
 
     // The inline-created app got its .app file, so the next build updates the same app.
-    let file: slipway_toolkit::platform::AppFile =
+    let file: slipway_platform_client::AppFile =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join(".app")).unwrap()).unwrap();
     assert_eq!(file.app_id, out["app_id"].as_str().unwrap());
     assert_eq!(file.name, "solo");
@@ -363,10 +363,10 @@ fn every_tool_result_matches_its_output_schema() {
         )
         .unwrap()
     });
-    let client = slipway_toolkit::platform::Client::new(p.endpoint.clone()).unwrap();
+    let client = slipway_platform_client::Client::new(p.endpoint.clone()).unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
     let running = loop {
-        let page = slipway_toolkit::platform::builds::list(&client, &slow_id, 5, None).unwrap();
+        let page = slipway_platform_client::builds::list(&client, &slow_id, 5, None).unwrap();
         if let Some(b) = page.builds.iter().find(|b| !b.status.is_finished()) {
             break b.build_id.clone();
         }

@@ -4,7 +4,7 @@ mod apps;
 mod build;
 mod vault;
 
-use slipway_toolkit::platform::Endpoint;
+use slipway_platform_client::Endpoint;
 
 /// A platform server on its own thread and runtime (the toolkit's client is blocking).
 pub struct Platform {

@@ -3,8 +3,8 @@
 //! arguments that break a rule.
 
 use serde_json::{Value, json};
+use slipway_platform_client::Endpoint;
 use slipway_toolkit::call_with;
-use slipway_toolkit::platform::Endpoint;
 
 use super::Platform;
 

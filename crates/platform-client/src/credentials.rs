@@ -117,7 +117,7 @@ pub fn login(environment: &str, url: &str, token: &str) -> Result<TokenStore, To
         // A login keeps the care settings the desktop saved for the environment, and the CA
         // saved for it while the server stays the same (another server's CA is not kept).
         Some(existing) => {
-            if crate::trust::origin(&existing.url) != crate::trust::origin(&url) {
+            if crate::url::origin(&existing.url) != crate::url::origin(&url) {
                 existing.ca_file = None;
             }
             existing.url = url;
@@ -409,7 +409,7 @@ pub fn set_ca_file(environment: &str, ca_file: &Path) -> Result<(), ToolError> {
 /// The CA bundles saved for environments whose platform or care URL is the server of `url`.
 /// A config that cannot be read gives none (the request then fails on trust and says so).
 pub fn saved_ca_files(url: &str) -> Vec<PathBuf> {
-    let Some(target) = crate::trust::origin(url) else {
+    let Some(target) = crate::url::origin(url) else {
         return Vec::new();
     };
     let Ok(config) = read_config() else {
@@ -422,7 +422,7 @@ pub fn saved_ca_files(url: &str) -> Vec<PathBuf> {
         };
         let same = std::iter::once(&env.url)
             .chain(env.care_url.as_ref())
-            .any(|u| crate::trust::origin(u).as_ref() == Some(&target));
+            .any(|u| crate::url::origin(u).as_ref() == Some(&target));
         if same && !files.contains(ca_file) {
             files.push(ca_file.clone());
         }

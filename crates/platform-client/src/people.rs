@@ -11,9 +11,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use slipway_server::token::Token;
 
-use super::Client;
-use super::model::{secret, spelled_enum};
+use crate::client::Client;
 use crate::error::ToolError;
+use crate::model::{secret, spelled_enum};
 
 /// The account roles a person can have.
 pub const ROLES: [&str; 2] = ["admin", "member"];

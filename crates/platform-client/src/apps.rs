@@ -9,10 +9,10 @@ use reqwest::Method;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::Client;
-use super::model::{App, AppState, AppStatus, Build, spelled_enum};
+use crate::client::Client;
 use crate::error::ToolError;
 use crate::fsutil::atomic_write;
+use crate::model::{App, AppState, AppStatus, Build, spelled_enum};
 
 /// Name of the file `register_app` writes into the project directory.
 pub const APP_FILE: &str = ".app";
@@ -44,7 +44,7 @@ impl AppFile {
     /// says so. Returns the removed file's path.
     pub fn forget(dir: &Path, app_id: &str) -> Result<PathBuf, ToolError> {
         let path = dir.join(APP_FILE);
-        let named = super::build::read_app_file(dir)?.ok_or_else(|| {
+        let named = read_app_file(dir)?.ok_or_else(|| {
             ToolError::invalid("project_path", format!("{} does not exist", path.display()))
         })?;
         if named.app_id != app_id {
@@ -60,6 +60,21 @@ impl AppFile {
         }
         std::fs::remove_file(&path).map_err(|e| ToolError::io("remove", &path, &e))?;
         Ok(path)
+    }
+}
+
+/// The project's `.app` file, if it has one (the app a build or a dev round updates).
+pub fn read_app_file(root: &Path) -> Result<Option<AppFile>, ToolError> {
+    let path = root.join(APP_FILE);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => serde_json::from_str(&text).map(Some).map_err(|e| {
+            ToolError::invalid_args(format!(
+                "{} is not a Slipway .app file ({e}); delete it or run register_app again",
+                path.display()
+            ))
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(ToolError::io("read", &path, &e)),
     }
 }
 

@@ -1,6 +1,7 @@
-//! Talking to a Slipway platform: where it is ([`Endpoint`]), a blocking HTTP client with
-//! retries for transient failures ([`Client`]), and the app, secrets and sharing tools built
-//! on it; the account's people, invites, tokens and single sign-on ([`people`], [`tokens`],
+//! Talking to a Slipway platform: where it is ([`Endpoint`]) and which environments the user
+//! signed in to ([`credentials`]), what its HTTPS clients trust ([`trust`]), a blocking HTTP
+//! client with retries for transient failures ([`Client`]), and the app, build, secrets and
+//! sharing tools built on it, each failing with a [`ToolError`]; the account's people, invites, tokens and single sign-on ([`people`], [`tokens`],
 //! [`join`], [`sso`]). Every call returns a typed result; the platform's answers are typed as
 //! the platform defines them (`model.rs` holds those several tools share).
 
@@ -10,8 +11,12 @@ pub mod builds;
 mod client;
 pub mod credentials;
 mod endpoint;
+mod error;
+pub mod fsutil;
 pub mod history;
 pub mod join;
+#[cfg(test)]
+mod layers;
 pub mod local;
 mod model;
 mod pack;
@@ -21,7 +26,10 @@ mod sharing;
 pub mod sso;
 pub mod stream;
 pub mod tokens;
+pub mod trust;
+mod url;
 
+pub use apps::read_app_file;
 pub use apps::{
     APP_FILE, AdvisoryDb, AppFile, AppIdArgs, AppList, AppLogs, AppSummary, CancelBuildArgs,
     CancelledBuild, DeletedApp, GetLogsArgs, LifecycleChange, ListAppsArgs, LogEntry, LogKind,
@@ -32,9 +40,10 @@ pub use apps::{
 pub use build::{
     BuildAppArgs, BuildAppResult, BuildMode, BuiltImages, build_app, build_app_with_progress,
 };
-pub(crate) use build::{Files as ProjectFiles, read_app_file, upload_services};
+pub use build::{Files as ProjectFiles, upload_services};
 pub use client::{Client, fetch_text};
 pub use endpoint::{ENV_TOKEN, ENV_URL, Endpoint};
+pub use error::{FailedBuilds, ToolError};
 pub use join::{Joined, accept_invite};
 pub use model::{
     App, AppState, AppStatus, Build, BuildStatus, Limits, ServiceState, ServiceStatus,

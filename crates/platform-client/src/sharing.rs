@@ -6,10 +6,10 @@ use reqwest::Method;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::Client;
-use super::apps::{AppIdArgs, uuid_arg};
-use super::people::Me;
+use crate::apps::{AppIdArgs, uuid_arg};
+use crate::client::Client;
 use crate::error::ToolError;
+use crate::people::Me;
 
 /// A role on an app.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]

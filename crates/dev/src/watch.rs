@@ -11,7 +11,7 @@ use notify_debouncer_full::notify::{RecommendedWatcher, RecursiveMode};
 use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
 
 use super::fingerprint::matters;
-use crate::error::ToolError;
+use slipway_platform_client::ToolError;
 
 /// How long the directory must be quiet before a burst of events counts as one change.
 pub const QUIET: Duration = Duration::from_millis(150);

@@ -7,10 +7,10 @@ use reqwest::Method;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::Client;
-use super::apps::uuid_arg;
-use super::model::{AppStatus, ServiceStatus};
+use crate::apps::uuid_arg;
+use crate::client::Client;
 use crate::error::ToolError;
+use crate::model::{AppStatus, ServiceStatus};
 pub use slipway_api::{DeploymentCause, DeploymentStatus};
 
 /// A secret path and the version a service was given (never a value).

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use slipway_devfile::Devfile;
 
-use crate::error::ToolError;
+use slipway_platform_client::ToolError;
 
 /// Files whose change means the build command must run again (dependencies, the image
 /// recipe): a change to any other file can be synced.
@@ -190,7 +190,7 @@ pub fn input_files(root: &Path, context: &Path) -> Vec<PathBuf> {
         .add_custom_ignore_filename(".dockerignore")
         .filter_entry(|e| {
             let name = e.file_name();
-            name != ".git" && name != crate::platform::APP_FILE
+            name != ".git" && name != slipway_platform_client::APP_FILE
         });
     // The root's own ignore files apply to a context below it.
     if context != root {
@@ -220,7 +220,9 @@ pub fn matters(root: &Path, path: &Path) -> bool {
     let mut parts = relative.components();
     match parts.next() {
         Some(first) if first.as_os_str() == ".git" => false,
-        Some(first) if first.as_os_str() == crate::platform::APP_FILE => parts.next().is_some(),
+        Some(first) if first.as_os_str() == slipway_platform_client::APP_FILE => {
+            parts.next().is_some()
+        }
         Some(_) => true,
         None => false,
     }

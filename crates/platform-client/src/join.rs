@@ -7,9 +7,10 @@ use serde::Deserialize;
 use serde_json::json;
 use slipway_server::token::Token;
 
-use super::people::AccountRole;
-use super::{Client, Endpoint};
+use crate::client::Client;
+use crate::endpoint::Endpoint;
 use crate::error::ToolError;
+use crate::people::AccountRole;
 
 /// Who joined, and their first token (90 days).
 #[derive(Debug, Clone)]
@@ -134,7 +135,7 @@ pub fn parse_invite_link(link: &str) -> Option<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::platform::people::invite_link;
+    use crate::people::invite_link;
 
     #[test]
     fn a_printed_link_gives_back_its_code_and_platform() {

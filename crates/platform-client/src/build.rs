@@ -10,11 +10,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use slipway_devfile::{Devfile, ProjectFiles, ServiceSpec, set_image_uri, validate};
 
-use super::client::read_answer;
-use super::model::{App, AppState, Build, BuildStatus};
-use super::{APP_FILE, AppFile, Client, pack};
+use crate::apps::{APP_FILE, AppFile, read_app_file};
+use crate::client::Client;
+use crate::client::read_answer;
 use crate::error::{FailedBuilds, ToolError};
 use crate::fsutil::atomic_write;
+use crate::model::{App, AppState, Build, BuildStatus};
+use crate::pack;
 
 /// Arguments of `build_app` (names exactly as the spec).
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
@@ -43,7 +45,7 @@ pub struct BuildAppArgs {
 const BUILD_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
 /// A project directory as the devfile validator reads it (only inside the directory).
-pub(crate) struct Files(pub(crate) PathBuf);
+pub struct Files(pub PathBuf);
 
 impl ProjectFiles for Files {
     fn read(&self, rel: &str) -> Option<String> {
@@ -72,7 +74,7 @@ pub fn build_app_with_progress(
     let selected = project.selected(args.service_name.as_deref())?;
     check_dockerfiles(&request.root, &selected)?;
     let local = match request.mode {
-        BuildMode::Local => Some(super::local::Builder::from_env()?),
+        BuildMode::Local => Some(crate::local::Builder::from_env()?),
         BuildMode::Remote => None,
     };
     let app_file = read_app_file(&request.root)?;
@@ -357,7 +359,7 @@ fn upload_context(
 /// names or (without one) to an app registered from the devfile's metadata now.
 fn upload_images(
     client: &Client,
-    builder: &super::local::Builder,
+    builder: &crate::local::Builder,
     request: &BuildRequest,
     project: &Project,
     selected: &[ServiceSpec],
@@ -569,7 +571,7 @@ impl BuildAppResult {
 /// upload; `sync` asks for sync builds, see the platform's `?sync=true`) and waits for the
 /// builds. Returns each build as `GET /v1/builds/{id}?log=true` answers it. The devfile is
 /// not touched (the development loop does not write `imageUri`).
-pub(crate) fn upload_services(
+pub fn upload_services(
     client: &Client,
     root: &Path,
     app_id: &str,
@@ -601,20 +603,6 @@ pub(crate) fn upload_services(
     let uploaded: Uploaded = read_answer(answer.body)?;
     progress(&format!("building {}", services.join(", ")));
     wait(client, &uploaded.build_ids, true)
-}
-
-pub(crate) fn read_app_file(root: &Path) -> Result<Option<AppFile>, ToolError> {
-    let path = root.join(APP_FILE);
-    match std::fs::read_to_string(&path) {
-        Ok(text) => serde_json::from_str(&text).map(Some).map_err(|e| {
-            ToolError::invalid_args(format!(
-                "{} is not a Slipway .app file ({e}); delete it or run register_app again",
-                path.display()
-            ))
-        }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(ToolError::io("read", &path, &e)),
-    }
 }
 
 /// A 404 for the app named in `.app` means the file is stale (the app was deleted).

@@ -18,7 +18,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
-use reqwest::Url;
 use reqwest::blocking::ClientBuilder;
 
 use crate::error::ToolError;
@@ -74,7 +73,7 @@ fn ca_files_for(url: &str) -> Vec<(&'static str, PathBuf)> {
     for path in ADDED.lock().unwrap_or_else(PoisonError::into_inner).iter() {
         files.push(("ca_file", path.clone()));
     }
-    for path in crate::platform::credentials::saved_ca_files(url) {
+    for path in crate::credentials::saved_ca_files(url) {
         files.push(("ca_file", path));
     }
     files
@@ -91,16 +90,6 @@ pub fn client_builder(url: &str) -> Result<ClientBuilder, ToolError> {
         }
     }
     Ok(builder)
-}
-
-/// The scheme, host and port of `url`, for comparing two URLs' servers.
-pub(crate) fn origin(url: &str) -> Option<(String, String, u16)> {
-    let url = Url::parse(url).ok()?;
-    Some((
-        url.scheme().to_owned(),
-        url.host_str()?.to_ascii_lowercase(),
-        url.port_or_known_default()?,
-    ))
 }
 
 /// True when `error` is a refused server certificate (an unknown CA, a self-signed or
@@ -191,19 +180,6 @@ mod tests {
             Some(Box::new(Chain("Connection refused (os error 111)", None))),
         );
         assert!(!is_untrusted_certificate(&refused));
-    }
-
-    #[test]
-    fn origins_compare_scheme_host_and_port() {
-        assert_eq!(
-            origin("https://Example.org/v1"),
-            Some(("https".into(), "example.org".into(), 443))
-        );
-        assert_eq!(
-            origin("http://127.0.0.1:8700"),
-            Some(("http".into(), "127.0.0.1".into(), 8700))
-        );
-        assert_eq!(origin("not a url"), None);
     }
 
     #[test]

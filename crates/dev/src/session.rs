@@ -11,8 +11,8 @@ use serde::Serialize;
 
 use super::fingerprint::Mode;
 use super::{DevEvent, DevOptions, Emit, StopHandle, run};
-use crate::error::ToolError;
-use crate::platform::{APP_FILE, AppFile, Client};
+use slipway_platform_client::ToolError;
+use slipway_platform_client::{APP_FILE, AppFile, Client};
 
 /// Events kept for polling (log lines included); older ones are dropped.
 const KEPT_EVENTS: usize = 1000;

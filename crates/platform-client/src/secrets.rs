@@ -7,8 +7,8 @@ use reqwest::Method;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use super::Client;
-use super::apps::{encode, uuid_arg};
+use crate::apps::{encode, uuid_arg};
+use crate::client::Client;
 use crate::error::ToolError;
 
 /// `secret_type`: `user` (private to the caller), `app` (needs `app_id`), `shared` (readable
@@ -165,7 +165,7 @@ fn pairs(field: &str, value: &Value) -> Result<Map<String, Value>, ToolError> {
             field,
             format!(
                 "must be a JSON object of key-value pairs such as {{\"password\": \"…\"}}, not {}",
-                crate::registry::kind(&other)
+                slipway_server::json::kind(&other)
             ),
         )),
     }

@@ -27,15 +27,15 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::error::{FailedBuilds, ToolError};
-use crate::platform::ProjectFiles;
-use crate::platform::history::{Deployment, DeploymentStatus};
-use crate::platform::stream::{Follow, LogLine, follow_logs};
-use crate::platform::{
+use fingerprint::{Fingerprints, Mode};
+use slipway_platform_client::ProjectFiles;
+use slipway_platform_client::history::{Deployment, DeploymentStatus};
+use slipway_platform_client::stream::{Follow, LogLine, follow_logs};
+use slipway_platform_client::{
     AppIdArgs, BuildAppArgs, BuildStatus, Client, build_app_with_progress, disable_app, history,
     read_app_file, upload_services,
 };
-use fingerprint::{Fingerprints, Mode};
+use slipway_platform_client::{FailedBuilds, ToolError};
 
 /// How long the loop waits for a deployment to end after its builds.
 const DEPLOY_TIMEOUT: Duration = Duration::from_secs(10 * 60);
@@ -344,7 +344,7 @@ fn new_deployment(
         {
             match newest.status {
                 DeploymentStatus::Running => {
-                    let status = crate::platform::get_app_status(
+                    let status = slipway_platform_client::get_app_status(
                         client,
                         &AppIdArgs {
                             app_id: app_id.to_owned(),

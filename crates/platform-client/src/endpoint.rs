@@ -36,7 +36,7 @@ impl Endpoint {
 
     /// The endpoint of `environment` (default `production`): `SLIPWAY_PLATFORM_URL` and
     /// `SLIPWAY_TOKEN` when both are set (they always mean the default environment), else
-    /// what `slipway login` saved (see [`super::credentials`]).
+    /// what `slipway login` saved (see [`crate::credentials`]).
     pub fn from_env(environment: Option<&str>) -> Result<Self, ToolError> {
         let env = environment.unwrap_or("production");
         let url = std::env::var(ENV_URL).ok().filter(|s| !s.trim().is_empty());
@@ -46,7 +46,7 @@ impl Endpoint {
         if let (Some(url), Some(token), "production") = (&url, &token, env) {
             return Ok(Self::new(url.as_str(), token.trim()));
         }
-        match super::credentials::saved(env)? {
+        match crate::credentials::saved(env)? {
             Some((url, token)) => Ok(Self::new(url, token)),
             None => Err(ToolError::NotConfigured(format!(
                 "no platform is configured for environment {env:?}: run `slipway login --url URL --environment {env}` or set {ENV_URL} (for example http://127.0.0.1:8700) and {ENV_TOKEN}. \

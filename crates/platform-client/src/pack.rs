@@ -7,7 +7,7 @@ use flate2::Compression;
 use flate2::write::GzEncoder;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
-use super::APP_FILE;
+use crate::apps::APP_FILE;
 use crate::error::ToolError;
 
 /// What was packed.

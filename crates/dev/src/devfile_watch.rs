@@ -10,8 +10,8 @@ use slipway_devfile::{Severity, validate};
 
 use super::StopHandle;
 use super::watch::Watcher;
-use crate::error::ToolError;
-use crate::platform::ProjectFiles;
+use slipway_platform_client::ProjectFiles;
+use slipway_platform_client::ToolError;
 
 /// One finding, with the text of its line.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -148,7 +148,7 @@ mod tests {
 
     use super::*;
 
-    use crate::dev::fingerprint::tests::DEVFILE as VALID;
+    use crate::fingerprint::tests::DEVFILE as VALID;
 
     #[test]
     fn an_edit_on_disk_is_checked_again_with_its_line() {

@@ -10,7 +10,7 @@ use reqwest::blocking::{Client as Http, RequestBuilder, Response};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::Endpoint;
+use crate::endpoint::Endpoint;
 use crate::error::ToolError;
 
 /// How many times a request is sent at most when the failure is transient.

@@ -6,10 +6,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use slipway_server::token::Token;
 
-use super::Client;
-use super::model::secret;
-use super::people::{Revoked, check_days, segment};
+use crate::client::Client;
 use crate::error::ToolError;
+use crate::model::secret;
+use crate::people::{Revoked, check_days, segment};
 
 /// The longest token name the platform keeps.
 const NAME_MAX: usize = 100;
@@ -94,7 +94,7 @@ pub fn revoke_token(client: &Client, id: &str) -> Result<Revoked, ToolError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::platform::Endpoint;
+    use crate::Endpoint;
 
     /// A client of a port nothing listens on: a call that got past the checks would fail
     /// with `Unavailable`, not with an argument error.

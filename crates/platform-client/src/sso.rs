@@ -17,9 +17,9 @@ use serde_json::json;
 use sha2::{Digest as _, Sha256};
 use slipway_server::token::Token;
 
-use super::Client;
-use super::join::{TokenAnswer, anonymous};
+use crate::client::Client;
 use crate::error::ToolError;
+use crate::join::{TokenAnswer, anonymous};
 
 /// Whether a platform offers single sign-on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]

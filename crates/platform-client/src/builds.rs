@@ -4,10 +4,10 @@
 use reqwest::Method;
 use serde::{Deserialize, Serialize};
 
-use super::Client;
-use super::apps::{encode, uuid_arg};
-use super::model::Build;
+use crate::apps::{encode, uuid_arg};
+use crate::client::Client;
 use crate::error::ToolError;
+use crate::model::Build;
 
 /// One page of an app's builds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]

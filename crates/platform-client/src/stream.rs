@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::Client;
-use super::apps::encode;
+use crate::apps::encode;
+use crate::client::Client;
 use crate::error::ToolError;
 
 /// One log line of the stream.
