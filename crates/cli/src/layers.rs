@@ -5,14 +5,15 @@
 //!
 //! ```text
 //! 0  call, data_dir, logging,      leaves: `slipway call`, the default data directories, the
-//!    prefix, tls_args,             log set-up, prefixed output, the TLS flags, the local
-//!    local_platform                platform the daily commands fall back to
-//! 1  backup, daily                 the servers' backups (on the data directories); the daily
+//!    prefix, prompt, tls_args      log set-up, prefixed output, yes-or-no questions, the TLS
+//!                                  flags
+//! 1  local_platform                the local platform the daily commands fall back to
+//! 2  backup, daily                 the servers' backups (on the data directories); the daily
 //!                                  commands (on the local platform)
-//! 2  platform, care, dev, people   the servers' commands (their backup subcommands go to
+//! 3  platform, care, dev, people   the servers' commands (their backup subcommands go to
 //!                                  `backup`); `slipway dev` and `people` (on `daily`'s client)
-//! 3  tokens                        (on `people`'s output)
-//! 4  layers, main                  this check; the crate root, which dispatches to all
+//! 4  tokens                        (on `people`'s output)
+//! 5  layers, main                  this check; the crate root, which dispatches to all
 //! ```
 //!
 //! Why this order: what several commands resolve alike (where a server's data lives, how
@@ -25,17 +26,18 @@ const LAYERS: &[(&str, u8)] = &[
     ("data_dir", 0),
     ("logging", 0),
     ("prefix", 0),
+    ("prompt", 0),
     ("tls_args", 0),
-    ("local_platform", 0),
-    ("backup", 1),
-    ("daily", 1),
-    ("platform", 2),
-    ("care", 2),
-    ("dev", 2),
-    ("people", 2),
-    ("tokens", 3),
-    ("layers", 4),
-    ("main", 4),
+    ("local_platform", 1),
+    ("backup", 2),
+    ("daily", 2),
+    ("platform", 3),
+    ("care", 3),
+    ("dev", 3),
+    ("people", 3),
+    ("tokens", 4),
+    ("layers", 5),
+    ("main", 5),
 ];
 
 #[test]

@@ -9,7 +9,7 @@
 //! (`slipway platform local`) instead. Whichever program started it, the others find it by
 //! its URL file and use it.
 
-use std::io::{BufRead as _, IsTerminal as _, Write as _};
+use std::io::IsTerminal as _;
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -81,20 +81,11 @@ fn ask_to_start(dir: &Path) -> Result<bool, String> {
     if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
         return Ok(false);
     }
-    eprint!(
-        "No platform is configured. Start the local platform in the background (data in {})? [Y/n] ",
+    let question = format!(
+        "No platform is configured. Start the local platform in the background (data in {})?",
         dir.display()
     );
-    let _ = std::io::stderr().flush();
-    let mut answer = String::new();
-    std::io::stdin()
-        .lock()
-        .read_line(&mut answer)
-        .map_err(|e| format!("cannot read the answer: {e}"))?;
-    Ok(matches!(
-        answer.trim().to_ascii_lowercase().as_str(),
-        "" | "y" | "yes"
-    ))
+    crate::prompt::yes(&question, true)
 }
 
 /// Where a background local platform writes its log.

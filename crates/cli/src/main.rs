@@ -13,6 +13,7 @@ mod logging;
 mod people;
 mod platform;
 mod prefix;
+mod prompt;
 mod tls_args;
 mod tokens;
 

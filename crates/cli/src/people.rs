@@ -3,7 +3,7 @@
 //! platform's typed answer, rendered as `slipway call` renders a tool's) for scripts. The
 //! output and client helpers here are shared with `slipway tokens`.
 
-use std::io::{BufRead as _, IsTerminal as _, Write as _};
+use std::io::IsTerminal as _;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
@@ -81,14 +81,19 @@ pub(crate) struct Output {
 }
 
 impl Output {
-    /// A client of the chosen environment, as the daily commands find one.
-    pub(crate) fn client(&self) -> Result<Client, String> {
+    /// A client of the chosen environment, as the daily commands find one; when there is
+    /// none, the reason is said on stderr and the exit code to end with is the error.
+    pub(crate) fn client(&self) -> Result<Client, ExitCode> {
         match &self.environment {
             Some(env) => Endpoint::from_env(Some(env))
                 .and_then(Client::new)
                 .map_err(|e| e.to_string()),
             None => crate::daily::client(),
         }
+        .map_err(|e| {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        })
     }
 
     /// Prints `result`: rendered as JSON with `--json` (a failure too, as `slipway call`
@@ -153,10 +158,7 @@ pub(crate) fn when(time: Option<&str>, null_as: &str) -> String {
 pub fn run(args: PeopleArgs) -> ExitCode {
     let client = match args.output.client() {
         Ok(c) => c,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::FAILURE;
-        }
+        Err(code) => return code,
     };
     let out = &args.output;
     match args.command {
@@ -294,16 +296,10 @@ fn confirm_removal(email: &str, yes: bool) -> Result<(), String> {
             "removing {email} needs --yes when standard input is not a terminal (nothing was removed)"
         ));
     }
-    eprint!(
-        "Remove {email} from the account? Their tokens stop working at once and the apps they alone own pass to you. [y/N] "
+    let question = format!(
+        "Remove {email} from the account? Their tokens stop working at once and the apps they alone own pass to you."
     );
-    let _ = std::io::stderr().flush();
-    let mut answer = String::new();
-    std::io::stdin()
-        .lock()
-        .read_line(&mut answer)
-        .map_err(|e| format!("cannot read the answer: {e}"))?;
-    if matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
+    if crate::prompt::yes(&question, false)? {
         Ok(())
     } else {
         Err(format!("{email} was not removed"))

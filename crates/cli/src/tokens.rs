@@ -38,10 +38,7 @@ enum TokensCommand {
 pub fn run(args: TokensArgs) -> ExitCode {
     let client = match args.output.client() {
         Ok(c) => c,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::FAILURE;
-        }
+        Err(code) => return code,
     };
     let out = &args.output;
     match args.command {
