@@ -7,6 +7,18 @@
 //! Plain data (serde and schemars only): no I/O, no HTTP, no database, so the server, the
 //! clients and a future remote tool server can all depend on it.
 
+// First, so its `spelled_enum!` is in scope in the modules after it.
+#[macro_use]
 pub mod status;
 
+pub mod apps;
+pub mod builds;
+pub mod deployments;
+pub mod people;
+pub mod tokens;
+
+pub use apps::{AppState, Limits, ServiceState};
+pub use builds::Build;
+pub use people::{AccountRole, AuditEntry, AuditPage, Person, PersonRef};
 pub use status::{AppStatus, BuildStatus, DeploymentCause, DeploymentStatus, ServiceStatus};
+pub use tokens::TokenInfo;

@@ -5,13 +5,16 @@
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use serde::Serialize;
 
 use crate::error::IdentityError;
 use crate::model::{Caller, PersonRef};
 use crate::store::audit::{self as rows, AuditRow};
 use slipway_server::clock::{now_millis, rfc3339};
 use slipway_server::db::Tx;
+
+/// An entry as `GET /v1/account/audit` lists it, and one page of them: `slipway-api`'s, the
+/// shapes the platform's clients read.
+pub use slipway_api::{AuditEntry as Entry, AuditPage as Page};
 
 /// What an entry records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,32 +82,6 @@ pub async fn record(
         },
     )
     .await
-}
-
-/// An entry as `GET /v1/account/audit` lists it.
-#[derive(Debug, Clone, Serialize)]
-pub struct Entry {
-    /// Entry id.
-    pub id: String,
-    /// When (RFC 3339, UTC).
-    pub at: String,
-    /// Who did it (null for a refused sign-in: nobody was signed in).
-    pub actor: Option<PersonRef>,
-    /// What (see [`Action::as_str`]).
-    pub action: String,
-    /// Whom or what it concerns: an e-mail, or a token's name.
-    pub subject: String,
-    /// A short account of it.
-    pub detail: String,
-}
-
-/// One page of the audit.
-#[derive(Debug, Clone, Serialize)]
-pub struct Page {
-    /// Newest first.
-    pub entries: Vec<Entry>,
-    /// Pass as `page_token` for the next (older) page; null on the last.
-    pub next_page_token: Option<String>,
 }
 
 /// Largest page.

@@ -1,44 +1,15 @@
 //! The identity values the other modules and the platform pass around. Plain data, no I/O.
 
-use serde::Serialize;
+/// The account role, as `slipway-api` spells it for the server and its clients.
+pub use slipway_api::AccountRole;
 
-/// A person's role in their account. Admins manage people, invites and the audit; app roles
-/// (owner, editor, viewer) are separate and unchanged by it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum AccountRole {
-    /// Manages the account's people.
-    Admin,
-    /// Everybody else.
-    Member,
-}
-
-impl AccountRole {
-    /// The stored and displayed spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AccountRole::Admin => "admin",
-            AccountRole::Member => "member",
-        }
-    }
-
-    /// The role a stored or requested name stands for.
-    pub fn parse(raw: &str) -> Option<Self> {
-        match raw {
-            "admin" => Some(AccountRole::Admin),
-            "member" => Some(AccountRole::Member),
-            _ => None,
-        }
-    }
-
-    /// The role a stored `account_role` holds: rows from before the identity migration said
-    /// `owner` for the user an account was created with, who is an admin; anything else not
-    /// named is a member.
-    pub(crate) fn from_stored(raw: &str) -> Self {
-        match raw {
-            "owner" => AccountRole::Admin,
-            other => AccountRole::parse(other).unwrap_or(AccountRole::Member),
-        }
+/// The role a stored `account_role` holds: rows from before the identity migration said
+/// `owner` for the user an account was created with, who is an admin; anything else not
+/// named is a member.
+pub(crate) fn role_from_stored(raw: &str) -> AccountRole {
+    match raw {
+        "owner" => AccountRole::Admin,
+        other => AccountRole::parse(other).unwrap_or(AccountRole::Member),
     }
 }
 
@@ -62,28 +33,6 @@ impl Caller {
     }
 }
 
-/// A person as the people list shows them.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct Person {
-    /// UUID.
-    pub id: String,
-    /// E-mail address.
-    pub email: String,
-    /// Display name.
-    pub name: String,
-    /// Account role.
-    pub role: AccountRole,
-    /// When they joined (RFC 3339, UTC).
-    pub joined_at: String,
-    /// When one of their tokens was last used (RFC 3339, UTC, to the minute), or null.
-    pub last_active_at: Option<String>,
-}
-
-/// Who did something, as an invite or an audit entry names them.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct PersonRef {
-    /// UUID.
-    pub id: String,
-    /// E-mail address.
-    pub email: String,
-}
+/// A person as the people list shows them, and who did something as an invite or an audit
+/// entry names them: `slipway-api`'s, the shapes the platform's clients read.
+pub use slipway_api::{Person, PersonRef};

@@ -14,6 +14,10 @@ use slipway_server::clock::{now_millis, rfc3339};
 use slipway_server::db::{Db, Tx};
 use slipway_server::token::Token;
 
+/// A token as its owner lists it (never the secret): `slipway-api`'s, the shape the
+/// platform's clients read.
+pub use slipway_api::TokenInfo;
+
 /// Prefix of every platform token (a leaked one is recognisable in a secret scanner).
 pub const TOKEN_PREFIX: &str = "slw_";
 
@@ -83,23 +87,6 @@ pub async fn touch(db: &Db, touch: Touch) {
     if let Err(e) = done {
         tracing::warn!(error = %slipway_server::sql_error::loggable(&e), "could not record a token's last use");
     }
-}
-
-/// A token as its owner lists it; never the secret.
-#[derive(Debug, Clone, Serialize)]
-pub struct TokenInfo {
-    /// Id (to revoke it).
-    pub id: String,
-    /// Its name.
-    pub name: String,
-    /// RFC 3339, UTC.
-    pub created_at: String,
-    /// When it stops working; null for tokens made before tokens had lifetimes.
-    pub expires_at: Option<String>,
-    /// When it was last used (to the minute), or null.
-    pub last_used_at: Option<String>,
-    /// Whether this request came with it.
-    pub current: bool,
 }
 
 /// The caller's own tokens, newest first.

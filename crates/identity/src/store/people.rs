@@ -31,7 +31,7 @@ fn row(r: &AnyRow) -> Result<PersonRow, sqlx::Error> {
         account_id: r.try_get(1)?,
         email: r.try_get(2)?,
         name: r.try_get(3)?,
-        role: AccountRole::from_stored(&role),
+        role: crate::model::role_from_stored(&role),
         created_at: r.try_get(5)?,
         last_active_at: r.try_get(6)?,
         removed_at: r.try_get(7)?,

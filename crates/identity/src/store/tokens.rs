@@ -80,7 +80,7 @@ pub(crate) async fn lookup(tx: &mut Tx, hash: &str) -> Result<Option<Found>, sql
 impl Found {
     /// The account role the row holds.
     pub(crate) fn role(&self) -> AccountRole {
-        AccountRole::from_stored(&self.role)
+        crate::model::role_from_stored(&self.role)
     }
 }
 

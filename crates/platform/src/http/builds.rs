@@ -32,6 +32,8 @@ use crate::model::Role;
 use crate::policy::{self, AppAction};
 use crate::store::apps;
 use crate::store::builds::{self, BuildRecord, NewBuild};
+/// A build as the API shows it, as `slipway-api` defines it for the server and its clients.
+pub use slipway_api::Build;
 use slipway_image::sign::{ALGORITHM, SIGNED_PREFIX};
 use slipway_runtime::build::context::{self, ContextError, Encoding};
 
@@ -50,38 +52,7 @@ pub fn router() -> Router<AppState> {
         .route("/signing-key", get(signing_key))
 }
 
-/// A build as the API shows it.
-#[derive(Debug, Serialize)]
-pub struct BuildView {
-    /// The build's UUID.
-    pub build_id: String,
-    /// The app's UUID.
-    pub app_id: String,
-    /// The service built.
-    pub service: String,
-    /// `queued`, `in_progress`, `succeeded`, `failed` or `cancelled`.
-    pub status: BuildStatus,
-    /// `native` or `buildah`.
-    pub builder: String,
-    /// `slipway.local/<app>/<service>@sha256:…` when succeeded, else null.
-    pub image_uri: Option<String>,
-    /// Why it failed or was cancelled, else null.
-    pub error: Option<String>,
-    /// RFC 3339, UTC.
-    pub created_at: String,
-    /// RFC 3339, UTC; null while queued.
-    pub started_at: Option<String>,
-    /// RFC 3339, UTC; null until finished.
-    pub finished_at: Option<String>,
-    /// The build log, with `?log=true` (its last [`MAX_LOG_BYTES`] bytes).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub log: Option<String>,
-    /// True when `log` holds only the end of a longer log.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub log_truncated: Option<bool>,
-}
-
-impl From<BuildRecord> for BuildView {
+impl From<BuildRecord> for Build {
     fn from(b: BuildRecord) -> Self {
         Self {
             build_id: b.id,
@@ -658,7 +629,7 @@ async fn read_log(path: &std::path::Path) -> Result<(String, bool), ApiError> {
 #[derive(Debug, Serialize)]
 pub struct BuildsPage {
     /// Newest first, every service and builder (the dev loop's `sync` builds too).
-    pub builds: Vec<BuildView>,
+    pub builds: Vec<Build>,
     /// Pass as `next_page_token` for the next page; null on the last.
     pub next_page_token: Option<String>,
 }
@@ -680,7 +651,7 @@ async fn list(
     let next_page_token =
         deployments::next_page(&mut rows, page_size, |b| (b.created_at, b.id.clone()));
     Ok(Json(BuildsPage {
-        builds: rows.into_iter().map(BuildView::from).collect(),
+        builds: rows.into_iter().map(Build::from).collect(),
         next_page_token,
     }))
 }
@@ -691,7 +662,7 @@ async fn get_one(
     headers: HeaderMap,
     Path(build_id): Path<String>,
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
-) -> Result<Json<BuildView>, ApiError> {
+) -> Result<Json<Build>, ApiError> {
     let (mut tx, caller) = state.begin_as(&headers, Access::Read).await?;
     let (build, _) = visible_build(&mut tx, &caller, &build_id).await?;
     tx.commit().await?;
@@ -702,7 +673,7 @@ async fn get_one(
         Some(_) => return Err(ApiError::invalid("log", "must be true or false")),
     };
     let log_path = state.runner().log(&build.id);
-    let mut view = BuildView::from(build);
+    let mut view = Build::from(build);
     if with_log {
         let (text, cut) = read_log(log_path.path()).await?;
         view.log = Some(text);
@@ -717,7 +688,7 @@ async fn cancel(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path(build_id): Path<String>,
-) -> Result<Json<BuildView>, ApiError> {
+) -> Result<Json<Build>, ApiError> {
     let (mut tx, caller) = state.begin_as(&headers, Access::Write).await?;
     let (build, role) = visible_build(&mut tx, &caller, &build_id).await?;
     policy::require(role, AppAction::Build)?;

@@ -20,7 +20,6 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use serde::Serialize;
 
 use super::apps::authorized_app;
 use super::error::ApiError;
@@ -34,6 +33,12 @@ use crate::pagination::{Cursor, parse_page_size};
 use crate::policy::AppAction;
 use crate::store::builds;
 use crate::store::deployments::{self, DeploymentRecord, SecretUse};
+/// The answers, as `slipway-api` defines them for the server and its clients alike.
+pub use slipway_api::deployments::{
+    Deployment, DeploymentDiff, DevfileChange, DevfileFindings, Diagnosis, FailedBuild,
+    FailingService, History, ImageChange, RollbackAccepted, SecretChange, SecretVersion,
+    ServiceRun,
+};
 
 /// Lines of a log tail in a diagnosis.
 const TAIL_LINES: usize = 20;
@@ -48,65 +53,7 @@ pub fn router() -> Router<AppState> {
         .route("/apps/{app_id}/diagnosis", get(diagnosis))
 }
 
-/// A service of a deployment as the history shows it.
-#[derive(Debug, Serialize)]
-pub struct ServiceRun {
-    /// The service.
-    pub service: String,
-    /// The build whose image it ran.
-    pub build_id: String,
-    /// The image's manifest digest.
-    pub image_digest: String,
-    /// `pending`, `starting`, `healthy`, `failed` or `stopped`.
-    pub status: ServiceStatus,
-    /// The app secrets it was given, with their versions.
-    pub secrets: Vec<SecretVersion>,
-}
-
-/// A secret path and a version (never a value).
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct SecretVersion {
-    /// The secret's path.
-    pub path: String,
-    /// The version.
-    pub version: i64,
-}
-
-/// One deployment in the history.
-#[derive(Debug, Serialize)]
-pub struct DeploymentView {
-    /// The deployment's UUID.
-    pub id: String,
-    /// `deploying`, `RUNNING`, `FAILED`, `stopped` or `superseded`.
-    pub status: DeploymentStatus,
-    /// Why it failed or stopped.
-    pub reason: Option<String>,
-    /// `build`, `enable`, `rollback` or `restart`.
-    pub cause: crate::model::DeploymentCause,
-    /// The user who started it (null for a build or a restart).
-    pub started_by: Option<String>,
-    /// The deployment a rollback went back to.
-    pub rollback_of: Option<String>,
-    /// `sha256:…` of the devfile it ran.
-    pub devfile_digest: Option<String>,
-    /// RFC 3339.
-    pub created_at: String,
-    /// RFC 3339, when it became RUNNING or FAILED.
-    pub finished_at: Option<String>,
-    /// What each service ran.
-    pub services: Vec<ServiceRun>,
-}
-
-/// One page of the history.
-#[derive(Debug, Serialize)]
-pub struct HistoryPage {
-    /// Newest first.
-    pub deployments: Vec<DeploymentView>,
-    /// Pass as `next_page_token` for the next page; null on the last.
-    pub next_page_token: Option<String>,
-}
-
-async fn view(tx: &mut Tx, record: DeploymentRecord) -> Result<DeploymentView, sqlx::Error> {
+async fn view(tx: &mut Tx, record: DeploymentRecord) -> Result<Deployment, sqlx::Error> {
     let used = deployments::secrets_of(tx, &record.id).await?;
     let services = deployments::services(tx, &record.id)
         .await?
@@ -126,7 +73,7 @@ async fn view(tx: &mut Tx, record: DeploymentRecord) -> Result<DeploymentView, s
             status: s.status,
         })
         .collect();
-    Ok(DeploymentView {
+    Ok(Deployment {
         id: record.id,
         status: record.status,
         reason: record.reason,
@@ -189,7 +136,7 @@ async fn history(
     headers: HeaderMap,
     Path(app_id): Path<String>,
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
-) -> Result<Json<HistoryPage>, ApiError> {
+) -> Result<Json<History>, ApiError> {
     let (mut tx, caller) = state.begin_as(&headers, Access::Read).await?;
     let (app, _) = authorized_app(&mut tx, &caller, &app_id, AppAction::View).await?;
     let fields = query_fields(query, HISTORY_FIELDS)?;
@@ -201,7 +148,7 @@ async fn history(
         out.push(view(&mut tx, record).await?);
     }
     tx.commit().await?;
-    Ok(Json(HistoryPage {
+    Ok(Json(History {
         deployments: out,
         next_page_token,
     }))
@@ -212,7 +159,7 @@ async fn one(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path((app_id, deployment_id)): Path<(String, String)>,
-) -> Result<Json<DeploymentView>, ApiError> {
+) -> Result<Json<Deployment>, ApiError> {
     let (mut tx, caller) = state.begin_as(&headers, Access::Read).await?;
     let (app, _) = authorized_app(&mut tx, &caller, &app_id, AppAction::View).await?;
     let id = parse_deployment_id("deployment_id", &deployment_id)?;
@@ -220,55 +167,6 @@ async fn one(
     let shown = view(&mut tx, record).await?;
     tx.commit().await?;
     Ok(Json(shown))
-}
-
-/// An image that differs between two deployments.
-#[derive(Debug, Serialize, PartialEq, Eq)]
-pub struct ImageChange {
-    /// The service.
-    pub service: String,
-    /// Its image digest in the older deployment (null: the service is new).
-    pub from: Option<String>,
-    /// Its image digest in the newer one (null: the service is gone).
-    pub to: Option<String>,
-}
-
-/// A secret whose version differs between two deployments (paths and versions only).
-#[derive(Debug, Serialize, PartialEq, Eq)]
-pub struct SecretChange {
-    /// The service that received it.
-    pub service: String,
-    /// The secret's path.
-    pub path: String,
-    /// The version the older deployment gave (null: not given).
-    pub from_version: Option<i64>,
-    /// The version the newer one gave (null: not given).
-    pub to_version: Option<i64>,
-}
-
-/// The devfile lines that changed, as a unified diff (`-` removed, `+` added lines with
-/// three lines of context).
-#[derive(Debug, Serialize)]
-pub struct DevfileChange {
-    /// Whether the text differs at all.
-    pub changed: bool,
-    /// The unified diff, empty when unchanged.
-    pub diff: String,
-}
-
-/// What changed from one deployment to another.
-#[derive(Debug, Serialize)]
-pub struct DeploymentDiff {
-    /// The older deployment.
-    pub from: String,
-    /// The newer deployment.
-    pub to: String,
-    /// Images that changed.
-    pub images: Vec<ImageChange>,
-    /// The devfile.
-    pub devfile: DevfileChange,
-    /// Secrets whose version changed.
-    pub secrets: Vec<SecretChange>,
 }
 
 /// What changed from `from` to `to` (both of one app).
@@ -375,15 +273,6 @@ async fn diff(
     Ok(Json(shown))
 }
 
-/// The answer of an accepted rollback.
-#[derive(Debug, Serialize)]
-pub struct RollbackAccepted {
-    /// The deployment being deployed again.
-    pub rollback_of: String,
-    /// What happens next.
-    pub message: String,
-}
-
 /// `POST /v1/apps/{app_id}/rollback` `{"deployment_id"}` → 202.
 async fn rollback(
     State(state): State<AppState>,
@@ -426,64 +315,6 @@ async fn rollback(
         }),
     )
         .into_response())
-}
-
-/// A service of the current deployment that is not healthy, with the end of its log.
-#[derive(Debug, Serialize)]
-pub struct FailingService {
-    /// The service.
-    pub service: String,
-    /// Its status.
-    pub status: ServiceStatus,
-    /// The last lines of its runtime log.
-    pub log_tail: String,
-}
-
-/// A failed build, with the end of its log.
-#[derive(Debug, Serialize)]
-pub struct FailedBuild {
-    /// The build.
-    pub build_id: String,
-    /// The service it built.
-    pub service: String,
-    /// Why it failed.
-    pub error: Option<String>,
-    /// The last lines of the build log.
-    pub log_tail: String,
-}
-
-/// The devfile's findings.
-#[derive(Debug, Serialize)]
-pub struct DevfileFindings {
-    /// No errors.
-    pub valid: bool,
-    /// Errors, each with its path and line.
-    pub errors: Vec<String>,
-    /// Warnings, likewise.
-    pub warnings: Vec<String>,
-}
-
-/// Why an app is where it is.
-#[derive(Debug, Serialize)]
-pub struct Diagnosis {
-    /// The app.
-    pub app_id: String,
-    /// Its status.
-    pub status: crate::model::AppStatus,
-    /// The reason of the latest deployment that failed or stopped, if it is the latest.
-    pub reason: Option<String>,
-    /// The latest deployment.
-    pub deployment_id: Option<String>,
-    /// Its services that are not healthy, with their log tails.
-    pub failing_services: Vec<FailingService>,
-    /// The newest build, when it failed.
-    pub failed_build: Option<FailedBuild>,
-    /// The app's devfile, checked.
-    pub devfile: Option<DevfileFindings>,
-    /// The last deployment that ran well (became RUNNING) before the latest one.
-    pub last_good_deployment_id: Option<String>,
-    /// What changed from that one to the latest.
-    pub changes_since_last_good: Option<DeploymentDiff>,
 }
 
 /// `GET /v1/apps/{app_id}/diagnosis`.

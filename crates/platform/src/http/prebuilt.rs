@@ -18,7 +18,7 @@ use slipway_devfile::Devfile;
 use tempfile::NamedTempFile;
 
 use super::apps::authorized_app;
-use super::builds::{BuildView, editable_app, internal, query_map, receive_to_temp};
+use super::builds::{Build, editable_app, internal, query_map, receive_to_temp};
 use super::error::ApiError;
 use super::{Access, AppState};
 use crate::deploy::AppUrls;
@@ -67,7 +67,7 @@ fn import_error(e: BuildError) -> ApiError {
 pub struct PrebuiltCreated {
     /// The succeeded build.
     #[serde(flatten)]
-    pub build: BuildView,
+    pub build: Build,
     /// The app's URL and its public services' URLs.
     #[serde(flatten)]
     pub urls: AppUrls,
@@ -106,7 +106,7 @@ async fn upload(
         .public_urls(&id, &app.name, &devfile.services())
         .await;
     let created = PrebuiltCreated {
-        build: BuildView::from(record),
+        build: Build::from(record),
         urls,
     };
     Ok((StatusCode::CREATED, Json(created)).into_response())

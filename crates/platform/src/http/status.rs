@@ -5,18 +5,20 @@ use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use serde::Serialize;
 
 use super::apps::{app_not_found, authorized_app};
 use super::error::ApiError;
 use super::{Access, AppState};
 use crate::db::{Tx, rfc3339};
 use crate::deploy::UrlScheme;
-use crate::model::{AppStatus, DeploymentStatus, ServiceStatus};
+use crate::model::{AppStatus, DeploymentStatus};
 use crate::policy::AppAction;
 use crate::store::apps::{self, AppRecord};
 use crate::store::deployments;
 use crate::store::service_ports;
+/// The answer, as `slipway-api` defines it for the server and its clients (its `AppState` is
+/// named `StatusView` here, where `AppState` is the router's state).
+pub use slipway_api::{AppState as StatusView, Limits, ServiceState};
 
 /// The routes of this module, relative to `/v1`.
 pub fn router() -> Router<AppState> {
@@ -24,58 +26,6 @@ pub fn router() -> Router<AppState> {
         .route("/apps/{app_id}/status", get(get_status))
         .route("/apps/{app_id}/disable", post(disable))
         .route("/apps/{app_id}/enable", post(enable))
-}
-
-/// `GET /v1/apps/{app_id}/status`.
-#[derive(Debug, Serialize)]
-pub struct StatusView {
-    /// The app's UUID.
-    pub app_id: String,
-    /// `registered`, `deploying`, `RUNNING`, `FAILED` or `suspended`.
-    pub status: AppStatus,
-    /// False while disabled.
-    pub enabled: bool,
-    /// The primary service's URL once deployed (see [`ServiceView::url`]); null before, or
-    /// without a gateway.
-    pub app_url: Option<String>,
-    /// Why the latest deployment failed; null otherwise.
-    pub reason: Option<String>,
-    /// The deployment shown: the serving one while RUNNING, else the latest.
-    pub deployment_id: Option<String>,
-    /// Its services.
-    pub services: Vec<ServiceView>,
-}
-
-/// One service of the shown deployment.
-#[derive(Debug, Serialize)]
-pub struct ServiceView {
-    /// The service name.
-    pub name: String,
-    /// `pending`, `starting`, `healthy`, `failed` or `stopped`.
-    pub status: ServiceStatus,
-    /// Where it answers: `http://127.0.0.1:<port>` (the `ports` gateway mode),
-    /// `http://<service>.<app>.localhost:<gateway port>` (`hosts`) or
-    /// `https://<service>.<app>.<domain>`; null for a service without a public endpoint.
-    pub url: Option<String>,
-    /// Its resource limits and whether the runtime enforces them.
-    pub limits: LimitsView,
-    /// The build whose image it runs.
-    pub build_id: String,
-    /// When it first started (RFC 3339), if it did.
-    pub started_at: Option<String>,
-    /// When it first answered its health check, if it did.
-    pub healthy_at: Option<String>,
-}
-
-/// A service's limits as status reports them.
-#[derive(Debug, Serialize)]
-pub struct LimitsView {
-    /// `512Mi`; null when unlimited.
-    pub memory: Option<String>,
-    /// `500m`; null when unlimited.
-    pub cpu: Option<String>,
-    /// True on the container runtime, which applies them.
-    pub enforced: bool,
 }
 
 async fn view(state: &AppState, tx: &mut Tx, app: &AppRecord) -> Result<StatusView, ApiError> {
@@ -113,7 +63,7 @@ async fn view(state: &AppState, tx: &mut Tx, app: &AppRecord) -> Result<StatusVi
     let defaults = deployer.default_limits();
     let limits_of = |service: &str| {
         let spec = specs.iter().find(|s| s.name == service);
-        LimitsView {
+        Limits {
             memory: spec
                 .and_then(|s| s.memory_limit)
                 .or(defaults.memory_bytes)
@@ -133,7 +83,7 @@ async fn view(state: &AppState, tx: &mut Tx, app: &AppRecord) -> Result<StatusVi
             } else {
                 None
             };
-            services.push(ServiceView {
+            services.push(ServiceState {
                 url,
                 limits: limits_of(&s.service),
                 name: s.service,

@@ -1,0 +1,57 @@
+//! What an app's deployment is doing, as `GET /v1/apps/{app_id}/status` (and enabling or
+//! disabling the app) answers.
+
+use serde::{Deserialize, Serialize};
+
+use crate::status::{AppStatus, ServiceStatus};
+
+/// What an app's deployment is doing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct AppState {
+    /// The app's UUID.
+    pub app_id: String,
+    /// Lifecycle state.
+    pub status: AppStatus,
+    /// False while disabled.
+    pub enabled: bool,
+    /// The primary service's URL once deployed; null before, or without a gateway.
+    pub app_url: Option<String>,
+    /// Why the latest deployment failed; null otherwise.
+    pub reason: Option<String>,
+    /// The deployment shown: the serving one while RUNNING, else the latest.
+    pub deployment_id: Option<String>,
+    /// Its services.
+    pub services: Vec<ServiceState>,
+}
+
+/// One service of the deployment an [`AppState`] shows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ServiceState {
+    /// The service name.
+    pub name: String,
+    /// Its status.
+    pub status: ServiceStatus,
+    /// Where it answers: `http://127.0.0.1:<port>` (the `ports` gateway mode),
+    /// `http://<service>.<app>.localhost:<gateway port>` (`hosts`) or
+    /// `https://<service>.<app>.<domain>`; null for a service without a public endpoint.
+    pub url: Option<String>,
+    /// Its resource limits and whether the runtime enforces them.
+    pub limits: Limits,
+    /// The build whose image it runs.
+    pub build_id: String,
+    /// When it first started (RFC 3339), if it did.
+    pub started_at: Option<String>,
+    /// When it first answered its health check, if it did.
+    pub healthy_at: Option<String>,
+}
+
+/// A service's resource limits.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Limits {
+    /// `512Mi`; null when unlimited.
+    pub memory: Option<String>,
+    /// `500m`; null when unlimited.
+    pub cpu: Option<String>,
+    /// True on the container runtime, which applies them.
+    pub enforced: bool,
+}
