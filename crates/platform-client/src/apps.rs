@@ -12,7 +12,7 @@ use serde_json::json;
 use crate::client::Client;
 use crate::error::ToolError;
 use crate::fsutil::atomic_write;
-use crate::model::{App, AppState, AppStatus, Build, spelled_enum};
+use crate::model::{App, AppState, AppStatus, Build};
 
 /// Name of the file `register_app` writes into the project directory.
 pub const APP_FILE: &str = ".app";
@@ -217,13 +217,31 @@ pub struct AppList {
     pub next_page_token: Option<String>,
 }
 
-spelled_enum! {
-    /// Whether a log is a build's or a running service's.
-    pub enum LogKind {
-        /// An image build's log.
-        Build = "build",
-        /// A deployed service's output.
-        Runtime = "runtime",
+/// Whether a log is a build's or a running service's. (The platform writes these two words
+/// as plain strings; only its clients name them as a type.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub enum LogKind {
+    /// An image build's log.
+    #[serde(rename = "build")]
+    Build,
+    /// A deployed service's output.
+    #[serde(rename = "runtime")]
+    Runtime,
+}
+
+impl LogKind {
+    /// The platform's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogKind::Build => "build",
+            LogKind::Runtime => "runtime",
+        }
+    }
+}
+
+impl std::fmt::Display for LogKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
     }
 }
 

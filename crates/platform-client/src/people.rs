@@ -13,46 +13,13 @@ use slipway_server::token::Token;
 
 use crate::client::Client;
 use crate::error::ToolError;
-use crate::model::{secret, spelled_enum};
+use crate::model::secret;
+/// A person, their account role, who did something and the audit: `slipway-api`'s, the types
+/// the platform serialises.
+pub use slipway_api::{AccountRole, AuditEntry, AuditPage, Person, PersonRef};
 
 /// The account roles a person can have.
 pub const ROLES: [&str; 2] = ["admin", "member"];
-
-spelled_enum! {
-    /// A person's role in the account (separate from their roles on apps).
-    pub enum AccountRole {
-        /// Manages the account's people.
-        Admin = "admin",
-        /// Everybody else.
-        Member = "member",
-    }
-}
-
-/// A person as the people list shows them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Person {
-    /// UUID.
-    pub id: String,
-    /// E-mail address.
-    pub email: String,
-    /// Display name.
-    pub name: String,
-    /// Account role.
-    pub role: AccountRole,
-    /// When they joined (RFC 3339, UTC).
-    pub joined_at: String,
-    /// When one of their tokens was last used (RFC 3339, UTC, to the minute), or null.
-    pub last_active_at: Option<String>,
-}
-
-/// Who did something, as an invite or an audit entry names them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct PersonRef {
-    /// UUID.
-    pub id: String,
-    /// E-mail address.
-    pub email: String,
-}
 
 /// The people of the account.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -126,32 +93,6 @@ pub struct Removed {
     pub removed: Person,
     /// The apps they alone owned, now the caller's.
     pub transferred_apps: Vec<TransferredApp>,
-}
-
-/// One entry of the account's audit.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct AuditEntry {
-    /// Entry id.
-    pub id: String,
-    /// When (RFC 3339, UTC).
-    pub at: String,
-    /// Who did it (null for a refused sign-in: nobody was signed in).
-    pub actor: Option<PersonRef>,
-    /// What.
-    pub action: String,
-    /// Whom or what it concerns: an e-mail, or a token's name.
-    pub subject: String,
-    /// A short account of it.
-    pub detail: String,
-}
-
-/// One page of the account's audit.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct AuditPage {
-    /// Newest first.
-    pub entries: Vec<AuditEntry>,
-    /// Pass as `page_token` for the next (older) page; null on the last.
-    pub next_page_token: Option<String>,
 }
 
 /// Who a token belongs to (`GET /v1/account/me`).

@@ -10,26 +10,11 @@ use crate::client::Client;
 use crate::error::ToolError;
 use crate::model::secret;
 use crate::people::{Revoked, check_days, segment};
+/// A token as listed, `slipway-api`'s: the type the platform serialises.
+pub use slipway_api::TokenInfo;
 
 /// The longest token name the platform keeps.
 const NAME_MAX: usize = 100;
-
-/// One of the caller's tokens; never its secret.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct TokenInfo {
-    /// Id (to revoke it).
-    pub id: String,
-    /// Its name.
-    pub name: String,
-    /// RFC 3339, UTC.
-    pub created_at: String,
-    /// When it stops working; null for tokens made before tokens had lifetimes.
-    pub expires_at: Option<String>,
-    /// When it was last used (to the minute), or null.
-    pub last_used_at: Option<String>,
-    /// Whether this client uses it.
-    pub current: bool,
-}
 
 /// The caller's tokens.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
