@@ -68,7 +68,7 @@ fn crates_depend_on_exactly_the_drawn_crates() {
             &["slipway-devfile", "slipway-image", "slipway-server"],
         ),
         ("slipway-care", &["slipway-server"]),
-        ("slipway-identity", &["slipway-server"]),
+        ("slipway-identity", &["slipway-api", "slipway-server"]),
         (
             "slipway-platform",
             &[
