@@ -1,12 +1,5 @@
-//! A blocking client for the care services (enrollment, missing information and the admin
-//! API's users), for the desktop app. Every refusal becomes a [`Failure`] that says which
-//! screen fits (`kind`), keeps every `{errorCode, message, fields}` of the answer and maps each
-//! message onto the field it is about (`field_errors`), so a form only has to look a path up.
-//! Nothing here logs: requests and answers carry patient data.
-
-pub mod draft;
-pub mod sign_in;
-pub mod worklist;
+//! The care services' HTTP client and how their refusals read: where they are ([`Endpoint`]),
+//! the requests, and the [`Failure`] every refusal becomes.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -224,7 +217,7 @@ fn headline(kind: Kind, errors: &[Issue]) -> String {
 /// The care client.
 #[derive(Debug, Clone)]
 pub struct Client {
-    endpoint: Endpoint,
+    pub(crate) endpoint: Endpoint,
     http: Http,
 }
 
@@ -240,7 +233,7 @@ impl Client {
         Ok(Self { endpoint, http })
     }
 
-    fn service(&self, path: &str) -> String {
+    pub(crate) fn service(&self, path: &str) -> String {
         format!(
             "{}/{}/{path}",
             self.endpoint.base_url, self.endpoint.namespace
@@ -251,7 +244,7 @@ impl Client {
         format!("{}/admin/{path}", self.endpoint.base_url)
     }
 
-    fn send(
+    pub(crate) fn send(
         &self,
         method: Method,
         url: &str,
@@ -377,7 +370,7 @@ fn entry_field(path: &str, uuids: &[String]) -> String {
 }
 
 /// A request UUID as typed (trimmed); the service checks its form and answers 400.
-fn request_uuid(uuid: &str) -> Result<String, Failure> {
+pub(crate) fn request_uuid(uuid: &str) -> Result<String, Failure> {
     let uuid = uuid.trim();
     if uuid.is_empty() {
         return Err(Failure::invalid("uuid", "uuid: give the request's UUID"));
@@ -399,7 +392,11 @@ fn path_segment<'a>(field: &str, value: &'a str) -> Result<&'a str, Failure> {
     Ok(value)
 }
 
-fn refusal(status: u16, body: Option<&Value>, map_path: impl Fn(&str) -> String) -> Failure {
+pub(crate) fn refusal(
+    status: u16,
+    body: Option<&Value>,
+    map_path: impl Fn(&str) -> String,
+) -> Failure {
     let kind = match status {
         400 => Kind::Invalid,
         401 => Kind::Unauthorized,
@@ -423,7 +420,7 @@ fn refusal(status: u16, body: Option<&Value>, map_path: impl Fn(&str) -> String)
 
 /// The `[{errorCode, message, fields}]` of a care service's error answer (none when the body
 /// is not one).
-fn issues_in(body: Option<&Value>) -> Vec<Issue> {
+pub(crate) fn issues_in(body: Option<&Value>) -> Vec<Issue> {
     body.and_then(Value::as_array)
         .map(|items| {
             items

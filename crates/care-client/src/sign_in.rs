@@ -141,7 +141,7 @@ impl<'a> Probe<'a> {
             .and_then(|l| l.to_str().ok())
             .map(str::to_owned);
         let body: Option<Value> = response.json().ok();
-        let code = super::issues_in(body.as_ref())
+        let code = crate::client::issues_in(body.as_ref())
             .into_iter()
             .next()
             .map(|issue| issue.code);

@@ -18,7 +18,7 @@ use reqwest::Url;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Client, Failure, Kind, refusal, request_uuid};
+use crate::client::{Client, Failure, Kind, refusal, request_uuid};
 
 /// Who the staff token belongs to (`GET {ns}/me`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -271,7 +271,7 @@ impl Default for Pacing {
 impl Client {
     /// Where this client's calls go, and whose token they present (a subscription is kept
     /// while that stays the same).
-    pub fn endpoint(&self) -> &super::Endpoint {
+    pub fn endpoint(&self) -> &crate::client::Endpoint {
         &self.endpoint
     }
 

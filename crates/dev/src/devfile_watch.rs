@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 use serde::Serialize;
 use slipway_devfile::{Severity, validate};
 
-use super::StopHandle;
-use super::watch::Watcher;
+use crate::round::StopHandle;
+use crate::watch::Watcher;
 use slipway_platform_client::ProjectFiles;
 use slipway_platform_client::ToolError;
 

@@ -1,22 +1,5 @@
-//! The development loop (`slipway dev`, the desktop's Watch switch): build and deploy a
-//! project, then watch it and bring the running app up to date on every save.
-//!
-//! One round: the devfile is validated first (an invalid one is reported and nothing is
-//! built until it changes again); the services whose inputs changed are found by
-//! [`fingerprint`]; a service whose dependency manifests, Dockerfile and devfile are
-//! unchanged and whose files were only edited or added is **synced** (the new sources as a
-//! layer over its last image, no build command), any other change is a **full build**; then
-//! the loop waits for the platform's health-gated deployment: the new instance takes traffic
-//! only once healthy, and a failed one leaves the old one serving, which the loop reports with
-//! the platform's diagnosis.
-//!
-//! Every rebuild goes through the platform's ordinary builds and deployments, so a dev round
-//! is in the history and can be rolled back to like any other.
-
-pub mod devfile_watch;
-pub mod fingerprint;
-pub mod session;
-pub mod watch;
+//! One round of the development loop and the loop around it: validate, find what changed,
+//! sync or build, wait for the health-gated deployment, report.
 
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
@@ -27,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use fingerprint::{Fingerprints, Mode};
+use crate::fingerprint::{Fingerprints, Mode};
 use slipway_platform_client::ProjectFiles;
 use slipway_platform_client::history::{Deployment, DeploymentStatus};
 use slipway_platform_client::stream::{Follow, LogLine, follow_logs};
@@ -149,7 +132,7 @@ pub fn run(
         ));
     }
     // Watching starts first, so a save during the first build is not missed.
-    let watcher = watch::Watcher::new(&root)?;
+    let watcher = crate::watch::Watcher::new(&root)?;
     let mut deployed: Option<Fingerprints> = None;
     let mut following = false;
     let mut changed_at = Instant::now();
@@ -379,7 +362,7 @@ fn new_deployment(
 
 /// Waits for a change that can matter; `None` when stopped.
 fn next_change(
-    watcher: &watch::Watcher,
+    watcher: &crate::watch::Watcher,
     root: &Path,
     stop: &StopHandle,
     emit: &Emit,

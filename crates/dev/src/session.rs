@@ -9,8 +9,8 @@ use std::thread::JoinHandle;
 
 use serde::Serialize;
 
-use super::fingerprint::Mode;
-use super::{DevEvent, DevOptions, Emit, StopHandle, run};
+use crate::fingerprint::Mode;
+use crate::round::{DevEvent, DevOptions, Emit, StopHandle, run};
 use slipway_platform_client::ToolError;
 use slipway_platform_client::{APP_FILE, AppFile, Client};
 

@@ -10,7 +10,7 @@ use notify_debouncer_full::notify::event::{EventKind, MetadataKind, ModifyKind};
 use notify_debouncer_full::notify::{RecommendedWatcher, RecursiveMode};
 use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
 
-use super::fingerprint::matters;
+use crate::fingerprint::matters;
 use slipway_platform_client::ToolError;
 
 /// How long the directory must be quiet before a burst of events counts as one change.
