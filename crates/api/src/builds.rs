@@ -35,3 +35,30 @@ pub struct Build {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_truncated: Option<bool>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_build_without_its_log_writes_no_log_fields_and_reads_back() {
+        let build = Build {
+            build_id: "b".into(),
+            app_id: "a".into(),
+            service: "web".into(),
+            status: BuildStatus::Queued,
+            builder: "native".into(),
+            image_uri: None,
+            error: None,
+            created_at: "t".into(),
+            started_at: None,
+            finished_at: None,
+            log: None,
+            log_truncated: None,
+        };
+        let shown = serde_json::to_value(&build).unwrap();
+        assert!(shown.get("log").is_none() && shown.get("log_truncated").is_none());
+        assert!(shown["image_uri"].is_null());
+        assert_eq!(serde_json::from_value::<Build>(shown).unwrap(), build);
+    }
+}
