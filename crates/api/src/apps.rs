@@ -1,9 +1,44 @@
-//! What an app's deployment is doing, as `GET /v1/apps/{app_id}/status` (and enabling or
-//! disabling the app) answers.
+//! Apps as the platform answers them: an app (`GET /v1/apps/{app_id}`), an app in a list
+//! (`GET /v1/apps`) and what its deployment is doing (`GET /v1/apps/{app_id}/status`).
+//!
+//! The platform names an app's id `id`; the tools name it `app_id`, as every other tool
+//! argument and result does. So the id stays with each side and everything else is written
+//! once here and flattened into both.
 
 use serde::{Deserialize, Serialize};
 
 use crate::status::{AppStatus, ServiceStatus};
+
+/// An app as a list shows it: everything but its id, description and devfile.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct AppListing {
+    /// Unique machine-readable name.
+    pub name: String,
+    /// Human-readable name.
+    pub display_name: String,
+    /// Lifecycle state.
+    pub status: AppStatus,
+    /// The app's URL; null until deployed.
+    pub url: Option<String>,
+    /// False while disabled.
+    pub enabled: bool,
+    /// RFC 3339, UTC.
+    pub created_at: String,
+    /// RFC 3339, UTC.
+    pub updated_at: String,
+}
+
+/// An app as `GET /v1/apps/{app_id}` and `POST /v1/apps` show it, but for its id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct AppDetails {
+    /// What a list shows too.
+    #[serde(flatten)]
+    pub listing: AppListing,
+    /// Description, empty when none was given.
+    pub description: String,
+    /// The devfile of the last build; null until built.
+    pub devfile: Option<String>,
+}
 
 /// What an app's deployment is doing.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -170,7 +170,7 @@ pub fn resources(client: &Client) -> Result<Vec<Resource>, ContextError> {
     )?;
     let mut out = Vec::new();
     for app in &listed.apps {
-        let (id, name) = (&app.app_id, &app.name);
+        let (id, name) = (&app.app_id, &app.listing.name);
         out.push(
             Resource::new(
                 format!("slipway://apps/{id}/deployments"),

@@ -12,7 +12,7 @@ use serde_json::json;
 use crate::client::Client;
 use crate::error::ToolError;
 use crate::fsutil::atomic_write;
-use crate::model::{App, AppState, AppStatus, Build};
+use crate::model::{App, AppListing, AppState, Build};
 
 /// Name of the file `register_app` writes into the project directory.
 pub const APP_FILE: &str = ".app";
@@ -191,20 +191,9 @@ pub struct AppSummary {
     /// The app's UUID (the platform's `id`).
     #[serde(rename(serialize = "app_id", deserialize = "id"), alias = "app_id")]
     pub app_id: String,
-    /// Unique machine-readable name.
-    pub name: String,
-    /// Human-readable name.
-    pub display_name: String,
-    /// Lifecycle state.
-    pub status: AppStatus,
-    /// The app's URL; null until deployed.
-    pub url: Option<String>,
-    /// False while disabled.
-    pub enabled: bool,
-    /// RFC 3339, UTC.
-    pub created_at: String,
-    /// RFC 3339, UTC.
-    pub updated_at: String,
+    /// Everything else, as the platform writes it.
+    #[serde(flatten)]
+    pub listing: AppListing,
 }
 
 /// `list_apps`'s result: one page.

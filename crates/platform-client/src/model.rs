@@ -7,7 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 pub use slipway_api::{
-    AppState, AppStatus, Build, BuildStatus, Limits, ServiceState, ServiceStatus,
+    AppDetails, AppListing, AppState, AppStatus, Build, BuildStatus, Limits, ServiceState,
+    ServiceStatus,
 };
 use slipway_server::token::Token;
 
@@ -18,24 +19,9 @@ pub struct App {
     /// The app's UUID.
     #[serde(rename(serialize = "app_id", deserialize = "id"), alias = "app_id")]
     pub app_id: String,
-    /// Unique machine-readable name.
-    pub name: String,
-    /// Human-readable name.
-    pub display_name: String,
-    /// Description, empty when none was given.
-    pub description: String,
-    /// Lifecycle state.
-    pub status: AppStatus,
-    /// The app's URL; null until deployed.
-    pub url: Option<String>,
-    /// The devfile of the last build; null until built.
-    pub devfile: Option<String>,
-    /// False while disabled.
-    pub enabled: bool,
-    /// RFC 3339, UTC.
-    pub created_at: String,
-    /// RFC 3339, UTC.
-    pub updated_at: String,
+    /// Everything else, as the platform writes it.
+    #[serde(flatten)]
+    pub details: AppDetails,
 }
 
 /// A secret the platform shows once (a new token, an invite's code): in clear in JSON, and
@@ -65,7 +51,7 @@ mod tests {
             "status": "RUNNING", "url": null, "devfile": null, "enabled": true,
             "created_at": "t", "updated_at": "t"});
         let app: App = serde_json::from_value(platform).unwrap();
-        assert_eq!(app.status, AppStatus::Running);
+        assert_eq!(app.details.listing.status, AppStatus::Running);
         let shown = serde_json::to_value(&app).unwrap();
         assert_eq!(shown["app_id"], "a");
         assert!(shown.get("id").is_none());

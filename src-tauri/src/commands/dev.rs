@@ -58,7 +58,7 @@ pub async fn dev_start(
             },
         )?;
         let root = PathBuf::from(project_path.trim());
-        attach(&root, &id, &app.name, client.base_url())?;
+        attach(&root, &id, &app.details.listing.name, client.base_url())?;
         Ok::<_, slipway_toolkit::ToolError>(Session::start(
             client,
             DevOptions {

@@ -13,8 +13,7 @@ use serde_json::{Map, Value};
 
 use super::error::ApiError;
 use super::{Access, AppState, json_object};
-use crate::db::rfc3339;
-use crate::model::{AppStatus, Role};
+use crate::model::Role;
 use crate::pagination::{Cursor, next_page, parse_page_size};
 use crate::policy::{self, AppAction};
 use crate::store::apps::{self, AppRecord, NewApp};
@@ -29,38 +28,40 @@ pub fn router() -> Router<AppState> {
         .route("/apps/{app_id}", get(get_one).delete(delete))
 }
 
-/// An app as `GET /v1/apps` lists it: everything but the devfile.
+/// An app as `GET /v1/apps` lists it: everything but the description and the devfile.
 #[derive(Debug, Serialize)]
 pub struct AppSummary {
     /// The app's UUID.
     pub id: String,
-    /// Unique machine-readable name.
-    pub name: String,
-    /// Human-readable name.
-    pub display_name: String,
-    /// Lifecycle state.
-    pub status: AppStatus,
-    /// The app's URL; null until deployed.
-    pub url: Option<String>,
-    /// False while disabled.
-    pub enabled: bool,
-    /// RFC 3339, UTC.
-    pub created_at: String,
-    /// RFC 3339, UTC.
-    pub updated_at: String,
+    /// The rest.
+    #[serde(flatten)]
+    pub listing: slipway_api::AppListing,
 }
 
 impl From<AppRecord> for AppSummary {
     fn from(a: AppRecord) -> Self {
         Self {
+            listing: a.listing(),
             id: a.id,
-            name: a.name,
-            display_name: a.display_name,
-            status: a.status,
-            url: a.url,
-            enabled: a.enabled,
-            created_at: rfc3339(a.created_at),
-            updated_at: rfc3339(a.updated_at),
+        }
+    }
+}
+
+/// An app as `GET /v1/apps/{app_id}` and `POST /v1/apps` show it.
+#[derive(Debug, Serialize)]
+pub struct AppView {
+    /// The app's UUID (also the id of its access-control resource).
+    pub id: String,
+    /// The rest.
+    #[serde(flatten)]
+    pub details: slipway_api::AppDetails,
+}
+
+impl From<AppRecord> for AppView {
+    fn from(a: AppRecord) -> Self {
+        Self {
+            details: a.details(),
+            id: a.id,
         }
     }
 }
@@ -140,7 +141,7 @@ async fn register(
     Ok((
         StatusCode::CREATED,
         [(header::LOCATION, location)],
-        Json(app),
+        Json(AppView::from(app)),
     )
         .into_response())
 }
@@ -150,11 +151,11 @@ async fn get_one(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path(app_id): Path<String>,
-) -> Result<Json<AppRecord>, ApiError> {
+) -> Result<Json<AppView>, ApiError> {
     let (mut tx, caller) = state.begin_as(&headers, Access::Read).await?;
     let (app, _) = authorized_app(&mut tx, &caller, &app_id, AppAction::View).await?;
     tx.commit().await?;
-    Ok(Json(app))
+    Ok(Json(AppView::from(app)))
 }
 
 /// `GET /v1/apps?page_size=&next_page_token=`.

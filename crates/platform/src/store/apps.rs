@@ -2,7 +2,6 @@
 //! one transaction), reads limited to what the caller may see, keyset-paginated lists and
 //! permanent deletion.
 
-use serde::Serialize;
 use slipway_devfile::AppName;
 use sqlx::Row;
 use sqlx::any::AnyRow;
@@ -14,9 +13,8 @@ use crate::model::Caller;
 use crate::model::Role;
 use crate::pagination::Cursor;
 
-/// One app as stored, and as `GET /v1/apps/{app_id}` and `POST /v1/apps` show it (times
-/// in RFC 3339, UTC).
-#[derive(Debug, Clone, Serialize)]
+/// One app as stored (the HTTP layer shows it as [`slipway_api::AppDetails`]).
+#[derive(Debug, Clone)]
 pub struct AppRecord {
     /// The app's UUID (also the id of its access-control resource).
     pub id: String,
@@ -34,17 +32,34 @@ pub struct AppRecord {
     pub devfile: Option<String>,
     /// False while disabled.
     pub enabled: bool,
-    /// Epoch milliseconds (RFC 3339 when shown).
-    #[serde(serialize_with = "as_rfc3339")]
+    /// Epoch milliseconds.
     pub created_at: i64,
-    /// Epoch milliseconds (RFC 3339 when shown).
-    #[serde(serialize_with = "as_rfc3339")]
+    /// Epoch milliseconds.
     pub updated_at: i64,
 }
 
-/// Shows epoch milliseconds as the API shows times: RFC 3339, UTC.
-fn as_rfc3339<S: serde::Serializer>(millis: &i64, serializer: S) -> Result<S::Ok, S::Error> {
-    serializer.serialize_str(&rfc3339(*millis))
+impl AppRecord {
+    /// The app as a list shows it (times in RFC 3339, UTC).
+    pub fn listing(&self) -> slipway_api::AppListing {
+        slipway_api::AppListing {
+            name: self.name.clone(),
+            display_name: self.display_name.clone(),
+            status: self.status,
+            url: self.url.clone(),
+            enabled: self.enabled,
+            created_at: rfc3339(self.created_at),
+            updated_at: rfc3339(self.updated_at),
+        }
+    }
+
+    /// The app as `GET /v1/apps/{app_id}` shows it.
+    pub fn details(&self) -> slipway_api::AppDetails {
+        slipway_api::AppDetails {
+            listing: self.listing(),
+            description: self.description.clone(),
+            devfile: self.devfile.clone(),
+        }
+    }
 }
 
 /// What registering an app needs, already validated.
