@@ -8,8 +8,9 @@
 //!                                          secret-path rules, the positioned YAML tree
 //! 1  model, edit, generate                 the typed devfile, surgical edits of its text,
 //!                                          a fresh devfile (each over one or two leaves)
-//! 2  validate                              every rule, over the model and the leaves
-//! 3  layers (and lib.rs)                   declarations and re-exports only
+//! 2  infra                                 the volumes and managed resources, typed
+//! 3  validate                              every rule, over the model and the leaves
+//! 4  layers (and lib.rs)                   declarations and re-exports only
 //! ```
 
 #[cfg(test)]
@@ -25,9 +26,10 @@ mod tests {
         ("model", 1),
         ("edit", 1),
         ("generate", 1),
-        ("validate", 2),
-        ("layers", 3),
-        ("lib", 3),
+        ("infra", 2),
+        ("validate", 3),
+        ("layers", 4),
+        ("lib", 4),
     ];
 
     #[test]

@@ -6,6 +6,7 @@
 mod diagnostics;
 mod edit;
 mod generate;
+pub mod infra;
 pub mod graph;
 #[cfg(test)]
 mod layers;
@@ -21,7 +22,8 @@ pub use edit::{EditError, append_mapping_entry, set_image_uri};
 pub use generate::{DEFAULT_PORT, GenerateError, GenerateParams, generate_devfile};
 pub use model::{
     Command, Component, Container, Devfile, Dockerfile, Durable, Endpoint, EnvVar, Exec, Group,
-    Image, Metadata, Platform, ServiceSpec,
+    Image, Metadata, Platform, ServiceSpec, Volume, VolumeMount,
 };
+pub use infra::{ResourceDecl, ResourceKind, VolumeDecl};
 pub use name::{APP_NAME_MAX, AppName, AppNameError, DnsLabelError, dns_label};
 pub use validate::{ProjectFiles, SUPPORTED_SCHEMA_VERSIONS, validate};

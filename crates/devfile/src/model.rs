@@ -108,6 +108,25 @@ pub struct Component {
     /// Set for image components.
     #[serde(default)]
     pub image: Option<Image>,
+    /// Set for volume components (`volume: {}` and a bare `volume:` read as the defaults).
+    #[serde(default, deserialize_with = "volume_body")]
+    pub volume: Option<Volume>,
+}
+
+/// `components[].volume`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Volume {
+    /// Storage size as written (`1Gi`).
+    #[serde(default)]
+    pub size: Option<serde_json::Value>,
+    /// Empty on each deploy.
+    #[serde(default)]
+    pub ephemeral: Option<bool>,
+}
+
+/// Reads a `volume` key that is present: a mapping, or null for "the defaults".
+fn volume_body<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Volume>, D::Error> {
+    Ok(Some(Option::<Volume>::deserialize(d)?.unwrap_or_default()))
 }
 
 /// `components[].container`.
@@ -128,6 +147,18 @@ pub struct Container {
     /// CPU limit (Kubernetes quantity).
     #[serde(default)]
     pub cpu_limit: Option<serde_json::Value>,
+    /// Volumes mounted into the service.
+    #[serde(default)]
+    pub volume_mounts: Vec<VolumeMount>,
+}
+
+/// One `volumeMounts[]` entry of a container.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VolumeMount {
+    /// The volume component's name.
+    pub name: String,
+    /// Where the service sees it.
+    pub path: String,
 }
 
 /// `env[]`.
@@ -257,6 +288,8 @@ pub struct ServiceSpec {
     pub memory_limit: Option<u64>,
     /// `cpuLimit` in millicores.
     pub cpu_limit: Option<u64>,
+    /// The volumes it mounts.
+    pub volume_mounts: Vec<VolumeMount>,
 }
 
 impl ServiceSpec {
@@ -339,6 +372,7 @@ impl Devfile {
                         serde_json::Value::String(s) => crate::quantity::cpu_millis(s),
                         other => crate::quantity::cpu_millis(&other.to_string()),
                     }),
+                    volume_mounts: container.volume_mounts.clone(),
                 })
             })
             .collect()

@@ -101,6 +101,8 @@ struct Components<'a> {
     services: Vec<Service<'a>>,
     /// The kubernetes/openshift components, described for messages.
     manifests: Vec<String>,
+    /// Volume components by name, with their paths.
+    volumes: BTreeMap<String, String>,
 }
 
 /// Checks every component and returns the services (container components) for the rules that
@@ -118,6 +120,7 @@ pub(super) fn components<'a>(ctx: &mut Ctx, root: &'a Node) -> Vec<Service<'a>> 
         images: BTreeMap::new(),
         services: Vec::new(),
         manifests: Vec::new(),
+        volumes: BTreeMap::new(),
     };
     for (i, comp) in items.iter().enumerate() {
         let path = format!("components[{i}]");
@@ -125,6 +128,7 @@ pub(super) fn components<'a>(ctx: &mut Ctx, root: &'a Node) -> Vec<Service<'a>> 
             component(ctx, comp, &path, &mut found);
         }
     }
+    super::volumes::mounts(ctx, items, &found.volumes);
     link_images(ctx, &mut found.services, &mut found.images);
     unused_images(ctx, &found.images);
     something_to_deploy(ctx, list, items, &found, parent);
@@ -224,7 +228,7 @@ fn typed_component<'a>(
                 record_image(ctx, comp, path, image_name, dockerfile, &mut found.images);
             }
         }
-        "volume" => {}
+        "volume" => super::volumes::volume(ctx, comp, path, &comp_name, &mut found.volumes),
         "custom" => ctx.warn(
             join(path, "custom"),
             comp.get("custom"),

@@ -10,6 +10,9 @@ mod metadata;
 mod platform;
 mod ports;
 mod release;
+mod volumes;
+
+pub use volumes::mount_path;
 
 use std::collections::HashMap;
 

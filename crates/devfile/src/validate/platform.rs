@@ -304,3 +304,22 @@ fn durable_block(ctx: &mut Ctx, node: &Node, path: &str, services: &[Service<'_>
         }
     }
 }
+
+#[cfg(test)]
+mod kinds {
+    use super::MANAGED_INFRA_KINDS;
+    use crate::infra::ResourceKind;
+
+    /// The typed kinds the platform provisions from are the kinds these rules accept, and
+    /// a kind's default engine is the first it lists.
+    #[test]
+    fn the_typed_kinds_are_the_rules_kinds() {
+        let keys: Vec<&str> = ResourceKind::ALL.iter().map(|k| k.key()).collect();
+        let rules: Vec<&str> = MANAGED_INFRA_KINDS.iter().map(|(k, _, _)| *k).collect();
+        assert_eq!(keys, rules);
+        for (key, _, engines) in MANAGED_INFRA_KINDS {
+            let default = ResourceKind::from_key(key).unwrap().default_engine();
+            assert_eq!(default, engines.first().copied(), "{key}");
+        }
+    }
+}
