@@ -62,6 +62,7 @@ fn crates_depend_on_exactly_the_drawn_crates() {
         ("slipway-devfile", &[]),
         ("slipway-layering", &[]),
         ("slipway-server", &[]),
+        ("slipway-services", &[]),
         ("slipway-image", &["slipway-server"]),
         (
             "slipway-runtime",
@@ -151,6 +152,7 @@ fn care_and_platform_are_independent_and_the_graph_has_no_cycle() {
         "slipway-platform-client",
         "slipway-dev",
         "slipway-server",
+        "slipway-services",
         "slipway-image",
         "slipway-runtime",
         "slipway-identity",

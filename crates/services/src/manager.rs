@@ -1,0 +1,252 @@
+//! [`Services`]: the platform's handle on every backing server. The shared servers start on
+//! the first resource that needs them; a Redis or memcached server per resource starts when
+//! its resource is ensured (each deploy, and when the platform starts again).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use tokio::sync::Mutex;
+
+use crate::error::ServiceError;
+use crate::mariadb::Mariadb;
+use crate::postgres::Postgres;
+use crate::process::{ServerProcess, disk_usage, free_port};
+use crate::spec::{Credentials, Engine, ResourceKey, ResourceSpec, new_password};
+
+/// Where the servers keep their data, and which PostgreSQL to use.
+#[derive(Debug, Clone)]
+pub struct ServicesConfig {
+    /// `DATA_DIR/services`: the servers' data, configuration and logs.
+    pub dir: PathBuf,
+    /// An external PostgreSQL server (`--services-postgres-url`, a role that may create
+    /// roles and databases) instead of the platform's own cluster.
+    pub postgres_url: Option<String>,
+}
+
+/// A per-resource server, with the configuration it was started with (a changed one
+/// restarts it).
+#[derive(Debug)]
+struct Own {
+    server: ServerProcess,
+    started_with: (Credentials, u64),
+}
+
+/// Every backing server of one platform.
+#[derive(Debug)]
+pub struct Services {
+    config: ServicesConfig,
+    postgres: Mutex<Option<Postgres>>,
+    mariadb: Mutex<Option<Mariadb>>,
+    own: Mutex<HashMap<ResourceKey, Own>>,
+}
+
+impl Services {
+    /// A handle that starts nothing until a resource needs it.
+    pub fn new(config: ServicesConfig) -> Self {
+        Self {
+            config,
+            postgres: Mutex::new(None),
+            mariadb: Mutex::new(None),
+            own: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Makes the resource exist and accept `known` credentials (the ones the platform
+    /// keeps for it), or new ones when there are none; returns the credentials in force.
+    /// Idempotent: a resource that is there already is only repaired.
+    pub async fn ensure(
+        &self,
+        spec: &ResourceSpec,
+        known: Option<&Credentials>,
+    ) -> Result<Credentials, ServiceError> {
+        let slug = spec.key.slug();
+        let password = known.map(|c| c.password.as_str());
+        match spec.engine {
+            Engine::Postgres => {
+                let mut guard = self.postgres.lock().await;
+                if guard.is_none() {
+                    *guard = Some(match &self.config.postgres_url {
+                        Some(url) => Postgres::external(url).await?,
+                        None => Postgres::local(&self.dir()?).await?,
+                    });
+                }
+                guard
+                    .as_ref()
+                    .expect("set above")
+                    .provision(&slug, password)
+                    .await
+            }
+            Engine::Mysql => {
+                let mut guard = self.mariadb.lock().await;
+                if guard.is_none() {
+                    *guard = Some(Mariadb::local(&self.dir()?).await?);
+                }
+                guard
+                    .as_ref()
+                    .expect("set above")
+                    .provision(&slug, password)
+                    .await
+            }
+            Engine::Redis | Engine::Memcached => self.ensure_own(spec, known).await,
+        }
+    }
+
+    /// The same resource with a new password: the old one stops working.
+    pub async fn rotate(
+        &self,
+        spec: &ResourceSpec,
+        known: Option<&Credentials>,
+    ) -> Result<Credentials, ServiceError> {
+        let fresh = known.map(|c| Credentials {
+            password: new_password(),
+            ..c.clone()
+        });
+        match (spec.engine, fresh) {
+            (_, Some(fresh)) => self.ensure(spec, Some(&fresh)).await,
+            (_, None) => self.ensure(spec, None).await,
+        }
+    }
+
+    async fn ensure_own(
+        &self,
+        spec: &ResourceSpec,
+        known: Option<&Credentials>,
+    ) -> Result<Credentials, ServiceError> {
+        let credentials = match known {
+            Some(c) => c.clone(),
+            None => Credentials {
+                engine: spec.engine,
+                host: "127.0.0.1".into(),
+                port: free_port()?,
+                user: if spec.engine == Engine::Memcached {
+                    spec.key.slug()
+                } else {
+                    String::new()
+                },
+                password: new_password(),
+                database: String::new(),
+            },
+        };
+        let wanted = (credentials.clone(), spec.memory_mb());
+        let mut own = self.own.lock().await;
+        if let Some(running) = own.get(&spec.key) {
+            if running.started_with == wanted {
+                return Ok(credentials);
+            }
+            let previous = own.remove(&spec.key).expect("present");
+            previous.server.stop().await;
+        }
+        let dir = self.own_dir(spec)?;
+        let server = match spec.engine {
+            Engine::Redis => crate::redis::start(&dir, spec, &credentials).await?,
+            _ => crate::memcached::start(&dir, spec, &credentials).await?,
+        };
+        own.insert(
+            spec.key.clone(),
+            Own {
+                server,
+                started_with: wanted,
+            },
+        );
+        Ok(credentials)
+    }
+
+    /// Removes the resource and its data for good.
+    pub async fn destroy(&self, spec: &ResourceSpec) -> Result<(), ServiceError> {
+        let slug = spec.key.slug();
+        match spec.engine {
+            Engine::Postgres | Engine::Mysql => {
+                // A server that is not running yet is started: the data is on its disk.
+                self.ensure_shared(spec.engine).await?;
+                if spec.engine == Engine::Postgres {
+                    let guard = self.postgres.lock().await;
+                    guard.as_ref().expect("started").destroy(&slug).await
+                } else {
+                    let guard = self.mariadb.lock().await;
+                    guard.as_ref().expect("started").destroy(&slug).await
+                }
+            }
+            Engine::Redis | Engine::Memcached => {
+                if let Some(own) = self.own.lock().await.remove(&spec.key) {
+                    own.server.stop().await;
+                }
+                let dir = self.own_dir(spec)?;
+                if dir.exists() {
+                    std::fs::remove_dir_all(&dir)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    async fn ensure_shared(&self, engine: Engine) -> Result<(), ServiceError> {
+        match engine {
+            Engine::Postgres => {
+                let mut guard = self.postgres.lock().await;
+                if guard.is_none() {
+                    *guard = Some(match &self.config.postgres_url {
+                        Some(url) => Postgres::external(url).await?,
+                        None => Postgres::local(&self.dir()?).await?,
+                    });
+                }
+            }
+            Engine::Mysql => {
+                let mut guard = self.mariadb.lock().await;
+                if guard.is_none() {
+                    *guard = Some(Mariadb::local(&self.dir()?).await?);
+                }
+            }
+            Engine::Redis | Engine::Memcached => {}
+        }
+        Ok(())
+    }
+
+    /// How much data the resource holds, in bytes, when it can be measured without
+    /// starting a server: a database's size, a Redis server's files on disk.
+    pub async fn size(&self, spec: &ResourceSpec) -> Option<u64> {
+        let slug = spec.key.slug();
+        match spec.engine {
+            Engine::Postgres => self.postgres.lock().await.as_ref()?.size(&slug).await,
+            Engine::Mysql => self.mariadb.lock().await.as_ref()?.size(&slug).await,
+            Engine::Redis => Some(disk_usage(&self.own_dir(spec).ok()?)),
+            Engine::Memcached => None,
+        }
+    }
+
+    /// The process ids of every backing server running now (for the memory figures).
+    pub async fn pids(&self) -> Vec<u32> {
+        let mut pids = Vec::new();
+        if let Some(pid) = self.postgres.lock().await.as_ref().and_then(Postgres::pid) {
+            pids.push(pid);
+        }
+        if let Some(m) = self.mariadb.lock().await.as_ref() {
+            pids.push(m.pid());
+        }
+        pids.extend(self.own.lock().await.values().map(|o| o.server.pid()));
+        pids.retain(|p| *p != 0);
+        pids
+    }
+
+    /// Stops every server (on platform shutdown).
+    pub async fn shutdown(&self) {
+        let own: Vec<Own> = self.own.lock().await.drain().map(|(_, o)| o).collect();
+        for o in own {
+            o.server.stop().await;
+        }
+        if let Some(pg) = self.postgres.lock().await.take() {
+            pg.stop().await;
+        }
+        if let Some(m) = self.mariadb.lock().await.take() {
+            m.stop().await;
+        }
+    }
+
+    fn dir(&self) -> Result<PathBuf, ServiceError> {
+        std::fs::create_dir_all(&self.config.dir)?;
+        Ok(self.config.dir.clone())
+    }
+
+    fn own_dir(&self, spec: &ResourceSpec) -> Result<PathBuf, ServiceError> {
+        Ok(self.dir()?.join(spec.engine.as_str()).join(spec.key.slug()))
+    }
+}
