@@ -38,6 +38,9 @@ pub struct AppDetails {
     pub description: String,
     /// The devfile of the last build; null until built.
     pub devfile: Option<String>,
+    /// Its backing resources (`managedInfra`), attached and detached.
+    #[serde(default)]
+    pub resources: Vec<ResourceInfo>,
 }
 
 /// What an app's deployment is doing.
@@ -57,6 +60,9 @@ pub struct AppState {
     pub deployment_id: Option<String>,
     /// Its services.
     pub services: Vec<ServiceState>,
+    /// Its backing resources (`managedInfra`), attached and detached.
+    #[serde(default)]
+    pub resources: Vec<ResourceInfo>,
 }
 
 /// One service of the deployment an [`AppState`] shows.
@@ -89,4 +95,25 @@ pub struct Limits {
     pub cpu: Option<String>,
     /// True on the container runtime, which applies them.
     pub enforced: bool,
+}
+
+/// One backing resource of an app (`managedInfra`), as the platform reports it: never a
+/// credential, only the names of the variables that carry them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ResourceInfo {
+    /// `relationalDatabase`, `cache` or `inMemoryDatabase`.
+    pub kind: String,
+    /// Its name in the devfile.
+    pub name: String,
+    /// `postgres`, `mysql`, `redis` or `memcached`.
+    pub engine: String,
+    /// `attached` (declared by the current devfile) or `detached` (no longer declared; its
+    /// data is kept until it is destroyed).
+    pub state: String,
+    /// The memory cap of a cache or in-memory database, in MiB, when the devfile sets one.
+    pub memory_mb: Option<u64>,
+    /// The data it holds, in bytes, when its server runs; null otherwise.
+    pub size_bytes: Option<u64>,
+    /// The environment variables it gives every service of the app (empty when detached).
+    pub variables: Vec<String>,
 }

@@ -150,6 +150,8 @@ spelled_enum! {
         Rollback = "rollback",
         /// The server restarted and brought back what ran.
         Restart = "restart",
+        /// A backing resource's credentials were rotated: the app restarts on the new ones.
+        Rotate = "rotate",
     }
 }
 

@@ -6,8 +6,8 @@
 mod diagnostics;
 mod edit;
 mod generate;
-pub mod infra;
 pub mod graph;
+pub mod infra;
 #[cfg(test)]
 mod layers;
 mod model;
@@ -20,10 +20,10 @@ pub mod yaml;
 pub use diagnostics::{Diagnostic, Report, Severity};
 pub use edit::{EditError, append_mapping_entry, set_image_uri};
 pub use generate::{DEFAULT_PORT, GenerateError, GenerateParams, generate_devfile};
+pub use infra::{ResourceDecl, ResourceKind, VolumeDecl};
 pub use model::{
     Command, Component, Container, Devfile, Dockerfile, Durable, Endpoint, EnvVar, Exec, Group,
     Image, Metadata, Platform, ServiceSpec, Volume, VolumeMount,
 };
-pub use infra::{ResourceDecl, ResourceKind, VolumeDecl};
 pub use name::{APP_NAME_MAX, AppName, AppNameError, DnsLabelError, dns_label};
 pub use validate::{ProjectFiles, SUPPORTED_SCHEMA_VERSIONS, validate};

@@ -62,6 +62,10 @@ pub struct PlatformConfig {
     /// Serve the API and the gateway over HTTPS with this certificate and key
     /// (`--tls-cert`, `--tls-key`), re-read on `SIGHUP` and when the files change.
     pub tls: Option<slipway_server::tls::TlsFiles>,
+    /// An external PostgreSQL server for apps' relational databases
+    /// (`--services-postgres-url`, a role that may create roles and databases) instead of
+    /// the cluster the platform runs itself.
+    pub services_postgres_url: Option<String>,
 }
 
 /// What `--public-url --oidc-issuer --oidc-client-id --oidc-client-secret-file
@@ -163,6 +167,7 @@ impl PlatformConfig {
             public_domain: None,
             oidc: None,
             tls: None,
+            services_postgres_url: None,
         }
     }
 }

@@ -19,6 +19,8 @@
 //!   run/<app>/…           deployments' trees (RUN_DIR)
 //!   layers/<hex>          unpacked layers they share     (LAYERS_DIR)
 //!   deployments/<id>/     deployment service logs        (DEPLOYMENTS_DIR)
+//!   services/             the backing servers' data      (SERVICES_DIR)
+//!   volumes/<app>/<name>  the apps' volumes              (VOLUMES_DIR)
 //! ```
 
 use std::fs::File;
@@ -52,6 +54,12 @@ pub const WORK_DIR: &str = "work";
 pub const CACHE_DIR: &str = "cache";
 /// Deployments' service logs.
 pub const DEPLOYMENTS_DIR: &str = "deployments";
+
+/// The backing servers' data, configuration and logs (`slipway-services`).
+pub const SERVICES_DIR: &str = "services";
+
+/// The apps' volumes: `volumes/<app_id>/<volume name>`.
+pub const VOLUMES_DIR: &str = "volumes";
 
 /// Name of the lock file a running server holds in its data directory.
 pub const LOCK_FILE: &str = "platform.lock";

@@ -10,9 +10,10 @@
 //! 4  policy                                the role matrix (pure)
 //! 5  vault, bootstrap, apps, retention     rules over stored data (the vault's app-secret
 //!                                          access is the matrix's secret actions)
-//! 6  deploy, jobs                          long-running work
-//! 7  http, gateway                         transports
-//! 8  embedded (and lib.rs)                 the whole server
+//! 6  resources                             the apps' backing resources (over the vault)
+//! 7  deploy, jobs                          long-running work
+//! 8  http, gateway                         transports
+//! 9  embedded (and lib.rs)                 the whole server
 //! ```
 
 #[cfg(test)]
@@ -32,13 +33,14 @@ mod tests {
         ("bootstrap", 5),
         ("apps", 5),
         ("retention", 5),
-        ("deploy", 6),
-        ("jobs", 6),
-        ("http", 7),
-        ("gateway", 7),
-        ("embedded", 8),
-        ("layers", 8),
-        ("lib", 8),
+        ("resources", 6),
+        ("deploy", 7),
+        ("jobs", 7),
+        ("http", 8),
+        ("gateway", 8),
+        ("embedded", 9),
+        ("layers", 9),
+        ("lib", 9),
     ];
 
     #[test]

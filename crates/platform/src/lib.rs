@@ -25,6 +25,7 @@ pub mod logs;
 pub mod model;
 mod pagination;
 pub mod policy;
+pub mod resources;
 pub mod retention;
 mod store;
 pub mod vault;
@@ -123,6 +124,16 @@ pub async fn prepare(config: &PlatformConfig) -> Result<AppState, PlatformError>
             gateway_port,
             default_limits: config.default_limits,
             urls: config.url_scheme(),
+            resources: resources::Resources::new(
+                db.clone(),
+                vault.clone(),
+                std::sync::Arc::new(slipway_services::Services::new(
+                    slipway_services::ServicesConfig {
+                        dir: config.data_dir.join(data_dir::SERVICES_DIR),
+                        postgres_url: config.services_postgres_url.clone(),
+                    },
+                )),
+            ),
         },
     );
     deployer.resume().await?;

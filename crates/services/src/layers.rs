@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! 0  error, spec                  what failed; what a resource and its credentials are
-//! 1  process                      one supervised server process and its helpers
+//! 1  binding, process                      one supervised server process and its helpers
 //! 2  redis                        a Redis server per resource (and the private file write)
 //! 3  memcached, postgres, mariadb the other servers
 //! 4  manager                      every server of one platform
@@ -14,6 +14,7 @@ mod tests {
     const LAYERS: &[(&str, u8)] = &[
         ("error", 0),
         ("spec", 0),
+        ("binding", 1),
         ("process", 1),
         ("redis", 2),
         ("memcached", 3),

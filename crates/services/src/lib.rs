@@ -10,6 +10,7 @@
 //! and re-applies the ones it is given, so a resource can be brought back from the secret
 //! alone.
 
+pub mod binding;
 mod error;
 #[cfg(test)]
 mod layers;

@@ -80,7 +80,10 @@ pub(super) fn mounts(ctx: &mut Ctx, items: &[Node], volumes: &BTreeMap<String, S
             ctx.error(
                 &l_path,
                 Some(list),
-                format!("must be a list of {{name, path}} mounts, got {}", list.kind()),
+                format!(
+                    "must be a list of {{name, path}} mounts, got {}",
+                    list.kind()
+                ),
             );
             continue;
         };

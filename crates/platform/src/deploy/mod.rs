@@ -83,6 +83,8 @@ struct Inner {
     default_limits: Limits,
     /// How apps' URLs look.
     urls: UrlScheme,
+    /// The apps' backing resources, reconciled on every deployment.
+    resources: crate::resources::Resources,
     /// The loopback listeners of the `ports` mode, by (app id, service).
     forwards: Mutex<HashMap<(String, String), ports::Forward>>,
     /// Held while a loopback listener is set up, so two callers agree on one port.
@@ -138,6 +140,8 @@ pub struct Settings {
     pub default_limits: Limits,
     /// How apps' URLs look.
     pub urls: UrlScheme,
+    /// The apps' backing resources.
+    pub resources: crate::resources::Resources,
 }
 
 impl Deployer {
@@ -155,6 +159,7 @@ impl Deployer {
             gateway_port,
             default_limits,
             urls,
+            resources,
         } = settings;
         Self {
             inner: Arc::new(Inner {
@@ -166,6 +171,7 @@ impl Deployer {
                 vault,
                 default_limits,
                 urls,
+                resources,
                 forwards: Mutex::new(HashMap::new()),
                 forwarding: tokio::sync::Mutex::new(()),
                 client: health::client(),
@@ -192,6 +198,11 @@ impl Deployer {
     /// can).
     pub fn enforces_limits(&self) -> bool {
         self.inner.runtime.name() == "container"
+    }
+
+    /// The apps' backing resources.
+    pub fn resources(&self) -> &crate::resources::Resources {
+        &self.inner.resources
     }
 
     /// The HTTP client the gateway proxies with.
@@ -433,6 +444,8 @@ impl Deployer {
         self.inner.tracker.wait().await;
         let runtime = Arc::clone(&self.inner.runtime);
         let _ = tokio::task::spawn_blocking(move || runtime.reap_orphans()).await;
+        // The backing servers last: every app that used them is stopped.
+        self.inner.resources.services().shutdown().await;
     }
 }
 

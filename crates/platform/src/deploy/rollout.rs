@@ -38,8 +38,25 @@ pub(super) async fn deploy(
     tracing::info!(app_id, deployment_id, "deployment started");
     let mut started = Vec::new();
     let previous = live_services(slot);
-    let outcome =
-        start_services(inner, &plan, &deployment_id, token, &previous, &mut started).await;
+    let reconciled = match slipway_devfile::Devfile::parse(&plan.devfile) {
+        Ok(devfile) => inner.resources.reconcile(app_id, &devfile).await,
+        Err(e) => Err(format!("the deployment's devfile cannot be read: {e}")),
+    };
+    let outcome = match reconciled {
+        Ok(binding) => {
+            start_services(
+                inner,
+                &plan,
+                &deployment_id,
+                token,
+                &previous,
+                &binding,
+                &mut started,
+            )
+            .await
+        }
+        Err(reason) => Err(Failure::Failed(reason)),
+    };
     drop(previous);
     match outcome {
         Ok(()) => swap_in(inner, slot, app_id, &plan, &deployment_id, started).await,
@@ -333,13 +350,14 @@ pub(super) async fn start_services(
     deployment_id: &str,
     token: &CancellationToken,
     previous: &[Arc<LiveService>],
+    binding: &crate::resources::Binding,
     started: &mut Vec<Started>,
 ) -> Result<(), Failure> {
     let mut ports: HashMap<String, u16> = HashMap::new();
     for spec in &plan.order {
         let image = &plan.images[&spec.name];
         let request = image_request(inner, plan, spec, deployment_id, image);
-        let env = service_env(inner, plan, spec, deployment_id, &ports).await?;
+        let env = service_env(inner, plan, spec, deployment_id, &ports, binding).await?;
         let run = ServiceRun {
             request,
             config: config_digest(&image.manifest_digest, &env),
@@ -402,6 +420,7 @@ async fn service_env(
     spec: &ServiceSpec,
     deployment_id: &str,
     ports: &HashMap<String, u16>,
+    binding: &crate::resources::Binding,
 ) -> Result<Vec<(String, String)>, Failure> {
     let mut env = Vec::new();
     for dep in &spec.depends_on {
@@ -427,8 +446,16 @@ async fn service_env(
     )
     .await
     .map_err(Failure::Failed)?;
-    record_secret_versions(inner, deployment_id, &spec.name, &secrets.used).await?;
-    Ok(layered_env(spec, secrets.env, env))
+    let mut used = secrets.used;
+    let mut app_set = secrets.env;
+    // The resources' variables come after the app's own secrets: the platform keeps them.
+    if let Some(version) = binding.version {
+        used.push((crate::resources::BINDING_PATH.to_owned(), version));
+        app_set.retain(|(name, _)| !binding.env.iter().any(|(n, _)| n == name));
+        app_set.extend(binding.env.iter().cloned());
+    }
+    record_secret_versions(inner, deployment_id, &spec.name, &used).await?;
+    Ok(layered_env(spec, app_set, env))
 }
 
 /// Records which version of each secret `service` of the deployment runs with (a rollback

@@ -154,8 +154,14 @@ async fn get_one(
 ) -> Result<Json<AppView>, ApiError> {
     let (mut tx, caller) = state.begin_as(&headers, Access::Read).await?;
     let (app, _) = authorized_app(&mut tx, &caller, &app_id, AppAction::View).await?;
+    let mut view = AppView::from(app);
+    view.details.resources = state
+        .deployer()
+        .resources()
+        .describe(&mut tx, &view.id)
+        .await?;
     tx.commit().await?;
-    Ok(Json(AppView::from(app)))
+    Ok(Json(view))
 }
 
 /// `GET /v1/apps?page_size=&next_page_token=`.
@@ -214,6 +220,7 @@ async fn delete(
     let (app, _) = authorized_app(&mut tx, &caller, &app_id, AppAction::Delete).await?;
     let id = app.id.clone();
     let build_ids = builds::ids_of_app(&mut tx, &id).await?;
+    let resources = crate::store::resources::of_app(&mut tx, &id).await?;
     let deployment_ids: Vec<String> = deployments::of_app_newest_first(&mut tx, &id)
         .await?
         .into_iter()
@@ -226,6 +233,8 @@ async fn delete(
     // Stops every process of the app (and any deployment still starting), then removes its
     // unpacked images and runtime logs.
     state.deployer().remove(&id, &deployment_ids).await;
+    // Its resources' data goes with it (the delete confirmations name it).
+    state.deployer().resources().destroy_app(&resources).await;
     for build_id in &build_ids {
         state.runner().cancel(build_id);
         let log = state.runner().log(build_id);

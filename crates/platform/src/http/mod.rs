@@ -12,6 +12,7 @@ pub mod metrics;
 pub mod openapi;
 pub mod people;
 pub mod prebuilt;
+pub mod resources;
 pub mod scan;
 pub mod secrets;
 pub mod sharing;
@@ -200,6 +201,13 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/apps/{app_id}"),
     ("delete", "/v1/apps/{app_id}"),
     ("get", "/v1/apps/{app_id}/status"),
+    ("get", "/v1/apps/{app_id}/resources"),
+    (
+        "get",
+        "/v1/apps/{app_id}/resources/{kind}/{name}/credentials",
+    ),
+    ("post", "/v1/apps/{app_id}/resources/{kind}/{name}/rotate"),
+    ("delete", "/v1/apps/{app_id}/resources/{kind}/{name}"),
     ("post", "/v1/apps/{app_id}/disable"),
     ("post", "/v1/apps/{app_id}/enable"),
     ("get", "/v1/apps/{app_id}/logs"),
@@ -261,6 +269,7 @@ pub fn router(state: AppState) -> Router {
         .merge(deployments::router())
         .merge(logs::router())
         .merge(secrets::router())
+        .merge(resources::router())
         .merge(sharing::router())
         .merge(people::router())
         .merge(tokens::router())

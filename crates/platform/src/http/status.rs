@@ -107,6 +107,7 @@ async fn view(state: &AppState, tx: &mut Tx, app: &AppRecord) -> Result<StatusVi
         reason,
         deployment_id: shown.map(|d| d.id.clone()),
         services,
+        resources: deployer.resources().describe(tx, &app.id).await?,
     })
 }
 

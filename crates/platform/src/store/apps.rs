@@ -58,6 +58,7 @@ impl AppRecord {
             listing: self.listing(),
             description: self.description.clone(),
             devfile: self.devfile.clone(),
+            resources: Vec::new(),
         }
     }
 }
@@ -286,6 +287,7 @@ pub async fn delete(tx: &mut Tx, id: &str) -> Result<bool, sqlx::Error> {
     super::builds::delete_for_app(tx, id).await?;
     super::deployments::delete_for_app(tx, id).await?;
     super::service_ports::delete_for_app(tx, id).await?;
+    super::resources::delete_for_app(tx, id).await?;
     access::delete_resource(tx, id).await?;
     sqlx::query("DELETE FROM service_principal WHERE app_id = $1")
         .bind(id.to_owned())

@@ -8,6 +8,7 @@ pub mod audit;
 pub mod builds;
 pub mod deployments;
 pub mod metrics;
+pub mod resources;
 pub mod secrets;
 pub mod service_ports;
 pub mod settings;

@@ -76,7 +76,11 @@ pub async fn for_service(
         .map_err(failure)?;
     let chosen: Vec<(&secrets::SecretRow, i64)> = if let Some(pinned) = pinned {
         let mut out = Vec::new();
-        for (path, version) in pinned {
+        // The binding is the deployer's to give, at its current version.
+        for (path, version) in pinned
+            .iter()
+            .filter(|(p, _)| !p.starts_with(super::owned::PLATFORM_PREFIX))
+        {
             let secret = all.iter().find(|s| s.path == *path).ok_or_else(|| {
                 format!(
                     "app secret {path:?} (version {version}) that this deployment ran with was \
@@ -87,7 +91,12 @@ pub async fn for_service(
         }
         out
     } else if wanted.is_empty() {
-        all.iter().map(|s| (s, s.current_version)).collect()
+        // The platform's own secrets (resource credentials and bindings) are given to
+        // each service explicitly by the deployer.
+        all.iter()
+            .filter(|s| !s.path.starts_with(super::owned::PLATFORM_PREFIX))
+            .map(|s| (s, s.current_version))
+            .collect()
     } else {
         let mut out = Vec::new();
         for path in wanted {

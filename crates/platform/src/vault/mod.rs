@@ -15,6 +15,7 @@ pub mod access;
 pub mod audit;
 pub mod env;
 pub mod keys;
+pub mod owned;
 pub mod payload;
 
 /// The secret-path rule (shared with the toolkit, which checks before any request).

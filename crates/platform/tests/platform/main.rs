@@ -23,6 +23,7 @@ mod pagination;
 mod people;
 mod podman;
 mod prebuilt;
+mod resources;
 mod scan;
 mod secrets;
 mod sharing;

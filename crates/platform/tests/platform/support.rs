@@ -49,6 +49,13 @@ pub async fn spawn_app_configured(
     configure: impl FnOnce(&mut PlatformConfig),
 ) -> TestApp {
     let dir = tempfile::tempdir().expect("tempdir");
+    // The `postgres` user must reach the data directory, so a backing PostgreSQL cluster
+    // lives (and goes) with it rather than under /var/lib/slipway.
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))
+            .expect("chmod the data directory");
+    }
     let mut config = PlatformConfig::new("127.0.0.1:0".parse().unwrap(), dir.path());
     config.builder = BuilderKind::Native;
     configure(&mut config);

@@ -1,0 +1,403 @@
+//! The backing resources of apps (`managedInfra`): reconciled on every deploy, bound to the
+//! app's services through a versioned app secret, reported, rotated and destroyed.
+//!
+//! Each resource's credentials are the app secret `slipway/resources/<kind>/<name>` (the
+//! platform is their only writer; they survive a detach, so a resource declared again gets
+//! its data and credentials back). The variables every service of the app receives are the
+//! app secret `slipway/binding` ([`slipway_services::binding`] names them); a deployment
+//! records the version it ran with. A rollback runs with the current binding, since the
+//! credentials an older deployment used may have been rotated away.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+use slipway_devfile::{Devfile, ResourceKind};
+use slipway_services::binding::{self, Bound};
+use slipway_services::{Credentials, Engine, ResourceKey, ResourceSpec, Services};
+
+use crate::db::{Db, Tx};
+use crate::store::resources::ResourceRow;
+use crate::store::{apps, resources};
+use crate::vault::{Vault, owned};
+
+/// The app secret holding the variables the app's services receive.
+pub const BINDING_PATH: &str = "slipway/binding";
+
+/// The app secret holding one resource's credentials.
+pub fn credentials_path(kind: &str, name: &str) -> String {
+    format!("slipway/resources/{kind}/{name}")
+}
+
+/// What a deployment's services receive for the app's resources.
+#[derive(Debug, Clone, Default)]
+pub struct Binding {
+    /// `(variable, value)` pairs.
+    pub env: Vec<(String, String)>,
+    /// The version of [`BINDING_PATH`] they came from; `None` when the app has no resource.
+    pub version: Option<i64>,
+}
+
+/// The platform's resources: its backing servers, and the records and secrets about them.
+#[derive(Debug, Clone)]
+pub struct Resources {
+    db: Db,
+    vault: Vault,
+    services: Arc<Services>,
+}
+
+/// The kinds this platform provisions now, and their engines.
+fn provisionable(kind: ResourceKind, engine: Option<&str>) -> Result<Engine, String> {
+    let engine_name = engine.unwrap_or("");
+    match kind {
+        ResourceKind::RelationalDatabase | ResourceKind::Cache | ResourceKind::InMemoryDatabase => {
+            let parsed = Engine::parse(engine_name).filter(|e| match kind {
+                ResourceKind::RelationalDatabase => matches!(e, Engine::Postgres | Engine::Mysql),
+                ResourceKind::Cache => matches!(e, Engine::Redis | Engine::Memcached),
+                _ => *e == Engine::Redis,
+            });
+            parsed.ok_or_else(|| {
+                format!(
+                    "{kind} engine {engine_name:?} is not one this platform runs; use {}",
+                    match kind {
+                        ResourceKind::RelationalDatabase => "postgres or mysql",
+                        ResourceKind::Cache => "redis or memcached",
+                        _ => "redis (valkey is not packaged for this platform)",
+                    }
+                )
+            })
+        }
+        other => Err(format!(
+            "{other} resources are not provisioned by this platform yet; remove \
+             metadata.platform.managedInfra.{other} or deploy without it"
+        )),
+    }
+}
+
+impl Resources {
+    /// Resources on `services`.
+    pub fn new(db: Db, vault: Vault, services: Arc<Services>) -> Self {
+        Self {
+            db,
+            vault,
+            services,
+        }
+    }
+
+    /// The backing servers.
+    pub fn services(&self) -> &Arc<Services> {
+        &self.services
+    }
+
+    /// Makes every resource `devfile` declares exist (keeping those that do), records them
+    /// attached and the others detached, and returns the binding. Idempotent; the error is
+    /// the reason the deployment fails (nothing is detached then, and the serving
+    /// deployment keeps serving).
+    pub async fn reconcile(&self, app_id: &str, devfile: &Devfile) -> Result<Binding, String> {
+        let declared = devfile.resources();
+        let mut specs = Vec::new();
+        for decl in &declared {
+            let engine = provisionable(decl.kind, decl.engine.as_deref()).map_err(|e| {
+                format!(
+                    "metadata.platform.managedInfra.{}: {} ({e})",
+                    decl.kind, decl.name
+                )
+            })?;
+            specs.push(ResourceSpec {
+                key: ResourceKey {
+                    app_id: app_id.to_owned(),
+                    kind: decl.kind.key().to_owned(),
+                    name: decl.name.clone(),
+                },
+                engine,
+                memory_mb: decl.memory_mb,
+            });
+        }
+        let failure = |e: sqlx::Error| format!("cannot record the app's resources: {e}");
+        let mut tx = self.db.begin_write().await.map_err(failure)?;
+        let account_id = apps::account_of(&mut tx, app_id)
+            .await
+            .map_err(failure)?
+            .ok_or_else(|| "the app was deleted".to_owned())?;
+        let mut bound_credentials = Vec::new();
+        for spec in &specs {
+            let path = credentials_path(&spec.key.kind, &spec.key.name);
+            let known = owned::read(&mut tx, &self.vault, app_id, &path)
+                .await?
+                .and_then(|(data, _)| credentials_of(&data))
+                .filter(|c| c.engine == spec.engine);
+            let credentials = self
+                .services
+                .ensure(spec, known.as_ref())
+                .await
+                .map_err(|e| {
+                    format!(
+                        "cannot provision {} {:?}: {e}",
+                        spec.key.kind, spec.key.name
+                    )
+                })?;
+            if known.as_ref() != Some(&credentials) {
+                owned::write(
+                    &mut tx,
+                    &self.vault,
+                    &account_id,
+                    app_id,
+                    &path,
+                    data_of(&credentials),
+                )
+                .await?;
+            }
+            resources::attach(
+                &mut tx,
+                app_id,
+                &spec.key.kind,
+                &spec.key.name,
+                spec.engine.as_str(),
+                spec.memory_mb.and_then(|m| i64::try_from(m).ok()),
+            )
+            .await
+            .map_err(failure)?;
+            bound_credentials.push((spec.key.kind.clone(), spec.key.name.clone(), credentials));
+        }
+        for row in resources::of_app(&mut tx, app_id).await.map_err(failure)? {
+            let still = specs
+                .iter()
+                .any(|s| s.key.kind == row.kind && s.key.name == row.name);
+            if !still && row.state == resources::ATTACHED {
+                resources::detach(&mut tx, app_id, &row.kind, &row.name)
+                    .await
+                    .map_err(failure)?;
+                tracing::info!(app_id, kind = %row.kind, name = %row.name, "resource detached; its data is kept");
+            }
+        }
+        let binding = self
+            .write_binding(&mut tx, &account_id, app_id, &bound_credentials)
+            .await?;
+        tx.commit().await.map_err(failure)?;
+        Ok(binding)
+    }
+
+    /// Writes a new version of the binding when its variables changed.
+    async fn write_binding(
+        &self,
+        tx: &mut Tx,
+        account_id: &str,
+        app_id: &str,
+        bound: &[(String, String, Credentials)],
+    ) -> Result<Binding, String> {
+        let refs: Vec<Bound<'_>> = bound
+            .iter()
+            .map(|(kind, name, credentials)| Bound {
+                kind,
+                name,
+                credentials,
+            })
+            .collect();
+        let vars = binding::variables(&refs);
+        let current = owned::read(tx, &self.vault, app_id, BINDING_PATH).await?;
+        if vars.is_empty() {
+            if current.is_some() {
+                owned::remove(tx, app_id, BINDING_PATH).await?;
+            }
+            return Ok(Binding::default());
+        }
+        let data: Map<String, Value> = vars
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .collect();
+        let version = match current {
+            Some((old, version)) if old == data => version,
+            _ => owned::write(tx, &self.vault, account_id, app_id, BINDING_PATH, data).await?,
+        };
+        Ok(Binding {
+            env: vars.into_iter().collect(),
+            version: Some(version),
+        })
+    }
+
+    /// The app's resources as the API shows them (never a credential).
+    pub async fn describe(
+        &self,
+        tx: &mut Tx,
+        app_id: &str,
+    ) -> Result<Vec<slipway_api::ResourceInfo>, sqlx::Error> {
+        let rows = resources::of_app(tx, app_id).await?;
+        let mut attached = Vec::new();
+        for row in rows.iter().filter(|r| r.state == resources::ATTACHED) {
+            if let Ok(Some(c)) = self.credentials(tx, app_id, &row.kind, &row.name).await {
+                attached.push((row.kind.clone(), row.name.clone(), c));
+            }
+        }
+        let bound: Vec<Bound<'_>> = attached
+            .iter()
+            .map(|(kind, name, credentials)| Bound {
+                kind,
+                name,
+                credentials,
+            })
+            .collect();
+        let mut out = Vec::new();
+        for row in &rows {
+            let size_bytes = match spec_of(row) {
+                Some(spec) => self.services.size(&spec).await,
+                None => None,
+            };
+            let variables = if row.state == resources::ATTACHED {
+                binding::names_for(&bound, &row.kind, &row.name)
+            } else {
+                Vec::new()
+            };
+            out.push(slipway_api::ResourceInfo {
+                kind: row.kind.clone(),
+                name: row.name.clone(),
+                engine: row.engine.clone(),
+                state: row.state.clone(),
+                memory_mb: row.memory_mb.and_then(|m| u64::try_from(m).ok()),
+                size_bytes,
+                variables,
+            });
+        }
+        Ok(out)
+    }
+
+    /// The credentials of one resource (for its reveal), `None` when it has none.
+    pub async fn credentials(
+        &self,
+        tx: &mut Tx,
+        app_id: &str,
+        kind: &str,
+        name: &str,
+    ) -> Result<Option<Credentials>, String> {
+        Ok(
+            owned::read(tx, &self.vault, app_id, &credentials_path(kind, name))
+                .await?
+                .and_then(|(data, _)| credentials_of(&data)),
+        )
+    }
+
+    /// New credentials for one attached resource: the old password stops working, a new
+    /// version of its credentials and of the binding is written. The caller redeploys.
+    pub async fn rotate(&self, app_id: &str, kind: &str, name: &str) -> Result<(), String> {
+        let failure = |e: sqlx::Error| format!("cannot rotate: {e}");
+        let mut tx = self.db.begin_write().await.map_err(failure)?;
+        let account_id = apps::account_of(&mut tx, app_id)
+            .await
+            .map_err(failure)?
+            .ok_or_else(|| "the app was deleted".to_owned())?;
+        let rows = resources::of_app(&mut tx, app_id).await.map_err(failure)?;
+        let row = rows
+            .iter()
+            .find(|r| r.kind == kind && r.name == name)
+            .ok_or_else(|| format!("the app has no {kind} resource named {name:?}"))?;
+        let spec = spec_of(row).ok_or_else(|| format!("unknown engine {:?}", row.engine))?;
+        let path = credentials_path(kind, name);
+        let known = owned::read(&mut tx, &self.vault, app_id, &path)
+            .await?
+            .and_then(|(data, _)| credentials_of(&data));
+        let fresh = self
+            .services
+            .rotate(&spec, known.as_ref())
+            .await
+            .map_err(|e| e.to_string())?;
+        owned::write(
+            &mut tx,
+            &self.vault,
+            &account_id,
+            app_id,
+            &path,
+            data_of(&fresh),
+        )
+        .await?;
+        let mut bound = Vec::new();
+        for r in rows.iter().filter(|r| r.state == resources::ATTACHED) {
+            let c = if r.kind == kind && r.name == name {
+                Some(fresh.clone())
+            } else {
+                self.credentials(&mut tx, app_id, &r.kind, &r.name).await?
+            };
+            if let Some(c) = c {
+                bound.push((r.kind.clone(), r.name.clone(), c));
+            }
+        }
+        self.write_binding(&mut tx, &account_id, app_id, &bound)
+            .await?;
+        tx.commit().await.map_err(failure)
+    }
+
+    /// Destroys one resource and its data, and forgets it. `false` when there is none.
+    pub async fn destroy(&self, app_id: &str, kind: &str, name: &str) -> Result<bool, String> {
+        let failure = |e: sqlx::Error| format!("cannot destroy: {e}");
+        let mut tx = self.db.begin_write().await.map_err(failure)?;
+        let rows = resources::of_app(&mut tx, app_id).await.map_err(failure)?;
+        let Some(row) = rows.into_iter().find(|r| r.kind == kind && r.name == name) else {
+            return Ok(false);
+        };
+        if let Some(spec) = spec_of(&row) {
+            self.services
+                .destroy(&spec)
+                .await
+                .map_err(|e| e.to_string())?;
+        }
+        owned::remove(&mut tx, app_id, &credentials_path(kind, name)).await?;
+        resources::delete(&mut tx, app_id, kind, name)
+            .await
+            .map_err(failure)?;
+        tx.commit().await.map_err(failure)?;
+        tracing::info!(app_id, kind, name, "resource destroyed with its data");
+        Ok(true)
+    }
+
+    /// Destroys every resource of an app that is being deleted (its rows and secrets go
+    /// with the app's). Failures are logged: the app is deleted either way.
+    pub async fn destroy_app(&self, rows: &[ResourceRow]) {
+        for row in rows {
+            if let Some(spec) = spec_of(row)
+                && let Err(e) = self.services.destroy(&spec).await
+            {
+                tracing::warn!(app_id = %row.app_id, kind = %row.kind, name = %row.name, error = %e, "cannot destroy a deleted app's resource");
+            }
+        }
+    }
+}
+
+/// The services crate's view of a stored resource.
+fn spec_of(row: &ResourceRow) -> Option<ResourceSpec> {
+    Some(ResourceSpec {
+        key: ResourceKey {
+            app_id: row.app_id.clone(),
+            kind: row.kind.clone(),
+            name: row.name.clone(),
+        },
+        engine: Engine::parse(&row.engine)?,
+        memory_mb: row.memory_mb.and_then(|m| u64::try_from(m).ok()),
+    })
+}
+
+/// Credentials as a secret's data.
+fn data_of(c: &Credentials) -> Map<String, Value> {
+    let fields: BTreeMap<&str, String> = BTreeMap::from([
+        ("engine", c.engine.as_str().to_owned()),
+        ("host", c.host.clone()),
+        ("port", c.port.to_string()),
+        ("user", c.user.clone()),
+        ("password", c.password.clone()),
+        ("database", c.database.clone()),
+    ]);
+    fields
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), Value::String(v)))
+        .collect()
+}
+
+/// Credentials from a secret's data written by [`data_of`].
+fn credentials_of(data: &Map<String, Value>) -> Option<Credentials> {
+    let text = |k: &str| data.get(k).and_then(Value::as_str).map(str::to_owned);
+    Some(Credentials {
+        engine: Engine::parse(&text("engine")?)?,
+        host: text("host")?,
+        port: text("port")?.parse().ok()?,
+        user: text("user")?,
+        password: text("password")?,
+        database: text("database")?,
+    })
+}

@@ -1,0 +1,307 @@
+//! Backing resources end to end on the process runtime: an app whose devfile declares a
+//! PostgreSQL database and a Redis cache gets both at deploy, writes to them through the
+//! variables the platform binds, and finds what it wrote after a redeploy and a platform
+//! restart; another app's credentials are refused on its database; a resource dropped from
+//! the devfile is detached with its data kept; deleting the app destroys both.
+
+use std::time::Duration;
+
+use reqwest::{Method, StatusCode};
+use serde_json::Value;
+use sqlx::Connection as _;
+
+use crate::deploy::wait_status;
+use crate::support::{TestApp, backends, spawn_app, tar_zst};
+
+/// The app: `/write?v=X` stores X in its database (a row, through `psql` and
+/// `DATABASE_URL`) and its cache (a key, through a raw Redis connection and `REDIS_URL`);
+/// `/read` answers `<rows>|<key>`.
+const SERVER: &str = r#"import http.server, os, socket, subprocess, urllib.parse
+
+def redis(*args):
+    url = urllib.parse.urlparse(os.environ["REDIS_URL"])
+    with socket.create_connection((url.hostname, url.port)) as s:
+        f = s.makefile("rb")
+        def cmd(*a):
+            out = "*%d\r\n" % len(a) + "".join("$%d\r\n%s\r\n" % (len(x.encode()), x) for x in a)
+            s.sendall(out.encode())
+            line = f.readline().decode().strip()
+            if line.startswith("$"):
+                n = int(line[1:])
+                return "-" if n < 0 else f.read(n + 2)[:n].decode()
+            return line
+        cmd("AUTH", url.password)
+        return cmd(*args)
+
+def sql(q):
+    return subprocess.run(["psql", os.environ["DATABASE_URL"], "-tAc", q], capture_output=True, text=True, check=True).stdout.strip()
+
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        try:
+            body, code = self.answer(), 200
+        except Exception as e:
+            body, code = repr(e) + " " + getattr(e, "stderr", ""), 500
+        body = body.encode()
+        self.send_response(code)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def answer(self):
+        url = urllib.parse.urlparse(self.path)
+        if url.path == "/write":
+            v = urllib.parse.parse_qs(url.query)["v"][0]
+            sql("CREATE TABLE IF NOT EXISTS notes (v text)")
+            sql("INSERT INTO notes VALUES ('%s')" % v)
+            redis("SET", "last", v)
+            body = "ok"
+        elif url.path == "/read":
+            body = "%s|%s" % (sql("SELECT coalesce(string_agg(v, ',' ORDER BY v), '') FROM notes"), redis("GET", "last") if "REDIS_URL" in os.environ else "no cache")
+        else:
+            body = "ok"
+        return body
+    def log_message(self, *args):
+        pass
+
+http.server.ThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), H).serve_forever()
+"#;
+
+fn devfile(name: &str, infra: &str) -> String {
+    format!(
+        r#"schemaVersion: 2.2.0
+metadata:
+  name: {name}
+  displayName: Stateful test app
+  platform:
+    managedInfra:
+{infra}
+components:
+  - name: api-image
+    image:
+      imageName: api
+      dockerfile:
+        uri: Dockerfile
+        buildContext: .
+  - name: api
+    attributes:
+      healthPath: /health
+    container:
+      image: api
+      endpoints:
+        - name: http
+          targetPort: 8002
+commands:
+  - id: build
+    exec:
+      component: api
+      commandLine: "true"
+      workingDir: ${{PROJECT_SOURCE}}
+      group: {{ kind: build, isDefault: true }}
+  - id: run
+    exec:
+      component: api
+      commandLine: python3 server.py
+      workingDir: ${{PROJECT_SOURCE}}
+      group: {{ kind: run, isDefault: true }}
+"#
+    )
+}
+
+const BOTH: &str = "      relationalDatabase:\n        - name: main\n          engine: postgres\n      cache:\n        - name: hot\n          memoryMb: 32";
+const DB_ONLY: &str = "      relationalDatabase:\n        - name: main\n          engine: postgres";
+
+/// Uploads the app and waits for the deployment this upload starts to run; the app's URL.
+async fn deploy(app: &TestApp, id: &str, devfile: &str, round: u32) -> String {
+    let files = vec![
+        ("devfile.yaml".to_owned(), devfile.as_bytes().to_vec()),
+        ("server.py".to_owned(), SERVER.as_bytes().to_vec()),
+        ("round.txt".to_owned(), round.to_string().into_bytes()),
+        (
+            "Dockerfile".to_owned(),
+            b"FROM scratch\nCOPY . /app\n".to_vec(),
+        ),
+    ];
+    let before = deployments(app, id).await;
+    let (status, body) = app
+        .upload(&app.owner, id, "", "application/zstd", tar_zst(&files))
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    loop {
+        let (_, list) = app
+            .send(
+                Method::GET,
+                &format!("/v1/apps/{id}/deployments"),
+                Some(&app.owner),
+                None,
+            )
+            .await;
+        let newest = &list["deployments"][0];
+        if list["deployments"].as_array().map_or(0, Vec::len) > before
+            && matches!(newest["status"].as_str(), Some("RUNNING" | "FAILED"))
+        {
+            assert_eq!(newest["status"], "RUNNING", "{newest}");
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no new deployment: {list}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let status = wait_status(app, id, &["RUNNING"]).await;
+    status["app_url"].as_str().expect("app_url").to_owned()
+}
+
+async fn deployments(app: &TestApp, id: &str) -> usize {
+    let (_, list) = app
+        .send(
+            Method::GET,
+            &format!("/v1/apps/{id}/deployments"),
+            Some(&app.owner),
+            None,
+        )
+        .await;
+    list["deployments"].as_array().map_or(0, Vec::len)
+}
+
+async fn get(url: &str) -> String {
+    let r = reqwest::get(url).await.expect("the app answers");
+    let status = r.status();
+    let body = r.text().await.unwrap();
+    assert_eq!(status, StatusCode::OK, "{url}: {body}");
+    body
+}
+
+async fn resources(app: &TestApp, id: &str) -> Vec<Value> {
+    let (status, body) = app
+        .send(
+            Method::GET,
+            &format!("/v1/apps/{id}/resources"),
+            Some(&app.owner),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body["resources"].as_array().unwrap().clone()
+}
+
+async fn reveal(app: &TestApp, id: &str, kind: &str, name: &str) -> Value {
+    let (status, body) = app
+        .send(
+            Method::GET,
+            &format!("/v1/apps/{id}/resources/{kind}/{name}/credentials"),
+            Some(&app.owner),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body
+}
+
+#[tokio::test]
+async fn declared_databases_and_caches_are_provisioned_bound_kept_and_destroyed() {
+    for backend in backends() {
+        let mut app = spawn_app(backend).await;
+        let id = app.register(&app.owner, "stateful").await["id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let url = deploy(&app, &id, &devfile("stateful", BOTH), 1).await;
+
+        let listed = resources(&app, &id).await;
+        assert_eq!(listed.len(), 2, "{listed:?}");
+        let cache = listed.iter().find(|r| r["kind"] == "cache").unwrap();
+        assert_eq!(cache["engine"], "redis");
+        assert_eq!(cache["state"], "attached");
+        assert_eq!(
+            cache["variables"],
+            serde_json::json!(["HOT_CACHE_URL", "REDIS_URL"])
+        );
+        let db = listed
+            .iter()
+            .find(|r| r["kind"] == "relationalDatabase")
+            .unwrap();
+        assert!(
+            db["variables"]
+                .as_array()
+                .unwrap()
+                .contains(&"DATABASE_URL".into())
+        );
+        assert!(db["size_bytes"].as_u64().unwrap() > 0);
+        // get_app and the status report them too, and never a password.
+        let got = app.get_app(&app.owner, &id).await.1;
+        assert_eq!(got["resources"].as_array().unwrap().len(), 2);
+        let revealed = reveal(&app, &id, "relationalDatabase", "main").await;
+        let password = revealed["password"].as_str().unwrap().to_owned();
+        assert!(!got.to_string().contains(&password));
+        assert!(
+            !crate::deploy::status_of(&app, &id)
+                .await
+                .to_string()
+                .contains(&password)
+        );
+
+        assert_eq!(get(&format!("{url}/write?v=one")).await, "ok");
+        assert_eq!(get(&format!("{url}/read")).await, "one|one");
+
+        // A new build and deployment keep the data, and so does a platform restart.
+        let url = deploy(&app, &id, &devfile("stateful", BOTH), 2).await;
+        assert_eq!(get(&format!("{url}/read")).await, "one|one");
+        app.restart().await;
+        let status = wait_status(&app, &id, &["RUNNING"]).await;
+        let url = status["app_url"].as_str().unwrap().to_owned();
+        assert_eq!(get(&format!("{url}/write?v=two")).await, "ok");
+        assert_eq!(get(&format!("{url}/read")).await, "one,two|two");
+
+        // Another app's role, with its own valid password, is refused on this database.
+        let other = app.register(&app.owner, "other").await["id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        deploy(&app, &other, &devfile("other", DB_ONLY), 1).await;
+        let theirs = reveal(&app, &other, "relationalDatabase", "main").await;
+        let mine = reveal(&app, &id, "relationalDatabase", "main").await;
+        assert_ne!(theirs["database"], mine["database"]);
+        let wrong = format!(
+            "postgresql://{}:{}@{}:{}/{}",
+            theirs["user"].as_str().unwrap(),
+            theirs["password"].as_str().unwrap(),
+            mine["host"].as_str().unwrap(),
+            mine["port"],
+            mine["database"].as_str().unwrap()
+        );
+        let refused = sqlx::PgConnection::connect(&wrong).await.unwrap_err();
+        assert!(
+            refused.to_string().contains("permission denied"),
+            "{refused}"
+        );
+
+        // Dropped from the devfile: detached, data kept, no variables.
+        let url = deploy(&app, &id, &devfile("stateful", DB_ONLY), 3).await;
+        let listed = resources(&app, &id).await;
+        let cache = listed.iter().find(|r| r["kind"] == "cache").unwrap();
+        assert_eq!(cache["state"], "detached");
+        assert_eq!(cache["variables"], serde_json::json!([]));
+        assert_eq!(get(&format!("{url}/read")).await, "one,two|no cache");
+
+        // Deleting the app destroys its resources with their data.
+        let cache_port = reveal(&app, &id, "cache", "hot").await["port"]
+            .as_u64()
+            .unwrap();
+        let db_url = mine["url"].as_str().unwrap().to_owned();
+        let (status, _) = app.delete_app(&app.owner, &id).await;
+        assert_eq!(status, StatusCode::NO_CONTENT);
+        assert!(sqlx::PgConnection::connect(&db_url).await.is_err());
+        assert!(std::net::TcpStream::connect(("127.0.0.1", cache_port as u16)).is_err());
+        // The other app is untouched.
+        let theirs_url = theirs["url"].as_str().unwrap();
+        sqlx::PgConnection::connect(theirs_url)
+            .await
+            .unwrap()
+            .close()
+            .await
+            .unwrap();
+        app.finish().await;
+    }
+}
