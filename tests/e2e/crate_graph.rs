@@ -79,6 +79,7 @@ fn crates_depend_on_exactly_the_drawn_crates() {
                 "slipway-image",
                 "slipway-runtime",
                 "slipway-server",
+                "slipway-services",
             ],
         ),
         (
