@@ -41,6 +41,9 @@ pub struct AppDetails {
     /// Its backing resources (`managedInfra`), attached and detached.
     #[serde(default)]
     pub resources: Vec<ResourceInfo>,
+    /// Its volumes (as its last built devfile declares them).
+    #[serde(default)]
+    pub volumes: Vec<VolumeInfo>,
 }
 
 /// What an app's deployment is doing.
@@ -63,6 +66,9 @@ pub struct AppState {
     /// Its backing resources (`managedInfra`), attached and detached.
     #[serde(default)]
     pub resources: Vec<ResourceInfo>,
+    /// Its volumes (as its last built devfile declares them).
+    #[serde(default)]
+    pub volumes: Vec<VolumeInfo>,
 }
 
 /// One service of the deployment an [`AppState`] shows.
@@ -116,4 +122,19 @@ pub struct ResourceInfo {
     pub size_bytes: Option<u64>,
     /// The environment variables it gives every service of the app (empty when detached).
     pub variables: Vec<String>,
+}
+
+/// One volume of an app (a devfile `volume` component), as the platform reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct VolumeInfo {
+    /// The component's name.
+    pub name: String,
+    /// The size the devfile declares (`1Gi`); null when it declares none.
+    pub size: Option<String>,
+    /// True when it starts empty on each deploy.
+    pub ephemeral: bool,
+    /// The bytes its files take now.
+    pub used_bytes: u64,
+    /// Where each service mounts it: `service:/path`.
+    pub mounts: Vec<String>,
 }

@@ -17,7 +17,7 @@ pub mod deployments;
 pub mod people;
 pub mod tokens;
 
-pub use apps::{AppDetails, AppListing, AppState, Limits, ResourceInfo, ServiceState};
+pub use apps::{AppDetails, AppListing, AppState, Limits, ResourceInfo, ServiceState, VolumeInfo};
 pub use builds::Build;
 pub use people::{AccountRole, AuditEntry, AuditPage, Person, PersonRef};
 pub use status::{AppStatus, BuildStatus, DeploymentCause, DeploymentStatus, ServiceStatus};

@@ -401,3 +401,67 @@ fn credentials_of(data: &Map<String, Value>) -> Option<Credentials> {
         database: text("database")?,
     })
 }
+
+/// The volumes `devfile` (the app's last built one) declares, with the bytes each takes in
+/// `data_dir` now.
+pub fn volumes(
+    data_dir: &std::path::Path,
+    app_id: &str,
+    devfile: Option<&str>,
+) -> Vec<slipway_api::VolumeInfo> {
+    let Some(devfile) = devfile.and_then(|t| Devfile::parse(t).ok()) else {
+        return Vec::new();
+    };
+    let services = devfile.services();
+    let sizes: BTreeMap<String, Option<String>> = devfile
+        .components
+        .iter()
+        .filter_map(|c| {
+            let v = c.volume.as_ref()?;
+            let size = v.size.as_ref().map(|s| match s {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            });
+            Some((c.name.clone(), size))
+        })
+        .collect();
+    devfile
+        .volumes()
+        .into_iter()
+        .map(|v| slipway_api::VolumeInfo {
+            used_bytes: dir_bytes(
+                &data_dir
+                    .join(crate::data_dir::VOLUMES_DIR)
+                    .join(app_id)
+                    .join(&v.name),
+            ),
+            size: sizes.get(&v.name).cloned().flatten(),
+            ephemeral: v.ephemeral,
+            mounts: services
+                .iter()
+                .flat_map(|s| {
+                    s.volume_mounts
+                        .iter()
+                        .filter(|m| m.name == v.name)
+                        .map(|m| format!("{}:{}", s.name, m.path))
+                })
+                .collect(),
+            name: v.name,
+        })
+        .collect()
+}
+
+/// The bytes of the files under `dir`.
+fn dir_bytes(dir: &std::path::Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .filter_map(Result::ok)
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => dir_bytes(&e.path()),
+            Ok(t) if t.is_file() => e.metadata().map_or(0, |m| m.len()),
+            _ => 0,
+        })
+        .sum()
+}

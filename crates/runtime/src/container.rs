@@ -32,7 +32,7 @@ use crate::engine::{ENGINE_DIR, Engine, IMAGE_PREFIX, write_archive};
 use crate::pgroup::Group;
 use crate::runtime::{
     BoxFuture, ContainerImage, Exit, ImageRequest, Instance, Limits, PreparedImage, RUN_DIR,
-    Runtime, RuntimeError, STOP_GRACE, Verified, log_output, remove_run_dir,
+    Runtime, RuntimeError, STOP_GRACE, Verified, VolumeMount, log_output, remove_run_dir,
 };
 use slipway_image::{Digest, ImageStore};
 
@@ -143,6 +143,14 @@ impl ContainerRuntime {
         .map(|s| (*s).to_owned())
         .collect();
         args.extend(limit_args(&request.limits));
+        for v in &request.volumes {
+            args.push("--volume".into());
+            args.push(format!(
+                "{}:{}",
+                volume_name(&request.app_id, &v.name),
+                v.path
+            ));
+        }
         // `-e NAME` without a value makes the engine read the value from its own environment:
         // values (app secrets among them) never appear on a command line, where `ps` and error
         // messages would show them.
@@ -188,6 +196,36 @@ impl ContainerRuntime {
             return Err(RuntimeError::Engine(e));
         }
         Ok(network)
+    }
+
+    /// Creates the engine's named volume of an app's volume, unless it exists: the local
+    /// driver binding the directory the platform keeps the volume's data in, so the data
+    /// is where the process runtime and backups find it too.
+    fn create_volume(&self, app_id: &str, volume: &VolumeMount) -> Result<(), RuntimeError> {
+        std::fs::create_dir_all(&volume.host)?;
+        let name = volume_name(app_id, &volume.name);
+        if self.engine.run(&["volume", "exists", &name]).is_ok() {
+            return Ok(());
+        }
+        let device = format!("device={}", volume.host.display());
+        let labels = [self.platform_label(), format!("{LABEL_APP}={app_id}")];
+        let mut args = vec!["volume", "create", "--driver", "local"];
+        for label in &labels {
+            args.extend(["--label", label]);
+        }
+        args.extend([
+            "--opt",
+            "type=none",
+            "--opt",
+            "o=bind",
+            "--opt",
+            &device,
+            &name,
+        ]);
+        match self.engine.run(&args) {
+            Err(e) if !e.contains("exists") => Err(RuntimeError::Engine(e)),
+            _ => Ok(()),
+        }
     }
 
     /// This platform's `slipway.platform` label value.
@@ -254,6 +292,11 @@ pub fn image_reference(request: &ImageRequest) -> String {
     )
 }
 
+/// The engine's named volume of an app's volume.
+pub fn volume_name(app_id: &str, volume: &str) -> String {
+    format!("slipway-{app_id}-{volume}")
+}
+
 /// The network of an app.
 pub fn network_name(app_id: &str) -> String {
     format!("slipway-{app_id}")
@@ -283,6 +326,7 @@ impl Runtime for ContainerRuntime {
                 alias: request.service.clone(),
                 request: request.clone(),
             }),
+            volumes: request.volumes.clone(),
         })
     }
 
@@ -307,6 +351,9 @@ impl Runtime for ContainerRuntime {
             container.alias,
             self.starts.fetch_add(1, Ordering::Relaxed)
         );
+        for v in &container.request.volumes {
+            self.create_volume(&container.request.app_id, v)?;
+        }
         let args = self.run_args(container, &name, &port, extra_env);
         let mut command = self.engine.async_command();
         command
@@ -333,6 +380,15 @@ impl Runtime for ContainerRuntime {
 
     fn remove_app(&self, app_id: &str) {
         let removed = self.sweep(Some(format!("{LABEL_APP}={app_id}")));
+        let label = format!("label={LABEL_APP}={app_id}");
+        if let Ok(out) = self.engine.run(&["volume", "ls", "-q", "--filter", &label]) {
+            let names = String::from_utf8_lossy(&out.stdout).into_owned();
+            for name in names.lines().filter(|n| !n.is_empty()) {
+                if let Err(e) = self.engine.run(&["volume", "rm", "-f", name]) {
+                    tracing::warn!(error = %e, "cannot remove a deleted app's volume");
+                }
+            }
+        }
         if removed > 0 {
             tracing::info!(
                 app_id,
@@ -489,6 +545,7 @@ mod tests {
             deployment_id: "d1".into(),
             digest: String::new(),
             limits: Limits::default(),
+            volumes: Vec::new(),
         }
     }
 
@@ -578,6 +635,7 @@ mod tests {
                 alias: request.service.clone(),
                 request,
             }),
+            volumes: Vec::new(),
         };
         let port = [("PORT".to_owned(), "8000".to_owned())];
         let mut instance = runtime

@@ -28,3 +28,4 @@ pub mod pgroup;
 pub mod process;
 pub mod runtime;
 pub mod supervisor;
+pub mod volumes;

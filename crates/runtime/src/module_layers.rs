@@ -8,7 +8,8 @@
 //! 0  pgroup, health, engine,       mechanisms that use no other module: process groups, the
 //!    runtime, base_image           health probe, the engine CLI, the `Runtime` trait with
 //!                                  what every runtime shares, base image imports
-//! 1  layers, build, supervisor     unpacked layers; the builders (on pgroup and the engine);
+//! 1  layers, build, supervisor,    unpacked layers; the builders (on pgroup and the engine);
+//!    volumes                       the process runtime's private mounts;
 //!                                  the supervisor (on the trait)
 //! 2  process, container            the two runtimes
 //! 3  module_layers, lib            this check; the crate root
@@ -29,6 +30,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("layers", 1),
     ("build", 1),
     ("supervisor", 1),
+    ("volumes", 1),
     ("process", 2),
     ("container", 2),
     ("module_layers", 3),

@@ -89,6 +89,7 @@ impl Runtime for ProcessRuntime {
             working_dir,
             env,
             container: None,
+            volumes: request.volumes.clone(),
         })
     }
 
@@ -99,11 +100,20 @@ impl Runtime for ProcessRuntime {
         log: &Path,
     ) -> Result<Box<dyn Instance>, RuntimeError> {
         let (out, err) = log_output(log)?;
-        let (program, args) = image
-            .command
-            .split_first()
-            .ok_or_else(|| RuntimeError::Unsupported("empty command".into()))?;
-        let mut command = tokio::process::Command::new(program);
+        if image.command.is_empty() {
+            return Err(RuntimeError::Unsupported("empty command".into()));
+        }
+        let (program, args) = if image.volumes.is_empty() {
+            (image.command[0].clone(), image.command[1..].to_vec())
+        } else {
+            crate::volumes::wrap(
+                &image.root,
+                &image.volumes,
+                &image.command,
+                &image.working_dir,
+            )?
+        };
+        let mut command = tokio::process::Command::new(&program);
         command
             .args(args)
             .current_dir(&image.working_dir)

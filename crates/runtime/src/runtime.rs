@@ -37,6 +37,20 @@ pub struct ImageRequest {
     pub digest: String,
     /// The resources the service may use (the devfile's, else the platform's defaults).
     pub limits: Limits,
+    /// The volumes mounted into it.
+    pub volumes: Vec<VolumeMount>,
+}
+
+/// A volume mounted into a service: its data lives in `host` (in the platform's data
+/// directory, one per app and volume) and the service sees it at `path`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VolumeMount {
+    /// The volume's name in the devfile.
+    pub name: String,
+    /// Where its data is on this host.
+    pub host: PathBuf,
+    /// Where the service sees it (absolute).
+    pub path: String,
 }
 
 impl ImageRequest {
@@ -118,6 +132,8 @@ pub struct PreparedImage {
     pub env: Vec<(String, String)>,
     /// Set by the container backend: how the engine knows the loaded image.
     pub container: Option<ContainerImage>,
+    /// The volumes to mount (the request's).
+    pub volumes: Vec<VolumeMount>,
 }
 
 /// A service's image as loaded into a container engine.

@@ -415,6 +415,14 @@ impl Deployer {
             let _ =
                 tokio::fs::remove_dir_all(self.inner.data_dir.join(DEPLOYMENTS_DIR).join(id)).await;
         }
+        // Its volumes' data goes with it (the delete confirmations name it).
+        let _ = tokio::fs::remove_dir_all(
+            self.inner
+                .data_dir
+                .join(crate::data_dir::VOLUMES_DIR)
+                .join(app_id),
+        )
+        .await;
     }
 
     async fn stop_app(&self, app_id: &str) {

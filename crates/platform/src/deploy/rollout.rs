@@ -408,7 +408,42 @@ fn image_request(
             memory_bytes: spec.memory_limit.or(inner.default_limits.memory_bytes),
             cpu_millis: spec.cpu_limit.or(inner.default_limits.cpu_millis),
         },
+        volumes: volume_mounts(inner, plan, spec, deployment_id),
     }
+}
+
+/// The volumes `spec` mounts, each in its app's directory of the data directory
+/// (`volumes/<app>/<name>`), so it outlives deployments, rollbacks and restarts; an
+/// `ephemeral` one in a directory of the deployment's own, empty on each deploy.
+fn volume_mounts(
+    inner: &Inner,
+    plan: &Plan,
+    spec: &ServiceSpec,
+    deployment_id: &str,
+) -> Vec<runtime::VolumeMount> {
+    let declared = slipway_devfile::Devfile::parse(&plan.devfile)
+        .map(|d| d.volumes())
+        .unwrap_or_default();
+    let app_dir = inner
+        .data_dir
+        .join(crate::data_dir::VOLUMES_DIR)
+        .join(&plan.app_id);
+    spec.volume_mounts
+        .iter()
+        .map(|m| {
+            let ephemeral = declared.iter().any(|v| v.name == m.name && v.ephemeral);
+            let host = if ephemeral {
+                app_dir.join(".ephemeral").join(deployment_id).join(&m.name)
+            } else {
+                app_dir.join(&m.name)
+            };
+            runtime::VolumeMount {
+                name: m.name.clone(),
+                host,
+                path: m.path.clone(),
+            }
+        })
+        .collect()
 }
 
 /// `spec`'s environment without `PORT`: the devfile's `env`, the app's secrets (whose

@@ -160,6 +160,11 @@ async fn get_one(
         .resources()
         .describe(&mut tx, &view.id)
         .await?;
+    view.details.volumes = crate::resources::volumes(
+        state.deployer().data_dir(),
+        &view.id,
+        view.details.devfile.as_deref(),
+    );
     tx.commit().await?;
     Ok(Json(view))
 }

@@ -108,6 +108,7 @@ async fn view(state: &AppState, tx: &mut Tx, app: &AppRecord) -> Result<StatusVi
         deployment_id: shown.map(|d| d.id.clone()),
         services,
         resources: deployer.resources().describe(tx, &app.id).await?,
+        volumes: crate::resources::volumes(deployer.data_dir(), &app.id, app.devfile.as_deref()),
     })
 }
 

@@ -59,6 +59,7 @@ impl AppRecord {
             description: self.description.clone(),
             devfile: self.devfile.clone(),
             resources: Vec::new(),
+            volumes: Vec::new(),
         }
     }
 }

@@ -1,7 +1,8 @@
 //! Backing resources end to end on the process runtime: an app whose devfile declares a
 //! PostgreSQL database and a Redis cache gets both at deploy, writes to them through the
 //! variables the platform binds, and finds what it wrote after a redeploy and a platform
-//! restart; another app's credentials are refused on its database; a resource dropped from
+//! restart (its volume too, mounted at /data on the process runtime without touching the
+//! host's /data); another app's credentials are refused on its database; a resource dropped from
 //! the devfile is detached with its data kept; deleting the app destroys both.
 
 use std::time::Duration;
@@ -15,7 +16,7 @@ use crate::support::{TestApp, backends, spawn_app, tar_zst};
 
 /// The app: `/write?v=X` stores X in its database (a row, through `psql` and
 /// `DATABASE_URL`) and its cache (a key, through a raw Redis connection and `REDIS_URL`);
-/// `/read` answers `<rows>|<key>`.
+/// `/read` answers `<rows>|<key>|<the lines of /data/notes.txt>` (a file on its volume).
 const SERVER: &str = r#"import http.server, os, socket, subprocess, urllib.parse
 
 def redis(*args):
@@ -54,9 +55,13 @@ class H(http.server.BaseHTTPRequestHandler):
             sql("CREATE TABLE IF NOT EXISTS notes (v text)")
             sql("INSERT INTO notes VALUES ('%s')" % v)
             redis("SET", "last", v)
+            with open("/data/notes.txt", "a") as f:
+                f.write(v + "\n")
             body = "ok"
         elif url.path == "/read":
-            body = "%s|%s" % (sql("SELECT coalesce(string_agg(v, ',' ORDER BY v), '') FROM notes"), redis("GET", "last") if "REDIS_URL" in os.environ else "no cache")
+            sql("CREATE TABLE IF NOT EXISTS notes (v text)")
+            notes = open("/data/notes.txt").read().split() if os.path.exists("/data/notes.txt") else []
+            body = "%s|%s|%s" % (sql("SELECT coalesce(string_agg(v, ',' ORDER BY v), '') FROM notes"), redis("GET", "last") if "REDIS_URL" in os.environ else "no cache", ",".join(notes))
         else:
             body = "ok"
         return body
@@ -76,6 +81,9 @@ metadata:
     managedInfra:
 {infra}
 components:
+  - name: files
+    volume:
+      size: 1Gi
   - name: api-image
     image:
       imageName: api
@@ -87,6 +95,9 @@ components:
       healthPath: /health
     container:
       image: api
+      volumeMounts:
+        - name: files
+          path: /data
       endpoints:
         - name: http
           targetPort: 8002
@@ -232,6 +243,12 @@ async fn declared_databases_and_caches_are_provisioned_bound_kept_and_destroyed(
         // get_app and the status report them too, and never a password.
         let got = app.get_app(&app.owner, &id).await.1;
         assert_eq!(got["resources"].as_array().unwrap().len(), 2);
+        assert_eq!(got["volumes"][0]["name"], "files", "{got}");
+        assert_eq!(got["volumes"][0]["size"], "1Gi");
+        assert_eq!(
+            got["volumes"][0]["mounts"],
+            serde_json::json!(["api:/data"])
+        );
         let revealed = reveal(&app, &id, "relationalDatabase", "main").await;
         let password = revealed["password"].as_str().unwrap().to_owned();
         assert!(!got.to_string().contains(&password));
@@ -243,16 +260,16 @@ async fn declared_databases_and_caches_are_provisioned_bound_kept_and_destroyed(
         );
 
         assert_eq!(get(&format!("{url}/write?v=one")).await, "ok");
-        assert_eq!(get(&format!("{url}/read")).await, "one|one");
+        assert_eq!(get(&format!("{url}/read")).await, "one|one|one");
 
         // A new build and deployment keep the data, and so does a platform restart.
         let url = deploy(&app, &id, &devfile("stateful", BOTH), 2).await;
-        assert_eq!(get(&format!("{url}/read")).await, "one|one");
+        assert_eq!(get(&format!("{url}/read")).await, "one|one|one");
         app.restart().await;
         let status = wait_status(&app, &id, &["RUNNING"]).await;
         let url = status["app_url"].as_str().unwrap().to_owned();
         assert_eq!(get(&format!("{url}/write?v=two")).await, "ok");
-        assert_eq!(get(&format!("{url}/read")).await, "one,two|two");
+        assert_eq!(get(&format!("{url}/read")).await, "one,two|two|one,two");
 
         // Another app's role, with its own valid password, is refused on this database.
         let other = app.register(&app.owner, "other").await["id"]
@@ -261,6 +278,13 @@ async fn declared_databases_and_caches_are_provisioned_bound_kept_and_destroyed(
             .to_owned();
         deploy(&app, &other, &devfile("other", DB_ONLY), 1).await;
         let theirs = reveal(&app, &other, "relationalDatabase", "main").await;
+        // Its volume of the same name is its own, and the host's /data was never made.
+        let their_url = crate::deploy::status_of(&app, &other).await["app_url"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert_eq!(get(&format!("{their_url}/read")).await, "|no cache|");
+        assert!(!std::path::Path::new("/data/notes.txt").exists());
         let mine = reveal(&app, &id, "relationalDatabase", "main").await;
         assert_ne!(theirs["database"], mine["database"]);
         let wrong = format!(
@@ -283,15 +307,21 @@ async fn declared_databases_and_caches_are_provisioned_bound_kept_and_destroyed(
         let cache = listed.iter().find(|r| r["kind"] == "cache").unwrap();
         assert_eq!(cache["state"], "detached");
         assert_eq!(cache["variables"], serde_json::json!([]));
-        assert_eq!(get(&format!("{url}/read")).await, "one,two|no cache");
+        assert_eq!(
+            get(&format!("{url}/read")).await,
+            "one,two|no cache|one,two"
+        );
 
         // Deleting the app destroys its resources with their data.
         let cache_port = reveal(&app, &id, "cache", "hot").await["port"]
             .as_u64()
             .unwrap();
         let db_url = mine["url"].as_str().unwrap().to_owned();
+        let volume = app.data_dir().join("volumes").join(&id).join("files");
+        assert!(volume.join("notes.txt").is_file());
         let (status, _) = app.delete_app(&app.owner, &id).await;
         assert_eq!(status, StatusCode::NO_CONTENT);
+        assert!(!volume.exists());
         assert!(sqlx::PgConnection::connect(&db_url).await.is_err());
         assert!(std::net::TcpStream::connect(("127.0.0.1", cache_port as u16)).is_err());
         // The other app is untouched.
