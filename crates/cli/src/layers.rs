@@ -12,7 +12,7 @@
 //!                                  commands (on the local platform)
 //! 3  platform, care, dev, people   the servers' commands (their backup subcommands go to
 //!                                  `backup`); `slipway dev` and `people` (on `daily`'s client)
-//! 4  tokens                        (on `people`'s output)
+//! 4  tokens, resources             (on `people`'s output)
 //! 5  layers, main                  this check; the crate root, which dispatches to all
 //! ```
 //!
@@ -36,6 +36,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("dev", 3),
     ("people", 3),
     ("tokens", 4),
+    ("resources", 4),
     ("layers", 5),
     ("main", 5),
 ];

@@ -14,6 +14,7 @@ mod people;
 mod platform;
 mod prefix;
 mod prompt;
+mod resources;
 mod tls_args;
 mod tokens;
 
@@ -64,6 +65,9 @@ enum Command {
     People(people::PeopleArgs),
     /// Your own API tokens: list, create (shown once), revoke.
     Tokens(tokens::TokensArgs),
+    /// An app's backing resources (databases, caches) and volumes: list, info, credentials
+    /// (editors and owners), rotate, destroy (owners).
+    Resources(resources::ResourcesArgs),
     /// Create a new app project from a template.
     New(daily::NewArgs),
     /// Build and deploy the project (validates first; shows progress).
@@ -116,6 +120,7 @@ fn run(cli: Cli) -> ExitCode {
         Command::Whoami(args) => daily::whoami(args),
         Command::People(args) => people::run(args),
         Command::Tokens(args) => tokens::run(args),
+        Command::Resources(args) => resources::run(args),
         Command::New(args) => daily::new(args),
         Command::Build(args) => daily::build(args),
         Command::Dev(args) => dev::dev(args),

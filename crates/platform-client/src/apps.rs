@@ -287,6 +287,9 @@ pub struct DeletedApp {
     pub app_id: String,
     /// What happened, and that the project's `.app` file must go too.
     pub message: String,
+    /// The data that went with it: each backing resource and volume, in words.
+    #[serde(default)]
+    pub data_removed: Vec<String>,
 }
 
 /// `cancel_build`'s result: the build as it is now.
@@ -485,12 +488,24 @@ fn lifecycle(
 /// `delete_app`: permanent. Reminds the caller that a project's `.app` file must go too.
 pub fn delete_app(client: &Client, args: &AppIdArgs) -> Result<DeletedApp, ToolError> {
     let id = uuid_arg("app_id", &args.app_id)?;
+    // Read first, so the answer can name the data that goes with the app.
+    let app: App = client.typed(Method::GET, &format!("/v1/apps/{id}"), None)?;
+    let data_removed = app.data();
     client.json(Method::DELETE, &format!("/v1/apps/{id}"), None)?;
+    let data = if data_removed.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " Its data was destroyed with it: {}.",
+            data_removed.join("; ")
+        )
+    };
     Ok(DeletedApp {
         message: format!(
-            "app {id} deleted permanently. Delete the {APP_FILE} file in its project directory, or later builds fail with 404 (or register the app again)"
+            "app {id} deleted permanently.{data} Delete the {APP_FILE} file in its project directory, or later builds fail with 404 (or register the app again)"
         ),
         app_id: id,
+        data_removed,
     })
 }
 

@@ -9,7 +9,7 @@
 //! 3  client                                     the HTTP client with retries
 //! 4  apps, people                               the app tools and the .app file; people
 //! 5  pack, builds, history, secrets, sharing,   the calls over apps and people
-//!    stream, tokens, join
+//!    stream, tokens, join, resources
 //! 6  build, sso                                 build_app (packs, uploads, waits); sign-in
 //! 7  layers, lib
 //! ```
@@ -33,6 +33,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("sharing", 5),
     ("stream", 5),
     ("tokens", 5),
+    ("resources", 5),
     ("join", 5),
     ("build", 6),
     ("sso", 6),

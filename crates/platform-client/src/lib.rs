@@ -21,6 +21,7 @@ pub mod local;
 mod model;
 mod pack;
 pub mod people;
+pub mod resources;
 mod secrets;
 mod sharing;
 pub mod sso;
@@ -46,7 +47,7 @@ pub use endpoint::{ENV_TOKEN, ENV_URL, Endpoint};
 pub use error::{FailedBuilds, ToolError};
 pub use join::{Joined, accept_invite};
 pub use model::{
-    App, AppState, AppStatus, Build, BuildStatus, Limits, ServiceState, ServiceStatus,
+    App, AppState, AppStatus, Build, BuildStatus, Limits, ServiceState, ServiceStatus, human_bytes,
 };
 pub use people::{
     AccountRole, Me, audit, invite, list_invites, list_people, me, remove_person, revoke_invite,

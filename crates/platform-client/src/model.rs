@@ -24,6 +24,47 @@ pub struct App {
     pub details: AppDetails,
 }
 
+impl App {
+    /// The data that goes with the app when it is deleted, in words: one line per backing
+    /// resource and volume (the delete confirmations and `delete_app`'s answer show these).
+    pub fn data(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .details
+            .resources
+            .iter()
+            .map(|r| format!("{} {} ({}, {})", r.kind, r.name, r.engine, r.state))
+            .collect();
+        out.extend(self.details.volumes.iter().map(|v| {
+            format!(
+                "volume {} ({} used{})",
+                v.name,
+                human_bytes(v.used_bytes),
+                v.size
+                    .as_deref()
+                    .map(|s| format!(" of {s}"))
+                    .unwrap_or_default()
+            )
+        }));
+        out
+    }
+}
+
+/// `1536` → `1.5 KiB`.
+pub fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
 /// A secret the platform shows once (a new token, an invite's code): in clear in JSON, and
 /// a [`Token`] in Rust, whose `Debug` hides it.
 pub(crate) mod secret {
@@ -43,6 +84,13 @@ pub(crate) mod secret {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sizes_read_as_people_write_them() {
+        assert_eq!(human_bytes(0), "0 B");
+        assert_eq!(human_bytes(1536), "1.5 KiB");
+        assert_eq!(human_bytes(5 << 30), "5.0 GiB");
+    }
     use serde_json::json;
 
     #[test]
