@@ -71,7 +71,9 @@ pub const LOCK_FILE: &str = "platform.lock";
 pub const BACKUP_FILES: &[&str] = &[VAULT_KEY_FILE, SIGNING_KEY_FILE, LOG_URL_KEY_FILE];
 
 /// The directories a backup holds whole: the image store (deployments are brought back from
-/// it), builds' logs and scan reports, deployments' service logs.
+/// it), builds' logs and scan reports, deployments' service logs, and the apps' volumes
+/// (copied file by file while apps may write: a file being written during the copy can be
+/// caught half-written).
 ///
 /// Left out, because the platform makes them again or they belong to one running
 /// instance: `run/` and `layers/` (deployments' trees, unpacked again from the images when
@@ -81,7 +83,7 @@ pub const BACKUP_FILES: &[&str] = &[VAULT_KEY_FILE, SIGNING_KEY_FILE, LOG_URL_KE
 /// containers are labelled with: a restored copy gets an id of its own, so it never stops
 /// the containers of the platform it was copied from), the lock, `embedded-url` and
 /// `bootstrap-token` (a start issues the owner a new one; the old token stays valid).
-pub const BACKUP_DIRS: &[&str] = &[IMAGES_DIR, BUILDS_DIR, DEPLOYMENTS_DIR];
+pub const BACKUP_DIRS: &[&str] = &[IMAGES_DIR, BUILDS_DIR, DEPLOYMENTS_DIR, VOLUMES_DIR];
 
 /// The data directory's lock: held by a running server (and a key rotation) for its whole
 /// life, so a second one is refused before it touches anything.

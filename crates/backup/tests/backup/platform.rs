@@ -4,6 +4,7 @@
 //! people and apps are the same; and the archive's bytes hold no database header, secret or
 //! token in clear.
 
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -397,6 +398,10 @@ async fn a_restored_platform_brings_its_running_app_back_without_run_and_layers(
         let url = upload["app_url"].as_str().expect("app_url").to_owned();
         let running = wait_running(&source, &owner, &id).await;
         assert!(source_dir.join("run").is_dir() && source_dir.join("layers").is_dir());
+        // A volume's file (as an app with a volume writes it) goes into the archive.
+        let volume = Path::new("volumes").join(&id).join("files");
+        std::fs::create_dir_all(source_dir.join(&volume)).unwrap();
+        std::fs::write(source_dir.join(&volume).join("notes.txt"), "kept\n").unwrap();
 
         let (_, pass) = passphrase(dir.path(), "pass", "deploy passphrase");
         let archive = dir.path().join("platform.age");
@@ -424,6 +429,10 @@ async fn a_restored_platform_brings_its_running_app_back_without_run_and_layers(
         .await
         .expect("restore");
         assert!(!restored_dir.join("run").exists() && !restored_dir.join("layers").exists());
+        assert_eq!(
+            std::fs::read_to_string(restored_dir.join(&volume).join("notes.txt")).unwrap(),
+            "kept\n"
+        );
         let copy = Platform::start(&restored_dir, target_db.url.as_deref()).await;
         let back = wait_running(&copy, &owner, &id).await;
         assert_ne!(
