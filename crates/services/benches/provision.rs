@@ -1,0 +1,113 @@
+//! What backing resources cost a deploy and the machine (BENCHMARKS.md, "Backing
+//! services"): the time `ensure` adds for a new PostgreSQL database and a new Redis cache
+//! when the shared cluster already runs (the part a first deploy with resources pays over
+//! one without), the cluster's cold start, and the proportional resident memory (PSS) of every backing server
+//! with twenty apps, each with a database and a cache.
+//!
+//! Run: `cargo bench -p slipway-services --bench provision` (real servers; a few seconds).
+
+use std::time::{Duration, Instant};
+
+use slipway_services::{Engine, ResourceKey, ResourceSpec, Services, ServicesConfig};
+
+const APPS: usize = 20;
+
+fn spec(app: usize, kind: &str, engine: Engine) -> ResourceSpec {
+    ResourceSpec {
+        key: ResourceKey {
+            app_id: format!("bench{app:04}-0000-0000-0000-000000000000"),
+            kind: kind.into(),
+            name: "main".into(),
+        },
+        engine,
+        memory_mb: Some(16),
+    }
+}
+
+/// Proportional resident memory (PSS: shared pages split among their users, so
+/// PostgreSQL's shared buffers count once, not once per backend) of `pid` and its children,
+/// in KiB.
+fn rss_kib(pid: u32) -> u64 {
+    let own = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Pss:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
+        .unwrap_or(0);
+    let children: u64 = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|c| c.parse().ok())
+        .map(rss_kib)
+        .sum();
+    own + children
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+#[tokio::main]
+async fn main() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let services = Services::new(ServicesConfig {
+        dir: dir.path().join("services"),
+        postgres_url: None,
+    });
+    let cold = Instant::now();
+    services
+        .ensure(&spec(0, "relationalDatabase", Engine::Postgres), None)
+        .await
+        .unwrap();
+    let cold = cold.elapsed();
+    let mut db_times = Vec::new();
+    let mut cache_times = Vec::new();
+    for app in 1..=APPS {
+        let t = Instant::now();
+        services
+            .ensure(&spec(app, "relationalDatabase", Engine::Postgres), None)
+            .await
+            .unwrap();
+        db_times.push(t.elapsed());
+        let t = Instant::now();
+        services
+            .ensure(&spec(app, "cache", Engine::Redis), None)
+            .await
+            .unwrap();
+        cache_times.push(t.elapsed());
+    }
+    let both: Vec<Duration> = db_times
+        .iter()
+        .zip(&cache_times)
+        .map(|(a, b)| *a + *b)
+        .collect();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let pids = services.pids().await;
+    let total: u64 = pids.iter().map(|p| rss_kib(*p)).sum();
+    println!("postgres cluster cold start (initdb, start, first database): {cold:.2?}");
+    println!(
+        "new database, cluster running: median {:.0?}, max {:.0?}",
+        median(db_times.clone()),
+        db_times.iter().max().unwrap()
+    );
+    println!(
+        "new redis cache: median {:.0?}, max {:.0?}",
+        median(cache_times.clone()),
+        cache_times.iter().max().unwrap()
+    );
+    println!(
+        "database + cache (what a deploy adds): median {:.0?}",
+        median(both)
+    );
+    println!(
+        "proportional resident memory (PSS) of every backing server, {APPS} apps with a database and a cache ({} servers): {:.1} MiB",
+        pids.len(),
+        total as f64 / 1024.0
+    );
+    services.shutdown().await;
+}
