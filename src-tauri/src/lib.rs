@@ -468,4 +468,27 @@ mod wiring {
             assert_eq!(refused["field"], "url", "{cmd}: {refused}");
         }
     }
+
+    #[test]
+    fn the_resource_commands_are_wired_and_allowed() {
+        let (_app, window) = app();
+        // Registered and allowed: an argument of the wrong type (or one missing) is refused by
+        // Tauri after the permission check and before the command runs, so nothing reaches a
+        // platform.
+        for (cmd, args) in [
+            ("app_resources", json!({})),
+            (
+                "resource_credentials",
+                json!({"appId": "a", "kind": 1, "name": "main"}),
+            ),
+            ("resource_rotate", json!({"appId": "a", "kind": "cache"})),
+            (
+                "resource_destroy",
+                json!({"appId": 5, "kind": "cache", "name": "hot"}),
+            ),
+        ] {
+            let refused = invoke(&window, cmd, args).expect_err(cmd).to_string();
+            assert!(refused.contains("invalid args"), "{cmd}: {refused}");
+        }
+    }
 }

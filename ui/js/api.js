@@ -115,6 +115,19 @@ export const appBuilds = (appId, pageToken = null) => platformCall("app_builds",
 /** One build with its log (`log`, and `log_truncated` when only its end is shown). */
 export const buildLog = (buildId) => platformCall("build_log", { buildId });
 
+/**
+ * An app's backing resources and volumes: {app_id, resources: [{kind, name, engine, state,
+ * memory_mb, size_bytes, variables}], volumes: [{name, size, ephemeral, used_bytes, mounts}]}
+ * (variable names, never values).
+ */
+export const appResources = (appId) => platformCall("app_resources", { appId });
+/** One resource's credentials (editors and owners): {kind, name, engine, url, host, port, user, password, database}. */
+export const resourceCredentials = (appId, kind, name) => platformCall("resource_credentials", { appId, kind, name });
+/** New credentials for a resource; the app restarts on them: {app_id, kind, name, resources}. */
+export const resourceRotate = (appId, kind, name) => platformCall("resource_rotate", { appId, kind, name });
+/** Destroys a resource and its data for good (owners): {app_id, kind, name, message}. */
+export const resourceDestroy = (appId, kind, name) => platformCall("resource_destroy", { appId, kind, name });
+
 /** Starts build_app on a project folder with progress; the value is a ticket for buildPoll. */
 export const buildStart = (projectPath) => command("build_start", { projectPath });
 /** The steps a build reported so far and, once done, its result: {steps, result}. */

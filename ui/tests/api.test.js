@@ -81,3 +81,23 @@ test("a people command answering success:false is a failure naming its field", a
   assert.equal(res.field, "expires_in_days");
   assert.match(res.error, /1 to 30/);
 });
+
+test("the resource commands send the argument names the Rust commands take", async () => {
+  answer = () => Promise.resolve({ success: true });
+  const sent = async (promise) => {
+    const res = await promise;
+    assert.equal(res.ok, true);
+    return calls.at(-1);
+  };
+  assert.deepEqual(await sent(api.appResources("a1")), ["app_resources", { appId: "a1" }]);
+  assert.deepEqual(await sent(api.resourceCredentials("a1", "relationalDatabase", "main")), ["resource_credentials", { appId: "a1", kind: "relationalDatabase", name: "main" }]);
+  assert.deepEqual(await sent(api.resourceRotate("a1", "cache", "hot")), ["resource_rotate", { appId: "a1", kind: "cache", name: "hot" }]);
+  assert.deepEqual(await sent(api.resourceDestroy("a1", "cache", "hot")), ["resource_destroy", { appId: "a1", kind: "cache", name: "hot" }]);
+});
+
+test("a resource refusal (success:false) is a failure with the platform's words", async () => {
+  answer = () => Promise.resolve({ success: false, error: "permission denied: viewers cannot read credentials", retryable: false });
+  const res = await api.resourceCredentials("a1", "cache", "hot");
+  assert.equal(res.ok, false);
+  assert.equal(res.error, "permission denied: viewers cannot read credentials");
+});

@@ -2,11 +2,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  APP_TABS, buildDuration, buildStepLine, deploymentSecrets, devLogLines, diffLines, keepLast, limitsText, scanHeadline, scanPackages, servicesUpdated, watchStateLine,
+  APP_TABS, appDataLines, buildDuration, buildStepLine, dataRemovedText, deleteDataText, deploymentSecrets, devLogLines, diffLines, humanBytes, keepLast, limitsText, maskedUrl,
+  resourceActions, resourceLine, resourceSize, scanHeadline, scanPackages, servicesUpdated, volumeLine, watchStateLine,
 } from "../js/views/apps/format.js";
 
-test("an app has six pages, overview first", () => {
-  assert.deepEqual(APP_TABS.map((t) => t.id), ["overview", "builds", "deployments", "logs", "secrets", "access"]);
+test("an app has seven pages, overview first", () => {
+  assert.deepEqual(APP_TABS.map((t) => t.id), ["overview", "builds", "deployments", "logs", "secrets", "resources", "access"]);
 });
 
 test("a build's duration in seconds, or minutes and seconds; nothing while it runs", () => {
@@ -71,4 +72,74 @@ test("a scan answer with a report counts its advisories; without one it says why
   assert.deepEqual(scanHeadline(clean), { tone: "ok", text: "No known vulnerabilities in 0 packages (checked today against ? advisories)" });
   const none = { report: null, error: "no advisory database", sbom: { packages: [{ name: "a" }] } };
   assert.deepEqual(scanHeadline(none), { tone: "muted", text: "No scan report: no advisory database. 1 packages found in the image." });
+});
+
+test("bytes are worded as the Rust side words them", () => {
+  assert.equal(humanBytes(0), "0 B");
+  assert.equal(humanBytes(1023), "1023 B");
+  assert.equal(humanBytes(1536), "1.5 KiB");
+  assert.equal(humanBytes(1258291), "1.2 MiB");
+  assert.equal(humanBytes(5 * 1024 ** 3), "5.0 GiB");
+  assert.equal(humanBytes(3 * 1024 ** 5), "3072.0 TiB");
+  assert.equal(humanBytes(null), "0 B");
+  assert.equal(humanBytes(undefined), "");
+  assert.equal(humanBytes(-1), "");
+});
+
+const APP = {
+  resources: [
+    { kind: "relationalDatabase", name: "main", engine: "postgres", state: "attached", memory_mb: null, size_bytes: 7 * 1024 * 1024, variables: ["DATABASE_URL", "PGHOST"] },
+    { kind: "cache", name: "old", engine: "redis", state: "detached", memory_mb: 64, size_bytes: null, variables: [] },
+  ],
+  volumes: [
+    { name: "files", size: "1Gi", ephemeral: false, used_bytes: 1258291, mounts: ["api:/data"] },
+    { name: "scratch", size: null, ephemeral: true, used_bytes: 0, mounts: [] },
+  ],
+};
+
+test("resources and volumes in words: detached and ephemeral ones say so", () => {
+  assert.equal(resourceLine(APP.resources[0]), "relationalDatabase main (postgres)");
+  assert.equal(resourceLine(APP.resources[1]), "cache old (redis, detached)");
+  assert.equal(volumeLine(APP.volumes[0]), "volume files (1.2 MiB used of 1Gi)");
+  assert.equal(volumeLine(APP.volumes[1]), "volume scratch (0 B used, ephemeral)");
+  assert.deepEqual(appDataLines(APP), ["relationalDatabase main (postgres)", "cache old (redis, detached)", "volume files (1.2 MiB used of 1Gi)", "volume scratch (0 B used, ephemeral)"]);
+});
+
+test("the delete confirmation names the data that goes with the app, and says nothing when there is none", () => {
+  assert.equal(
+    deleteDataText({ resources: APP.resources.slice(0, 1), volumes: APP.volumes.slice(0, 1) }),
+    "Its data is destroyed with it: relationalDatabase main (postgres), volume files (1.2 MiB used of 1Gi).",
+  );
+  assert.equal(deleteDataText({ resources: [], volumes: [] }), "");
+  assert.equal(deleteDataText({}), "");
+  assert.deepEqual(appDataLines(null), []);
+});
+
+test("after a deletion, the data the answer says was destroyed", () => {
+  assert.equal(dataRemovedText({ data_removed: ["relationalDatabase main (postgres, attached)", "volume files (1.2 MiB used of 1Gi)"] }),
+    "Data destroyed with it: relationalDatabase main (postgres, attached); volume files (1.2 MiB used of 1Gi).");
+  assert.equal(dataRemovedText({ data_removed: [] }), "");
+  assert.equal(dataRemovedText({ message: "app deleted" }), "");
+});
+
+test("a resource's size column: its data and its memory cap", () => {
+  assert.equal(resourceSize(APP.resources[0]), "7.0 MiB");
+  assert.equal(resourceSize(APP.resources[1]), "cap 64 MiB");
+  assert.equal(resourceSize({ size_bytes: 2048, memory_mb: 128 }), "2.0 KiB, cap 128 MiB");
+  assert.equal(resourceSize({}), "—");
+});
+
+test("viewers get no resource action, editors reveal and rotate, owners destroy too", () => {
+  assert.deepEqual(resourceActions("viewer"), { reveal: false, rotate: false, destroy: false });
+  assert.deepEqual(resourceActions("editor"), { reveal: true, rotate: true, destroy: false });
+  assert.deepEqual(resourceActions("owner"), { reveal: true, rotate: true, destroy: true });
+  // Unknown: offered, and the platform's answer decides.
+  assert.deepEqual(resourceActions(null), { reveal: true, rotate: true, destroy: true });
+});
+
+test("a connection URL hides its password until shown", () => {
+  assert.equal(maskedUrl("postgres://app:0123abcd@127.0.0.1:5432/main", "0123abcd"), "postgres://app:••••••@127.0.0.1:5432/main");
+  assert.equal(maskedUrl("redis://:pw@127.0.0.1:6380/0", "pw"), "redis://:••••••@127.0.0.1:6380/0");
+  assert.equal(maskedUrl("memcached://127.0.0.1:11211", ""), "memcached://127.0.0.1:11211");
+  assert.equal(maskedUrl(null, "x"), "");
 });

@@ -9,6 +9,7 @@ pub mod env;
 pub mod history;
 pub mod links;
 pub mod people;
+pub mod resources;
 mod run;
 pub mod selection;
 pub mod startup;
@@ -49,6 +50,10 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         history::app_diagnosis,
         history::app_builds,
         history::build_log,
+        resources::app_resources,
+        resources::resource_credentials,
+        resources::resource_rotate,
+        resources::resource_destroy,
         build::build_start,
         build::build_poll,
         dev::dev_start,

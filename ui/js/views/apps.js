@@ -57,7 +57,7 @@ function AppsView({ api, shared, visit }) {
   } else if (deleted) {
     detail = deleted.map((l) => html`<p class=${l.ok ? "ok" : "error"} id=${l.id} role=${l.ok ? "status" : "alert"}>${l.text}</p>`);
   } else {
-    detail = html`<p class="muted">Select an app to see its status, builds, deployments, logs, secrets and who can access it.</p>`;
+    detail = html`<p class="muted">Select an app to see its status, builds, deployments, logs, secrets, resources and who can access it.</p>`;
   }
   return html`<div class="split">
     <div class="pane">

@@ -10,6 +10,7 @@ export const APP_TABS = [
   { id: "deployments", label: "Deployments" },
   { id: "logs", label: "Logs" },
   { id: "secrets", label: "Secrets" },
+  { id: "resources", label: "Resources" },
   { id: "access", label: "Access" },
 ];
 
@@ -101,4 +102,72 @@ export function scanHeadline(scan) {
   const db = scan.report.advisory_db || {};
   const found = vulns ? `${vulns} known vulnerabilit${vulns === 1 ? "y" : "ies"}` : "No known vulnerabilities";
   return { tone: vulns ? "error" : "ok", text: `${found} in ${packages} packages (checked ${scan.report.scanned_at} against ${db.advisories ?? "?"} advisories)` };
+}
+
+const BYTE_UNITS = ["B", "KiB", "MiB", "GiB", "TiB"];
+
+/** `1536` → "1.5 KiB", as the Rust side words sizes (`slipway_platform_client::human_bytes`). */
+export function humanBytes(bytes) {
+  const n = Number(bytes);
+  if (!Number.isFinite(n) || n < 0) return "";
+  let value = n;
+  let unit = 0;
+  while (value >= 1024 && unit < BYTE_UNITS.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return unit === 0 ? `${Math.round(n)} B` : `${value.toFixed(1)} ${BYTE_UNITS[unit]}`;
+}
+
+/** A backing resource in words: "relationalDatabase main (postgres)", "(…, detached)" when no longer declared. */
+export function resourceLine(r) {
+  const detached = r.state && r.state !== "attached" ? `, ${r.state}` : "";
+  return `${r.kind} ${r.name} (${r.engine}${detached})`;
+}
+
+/** A volume in words: "volume files (1.2 MiB used of 1Gi)", "…, ephemeral)" when it starts empty on each deploy. */
+export function volumeLine(v) {
+  const of = v.size ? ` of ${v.size}` : "";
+  return `volume ${v.name} (${humanBytes(v.used_bytes ?? 0)} used${of}${v.ephemeral ? ", ephemeral" : ""})`;
+}
+
+/** The data that goes with an app when it is deleted: one line per resource and volume. */
+export function appDataLines(app) {
+  return [...((app && app.resources) || []).map(resourceLine), ...((app && app.volumes) || []).map(volumeLine)];
+}
+
+/** What the delete confirmation says of the app's data ("" when it has none). */
+export function deleteDataText(app) {
+  const lines = appDataLines(app);
+  return lines.length ? `Its data is destroyed with it: ${lines.join(", ")}.` : "";
+}
+
+/** What a deletion's answer says was destroyed with the app ("" when nothing was). */
+export function dataRemovedText(answer) {
+  const lines = (answer && answer.data_removed) || [];
+  return lines.length ? `Data destroyed with it: ${lines.join("; ")}.` : "";
+}
+
+/** A resource's size column: the data it holds and its memory cap ("—" when neither is known). */
+export function resourceSize(r) {
+  const parts = [];
+  if (r.size_bytes !== null && r.size_bytes !== undefined) parts.push(humanBytes(r.size_bytes));
+  if (r.memory_mb !== null && r.memory_mb !== undefined) parts.push(`cap ${r.memory_mb} MiB`);
+  return parts.length ? parts.join(", ") : "—";
+}
+
+/**
+ * Which resource actions to offer for the caller's app role (the platform's `your_role`):
+ * editors and owners reveal and rotate credentials, owners destroy; a viewer gets none. When
+ * the role is unknown every action is offered and the platform's answer decides.
+ */
+export function resourceActions(role) {
+  if (!role) return { reveal: true, rotate: true, destroy: true };
+  return { reveal: role === "owner" || role === "editor", rotate: role === "owner" || role === "editor", destroy: role === "owner" };
+}
+
+/** A connection URL with its password masked (as shown until Show is pressed). */
+export function maskedUrl(url, password) {
+  const u = String(url ?? "");
+  return password ? u.split(String(password)).join("••••••") : u;
 }

@@ -1,9 +1,10 @@
 // An app's actions: refresh or watch its status, enable or disable it, delete it (confirmed
-// first, offering to remove the project's .app file too).
+// first, naming the data that goes with it, offering to remove the project's .app file too).
 import { html, useEffect, useRef, useState } from "../../../vendor/preact-htm.js";
 import { useAlive } from "../../components/hooks.js";
 import { Outcome } from "../../components/notice.js";
 import { INTERVAL_MS, SETTLED, watchStatus } from "../../watch-status.js";
+import { dataRemovedText, deleteDataText } from "./format.js";
 
 export function Lifecycle({ api, app, project, onReload, onListChanged, onDeleted, onSettled }) {
   const [busy, setBusy] = useState(false);
@@ -73,12 +74,16 @@ function StatusWatch({ api, app, onLine, onSettled }) {
   return html`<button type="button" class="small" id="status-watch" onClick=${click}>${watching ? "Stop watching" : "Watch status"}</button>`;
 }
 
-/** The delete confirmation; the folder offered is the one typed on the Builds page, if any. */
+/**
+ * The delete confirmation, naming the app's resources and volumes (their data goes with it);
+ * the folder offered is the one typed on the Builds page, if any.
+ */
 function ConfirmDelete({ api, app, project, onCancel, onDeleted }) {
   const [folder, setFolder] = useState(project.trim());
   const [forget, setForget] = useState(Boolean(project.trim()));
   const [res, setRes] = useState(null);
   const [busy, setBusy] = useState(false);
+  const data = deleteDataText(app);
 
   async function remove() {
     setBusy(true);
@@ -88,6 +93,8 @@ function ConfirmDelete({ api, app, project, onCancel, onDeleted }) {
       return setRes(answer);
     }
     const lines = [{ ok: true, text: answer.value.message }];
+    const removed = dataRemovedText(answer.value);
+    if (removed) lines.push({ ok: true, text: removed, id: "data-removed" });
     if (forget && folder.trim()) {
       const gone = await api.forgetAppFile(folder.trim(), app.app_id);
       lines.push({ ok: gone.ok, text: gone.ok ? `removed ${gone.value}` : gone.error, id: "forgot-app-file" });
@@ -97,6 +104,7 @@ function ConfirmDelete({ api, app, project, onCancel, onDeleted }) {
 
   return html`<div class="confirm">
     <p>This stops the app, deletes its builds, logs and secrets, and frees its name.</p>
+    ${data ? html`<p id="delete-data"><strong>${data}</strong> This cannot be undone.</p>` : null}
     <div class="inline">
       <label class="check"><input type="checkbox" id="forget-app-file" checked=${forget} onChange=${(e) => setForget(e.currentTarget.checked)} />Also remove the .app file in</label>
       <label>Project folder<input name="forget_project" id="forget-project" value=${folder} placeholder=${`/home/you/projects/${app.name}`}
