@@ -803,3 +803,97 @@ async fn a_dockerfile_that_updates_ca_certificates_builds_with_the_default_bundl
     );
     app.finish().await;
 }
+
+/// A devfile volume on the container runtime: a named volume of the app's own, mounted at
+/// its path, whose files outlive a redeploy and go with the app.
+#[tokio::test]
+async fn a_volume_keeps_its_files_across_deploys_and_goes_with_the_app() {
+    if !containers_here() {
+        return;
+    }
+    // One backend: the volume's life does not depend on the platform's database.
+    let backend = backends().remove(0);
+    let app = spawn(backend).await;
+    let counter = server(
+        "",
+        "    path = '/data/count'\n    n = int(open(path).read()) + 1 if os.path.exists(path) else 1\n    open(path, 'w').write(str(n))\n    return n",
+    );
+    let mut files = stdlib_app("keeper", &counter, &[], "128Mi");
+    let devfile = String::from_utf8(files[0].1.clone()).unwrap();
+    let devfile = devfile
+        .replace(
+            "components:\n",
+            "components:\n  - name: files\n    volume:\n      size: 64Mi\n",
+        )
+        .replace(
+            "      memoryLimit: 128Mi\n",
+            "      memoryLimit: 128Mi\n      volumeMounts:\n        - name: files\n          path: /data\n",
+        );
+    files[0].1 = devfile.into_bytes();
+    let id = register_and_build(&app, "keeper", &files).await;
+    let running = wait_status(&app, &id, &["RUNNING", "FAILED"]).await;
+    assert_eq!(
+        running["status"],
+        "RUNNING",
+        "{running}\n{}",
+        service_logs(&app)
+    );
+    assert_eq!(get_ok(&app, "keeper.localhost", "/probe").await, "1");
+    assert_eq!(get_ok(&app, "keeper.localhost", "/probe").await, "2");
+    let volumes = podman(
+        &app,
+        &[
+            "volume",
+            "ls",
+            "-q",
+            "--filter",
+            &format!("label={}", app_label(&id)),
+        ],
+    );
+    assert_eq!(
+        volumes.trim(),
+        format!("slipway-{id}-files"),
+        "one named volume of the app's own"
+    );
+
+    // A new build and deployment: the same files.
+    files.push(("note.txt".into(), b"round two".to_vec()));
+    let (status, body) = app
+        .upload(&app.owner, &id, "", "application/zstd", tar_zst(&files))
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    let first = running["deployment_id"].clone();
+    let deadline = Instant::now() + Duration::from_secs(600);
+    loop {
+        let now = status_of(&app, &id).await;
+        if now["status"] == "RUNNING" && now["deployment_id"] != first {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no new deployment: {now}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    assert_eq!(get_ok(&app, "keeper.localhost", "/probe").await, "3");
+    let on_disk = app
+        .data_dir()
+        .join("volumes")
+        .join(&id)
+        .join("files")
+        .join("count");
+    assert_eq!(std::fs::read_to_string(&on_disk).unwrap(), "3");
+
+    let (status, _) = app.delete_app(&app.owner, &id).await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let volumes = podman(
+        &app,
+        &[
+            "volume",
+            "ls",
+            "-q",
+            "--filter",
+            &format!("label={}", app_label(&id)),
+        ],
+    );
+    assert_eq!(volumes.trim(), "", "the volume goes with the app");
+    assert!(!on_disk.exists());
+    app.finish().await;
+}
