@@ -177,7 +177,12 @@ async fn deployments(app: &TestApp, id: &str) -> usize {
 }
 
 async fn get(url: &str) -> String {
-    let r = reqwest::get(url).await.expect("the app answers");
+    let r = reqwest::Client::new()
+        .get(url)
+        .timeout(Duration::from_secs(30))
+        .send()
+        .await
+        .expect("the app answers");
     let status = r.status();
     let body = r.text().await.unwrap();
     assert_eq!(status, StatusCode::OK, "{url}: {body}");
@@ -334,4 +339,126 @@ async fn declared_databases_and_caches_are_provisioned_bound_kept_and_destroyed(
             .unwrap();
         app.finish().await;
     }
+}
+
+/// The other engines through a deploy: a MariaDB database (`engine: mysql`) and a memcached
+/// cache. The app writes a row through `mariadb` and `DATABASE_URL`, and a key through
+/// memcached's authenticated ASCII protocol and `MEMCACHED_URL`.
+const OTHER_SERVER: &str = r#"import http.server, os, socket, subprocess, urllib.parse
+
+def sql(q):
+    u = urllib.parse.urlparse(os.environ["DATABASE_URL"])
+    return subprocess.run(["mariadb", "--no-defaults", "--protocol=tcp", "-h", u.hostname, "-P", str(u.port), "-u", u.username, "-p" + u.password, "--batch", "--skip-column-names", u.path[1:], "-e", q], capture_output=True, text=True, check=True).stdout.strip()
+
+def mc(command, lines):
+    u = urllib.parse.urlparse(os.environ["MEMCACHED_URL"])
+    with socket.create_connection((u.hostname, u.port)) as s:
+        f = s.makefile("rb")
+        token = "%s %s" % (u.username, u.password)
+        s.sendall(("set auth x 0 %d\r\n%s\r\n" % (len(token), token)).encode())
+        assert f.readline().strip() == b"STORED"
+        s.sendall(command.encode())
+        return "/".join(f.readline().decode().strip() for _ in range(lines))
+
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        url = urllib.parse.urlparse(self.path)
+        try:
+            if url.path == "/write":
+                v = urllib.parse.parse_qs(url.query)["v"][0]
+                sql("CREATE TABLE IF NOT EXISTS notes (v TEXT); INSERT INTO notes VALUES ('%s')" % v)
+                mc("set last 0 0 %d\r\n%s\r\n" % (len(v), v), 1)
+                body = "ok"
+            elif url.path == "/read":
+                body = sql("CREATE TABLE IF NOT EXISTS notes (v TEXT); SELECT GROUP_CONCAT(v ORDER BY v) FROM notes") + "|" + mc("get last\r\n", 2)
+            else:
+                body = "ok"
+            code = 200
+        except Exception as e:
+            body, code = repr(e) + " " + str(getattr(e, "stderr", "")), 500
+        body = body.encode()
+        self.send_response(code)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+
+http.server.ThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), H).serve_forever()
+"#;
+
+#[tokio::test]
+async fn mysql_databases_and_memcached_caches_work_through_a_deploy() {
+    // One backend: the engines, not the platform's own database, are under test here.
+    let backend = backends().remove(0);
+    let app = spawn_app(backend).await;
+    let infra = "      relationalDatabase:\n        - name: main\n          engine: mysql\n      cache:\n        - name: pages\n          engine: memcached";
+    let devfile = devfile("ledger", infra).replace("python3 server.py", "python3 other.py");
+    let id = app.register(&app.owner, "ledger").await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let files = |round: u32| {
+        vec![
+            ("devfile.yaml".to_owned(), devfile.as_bytes().to_vec()),
+            ("other.py".to_owned(), OTHER_SERVER.as_bytes().to_vec()),
+            ("server.py".to_owned(), SERVER.as_bytes().to_vec()),
+            ("round.txt".to_owned(), round.to_string().into_bytes()),
+            (
+                "Dockerfile".to_owned(),
+                b"FROM scratch\nCOPY . /app\n".to_vec(),
+            ),
+        ]
+    };
+    for round in 1..=2 {
+        let (status, body) = app
+            .upload(
+                &app.owner,
+                &id,
+                "",
+                "application/zstd",
+                tar_zst(&files(round)),
+            )
+            .await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+        let build = body["build_ids"][0].as_str().unwrap().to_owned();
+        let built = app.wait_build(&build, &["succeeded", "failed"]).await;
+        assert_eq!(built["status"], "succeeded", "{built}");
+        let deadline = std::time::Instant::now() + Duration::from_secs(120);
+        while deployments(&app, &id).await < round as usize {
+            assert!(std::time::Instant::now() < deadline, "no deployment");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let status = wait_status(&app, &id, &["RUNNING"]).await;
+        let url = status["app_url"].as_str().unwrap().to_owned();
+        if round == 1 {
+            let listed = resources(&app, &id).await;
+            let db = listed.iter().find(|r| r["engine"] == "mysql").unwrap();
+            assert!(
+                db["variables"]
+                    .as_array()
+                    .unwrap()
+                    .contains(&"DATABASE_URL".into())
+            );
+            let cache = listed.iter().find(|r| r["engine"] == "memcached").unwrap();
+            assert_eq!(
+                cache["variables"],
+                serde_json::json!(["PAGES_CACHE_URL", "MEMCACHED_URL"])
+            );
+            assert_eq!(get(&format!("{url}/write?v=first")).await, "ok");
+        }
+        // The row and the key outlive the redeploy (the memcached server is the same one).
+        assert_eq!(
+            get(&format!("{url}/read")).await,
+            "first|VALUE last 0 5/first"
+        );
+    }
+    let url = reveal(&app, &id, "relationalDatabase", "main").await["url"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(url.starts_with("mysql://"), "{url}");
+    let (status, _) = app.delete_app(&app.owner, &id).await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    app.finish().await;
 }
