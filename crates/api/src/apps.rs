@@ -138,3 +138,38 @@ pub struct VolumeInfo {
     /// Where each service mounts it: `service:/path`.
     pub mounts: Vec<String>,
 }
+
+/// A resource's credentials, as the platform reveals them to an app's editors and owners.
+/// `Debug` leaves the password and the URL (which carries it) out.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ResourceCredentials {
+    /// Its kind.
+    pub kind: String,
+    /// Its name.
+    pub name: String,
+    /// Its engine.
+    pub engine: String,
+    /// The connection URL, password included.
+    pub url: String,
+    /// Host.
+    pub host: String,
+    /// Port.
+    pub port: u16,
+    /// User (empty for redis).
+    pub user: String,
+    /// Password.
+    pub password: String,
+    /// Database (empty for caches).
+    pub database: String,
+}
+
+impl std::fmt::Debug for ResourceCredentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResourceCredentials")
+            .field("kind", &self.kind)
+            .field("name", &self.name)
+            .field("host", &self.host)
+            .field("port", &self.port)
+            .finish_non_exhaustive()
+    }
+}

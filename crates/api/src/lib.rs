@@ -17,7 +17,10 @@ pub mod deployments;
 pub mod people;
 pub mod tokens;
 
-pub use apps::{AppDetails, AppListing, AppState, Limits, ResourceInfo, ServiceState, VolumeInfo};
+pub use apps::{
+    AppDetails, AppListing, AppState, Limits, ResourceCredentials, ResourceInfo, ServiceState,
+    VolumeInfo,
+};
 pub use builds::Build;
 pub use people::{AccountRole, AuditEntry, AuditPage, Person, PersonRef};
 pub use status::{AppStatus, BuildStatus, DeploymentCause, DeploymentStatus, ServiceStatus};

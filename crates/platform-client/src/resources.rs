@@ -4,7 +4,7 @@
 
 use reqwest::Method;
 use serde::{Deserialize, Serialize};
-pub use slipway_api::{ResourceInfo, VolumeInfo};
+pub use slipway_api::{ResourceCredentials, ResourceInfo, VolumeInfo};
 
 use crate::apps::uuid_arg;
 use crate::client::Client;
@@ -21,40 +21,6 @@ pub struct Resources {
     pub resources: Vec<ResourceInfo>,
     /// Its volumes.
     pub volumes: Vec<VolumeInfo>,
-}
-
-/// A resource's credentials, as the platform reveals them to editors and owners.
-#[derive(Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct ResourceCredentials {
-    /// Its kind.
-    pub kind: String,
-    /// Its name.
-    pub name: String,
-    /// Its engine.
-    pub engine: String,
-    /// The connection URL, password included.
-    pub url: String,
-    /// Host.
-    pub host: String,
-    /// Port.
-    pub port: u16,
-    /// User (empty for redis).
-    pub user: String,
-    /// Password.
-    pub password: String,
-    /// Database (empty for caches).
-    pub database: String,
-}
-
-impl std::fmt::Debug for ResourceCredentials {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ResourceCredentials")
-            .field("kind", &self.kind)
-            .field("name", &self.name)
-            .field("host", &self.host)
-            .field("port", &self.port)
-            .finish_non_exhaustive()
-    }
 }
 
 /// What a destroy did.

@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use nix::sys::signal::Signal;
 
 use crate::error::ServiceError;
-use crate::process::{Launch, ServerProcess, find_program, free_port, run, stop_leftover};
+use crate::process::{
+    Launch, ServerProcess, find_program, free_port, read_port, run, stop_leftover,
+};
 use crate::redis::write_private;
 use crate::spec::{Credentials, Engine, new_password};
 
@@ -59,12 +61,7 @@ impl Mariadb {
                 })?;
             write_private(&port_file, &free_port()?.to_string())?;
         }
-        let port: u16 = std::fs::read_to_string(&port_file)?
-            .trim()
-            .parse()
-            .map_err(|_| {
-                ServiceError::Unsupported(format!("{} is not a port", port_file.display()))
-            })?;
+        let port = read_port(&port_file)?;
         let socket = dir.join("mysqld.sock");
         let pid = dir.join("mariadbd.pid");
         stop_leftover(&pid, "mariadbd", Signal::SIGTERM).await;

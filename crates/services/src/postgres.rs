@@ -15,7 +15,9 @@ use sqlx::ConnectOptions as _;
 use sqlx::postgres::{PgConnectOptions, PgConnection};
 
 use crate::error::ServiceError;
-use crate::process::{Launch, ServerProcess, find_program, free_port, run, stop_leftover};
+use crate::process::{
+    Launch, ServerProcess, find_program, free_port, read_port, run, stop_leftover,
+};
 use crate::redis::write_private;
 use crate::spec::{Credentials, Engine, new_password};
 
@@ -64,12 +66,7 @@ impl Postgres {
             init(&initdb, &dir, user, &password_file, &port_file).await?;
         }
         let password = std::fs::read_to_string(&password_file)?.trim().to_owned();
-        let port: u16 = std::fs::read_to_string(&port_file)?
-            .trim()
-            .parse()
-            .map_err(|_| {
-                ServiceError::Unsupported(format!("{} is not a port", port_file.display()))
-            })?;
+        let port = read_port(&port_file)?;
         stop_leftover(&dir.join("postmaster.pid"), "postgres", Signal::SIGINT).await;
         let server = ServerProcess::start(Launch {
             name: "postgres".into(),

@@ -256,6 +256,14 @@ pub(crate) fn find_program(name: &str, package: &'static str) -> Result<PathBuf,
         })
 }
 
+/// The port a server keeps in `file` (chosen once, when its data was made).
+pub(crate) fn read_port(file: &Path) -> Result<u16, ServiceError> {
+    std::fs::read_to_string(file)?
+        .trim()
+        .parse()
+        .map_err(|_| ServiceError::Unsupported(format!("{} is not a port", file.display())))
+}
+
 /// A loopback port nothing listens on now.
 pub(crate) fn free_port() -> Result<u16, ServiceError> {
     let listener = std::net::TcpListener::bind(("127.0.0.1", 0))?;

@@ -7,7 +7,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Serialize;
-use slipway_api::ResourceInfo;
+use slipway_api::{ResourceCredentials, ResourceInfo};
 
 use super::apps::authorized_app;
 use super::error::ApiError;
@@ -40,29 +40,6 @@ pub struct ResourceList {
     pub resources: Vec<ResourceInfo>,
 }
 
-/// A resource's credentials, as revealed to an editor or owner.
-#[derive(Debug, Serialize)]
-pub struct RevealedCredentials {
-    /// Its kind.
-    pub kind: String,
-    /// Its name.
-    pub name: String,
-    /// Its engine.
-    pub engine: String,
-    /// The connection URL (password included).
-    pub url: String,
-    /// Host.
-    pub host: String,
-    /// Port.
-    pub port: u16,
-    /// User (empty for redis).
-    pub user: String,
-    /// Password.
-    pub password: String,
-    /// Database (empty for caches).
-    pub database: String,
-}
-
 async fn list(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -89,7 +66,7 @@ async fn credentials(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path((app_id, kind, name)): Path<(String, String, String)>,
-) -> Result<Json<RevealedCredentials>, ApiError> {
+) -> Result<Json<ResourceCredentials>, ApiError> {
     let (mut tx, caller) = state.begin_as(&headers, Access::Read).await?;
     let (app, _) = authorized_app(&mut tx, &caller, &app_id, AppAction::ReadSecrets).await?;
     let found = state
@@ -101,7 +78,7 @@ async fn credentials(
     tx.commit().await?;
     let c = found.ok_or_else(|| no_resource(&kind, &name))?;
     tracing::info!(app_id = %app.id, kind, name, user_id = %caller.user_id, "resource credentials revealed");
-    Ok(Json(RevealedCredentials {
+    Ok(Json(ResourceCredentials {
         url: c.url(),
         kind,
         name,
