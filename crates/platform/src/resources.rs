@@ -185,14 +185,7 @@ impl Resources {
         app_id: &str,
         bound: &[(String, String, Credentials)],
     ) -> Result<Binding, String> {
-        let refs: Vec<Bound<'_>> = bound
-            .iter()
-            .map(|(kind, name, credentials)| Bound {
-                kind,
-                name,
-                credentials,
-            })
-            .collect();
+        let refs = bound_refs(bound);
         let vars = binding::variables(&refs);
         let current = owned::read(tx, &self.vault, app_id, BINDING_PATH).await?;
         if vars.is_empty() {
@@ -228,14 +221,7 @@ impl Resources {
                 attached.push((row.kind.clone(), row.name.clone(), c));
             }
         }
-        let bound: Vec<Bound<'_>> = attached
-            .iter()
-            .map(|(kind, name, credentials)| Bound {
-                kind,
-                name,
-                credentials,
-            })
-            .collect();
+        let bound = bound_refs(&attached);
         let mut out = Vec::new();
         for row in &rows {
             let size_bytes = match spec_of(row) {
@@ -358,6 +344,18 @@ impl Resources {
             }
         }
     }
+}
+
+/// `(kind, name, credentials)` triples as the binding rules read them.
+fn bound_refs(bound: &[(String, String, Credentials)]) -> Vec<Bound<'_>> {
+    bound
+        .iter()
+        .map(|(kind, name, credentials)| Bound {
+            kind,
+            name,
+            credentials,
+        })
+        .collect()
 }
 
 /// The services crate's view of a stored resource.

@@ -32,8 +32,13 @@ pub fn own_variable(kind: &str, name: &str) -> String {
         "inMemoryDatabase" => "INMEMORY_URL",
         _ => "URL",
     };
-    let stem: String = name
-        .chars()
+    format!("{}_{suffix}", upper_snake(name))
+}
+
+/// `hot-keys` → `HOT_KEYS`: letters and digits upper-cased, everything else `_` (the one
+/// spelling of a name as a variable's; the vault's secret keys use it too).
+pub fn upper_snake(text: &str) -> String {
+    text.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() {
                 c.to_ascii_uppercase()
@@ -41,8 +46,7 @@ pub fn own_variable(kind: &str, name: &str) -> String {
                 '_'
             }
         })
-        .collect();
-    format!("{stem}_{suffix}")
+        .collect()
 }
 
 /// The conventional names a resource would claim, before conflicts are settled.

@@ -141,14 +141,13 @@ impl Mariadb {
             ),
         )
         .await?;
-        Ok(Credentials {
-            engine: Engine::Mysql,
-            host: "127.0.0.1".into(),
-            port: self.port,
-            user: slug.to_owned(),
+        Ok(Credentials::database(
+            Engine::Mysql,
+            "127.0.0.1",
+            self.port,
+            slug,
             password,
-            database: slug.to_owned(),
-        })
+        ))
     }
 
     /// Drops the database and its user.

@@ -172,14 +172,13 @@ impl Postgres {
             &format!("GRANT CONNECT, TEMPORARY ON DATABASE {slug} TO {slug}"),
         )
         .await?;
-        Ok(Credentials {
-            engine: Engine::Postgres,
-            host: self.host.clone(),
-            port: self.port,
-            user: slug.to_owned(),
+        Ok(Credentials::database(
+            Engine::Postgres,
+            &self.host,
+            self.port,
+            slug,
             password,
-            database: slug.to_owned(),
-        })
+        ))
     }
 
     /// Drops the database (closing its connections) and its role.

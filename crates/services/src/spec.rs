@@ -142,6 +142,24 @@ impl std::fmt::Debug for Credentials {
 }
 
 impl Credentials {
+    /// A database's: the role or user and the database are both named `slug`.
+    pub(crate) fn database(
+        engine: Engine,
+        host: &str,
+        port: u16,
+        slug: &str,
+        password: String,
+    ) -> Self {
+        Self {
+            engine,
+            host: host.to_owned(),
+            port,
+            user: slug.to_owned(),
+            password,
+            database: slug.to_owned(),
+        }
+    }
+
     /// The connection URL (`postgresql://user:password@host:port/database`, `redis://:password@host:port/0`, …).
     pub fn url(&self) -> String {
         let scheme = self.engine.scheme();

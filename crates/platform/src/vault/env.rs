@@ -27,16 +27,7 @@ pub fn variable_name(key: &str) -> String {
     if valid {
         return key.to_owned();
     }
-    let mut name: String = key
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let mut name = slipway_services::binding::upper_snake(key);
     if name.starts_with(|c: char| c.is_ascii_digit()) {
         name.insert(0, '_');
     }
