@@ -114,11 +114,7 @@ impl Resources {
             });
         }
         let failure = |e: sqlx::Error| format!("cannot record the app's resources: {e}");
-        let mut tx = self.db.begin_write().await.map_err(failure)?;
-        let account_id = apps::account_of(&mut tx, app_id)
-            .await
-            .map_err(failure)?
-            .ok_or_else(|| "the app was deleted".to_owned())?;
+        let (mut tx, account_id) = self.begin(app_id, failure).await?;
         let mut bound_credentials = Vec::new();
         for spec in &specs {
             let path = credentials_path(&spec.key.kind, &spec.key.name);
@@ -175,6 +171,20 @@ impl Resources {
             .await?;
         tx.commit().await.map_err(failure)?;
         Ok(binding)
+    }
+
+    /// A write transaction and the id of the account that owns the app.
+    async fn begin(
+        &self,
+        app_id: &str,
+        failure: impl Fn(sqlx::Error) -> String,
+    ) -> Result<(Tx, String), String> {
+        let mut tx = self.db.begin_write().await.map_err(&failure)?;
+        let account_id = apps::account_of(&mut tx, app_id)
+            .await
+            .map_err(&failure)?
+            .ok_or_else(|| "the app was deleted".to_owned())?;
+        Ok((tx, account_id))
     }
 
     /// Writes a new version of the binding when its variables changed.
@@ -265,11 +275,7 @@ impl Resources {
     /// version of its credentials and of the binding is written. The caller redeploys.
     pub async fn rotate(&self, app_id: &str, kind: &str, name: &str) -> Result<(), String> {
         let failure = |e: sqlx::Error| format!("cannot rotate: {e}");
-        let mut tx = self.db.begin_write().await.map_err(failure)?;
-        let account_id = apps::account_of(&mut tx, app_id)
-            .await
-            .map_err(failure)?
-            .ok_or_else(|| "the app was deleted".to_owned())?;
+        let (mut tx, account_id) = self.begin(app_id, failure).await?;
         let rows = resources::of_app(&mut tx, app_id).await.map_err(failure)?;
         let row = rows
             .iter()

@@ -60,7 +60,8 @@ impl Services {
         known: Option<&Credentials>,
     ) -> Result<Credentials, ServiceError> {
         let slug = spec.key.slug();
-        let password = known.map(|c| c.password.as_str());
+        // The password kept for it, or a new one for a new resource.
+        let password = known.map_or_else(new_password, |c| c.password.clone());
         match spec.engine {
             Engine::Postgres => {
                 let mut guard = self.postgres.lock().await;

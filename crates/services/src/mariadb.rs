@@ -12,7 +12,7 @@ use crate::process::{
     Launch, ServerProcess, find_program, free_port, read_port, run, stop_leftover,
 };
 use crate::redis::write_private;
-use crate::spec::{Credentials, Engine, new_password};
+use crate::spec::{Credentials, Engine};
 
 /// The shared server.
 #[derive(Debug)]
@@ -127,9 +127,8 @@ impl Mariadb {
     pub async fn provision(
         &self,
         slug: &str,
-        password: Option<&str>,
+        password: String,
     ) -> Result<Credentials, ServiceError> {
-        let password = password.map_or_else(new_password, str::to_owned);
         // The slug is [a-z0-9_] and the password hex: neither can break out of its quoting.
         self.sql(
             "create a database and its user",

@@ -132,9 +132,8 @@ impl Postgres {
     pub async fn provision(
         &self,
         slug: &str,
-        password: Option<&str>,
+        password: String,
     ) -> Result<Credentials, ServiceError> {
-        let password = password.map_or_else(new_password, str::to_owned);
         let mut conn = self.connect().await?;
         let role_exists: Option<i32> =
             sqlx::query_scalar("SELECT 1 FROM pg_roles WHERE rolname = $1")
