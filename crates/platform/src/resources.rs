@@ -133,15 +133,8 @@ impl Resources {
                     )
                 })?;
             if known.as_ref() != Some(&credentials) {
-                owned::write(
-                    &mut tx,
-                    &self.vault,
-                    &account_id,
-                    app_id,
-                    &path,
-                    data_of(&credentials),
-                )
-                .await?;
+                self.keep(&mut tx, &account_id, app_id, &path, &credentials)
+                    .await?;
             }
             resources::attach(
                 &mut tx,
@@ -171,6 +164,26 @@ impl Resources {
             .await?;
         tx.commit().await.map_err(failure)?;
         Ok(binding)
+    }
+
+    /// Writes `credentials` as the next version of the resource's credentials secret.
+    async fn keep(
+        &self,
+        tx: &mut Tx,
+        account_id: &str,
+        app_id: &str,
+        path: &str,
+        credentials: &Credentials,
+    ) -> Result<i64, String> {
+        owned::write(
+            tx,
+            &self.vault,
+            account_id,
+            app_id,
+            path,
+            data_of(credentials),
+        )
+        .await
     }
 
     /// A write transaction and the id of the account that owns the app.
@@ -291,15 +304,8 @@ impl Resources {
             .rotate(&spec, known.as_ref())
             .await
             .map_err(|e| e.to_string())?;
-        owned::write(
-            &mut tx,
-            &self.vault,
-            &account_id,
-            app_id,
-            &path,
-            data_of(&fresh),
-        )
-        .await?;
+        self.keep(&mut tx, &account_id, app_id, &path, &fresh)
+            .await?;
         let mut bound = Vec::new();
         for r in rows.iter().filter(|r| r.state == resources::ATTACHED) {
             let c = if r.kind == kind && r.name == name {

@@ -8,6 +8,8 @@ use serde::Serialize;
 use serde_json::Value;
 use slipway_platform_client::resources::{self, ResourceInfo};
 
+use slipway_platform_client::{Client, ToolError};
+
 use super::run::with_client;
 use super::tools::{CommandError, Tools};
 
@@ -32,10 +34,7 @@ pub async fn resource_credentials(
     kind: String,
     name: String,
 ) -> Result<Value, CommandError> {
-    with_client(tools.runner(), move |c| {
-        resources::reveal_credentials(c, &app_id, &kind, &name)
-    })
-    .await
+    on_resource(&tools, app_id, kind, name, resources::reveal_credentials).await
 }
 
 /// What a rotation answers: the app's resources afterwards (a result is an object).
@@ -56,15 +55,16 @@ pub async fn resource_rotate(
     kind: String,
     name: String,
 ) -> Result<Value, CommandError> {
-    with_client(tools.runner(), move |c| {
-        resources::rotate_credentials(c, &app_id, &kind, &name).map(|resources| Rotated {
-            app_id,
-            kind,
-            name,
+    let (a, k, n) = (app_id.clone(), kind.clone(), name.clone());
+    let rotated = move |c: &Client, _: &str, _: &str, _: &str| {
+        resources::rotate_credentials(c, &a, &k, &n).map(|resources| Rotated {
+            app_id: a.clone(),
+            kind: k.clone(),
+            name: n.clone(),
             resources,
         })
-    })
-    .await
+    };
+    on_resource(&tools, app_id, kind, name, rotated).await
 }
 
 /// Destroys a resource and its data for good: `{app_id, kind, name, message}`.
@@ -75,8 +75,16 @@ pub async fn resource_destroy(
     kind: String,
     name: String,
 ) -> Result<Value, CommandError> {
-    with_client(tools.runner(), move |c| {
-        resources::destroy_resource(c, &app_id, &kind, &name)
-    })
-    .await
+    on_resource(&tools, app_id, kind, name, resources::destroy_resource).await
+}
+
+/// One call about one resource of an app, on the window's platform.
+async fn on_resource<T: Serialize + Send + 'static>(
+    tools: &Tools,
+    app_id: String,
+    kind: String,
+    name: String,
+    call: impl FnOnce(&Client, &str, &str, &str) -> Result<T, ToolError> + Send + 'static,
+) -> Result<Value, CommandError> {
+    with_client(tools.runner(), move |c| call(c, &app_id, &kind, &name)).await
 }
