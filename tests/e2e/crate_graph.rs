@@ -62,7 +62,7 @@ fn crates_depend_on_exactly_the_drawn_crates() {
         ("slipway-devfile", &[]),
         ("slipway-layering", &[]),
         ("slipway-server", &[]),
-        ("slipway-services", &[]),
+        ("slipway-services", &["slipway-server"]),
         ("slipway-image", &["slipway-server"]),
         (
             "slipway-runtime",

@@ -439,7 +439,7 @@ pub fn volumes(
         .volumes()
         .into_iter()
         .map(|v| slipway_api::VolumeInfo {
-            used_bytes: dir_bytes(
+            used_bytes: slipway_services::disk_usage(
                 &data_dir
                     .join(crate::data_dir::VOLUMES_DIR)
                     .join(app_id)
@@ -459,19 +459,4 @@ pub fn volumes(
             name: v.name,
         })
         .collect()
-}
-
-/// The bytes of the files under `dir`.
-fn dir_bytes(dir: &std::path::Path) -> u64 {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return 0;
-    };
-    entries
-        .filter_map(Result::ok)
-        .map(|e| match e.file_type() {
-            Ok(t) if t.is_dir() => dir_bytes(&e.path()),
-            Ok(t) if t.is_file() => e.metadata().map_or(0, |m| m.len()),
-            _ => 0,
-        })
-        .sum()
 }

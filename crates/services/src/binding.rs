@@ -79,24 +79,27 @@ fn value(name: &str, c: &Credentials) -> String {
     }
 }
 
+/// The conventional names `me` wins among `bound`: those no other resource claims too.
+fn won<'a>(bound: &'a [Bound<'_>], me: &Bound<'_>) -> impl Iterator<Item = &'static str> + 'a {
+    conventional(me.kind, me.credentials.engine)
+        .iter()
+        .copied()
+        .filter(move |name| {
+            bound
+                .iter()
+                .filter(|o| conventional(o.kind, o.credentials.engine).contains(name))
+                .count()
+                == 1
+        })
+}
+
 /// Every variable of the app's attached resources, by name.
 pub fn variables(bound: &[Bound<'_>]) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     for b in bound {
         out.insert(own_variable(b.kind, b.name), b.credentials.url());
-    }
-    for (i, b) in bound.iter().enumerate() {
-        for name in conventional(b.kind, b.credentials.engine) {
-            let claimants = bound
-                .iter()
-                .filter(|o| conventional(o.kind, o.credentials.engine).contains(name))
-                .count();
-            if claimants == 1 {
-                out.insert(
-                    (*name).to_owned(),
-                    value(name, &bound[i].credentials.clone()),
-                );
-            }
+        for name in won(bound, b) {
+            out.insert(name.to_owned(), value(name, b.credentials));
         }
     }
     out
@@ -105,18 +108,9 @@ pub fn variables(bound: &[Bound<'_>]) -> BTreeMap<String, String> {
 /// The names of the variables one resource provides among `bound` (its own and the
 /// conventional ones it won), for the resource listings: names only, never values.
 pub fn names_for(bound: &[Bound<'_>], kind: &str, name: &str) -> Vec<String> {
-    let Some(me) = bound.iter().find(|b| b.kind == kind && b.name == name) else {
-        return vec![own_variable(kind, name)];
-    };
     let mut names = vec![own_variable(kind, name)];
-    for n in conventional(kind, me.credentials.engine) {
-        let claimants = bound
-            .iter()
-            .filter(|o| conventional(o.kind, o.credentials.engine).contains(n))
-            .count();
-        if claimants == 1 {
-            names.push((*n).to_owned());
-        }
+    if let Some(me) = bound.iter().find(|b| b.kind == kind && b.name == name) {
+        names.extend(won(bound, me).map(str::to_owned));
     }
     names
 }

@@ -3,7 +3,7 @@
 //! ```text
 //! 0  error, spec                  what failed; what a resource and its credentials are
 //! 1  binding, process                      one supervised server process and its helpers
-//! 2  redis                        a Redis server per resource (and the private file write)
+//! 2  redis                        a Redis server per resource
 //! 3  memcached, postgres, mariadb the other servers
 //! 4  manager                      every server of one platform
 //! 5  layers (and lib.rs)          declarations and re-exports only

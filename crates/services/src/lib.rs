@@ -24,4 +24,5 @@ mod spec;
 
 pub use error::ServiceError;
 pub use manager::{Services, ServicesConfig};
+pub use process::disk_usage;
 pub use spec::{Credentials, Engine, ResourceKey, ResourceSpec};

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, MutexGuard};
 
 use crate::error::ServiceError;
 use crate::mariadb::Mariadb;
@@ -64,27 +64,18 @@ impl Services {
         let password = known.map_or_else(new_password, |c| c.password.clone());
         match spec.engine {
             Engine::Postgres => {
-                let mut guard = self.postgres.lock().await;
-                if guard.is_none() {
-                    *guard = Some(match &self.config.postgres_url {
-                        Some(url) => Postgres::external(url).await?,
-                        None => Postgres::local(&self.dir()?).await?,
-                    });
-                }
+                let guard = self.postgres().await?;
                 guard
                     .as_ref()
-                    .expect("set above")
+                    .expect("started")
                     .provision(&slug, password)
                     .await
             }
             Engine::Mysql => {
-                let mut guard = self.mariadb.lock().await;
-                if guard.is_none() {
-                    *guard = Some(Mariadb::local(&self.dir()?).await?);
-                }
+                let guard = self.mariadb().await?;
                 guard
                     .as_ref()
-                    .expect("set above")
+                    .expect("started")
                     .provision(&slug, password)
                     .await
             }
@@ -102,10 +93,7 @@ impl Services {
             password: new_password(),
             ..c.clone()
         });
-        match (spec.engine, fresh) {
-            (_, Some(fresh)) => self.ensure(spec, Some(&fresh)).await,
-            (_, None) => self.ensure(spec, None).await,
-        }
+        self.ensure(spec, fresh.as_ref()).await
     }
 
     async fn ensure_own(
@@ -156,16 +144,14 @@ impl Services {
     pub async fn destroy(&self, spec: &ResourceSpec) -> Result<(), ServiceError> {
         let slug = spec.key.slug();
         match spec.engine {
-            Engine::Postgres | Engine::Mysql => {
-                // A server that is not running yet is started: the data is on its disk.
-                self.ensure_shared(spec.engine).await?;
-                if spec.engine == Engine::Postgres {
-                    let guard = self.postgres.lock().await;
-                    guard.as_ref().expect("started").destroy(&slug).await
-                } else {
-                    let guard = self.mariadb.lock().await;
-                    guard.as_ref().expect("started").destroy(&slug).await
-                }
+            // A server that is not running yet is started: the data is on its disk.
+            Engine::Postgres => {
+                let guard = self.postgres().await?;
+                guard.as_ref().expect("started").destroy(&slug).await
+            }
+            Engine::Mysql => {
+                let guard = self.mariadb().await?;
+                guard.as_ref().expect("started").destroy(&slug).await
             }
             Engine::Redis | Engine::Memcached => {
                 if let Some(own) = self.own.lock().await.remove(&spec.key) {
@@ -180,26 +166,25 @@ impl Services {
         }
     }
 
-    async fn ensure_shared(&self, engine: Engine) -> Result<(), ServiceError> {
-        match engine {
-            Engine::Postgres => {
-                let mut guard = self.postgres.lock().await;
-                if guard.is_none() {
-                    *guard = Some(match &self.config.postgres_url {
-                        Some(url) => Postgres::external(url).await?,
-                        None => Postgres::local(&self.dir()?).await?,
-                    });
-                }
-            }
-            Engine::Mysql => {
-                let mut guard = self.mariadb.lock().await;
-                if guard.is_none() {
-                    *guard = Some(Mariadb::local(&self.dir()?).await?);
-                }
-            }
-            Engine::Redis | Engine::Memcached => {}
+    /// The PostgreSQL server, started (or connected to, when external) on first use.
+    async fn postgres(&self) -> Result<MutexGuard<'_, Option<Postgres>>, ServiceError> {
+        let mut guard = self.postgres.lock().await;
+        if guard.is_none() {
+            *guard = Some(match &self.config.postgres_url {
+                Some(url) => Postgres::external(url).await?,
+                None => Postgres::local(&self.dir()?).await?,
+            });
         }
-        Ok(())
+        Ok(guard)
+    }
+
+    /// The MariaDB server, started on first use.
+    async fn mariadb(&self) -> Result<MutexGuard<'_, Option<Mariadb>>, ServiceError> {
+        let mut guard = self.mariadb.lock().await;
+        if guard.is_none() {
+            *guard = Some(Mariadb::local(&self.dir()?).await?);
+        }
+        Ok(guard)
     }
 
     /// How much data the resource holds, in bytes, when it can be measured without

@@ -9,9 +9,8 @@ use nix::sys::signal::Signal;
 
 use crate::error::ServiceError;
 use crate::process::{
-    Launch, ServerProcess, find_program, free_port, read_port, run, stop_leftover,
+    Launch, ServerProcess, find_program, free_port, read_port, run, secret_file, stop_leftover,
 };
-use crate::redis::write_private;
 use crate::spec::{Credentials, Engine};
 
 /// The shared server.
@@ -59,7 +58,7 @@ impl Mariadb {
                     server: "mariadb".into(),
                     reason: format!("mariadb-install-db failed: {reason}"),
                 })?;
-            write_private(&port_file, &free_port()?.to_string())?;
+            secret_file(&port_file, &free_port()?.to_string())?;
         }
         let port = read_port(&port_file)?;
         let socket = dir.join("mysqld.sock");

@@ -7,8 +7,7 @@ use std::path::Path;
 use nix::sys::signal::Signal;
 
 use crate::error::ServiceError;
-use crate::process::{Launch, ServerProcess, find_program, stop_leftover};
-use crate::redis::write_private;
+use crate::process::{Launch, ServerProcess, find_program, secret_file, stop_leftover};
 use crate::spec::{Credentials, ResourceSpec};
 
 /// Writes the credentials file and starts the server.
@@ -20,7 +19,7 @@ pub(crate) async fn start(
     let program = find_program("memcached", "memcached")?;
     std::fs::create_dir_all(dir)?;
     let auth = dir.join("auth");
-    write_private(
+    secret_file(
         &auth,
         &format!("{}:{}\n", credentials.user, credentials.password),
     )?;

@@ -16,9 +16,8 @@ use sqlx::postgres::{PgConnectOptions, PgConnection};
 
 use crate::error::ServiceError;
 use crate::process::{
-    Launch, ServerProcess, find_program, free_port, read_port, run, stop_leftover,
+    Launch, ServerProcess, find_program, free_port, read_port, run, secret_file, stop_leftover,
 };
-use crate::redis::write_private;
 use crate::spec::{Credentials, Engine, new_password};
 
 /// The cluster's administrator role.
@@ -248,7 +247,7 @@ async fn init(
     std::fs::create_dir_all(dir)?;
     let password = new_password();
     let pw_in_cluster = dir.join(".pwfile");
-    write_private(&pw_in_cluster, &password)?;
+    secret_file(&pw_in_cluster, &password)?;
     if let Some((uid, gid)) = user {
         std::os::unix::fs::chown(dir, Some(uid), Some(gid))?;
         std::os::unix::fs::chown(&pw_in_cluster, Some(uid), Some(gid))?;
@@ -272,8 +271,8 @@ async fn init(
         server: "postgres".into(),
         reason: format!("initdb failed: {reason}"),
     })?;
-    write_private(password_file, &password)?;
-    write_private(port_file, &free_port()?.to_string())?;
+    secret_file(password_file, &password)?;
+    secret_file(port_file, &free_port()?.to_string())?;
     Ok(())
 }
 

@@ -256,6 +256,13 @@ pub(crate) fn find_program(name: &str, package: &'static str) -> Result<PathBuf,
         })
 }
 
+/// Writes a file only its owner may read (configurations with passwords, kept ports and
+/// passwords), atomically: `slipway-server`'s one file write.
+pub(crate) fn secret_file(path: &Path, text: &str) -> Result<(), ServiceError> {
+    slipway_server::file::write(path, text.as_bytes(), slipway_server::file::Mode::Secret)?;
+    Ok(())
+}
+
 /// The port a server keeps in `file` (chosen once, when its data was made).
 pub(crate) fn read_port(file: &Path) -> Result<u16, ServiceError> {
     std::fs::read_to_string(file)?
@@ -342,8 +349,8 @@ pub(crate) async fn run(
     }
 }
 
-/// The bytes under `dir` (its files' sizes), for a resource's size.
-pub(crate) fn disk_usage(dir: &Path) -> u64 {
+/// The bytes under `dir` (its files' sizes): a Redis resource's size, a volume's use.
+pub fn disk_usage(dir: &Path) -> u64 {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return 0;
     };

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use nix::sys::signal::Signal;
 
 use crate::error::ServiceError;
-use crate::process::{Launch, ServerProcess, find_program, stop_leftover};
+use crate::process::{Launch, ServerProcess, find_program, secret_file, stop_leftover};
 use crate::spec::{Credentials, ResourceSpec};
 
 /// The configuration file a resource's server runs with, in its directory.
@@ -40,7 +40,7 @@ pub(crate) async fn start(
     let program = find_program("redis-server", "redis-server")?;
     std::fs::create_dir_all(dir)?;
     let conf = conf_path(dir);
-    write_private(&conf, &config(dir, spec, credentials))?;
+    secret_file(&conf, &config(dir, spec, credentials))?;
     stop_leftover(&dir.join("redis.pid"), "redis-server", Signal::SIGTERM).await;
     ServerProcess::start(Launch {
         name: format!("redis {}", spec.key.slug()),
@@ -57,21 +57,4 @@ pub(crate) async fn start(
 /// Where a resource's configuration is.
 pub(crate) fn conf_path(dir: &Path) -> PathBuf {
     dir.join("redis.conf")
-}
-
-/// Writes `text` to `path` through a temporary file, mode 0600.
-pub(crate) fn write_private(path: &Path, text: &str) -> Result<(), ServiceError> {
-    use std::io::Write as _;
-    use std::os::unix::fs::OpenOptionsExt as _;
-    let temp = path.with_extension("tmp");
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(true)
-        .write(true)
-        .mode(0o600)
-        .open(&temp)?;
-    file.write_all(text.as_bytes())?;
-    file.sync_all()?;
-    std::fs::rename(&temp, path)?;
-    Ok(())
 }
