@@ -11,7 +11,7 @@
 
 use std::io::Read as _;
 use std::os::unix::fs::PermissionsExt as _;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use nix::sys::signal::Signal;
@@ -251,13 +251,7 @@ fn exit_of(status: std::process::ExitStatus) -> Exit {
 /// unpacked image (`/app/.venv/bin`), the path itself otherwise (`/usr/bin`, which the
 /// process runtime takes from the host).
 fn map_path(root: &Path, image_path: &str) -> PathBuf {
-    let relative: PathBuf = Path::new(image_path)
-        .components()
-        .filter_map(|c| match c {
-            Component::Normal(n) => Some(n),
-            _ => None,
-        })
-        .collect();
+    let relative = crate::runtime::relative(image_path);
     let inside = root.join(&relative);
     if !relative.as_os_str().is_empty() && inside.exists() {
         inside

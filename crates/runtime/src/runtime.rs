@@ -97,6 +97,18 @@ pub fn log_output(log: &Path) -> std::io::Result<(std::process::Stdio, std::proc
     Ok((out.into(), err.into()))
 }
 
+/// An image path (`/app/data`) relative to the image's root: its normal components only,
+/// without the root, `.` or `..` (so it can never leave the tree it is joined to).
+pub fn relative(image_path: &str) -> PathBuf {
+    Path::new(image_path)
+        .components()
+        .filter_map(|c| match c {
+            std::path::Component::Normal(n) => Some(n),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Removes a run directory a runtime made ([`ImageRequest::run_dir`]), if there is one; a
 /// failure is logged, not returned, since the deployment it belonged to is over either way.
 pub fn remove_run_dir(root: &Path) {

@@ -11,9 +11,9 @@
 //!   that would need a new directory inside another of the host's mounts cannot be made
 //!   that way, and is refused with the reason.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
-use crate::runtime::{RuntimeError, VolumeMount};
+use crate::runtime::{RuntimeError, VolumeMount, relative};
 
 /// The script `sh -c` runs inside the new mount namespace: `$1` view dir (empty without a
 /// view), `$2` upper, `$3` work, then `N` and N host mounts to bind into the view, then `M`
@@ -102,17 +102,6 @@ pub fn wrap(
 
 fn text(p: &Path) -> String {
     p.display().to_string()
-}
-
-/// `path` without its root, `.` or `..`.
-fn relative(path: &str) -> PathBuf {
-    Path::new(path)
-        .components()
-        .filter_map(|c| match c {
-            Component::Normal(n) => Some(n),
-            _ => None,
-        })
-        .collect()
 }
 
 /// The host's mount points other than `/` that are not inside another one (binding those
