@@ -127,7 +127,12 @@ fn crates_depend_on_exactly_the_drawn_crates() {
         ),
         (
             "slipway-backup",
-            &["slipway-care", "slipway-platform", "slipway-server"],
+            &[
+                "slipway-care",
+                "slipway-platform",
+                "slipway-server",
+                "slipway-services",
+            ],
         ),
     ];
     for (name, deps) in expected {

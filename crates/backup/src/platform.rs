@@ -10,7 +10,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use slipway_platform::data_dir::{self, BACKUP_DIRS, BACKUP_FILES, SQLITE_FILE, VAULT_KEY_FILE};
+use slipway_platform::data_dir::{
+    self, BACKUP_DIRS, BACKUP_FILES, SERVICES_DIR, SQLITE_FILE, VAULT_KEY_FILE,
+};
+use slipway_services::backup::Servers;
 
 use crate::archive::{self, DATA_PREFIX, Database, Kind, Manifest, Source};
 use crate::database::{self, DbTarget};
@@ -96,6 +99,10 @@ pub async fn backup(request: Backup) -> Result<Report, BackupError> {
         .await
         .map_err(|e| BackupError::Tool(format!("the file listing stopped: {e}")))??;
     sources.extend(listed);
+    // Listed after the snapshot, like the files: a resource the snapshot's rows name is
+    // there (one made since is a harmless extra, never loaded).
+    let dumps = dirs::staging_beside(&request.to, "--to")?;
+    sources.extend(dump_services(&request.data_dir, dumps.path()).await?);
     let files = sources.len();
     let bytes = archive::write_async(
         &request.to,
@@ -137,6 +144,46 @@ fn refuse_to_inside(to: &Path, data_dir: &Path) -> Result<(), BackupError> {
         ));
     }
     Ok(())
+}
+
+/// A dump of every database and in-memory database the platform's own backing servers
+/// hold ([`slipway_services::backup`]), written into `out`, as `data/services/…` entries.
+/// Beside a running platform the dumps are taken from its servers while its apps go on
+/// writing; otherwise the servers are started for the backup (the data directory's lock is
+/// held meanwhile, so no platform starts on it) and stopped again.
+async fn dump_services(data_dir: &Path, out: &Path) -> Result<Vec<Source>, BackupError> {
+    let services_dir = data_dir.join(SERVICES_DIR);
+    if !services_dir.is_dir() {
+        return Ok(Vec::new());
+    }
+    let running = data_dir::is_locked(data_dir)
+        .map_err(|e| BackupError::io("cannot check the lock of", data_dir, e))?;
+    let _lock = if running {
+        None
+    } else {
+        Some(
+            data_dir::lock(data_dir)
+                .map_err(|e| BackupError::target("--data-dir", data_dir.display(), e))?,
+        )
+    };
+    let servers = if running {
+        Servers::Running
+    } else {
+        Servers::Stopped
+    };
+    let written = slipway_services::backup::dump(&services_dir, out, servers)
+        .await
+        .map_err(|e| BackupError::Database {
+            what: "cannot dump the apps' databases".into(),
+            reason: e.to_string(),
+        })?;
+    written
+        .into_iter()
+        .map(|rel| {
+            let name = Path::new(SERVICES_DIR).join(&rel);
+            source(&out.join(&rel), &name.display().to_string())
+        })
+        .collect()
 }
 
 /// The database URL the platform uses for `data_dir` and `--database-url`.

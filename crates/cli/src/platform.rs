@@ -130,6 +130,10 @@ pub struct ServeArgs {
     /// `postgres://…` to use PostgreSQL instead of SQLite.
     #[arg(long)]
     database_url: Option<String>,
+    /// `postgres://…` of a PostgreSQL server for the apps' databases (a role that may create
+    /// roles and databases), instead of the cluster the platform runs itself.
+    #[arg(long, value_name = "URL")]
+    services_postgres_url: Option<String>,
     /// Image builder: auto (what the runtime runs: native for processes when the devfile has a
     /// build command; buildah for containers, native when a FROM image is missing), buildah, or
     /// native.
@@ -284,6 +288,7 @@ impl ServeArgs {
         let mut config =
             slipway_platform::PlatformConfig::new(args.listen, platform_data_dir(args.data_dir));
         config.database_url = args.database_url;
+        config.services_postgres_url = args.services_postgres_url;
         config.builder = args.builder;
         config.advisory_db = args.advisory_db;
         config.gateway_listen = Some(args.gateway_listen);

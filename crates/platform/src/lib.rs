@@ -117,7 +117,7 @@ pub async fn prepare(config: &PlatformConfig) -> Result<AppState, PlatformError>
     let deployer = deploy::Deployer::new(
         db.clone(),
         &config.data_dir,
-        runtime,
+        runtime.clone(),
         vault.clone(),
         deploy::Settings {
             health_timeout: config.health_timeout,
@@ -133,6 +133,7 @@ pub async fn prepare(config: &PlatformConfig) -> Result<AppState, PlatformError>
                         postgres_url: config.services_postgres_url.clone(),
                     },
                 )),
+                runtime,
             ),
         },
     );

@@ -9,10 +9,12 @@
 //! credentials an older deployment used may have been rotated away.
 
 use std::collections::BTreeMap;
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
 use slipway_devfile::{Devfile, ResourceKind};
+use slipway_runtime::runtime::Runtime;
 use slipway_services::binding::{self, Bound};
 use slipway_services::{Credentials, Engine, ResourceKey, ResourceSpec, Services};
 
@@ -44,6 +46,8 @@ pub struct Resources {
     db: Db,
     vault: Vault,
     services: Arc<Services>,
+    /// Where the apps run: it says at which address they reach the backing servers.
+    runtime: Arc<dyn Runtime>,
 }
 
 /// The kinds this platform provisions now, and their engines.
@@ -75,13 +79,46 @@ fn provisionable(kind: ResourceKind, engine: Option<&str>) -> Result<Engine, Str
 }
 
 impl Resources {
-    /// Resources on `services`.
-    pub fn new(db: Db, vault: Vault, services: Arc<Services>) -> Self {
+    /// Resources on `services`, for apps on `runtime`.
+    pub fn new(db: Db, vault: Vault, services: Arc<Services>, runtime: Arc<dyn Runtime>) -> Self {
         Self {
             db,
             vault,
             services,
+            runtime,
         }
+    }
+
+    /// The address the app's services reach the backing servers at: loopback (`None`) for
+    /// processes on this host, the gateway of the app's network for containers.
+    async fn host_address(&self, app_id: &str) -> Result<Option<IpAddr>, String> {
+        let runtime = Arc::clone(&self.runtime);
+        let id = app_id.to_owned();
+        tokio::task::spawn_blocking(move || runtime.host_address(&id))
+            .await
+            .map_err(|e| format!("cannot ask the runtime for the app's network: {e}"))?
+            .map_err(|e| format!("cannot reach the app's network: {e}"))
+    }
+
+    /// Credentials as the app's services use them: at `on` when they do not share this
+    /// host's loopback, where a relay to the server listens ([`Services::expose`]).
+    async fn as_seen_at(
+        &self,
+        app_id: &str,
+        on: Option<IpAddr>,
+        credentials: Credentials,
+    ) -> Result<Credentials, String> {
+        let Some(on) = on else {
+            return Ok(credentials);
+        };
+        self.services
+            .expose(app_id, on, &credentials)
+            .await
+            .map_err(|e| format!("cannot relay a backing server to {on}: {e}"))?;
+        Ok(Credentials {
+            host: on.to_string(),
+            ..credentials
+        })
     }
 
     /// The backing servers.
@@ -114,6 +151,12 @@ impl Resources {
             });
         }
         let failure = |e: sqlx::Error| format!("cannot record the app's resources: {e}");
+        let reach = if specs.is_empty() {
+            None
+        } else {
+            self.host_address(app_id).await?
+        };
+        self.services.unexpose(app_id, reach).await;
         let (mut tx, account_id) = self.begin(app_id, failure).await?;
         let mut bound_credentials = Vec::new();
         for spec in &specs {
@@ -146,7 +189,8 @@ impl Resources {
             )
             .await
             .map_err(failure)?;
-            bound_credentials.push((spec.key.kind.clone(), spec.key.name.clone(), credentials));
+            let seen = self.as_seen_at(app_id, reach, credentials).await?;
+            bound_credentials.push((spec.key.kind.clone(), spec.key.name.clone(), seen));
         }
         for row in resources::of_app(&mut tx, app_id).await.map_err(failure)? {
             let still = specs
@@ -288,6 +332,7 @@ impl Resources {
     /// version of its credentials and of the binding is written. The caller redeploys.
     pub async fn rotate(&self, app_id: &str, kind: &str, name: &str) -> Result<(), String> {
         let failure = |e: sqlx::Error| format!("cannot rotate: {e}");
+        let reach = self.host_address(app_id).await?;
         let (mut tx, account_id) = self.begin(app_id, failure).await?;
         let rows = resources::of_app(&mut tx, app_id).await.map_err(failure)?;
         let row = rows
@@ -314,7 +359,8 @@ impl Resources {
                 self.credentials(&mut tx, app_id, &r.kind, &r.name).await?
             };
             if let Some(c) = c {
-                bound.push((r.kind.clone(), r.name.clone(), c));
+                let seen = self.as_seen_at(app_id, reach, c).await?;
+                bound.push((r.kind.clone(), r.name.clone(), seen));
             }
         }
         self.write_binding(&mut tx, &account_id, app_id, &bound)
@@ -349,6 +395,7 @@ impl Resources {
     /// with the app's). Failures are logged: the app is deleted either way.
     pub async fn destroy_app(&self, rows: &[ResourceRow]) {
         for row in rows {
+            self.services.unexpose(&row.app_id, None).await;
             if let Some(spec) = spec_of(row)
                 && let Err(e) = self.services.destroy(&spec).await
             {

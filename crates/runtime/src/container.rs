@@ -307,6 +307,30 @@ impl Runtime for ContainerRuntime {
         "container"
     }
 
+    fn host_address(&self, app_id: &str) -> Result<Option<std::net::IpAddr>, RuntimeError> {
+        let network = self.create_network(app_id)?;
+        let inspected = self
+            .engine
+            .run(&[
+                "network",
+                "inspect",
+                "--format",
+                "{{range .Subnets}}{{.Gateway}} {{end}}",
+                &network,
+            ])
+            .map_err(RuntimeError::Engine)?;
+        let gateway = String::from_utf8_lossy(&inspected.stdout);
+        gateway
+            .split_whitespace()
+            .find_map(|g| g.parse::<std::net::Ipv4Addr>().ok())
+            .map(|g| Some(std::net::IpAddr::V4(g)))
+            .ok_or_else(|| {
+                RuntimeError::Engine(format!(
+                    "the network {network} has no IPv4 gateway (its subnets' gateways: {gateway:?})"
+                ))
+            })
+    }
+
     fn prepare(&self, request: &ImageRequest) -> Result<PreparedImage, RuntimeError> {
         let Verified { image, store } = request.verify(&self.data_dir)?;
         let root = request.run_dir(&self.data_dir);

@@ -253,6 +253,14 @@ pub trait Runtime: Send + Sync + std::fmt::Debug {
         let _ = service;
         format!("http://127.0.0.1:{port}")
     }
+    /// The address an app's services reach this host's backing servers at, when it is not
+    /// loopback (`None`): a container's loopback is its own, so the container backend gives
+    /// the gateway of the app's network, where the platform relays each server. Blocking
+    /// (the network is made if it is not there yet).
+    fn host_address(&self, app_id: &str) -> Result<Option<std::net::IpAddr>, RuntimeError> {
+        let _ = app_id;
+        Ok(None)
+    }
 }
 /// What an OCI image config (its `config` object) says to run, read the same way by every
 /// runtime: `Entrypoint` then `Cmd`, `Env` as `(name, value)` pairs, and `WorkingDir`

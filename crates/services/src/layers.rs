@@ -2,11 +2,12 @@
 //!
 //! ```text
 //! 0  error, spec                  what failed; what a resource and its credentials are
-//! 1  binding, process                      one supervised server process and its helpers
+//! 1  binding, process, forward    one supervised server process and its helpers; relays
 //! 2  redis                        a Redis server per resource
 //! 3  memcached, postgres, mariadb the other servers
-//! 4  manager                      every server of one platform
-//! 5  layers (and lib.rs)          declarations and re-exports only
+//! 4  backup                       the servers' dumps for a backup, loaded after a restore
+//! 5  manager                      every server of one platform
+//! 6  layers (and lib.rs)          declarations and re-exports only
 //! ```
 
 #[cfg(test)]
@@ -16,13 +17,15 @@ mod tests {
         ("spec", 0),
         ("binding", 1),
         ("process", 1),
+        ("forward", 1),
         ("redis", 2),
         ("memcached", 3),
         ("postgres", 3),
         ("mariadb", 3),
-        ("manager", 4),
-        ("layers", 5),
-        ("lib", 5),
+        ("backup", 4),
+        ("manager", 5),
+        ("layers", 6),
+        ("lib", 6),
     ];
 
     #[test]

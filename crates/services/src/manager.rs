@@ -3,11 +3,14 @@
 //! its resource is ensured (each deploy, and when the platform starts again).
 
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::path::PathBuf;
 
 use tokio::sync::{Mutex, MutexGuard};
 
+use crate::backup::load_pending;
 use crate::error::ServiceError;
+use crate::forward::Relays;
 use crate::mariadb::Mariadb;
 use crate::postgres::Postgres;
 use crate::process::{ServerProcess, disk_usage, free_port};
@@ -38,6 +41,7 @@ pub struct Services {
     postgres: Mutex<Option<Postgres>>,
     mariadb: Mutex<Option<Mariadb>>,
     own: Mutex<HashMap<ResourceKey, Own>>,
+    relays: Relays,
 }
 
 impl Services {
@@ -48,6 +52,7 @@ impl Services {
             postgres: Mutex::new(None),
             mariadb: Mutex::new(None),
             own: Mutex::new(HashMap::new()),
+            relays: Relays::default(),
         }
     }
 
@@ -63,24 +68,46 @@ impl Services {
         // The password kept for it, or a new one for a new resource.
         let password = known.map_or_else(new_password, |c| c.password.clone());
         match spec.engine {
+            // A database a restore brought back is loaded before the app starts on it.
             Engine::Postgres => {
                 let guard = self.postgres().await?;
-                guard
-                    .as_ref()
-                    .expect("started")
-                    .provision(&slug, password)
-                    .await
+                let pg = guard.as_ref().expect("started");
+                let credentials = pg.provision(&slug, password).await?;
+                load_pending(&self.config.dir, spec.engine, &slug, async |dump| {
+                    pg.load(&slug, dump).await
+                })
+                .await?;
+                Ok(credentials)
             }
             Engine::Mysql => {
                 let guard = self.mariadb().await?;
-                guard
-                    .as_ref()
-                    .expect("started")
-                    .provision(&slug, password)
-                    .await
+                let db = guard.as_ref().expect("started");
+                let credentials = db.provision(&slug, password).await?;
+                load_pending(&self.config.dir, spec.engine, &slug, async |dump| {
+                    db.load(&slug, dump).await
+                })
+                .await?;
+                Ok(credentials)
             }
             Engine::Redis | Engine::Memcached => self.ensure_own(spec, known).await,
         }
+    }
+
+    /// Makes a server reachable for `app_id` at `on` (the gateway of the app's container
+    /// network) on the port it has on loopback: a relay ([`crate::forward`]), so the server
+    /// itself never listens beyond loopback. Idempotent.
+    pub async fn expose(
+        &self,
+        app_id: &str,
+        on: IpAddr,
+        credentials: &Credentials,
+    ) -> Result<(), ServiceError> {
+        self.relays.open(app_id, on, credentials.port).await
+    }
+
+    /// Stops the relays of `app_id` anywhere but at `on` (every one of them for `None`).
+    pub async fn unexpose(&self, app_id: &str, on: Option<IpAddr>) {
+        self.relays.keep_only(app_id, on).await;
     }
 
     /// The same resource with a new password: the old one stops working.
@@ -215,6 +242,7 @@ impl Services {
 
     /// Stops every server (on platform shutdown).
     pub async fn shutdown(&self) {
+        self.relays.close_all().await;
         let own: Vec<Own> = self.own.lock().await.drain().map(|(_, o)| o).collect();
         for o in own {
             o.server.stop().await;

@@ -20,7 +20,27 @@ pub(crate) struct Mariadb {
     socket: PathBuf,
     admin_user: String,
     port: u16,
-    server: ServerProcess,
+    /// The server, when this process runs it.
+    server: Option<ServerProcess>,
+}
+
+/// The server's data directory under the services directory.
+const DIR: &str = "mariadb";
+
+/// Whether the platform has made its MariaDB server under `services_dir`.
+pub(crate) fn has_server(services_dir: &Path) -> bool {
+    services_dir.join(DIR).join("mysql").is_dir()
+}
+
+/// Whom the platform administers the server as (`unix_socket` authentication).
+fn admin_user() -> String {
+    if nix::unistd::geteuid().is_root() {
+        return "root".to_owned();
+    }
+    nix::unistd::User::from_uid(nix::unistd::geteuid())
+        .ok()
+        .flatten()
+        .map_or_else(|| "root".to_owned(), |u| u.name)
 }
 
 impl Mariadb {
@@ -29,17 +49,9 @@ impl Mariadb {
         let server_bin = find_program("mariadbd", "mariadb-server")?;
         let install = find_program("mariadb-install-db", "mariadb-server")?;
         let client = find_program("mariadb", "mariadb-client")?;
-        let dir = services_dir.join("mariadb");
+        let dir = services_dir.join(DIR);
         let port_file = services_dir.join("mariadb.port");
         let root = nix::unistd::geteuid().is_root();
-        let admin_user = if root {
-            "root".to_owned()
-        } else {
-            nix::unistd::User::from_uid(nix::unistd::geteuid())
-                .ok()
-                .flatten()
-                .map_or_else(|| "root".to_owned(), |u| u.name)
-        };
         if !dir.join("mysql").exists() {
             std::fs::create_dir_all(&dir)?;
             let mut args = vec![
@@ -52,7 +64,7 @@ impl Mariadb {
                 args.push("--user=root".to_owned());
             }
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            run(&install, &args, None, None)
+            run(&install, &args, None, None, &[])
                 .await
                 .map_err(|reason| ServiceError::Start {
                     server: "mariadb".into(),
@@ -92,27 +104,44 @@ impl Mariadb {
         Ok(Self {
             client,
             socket,
-            admin_user,
+            admin_user: admin_user(),
             port,
-            server,
+            server: Some(server),
         })
+    }
+
+    /// The server as a running platform serves it, without starting or stopping anything
+    /// (a backup beside a running server).
+    pub async fn attach(services_dir: &Path) -> Result<Self, ServiceError> {
+        let server = Self {
+            client: find_program("mariadb", "mariadb-client")?,
+            socket: services_dir.join(DIR).join("mysqld.sock"),
+            admin_user: admin_user(),
+            port: read_port(&services_dir.join("mariadb.port"))?,
+            server: None,
+        };
+        server.sql("connect", "SELECT 1;").await?;
+        Ok(server)
+    }
+
+    /// The administrator's connection arguments.
+    fn admin_args(&self) -> [String; 3] {
+        [
+            "--no-defaults".to_owned(),
+            format!("--socket={}", self.socket.display()),
+            format!("--user={}", self.admin_user),
+        ]
     }
 
     /// Runs SQL as the administrator; the rows as tab-separated lines.
     async fn sql(&self, action: &str, sql: &str) -> Result<String, ServiceError> {
-        let socket = format!("--socket={}", self.socket.display());
-        let user = format!("--user={}", self.admin_user);
+        let [defaults, socket, user] = self.admin_args();
         run(
             &self.client,
-            &[
-                "--no-defaults",
-                &socket,
-                &user,
-                "--batch",
-                "--skip-column-names",
-            ],
+            &[&defaults, &socket, &user, "--batch", "--skip-column-names"],
             Some(sql),
             None,
+            &[],
         )
         .await
         .map_err(|reason| ServiceError::Refused {
@@ -173,13 +202,79 @@ impl Mariadb {
         .ok()
     }
 
-    /// The server's process id.
-    pub fn pid(&self) -> u32 {
-        self.server.pid()
+    /// The resources' databases on the server (by their slugs): every database but the
+    /// server's own, since the platform makes nothing else on it.
+    pub async fn databases(&self) -> Result<Vec<String>, ServiceError> {
+        const SYSTEM: &[&str] = &["information_schema", "mysql", "performance_schema", "sys"];
+        let rows = self.sql("list the databases", "SHOW DATABASES;").await?;
+        Ok(rows
+            .lines()
+            .filter(|db| !SYSTEM.contains(db))
+            .map(str::to_owned)
+            .collect())
     }
 
-    /// Stops the server.
+    /// Writes a consistent dump of database `slug` (one transaction's snapshot, while the
+    /// app goes on writing) to `to`.
+    pub async fn dump(&self, slug: &str, to: &Path) -> Result<(), ServiceError> {
+        let dump = find_program("mariadb-dump", "mariadb-client")?;
+        let [defaults, socket, user] = self.admin_args();
+        let file = format!("--result-file={}", to.display());
+        run(
+            &dump,
+            &[
+                &defaults,
+                &socket,
+                &user,
+                "--single-transaction",
+                "--routines",
+                "--triggers",
+                &file,
+                slug,
+            ],
+            None,
+            None,
+            &[],
+        )
+        .await
+        .map(|_| ())
+        .map_err(|reason| ServiceError::Refused {
+            server: "mariadb",
+            action: "dump a database".into(),
+            reason,
+        })
+    }
+
+    /// Loads a dump [`Mariadb::dump`] wrote into database `slug` (its tables are dropped
+    /// and made again, so a load that stopped half way can be run again).
+    pub async fn load(&self, slug: &str, from: &Path) -> Result<(), ServiceError> {
+        let [defaults, socket, user] = self.admin_args();
+        let source = format!("--execute=source {}", from.display());
+        run(
+            &self.client,
+            &[&defaults, &socket, &user, &source, slug],
+            None,
+            None,
+            &[],
+        )
+        .await
+        .map(|_| ())
+        .map_err(|reason| ServiceError::Refused {
+            server: "mariadb",
+            action: "load a database's backup".into(),
+            reason,
+        })
+    }
+
+    /// The server's process id, when this process runs it.
+    pub fn pid(&self) -> u32 {
+        self.server.as_ref().map_or(0, ServerProcess::pid)
+    }
+
+    /// Stops the server, when this process runs it.
     pub async fn stop(self) {
-        self.server.stop().await;
+        if let Some(server) = self.server {
+            server.stop().await;
+        }
     }
 }

@@ -31,8 +31,20 @@ pub(crate) struct Postgres {
     /// The host and port apps connect to.
     host: String,
     port: u16,
-    /// The cluster's server, when the platform runs it.
+    /// The cluster's server, when this process runs it.
     server: Option<ServerProcess>,
+    /// The platform's own cluster: where its programs are (`pg_dump` of the server's
+    /// version) and the administrator's password, for the dumps of a backup.
+    own: Option<(PathBuf, String)>,
+}
+
+/// The administrator's password and the cluster's port, kept in the services directory.
+const ADMIN_FILE: &str = "postgres.admin";
+const PORT_FILE: &str = "postgres.port";
+
+/// Whether the platform has made its own cluster under `services_dir`.
+pub(crate) fn has_cluster(services_dir: &Path) -> bool {
+    services_dir.join(ADMIN_FILE).is_file()
 }
 
 impl Postgres {
@@ -48,9 +60,46 @@ impl Postgres {
             port: admin.get_port(),
             admin,
             server: None,
+            own: None,
         };
         pg.connect().await?;
         Ok(pg)
+    }
+
+    /// The platform's own cluster as a running platform serves it, without starting or
+    /// stopping anything (a backup beside a running server).
+    pub async fn attach(services_dir: &Path) -> Result<Self, ServiceError> {
+        let bin = find_program("postgres", "postgresql")?;
+        let pg = Self::own(services_dir, bin, None)?;
+        pg.connect().await?;
+        Ok(pg)
+    }
+
+    /// The cluster under `services_dir` as reached on loopback, with `server` when this
+    /// process runs it.
+    fn own(
+        services_dir: &Path,
+        bin: PathBuf,
+        server: Option<ServerProcess>,
+    ) -> Result<Self, ServiceError> {
+        let password = std::fs::read_to_string(services_dir.join(ADMIN_FILE))?
+            .trim()
+            .to_owned();
+        let port = read_port(&services_dir.join(PORT_FILE))?;
+        // A link in PATH to the server's program: its siblings are beside the target.
+        let bin = std::fs::canonicalize(&bin).unwrap_or(bin);
+        Ok(Self {
+            admin: PgConnectOptions::new()
+                .host("127.0.0.1")
+                .port(port)
+                .username(ADMIN)
+                .password(&password)
+                .database("postgres"),
+            host: "127.0.0.1".into(),
+            port,
+            server,
+            own: Some((bin, password)),
+        })
     }
 
     /// The platform's own cluster under `services_dir`, made on first use, then started.
@@ -59,17 +108,16 @@ impl Postgres {
         let initdb = bin.with_file_name("initdb");
         let dir = cluster_dir(services_dir);
         let user = run_as()?;
-        let password_file = services_dir.join("postgres.admin");
-        let port_file = services_dir.join("postgres.port");
+        let password_file = services_dir.join(ADMIN_FILE);
+        let port_file = services_dir.join(PORT_FILE);
         if !dir.join("PG_VERSION").exists() {
             init(&initdb, &dir, user, &password_file, &port_file).await?;
         }
-        let password = std::fs::read_to_string(&password_file)?.trim().to_owned();
         let port = read_port(&port_file)?;
         stop_leftover(&dir.join("postmaster.pid"), "postgres", Signal::SIGINT).await;
         let server = ServerProcess::start(Launch {
             name: "postgres".into(),
-            program: bin,
+            program: bin.clone(),
             args: [
                 "-D",
                 &dir.display().to_string(),
@@ -92,17 +140,7 @@ impl Postgres {
             port,
         })
         .await?;
-        let pg = Self {
-            admin: PgConnectOptions::new()
-                .host("127.0.0.1")
-                .port(port)
-                .username(ADMIN)
-                .password(&password)
-                .database("postgres"),
-            host: "127.0.0.1".into(),
-            port,
-            server: Some(server),
-        };
+        let pg = Self::own(services_dir, bin, Some(server))?;
         pg.connect().await?;
         Ok(pg)
     }
@@ -203,6 +241,101 @@ impl Postgres {
         size.and_then(|s| u64::try_from(s).ok())
     }
 
+    /// The resources' databases on the server (by their slugs): every database but the
+    /// cluster's own, since the platform makes nothing else on it.
+    pub async fn databases(&self) -> Result<Vec<String>, ServiceError> {
+        let mut conn = self.connect().await?;
+        sqlx::query_scalar(
+            "SELECT datname FROM pg_database WHERE NOT datistemplate AND datname <> 'postgres' \
+             ORDER BY datname",
+        )
+        .fetch_all(&mut conn)
+        .await
+        .map_err(|e| refused("list the databases", &e))
+    }
+
+    /// Writes a consistent dump of database `slug` (pg_dump's custom format: one snapshot,
+    /// however long it takes, while the app goes on writing) to `to`.
+    pub async fn dump(&self, slug: &str, to: &Path) -> Result<(), ServiceError> {
+        let to = to.display().to_string();
+        self.client(
+            "pg_dump",
+            "dump a database",
+            |db| {
+                vec![
+                    "--format=custom".into(),
+                    "--no-owner".into(),
+                    "--no-acl".into(),
+                    format!("--dbname={db}"),
+                    format!("--file={to}"),
+                ]
+            },
+            slug,
+        )
+        .await
+    }
+
+    /// Loads a dump [`Postgres::dump`] wrote into database `slug`, in one transaction, its
+    /// objects owned by the resource's role.
+    pub async fn load(&self, slug: &str, from: &Path) -> Result<(), ServiceError> {
+        let from = from.display().to_string();
+        self.client(
+            "pg_restore",
+            "load a database's backup",
+            |db| {
+                vec![
+                    "--no-owner".into(),
+                    "--no-acl".into(),
+                    format!("--role={slug}"),
+                    "--single-transaction".into(),
+                    "--exit-on-error".into(),
+                    format!("--dbname={db}"),
+                    from.clone(),
+                ]
+            },
+            slug,
+        )
+        .await
+    }
+
+    /// Runs one of the cluster's client programs as the administrator on database `slug`.
+    async fn client(
+        &self,
+        program: &str,
+        action: &str,
+        args: impl FnOnce(&str) -> Vec<String>,
+        slug: &str,
+    ) -> Result<(), ServiceError> {
+        let Some((bin, password)) = &self.own else {
+            return Err(ServiceError::Unsupported(format!(
+                "{action}: the databases on the external server (--services-postgres-url) are \
+                 backed up and restored by that server's own tools"
+            )));
+        };
+        let mut all = vec![
+            format!("--host={}", self.host),
+            format!("--port={}", self.port),
+            format!("--username={ADMIN}"),
+            "--no-password".to_owned(),
+        ];
+        all.extend(args(slug));
+        let all: Vec<&str> = all.iter().map(String::as_str).collect();
+        run(
+            &bin.with_file_name(program),
+            &all,
+            None,
+            None,
+            &[("PGPASSWORD", password.as_str())],
+        )
+        .await
+        .map(|_| ())
+        .map_err(|reason| ServiceError::Refused {
+            server: "postgres",
+            action: action.to_owned(),
+            reason,
+        })
+    }
+
     /// The server's process id, when the platform runs it.
     pub fn pid(&self) -> Option<u32> {
         self.server.as_ref().map(ServerProcess::pid)
@@ -265,7 +398,7 @@ async fn init(
         "--locale=C.UTF-8".to_owned(),
     ];
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let result = run(initdb, &args, None, user).await;
+    let result = run(initdb, &args, None, user, &[]).await;
     let _ = std::fs::remove_file(&pw_beside);
     result.map_err(|reason| ServiceError::Start {
         server: "postgres".into(),

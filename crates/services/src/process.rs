@@ -310,12 +310,14 @@ pub(crate) async fn stop_leftover(pid_file: &Path, program: &str, signal: Signal
 }
 
 /// Runs a short administrative command to completion: its output, or its error output as
-/// the reason it failed.
+/// the reason it failed. `env` passes what must not be seen in the process list (a
+/// password for `PGPASSWORD`).
 pub(crate) async fn run(
     program: &Path,
     args: &[&str],
     stdin: Option<&str>,
     user: Option<(u32, u32)>,
+    env: &[(&str, &str)],
 ) -> Result<String, String> {
     use tokio::io::AsyncWriteExt as _;
     let mut command = tokio::process::Command::new(program);
@@ -325,6 +327,7 @@ pub(crate) async fn run(
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .env("LANG", "C.UTF-8")
+        .envs(env.iter().copied())
         .kill_on_drop(true);
     if let Some((uid, gid)) = user {
         command.uid(uid).gid(gid);

@@ -58,3 +58,43 @@ pub(crate) async fn start(
 pub(crate) fn conf_path(dir: &Path) -> PathBuf {
     dir.join("redis.conf")
 }
+
+/// The directory of an append-only server's files (Redis 7's default `appenddirname`).
+pub(crate) const AOF_DIR: &str = "appendonlydir";
+/// The list of those files, which the server reads first.
+pub(crate) const MANIFEST: &str = "appendonly.aof.manifest";
+/// A snapshot stored as the base of the append-only files (Redis 7 takes an RDB base).
+pub(crate) const RESTORED_BASE: &str = "appendonly.aof.1.base.rdb";
+
+/// The manifest of append-only files that are one snapshot and nothing after it.
+pub(crate) fn restored_manifest() -> String {
+    format!("file {RESTORED_BASE} seq 1 type b\n")
+}
+
+/// The in-memory databases under `services_dir` (their slugs and directories): the
+/// servers whose configuration keeps an append-only file.
+pub(crate) fn persistent(services_dir: &Path) -> Vec<(String, PathBuf)> {
+    let Ok(entries) = std::fs::read_dir(services_dir.join("redis")) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(String, PathBuf)> = entries
+        .filter_map(Result::ok)
+        .filter(|e| {
+            std::fs::read_to_string(conf_path(&e.path()))
+                .is_ok_and(|c| c.lines().any(|l| l == "appendonly yes"))
+        })
+        .filter_map(|e| Some((e.file_name().into_string().ok()?, e.path())))
+        .collect();
+    out.sort();
+    out
+}
+
+/// The port and password a resource's server was started with (from its configuration).
+pub(crate) fn reach(dir: &Path) -> Option<(u16, String)> {
+    let conf = std::fs::read_to_string(conf_path(dir)).ok()?;
+    let value = |key: &str| {
+        conf.lines()
+            .find_map(|l| l.strip_prefix(key)?.strip_prefix(' ').map(str::to_owned))
+    };
+    Some((value("port")?.parse().ok()?, value("requirepass")?))
+}

@@ -7,6 +7,8 @@ use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
+use sqlx::Connection as _;
+
 use slipway_services::{Credentials, Engine, ResourceKey, ResourceSpec, Services, ServicesConfig};
 
 fn spec(app: &str, kind: &str, name: &str, engine: Engine) -> ResourceSpec {
@@ -304,4 +306,188 @@ async fn mariadb_databases_are_private() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("Access denied"));
     services.shutdown().await;
+}
+
+/// `mariadb` as the client of database `c.database` with credentials `c`: its output.
+fn mariadb_client(c: &Credentials, sql: &str) -> String {
+    let out = std::process::Command::new("mariadb")
+        .args([
+            "--no-defaults",
+            "--protocol=tcp",
+            "-h",
+            &c.host,
+            "-P",
+            &c.port.to_string(),
+            "-u",
+            &c.user,
+            &format!("-p{}", c.password),
+            "--batch",
+            "--skip-column-names",
+            &c.database,
+            "-e",
+            sql,
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// Copies the tree `from` into `to` (what a restore's unpacking does with the dumps).
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &to.join(entry.file_name()));
+        } else {
+            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
+    }
+}
+
+/// The backup's dumps of a running platform's servers, unpacked into a new services
+/// directory, come back when the resources are ensured there with their kept credentials:
+/// the rows, the keys. Then a stopped platform's servers are dumped too (started for it).
+#[tokio::test(flavor = "multi_thread")]
+async fn dumps_taken_while_apps_write_come_back_in_a_new_directory() {
+    use slipway_services::backup::{Servers, dump};
+    use sqlx::Row as _;
+    let source = data_dir();
+    let services_a = services(&source);
+    let app = "0123456789ab-0001";
+    let pg = spec(app, "relationalDatabase", "main", Engine::Postgres);
+    let my = spec(app, "relationalDatabase", "legacy", Engine::Mysql);
+    let mem = spec(app, "inMemoryDatabase", "state", Engine::Redis);
+    let cache = spec(app, "cache", "hot", Engine::Redis);
+    let [pg_c, my_c, mem_c] = fill(&services_a, [&pg, &my, &mem]).await;
+    services_a.ensure(&cache, None).await.unwrap();
+
+    let out = tempfile::tempdir().unwrap();
+    let written = dump(
+        &source.path().join("services"),
+        out.path(),
+        Servers::Running,
+    )
+    .await
+    .expect("dumps of the running servers");
+    assert_eq!(
+        names_of(&written),
+        [
+            format!(
+                "redis/{}/appendonlydir/appendonly.aof.1.base.rdb",
+                mem.key.slug()
+            ),
+            format!(
+                "redis/{}/appendonlydir/appendonly.aof.manifest",
+                mem.key.slug()
+            ),
+            format!("restore/{}.sql", my.key.slug()),
+            format!("restore/{}.pgdump", pg.key.slug()),
+        ],
+        "a dump per database and the in-memory database's snapshot; nothing of the cache"
+    );
+    // Written after the dump: not in it.
+    let mut conn = sqlx::PgConnection::connect(&pg_c.url()).await.unwrap();
+    sqlx::raw_sql("INSERT INTO notes VALUES ('late')")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    conn.close().await.unwrap();
+
+    let target = data_dir();
+    copy_tree(out.path(), &target.path().join("services"));
+    let services_b = services(&target);
+    let pg_b = services_b.ensure(&pg, Some(&pg_c)).await.unwrap();
+    let my_b = services_b.ensure(&my, Some(&my_c)).await.unwrap();
+    let mem_b = services_b.ensure(&mem, Some(&mem_c)).await.unwrap();
+    let mut conn = sqlx::PgConnection::connect(&pg_b.url()).await.unwrap();
+    let rows: Vec<String> = sqlx::query("SELECT body FROM notes ORDER BY body")
+        .fetch_all(&mut conn)
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(rows, ["first", "second"]);
+    // The app's role owns what was restored: it can write to it.
+    sqlx::raw_sql("INSERT INTO notes VALUES ('third')")
+        .execute(&mut conn)
+        .await
+        .expect("the restored table is the app's");
+    conn.close().await.unwrap();
+    assert_eq!(mariadb_client(&my_b, "SELECT v FROM t;"), "kept");
+    let (mut r, _) = redis_as(&mem_b, &mem_b.password);
+    assert_eq!(redis(&mut r, &["GET", "visits"]), "41");
+    // Loaded once: a second ensure does not load the dump again.
+    assert!(
+        !target
+            .path()
+            .join("services/restore")
+            .read_dir()
+            .unwrap()
+            .any(|_| true)
+    );
+    services_b.ensure(&pg, Some(&pg_b)).await.unwrap();
+    services_b.shutdown().await;
+
+    // The source platform stopped: the backup starts its servers and stops them again.
+    services_a.shutdown().await;
+    let out = tempfile::tempdir().unwrap();
+    let written = dump(
+        &source.path().join("services"),
+        out.path(),
+        Servers::Stopped,
+    )
+    .await
+    .expect("dumps of the stopped servers");
+    // The in-memory database's server is not running: its files are copied as they are.
+    let names = names_of(&written);
+    for wanted in [
+        format!("restore/{}.pgdump", pg.key.slug()),
+        format!("restore/{}.sql", my.key.slug()),
+        format!(
+            "redis/{}/appendonlydir/appendonly.aof.manifest",
+            mem.key.slug()
+        ),
+    ] {
+        assert!(names.contains(&wanted), "{wanted} in {names:?}");
+    }
+    assert!(
+        std::net::TcpStream::connect(("127.0.0.1", pg_c.port)).is_err(),
+        "the servers started for the backup are stopped"
+    );
+}
+
+/// The paths of written files, sorted.
+fn names_of(written: &[std::path::PathBuf]) -> Vec<String> {
+    let mut names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
+    names.sort();
+    names
+}
+
+/// Ensures a PostgreSQL database, a MariaDB database and an in-memory database, and writes
+/// to each as an app would: two rows, one row, one key.
+async fn fill(services: &Services, [pg, my, mem]: [&ResourceSpec; 3]) -> [Credentials; 3] {
+    let pg_c = services.ensure(pg, None).await.unwrap();
+    let my_c = services.ensure(my, None).await.unwrap();
+    let mem_c = services.ensure(mem, None).await.unwrap();
+    let mut conn = sqlx::PgConnection::connect(&pg_c.url()).await.unwrap();
+    sqlx::raw_sql("CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('first'), ('second')")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    conn.close().await.unwrap();
+    mariadb_client(
+        &my_c,
+        "CREATE TABLE t (v TEXT); INSERT INTO t VALUES ('kept');",
+    );
+    let (mut r, ok) = redis_as(&mem_c, &mem_c.password);
+    assert_eq!(ok, "+OK");
+    assert_eq!(redis(&mut r, &["SET", "visits", "41"]), "+OK");
+    [pg_c, my_c, mem_c]
 }

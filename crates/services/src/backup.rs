@@ -1,0 +1,176 @@
+//! The backing servers' part of `slipway platform backup` and `restore`: a consistent dump
+//! of every resource that keeps data, written while the apps go on using it, in a layout the
+//! restored platform picks up by itself.
+//!
+//! - A PostgreSQL or MariaDB database: a dump (one snapshot) as `restore/<slug>.pgdump` or
+//!   `restore/<slug>.sql`. The restored platform makes the database again on its first
+//!   deploy of the app and loads the dump into it before the app starts, then removes it
+//!   ([`load_pending`]).
+//! - An in-memory database (Redis, append-only): a snapshot taken by the server itself
+//!   (`redis-cli --rdb`) stored as the base of its append-only file, so the restored server
+//!   loads it on start. A server that is not running has its files copied as they are.
+//! - Caches keep nothing worth restoring and are left out.
+//!
+//! The paths are relative to the services directory (`DATA_DIR/services`).
+
+use std::path::{Path, PathBuf};
+
+use crate::error::ServiceError;
+use crate::mariadb::{self, Mariadb};
+use crate::postgres::{self, Postgres};
+use crate::process::run;
+use crate::spec::Engine;
+
+/// Where the dumps of the shared servers wait, after a restore, to be loaded.
+const RESTORE_DIR: &str = "restore";
+
+/// The file a database's dump is kept in until it is loaded.
+fn pending_file(engine: Engine, slug: &str) -> PathBuf {
+    let ext = if engine == Engine::Postgres {
+        "pgdump"
+    } else {
+        "sql"
+    };
+    Path::new(RESTORE_DIR).join(format!("{slug}.{ext}"))
+}
+
+/// Whether the platform's servers are running (a backup beside a running platform only
+/// connects to them) or not (the backup starts them for itself, and stops them after;
+/// the caller holds the data directory's lock, so no platform starts meanwhile).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Servers {
+    /// A platform serves the data directory.
+    Running,
+    /// No platform does.
+    Stopped,
+}
+
+/// Writes the dump of every resource that keeps data on the platform's own servers under
+/// `services_dir` into `out` (in the layout above); returns the files written, relative to
+/// `out`. A database on an external server (`--services-postgres-url`) is that server's to
+/// back up.
+pub async fn dump(
+    services_dir: &Path,
+    out: &Path,
+    servers: Servers,
+) -> Result<Vec<PathBuf>, ServiceError> {
+    let mut written = Vec::new();
+    std::fs::create_dir_all(out.join(RESTORE_DIR))?;
+    if postgres::has_cluster(services_dir) {
+        let pg = match servers {
+            Servers::Running => Postgres::attach(services_dir).await?,
+            Servers::Stopped => Postgres::local(services_dir).await?,
+        };
+        let dumped = async {
+            for slug in pg.databases().await? {
+                let file = pending_file(Engine::Postgres, &slug);
+                pg.dump(&slug, &out.join(&file)).await?;
+                written.push(file);
+            }
+            Ok::<_, ServiceError>(())
+        }
+        .await;
+        pg.stop().await;
+        dumped?;
+    }
+    if mariadb::has_server(services_dir) {
+        let db = match servers {
+            Servers::Running => Mariadb::attach(services_dir).await?,
+            Servers::Stopped => Mariadb::local(services_dir).await?,
+        };
+        let dumped = async {
+            for slug in db.databases().await? {
+                let file = pending_file(Engine::Mysql, &slug);
+                db.dump(&slug, &out.join(&file)).await?;
+                written.push(file);
+            }
+            Ok::<_, ServiceError>(())
+        }
+        .await;
+        db.stop().await;
+        dumped?;
+    }
+    for (slug, dir) in crate::redis::persistent(services_dir) {
+        let rel = Path::new(Engine::Redis.as_str()).join(&slug);
+        written.extend(
+            snapshot_redis(&dir, &out.join(&rel))
+                .await?
+                .into_iter()
+                .map(|f| rel.join(f)),
+        );
+    }
+    Ok(written)
+}
+
+/// The append-only files of one in-memory database into `to`: the server's own snapshot
+/// when it runs, else its files as they are (no server writes them); returns the files
+/// written, relative to `to`.
+async fn snapshot_redis(dir: &Path, to: &Path) -> Result<Vec<PathBuf>, ServiceError> {
+    let aof = Path::new(crate::redis::AOF_DIR);
+    std::fs::create_dir_all(to.join(aof))?;
+    if let Some((port, password)) = crate::redis::reach(dir)
+        && tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+    {
+        let cli = crate::process::find_program("redis-cli", "redis-tools")?;
+        let base = aof.join(crate::redis::RESTORED_BASE);
+        let target = to.join(&base).display().to_string();
+        let port = port.to_string();
+        run(
+            &cli,
+            &[
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &port,
+                "--no-auth-warning",
+                "--rdb",
+                &target,
+            ],
+            None,
+            None,
+            &[("REDISCLI_AUTH", password.as_str())],
+        )
+        .await
+        .map_err(|reason| ServiceError::Refused {
+            server: "redis",
+            action: "take a snapshot".into(),
+            reason,
+        })?;
+        let manifest = aof.join(crate::redis::MANIFEST);
+        std::fs::write(to.join(&manifest), crate::redis::restored_manifest())?;
+        return Ok(vec![base, manifest]);
+    }
+    let mut copied = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir.join(aof)) else {
+        return Ok(copied);
+    };
+    for entry in entries.filter_map(Result::ok) {
+        if entry.file_type().is_ok_and(|t| t.is_file()) {
+            let file = aof.join(entry.file_name());
+            std::fs::copy(entry.path(), to.join(&file))?;
+            copied.push(file);
+        }
+    }
+    copied.sort();
+    Ok(copied)
+}
+
+/// Loads the dump a restore left for database `slug`, if there is one, and removes it once
+/// loaded. A load that fails keeps the dump, so the next deploy tries again.
+pub(crate) async fn load_pending(
+    services_dir: &Path,
+    engine: Engine,
+    slug: &str,
+    load: impl AsyncFnOnce(&Path) -> Result<(), ServiceError>,
+) -> Result<(), ServiceError> {
+    let file = services_dir.join(pending_file(engine, slug));
+    if !file.is_file() {
+        return Ok(());
+    }
+    load(&file).await?;
+    tracing::info!(resource = slug, "a database's backup is loaded");
+    std::fs::remove_file(&file)?;
+    Ok(())
+}
