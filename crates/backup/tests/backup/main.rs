@@ -12,4 +12,5 @@
 mod care;
 mod platform;
 mod refusals;
+mod resources;
 mod support;
