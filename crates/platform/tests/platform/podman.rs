@@ -897,3 +897,83 @@ async fn a_volume_keeps_its_files_across_deploys_and_goes_with_the_app() {
     assert!(!on_disk.exists());
     app.finish().await;
 }
+
+/// Backing resources on the container runtime: the app's container reaches its in-memory
+/// database and its PostgreSQL database at its network's gateway (relays to servers that
+/// listen on the host's loopback only), keeps what it wrote there across a redeploy, and
+/// nothing of them is left listening once the app is deleted.
+#[tokio::test]
+async fn a_container_app_reaches_its_databases_through_its_network_gateway() {
+    if !containers_here() {
+        return;
+    }
+    let backend = backends().remove(0);
+    let app = spawn(backend).await;
+    // INCR on the in-memory database; for PostgreSQL, its answer to an SSLRequest ('N' or
+    // 'S'): proof that a server, not a closed port, is there.
+    let probe = server(
+        "import socket, struct, urllib.parse\ndef resp(s, *a):\n    s.sendall(('*%d\\r\\n' % len(a) + ''.join('$%d\\r\\n%s\\r\\n' % (len(x), x) for x in a)).encode())\n    return s.recv(256).decode().strip()\n",
+        "    u = urllib.parse.urlparse(os.environ['STATE_INMEMORY_URL'])\n    with socket.create_connection((u.hostname, u.port), timeout=5) as s:\n        resp(s, 'AUTH', u.password)\n        n = int(resp(s, 'INCR', 'visits')[1:])\n    with socket.create_connection((os.environ['PGHOST'], int(os.environ['PGPORT'])), timeout=5) as s:\n        s.sendall(struct.pack('!ii', 8, 80877103))\n        pg = s.recv(1).decode()\n    return {'visits': n, 'pg': pg, 'host': u.hostname, 'pghost': os.environ['PGHOST']}",
+    );
+    let mut files = stdlib_app("reacher", &probe, &[], "128Mi");
+    let devfile = String::from_utf8(files[0].1.clone()).unwrap().replace(
+        "  displayName: reacher\n",
+        "  displayName: reacher\n  platform:\n    managedInfra:\n      relationalDatabase:\n        - name: main\n          engine: postgres\n      inMemoryDatabase:\n        - name: state\n          engine: redis\n",
+    );
+    files[0].1 = devfile.into_bytes();
+    let id = register_and_build(&app, "reacher", &files).await;
+    let running = wait_status(&app, &id, &["RUNNING", "FAILED"]).await;
+    assert_eq!(
+        running["status"],
+        "RUNNING",
+        "{running}\n{}",
+        service_logs(&app)
+    );
+    let first: Value =
+        serde_json::from_str(&get_ok(&app, "reacher.localhost", "/probe").await).expect("json");
+    assert_eq!(first["visits"], 1, "{first}");
+    assert!(first["pg"] == "N" || first["pg"] == "S", "{first}");
+    let gateway = first["host"].as_str().unwrap().to_owned();
+    assert_ne!(gateway, "127.0.0.1", "a container's loopback is its own");
+    assert_eq!(first["pghost"], gateway.as_str());
+    let network = podman(
+        &app,
+        &[
+            "network",
+            "inspect",
+            "--format",
+            "{{range .Subnets}}{{.Gateway}}{{end}}",
+            &format!("slipway-{id}"),
+        ],
+    );
+    assert_eq!(network.trim(), gateway, "the app's own network's gateway");
+
+    // A redeploy: the same database, the count goes on.
+    files.push(("note.txt".into(), b"round two".to_vec()));
+    let (status, body) = app
+        .upload(&app.owner, &id, "", "application/zstd", tar_zst(&files))
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    let deadline = Instant::now() + Duration::from_secs(600);
+    loop {
+        let now = status_of(&app, &id).await;
+        if now["status"] == "RUNNING" && now["deployment_id"] != running["deployment_id"] {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no new deployment: {now}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let second: Value =
+        serde_json::from_str(&get_ok(&app, "reacher.localhost", "/probe").await).expect("json");
+    assert_eq!(second["visits"], 2, "{second}");
+
+    let (status, _) = app.delete_app(&app.owner, &id).await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let listening = Command::new("ss").args(["-Htln"]).output().expect("ss");
+    let listening = String::from_utf8_lossy(&listening.stdout);
+    assert!(
+        !listening.contains(&format!("{gateway}:")),
+        "a relay of the deleted app still listens: {listening}"
+    );
+    app.finish().await;
+}
