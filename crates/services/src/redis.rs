@@ -1,5 +1,6 @@
 //! A redis-server of a resource's own: a cache (a memory cap, least-recently-used eviction,
-//! no persistence) or an in-memory database (append-only file synced on every write, never
+//! its keys saved only when its server stops, so a platform restart keeps them while a
+//! crash of the server itself may not) or an in-memory database (append-only file synced on every write, never
 //! evicts, so an acknowledged write survives a `kill -9` of the server). Both require the
 //! resource's password and listen on loopback only.
 
@@ -14,7 +15,7 @@ use crate::spec::{Credentials, ResourceSpec};
 /// The configuration file a resource's server runs with, in its directory.
 pub(crate) fn config(dir: &Path, spec: &ResourceSpec, credentials: &Credentials) -> String {
     let persistence = if spec.is_cache() {
-        "maxmemory-policy allkeys-lru\nappendonly no\nsave \"\"\n"
+        "maxmemory-policy allkeys-lru\nappendonly no\nsave \"\"\nshutdown-on-sigterm save\n"
     } else {
         "maxmemory-policy noeviction\nappendonly yes\nappendfsync always\nsave 60 1\n"
     };

@@ -168,6 +168,15 @@ async fn redis_caches_evict_and_in_memory_databases_survive_kill_9() {
     let (mut s, answer) = redis_as(&cc, &cc.password);
     assert_eq!(answer, "+OK");
     assert_eq!(redis(&mut s, &["CONFIG", "GET", "maxmemory-policy"]), "*2");
+    assert_eq!(redis(&mut s, &["SET", "warm", "yes"]), "+OK");
+    drop(s);
+    // A cache keeps its keys across a stop of its server (a platform restart).
+    services.shutdown().await;
+    let services = self::services(&dir);
+    assert_eq!(services.ensure(&cache, Some(&cc)).await.unwrap(), cc);
+    services.ensure(&db, Some(&cd)).await.unwrap();
+    let (mut s, _) = redis_as(&cc, &cc.password);
+    assert_eq!(redis(&mut s, &["GET", "warm"]), "yes");
 
     let (mut s, _) = redis_as(&cd, &cd.password);
     assert_eq!(redis(&mut s, &["SET", "visits", "41"]), "+OK");
