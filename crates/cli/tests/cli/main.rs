@@ -13,6 +13,7 @@ mod dev;
 mod local_platform;
 mod scaffold;
 mod servers;
+mod stateful_crash;
 mod tls;
 
 use std::process::Command;
