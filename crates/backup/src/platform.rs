@@ -101,7 +101,10 @@ pub async fn backup(request: Backup) -> Result<Report, BackupError> {
     sources.extend(listed);
     // Listed after the snapshot, like the files: a resource the snapshot's rows name is
     // there (one made since is a harmless extra, never loaded).
-    let dumps = dirs::staging_beside(&request.to, "--to")?;
+    // In clear text, so on the data's side like the database snapshot, never beside `--to`.
+    let dumps = dirs::private_dir(".backup-dumps-", Some(&request.data_dir)).map_err(|e| {
+        BackupError::io("cannot create a staging directory in", &request.data_dir, e)
+    })?;
     sources.extend(dump_services(&request.data_dir, dumps.path()).await?);
     let files = sources.len();
     let bytes = archive::write_async(
