@@ -241,6 +241,10 @@ fn walk(root: &Path, rel: &Path, out: &mut Vec<Source>) -> Result<(), BackupErro
         .collect();
     names.sort();
     for name in names {
+        if name == data_dir::EPHEMERAL_DIR {
+            // Ephemeral volumes start empty on each deploy: nothing to restore.
+            continue;
+        }
         let rel = rel.join(&name);
         let path = root.join(&rel);
         let Ok(meta) = std::fs::symlink_metadata(&path) else {

@@ -61,6 +61,11 @@ pub const SERVICES_DIR: &str = "services";
 /// The apps' volumes: `volumes/<app_id>/<volume name>`.
 pub const VOLUMES_DIR: &str = "volumes";
 
+/// Under an app's volumes, the ephemeral volumes of its deployments
+/// (`volumes/<app_id>/.ephemeral/<deployment_id>/<name>`): each removed once a newer
+/// deployment replaces its own, and left out of backups.
+pub const EPHEMERAL_DIR: &str = ".ephemeral";
+
 /// Name of the lock file a running server holds in its data directory.
 pub const LOCK_FILE: &str = "platform.lock";
 

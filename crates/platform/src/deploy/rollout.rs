@@ -181,8 +181,33 @@ async fn swap_in(
         services: started.into_iter().map(|s| s.service).collect(),
     };
     replace_live(inner, slot, live).await;
+    remove_old_ephemeral(inner, app_id, deployment_id).await;
     watch_crashes(inner, slot, app_id, deployment_id, watchers);
     tracing::info!(app_id, deployment_id, "deployment RUNNING");
+}
+
+/// Removes the ephemeral volumes of the app's earlier deployments, whose services have just
+/// stopped: an ephemeral volume lives as long as its deployment.
+async fn remove_old_ephemeral(inner: &Inner, app_id: &str, deployment_id: &str) {
+    let dir = inner
+        .data_dir
+        .join(crate::data_dir::VOLUMES_DIR)
+        .join(app_id)
+        .join(crate::data_dir::EPHEMERAL_DIR);
+    let keep = deployment_id.to_owned();
+    let _ = tokio::task::spawn_blocking(move || {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            return;
+        };
+        for entry in entries.filter_map(Result::ok) {
+            if entry.file_name() != keep.as_str()
+                && let Err(e) = std::fs::remove_dir_all(entry.path())
+            {
+                tracing::warn!(path = %entry.path().display(), error = %e, "cannot remove an ephemeral volume");
+            }
+        }
+    })
+    .await;
 }
 
 /// The gateway's routes to the started services. Only public services are reachable from
@@ -433,7 +458,10 @@ fn volume_mounts(
         .map(|m| {
             let ephemeral = declared.iter().any(|v| v.name == m.name && v.ephemeral);
             let host = if ephemeral {
-                app_dir.join(".ephemeral").join(deployment_id).join(&m.name)
+                app_dir
+                    .join(crate::data_dir::EPHEMERAL_DIR)
+                    .join(deployment_id)
+                    .join(&m.name)
             } else {
                 app_dir.join(&m.name)
             };

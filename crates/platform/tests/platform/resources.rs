@@ -462,3 +462,53 @@ async fn mysql_databases_and_memcached_caches_work_through_a_deploy() {
     assert_eq!(status, StatusCode::NO_CONTENT);
     app.finish().await;
 }
+
+/// An `ephemeral: true` volume is a directory of the deployment's own: a redeploy starts on
+/// an empty one and removes the one before, while the app's other volume keeps its files.
+#[tokio::test]
+async fn an_ephemeral_volume_starts_empty_on_each_deploy() {
+    let backend = backends().remove(0);
+    let app = spawn_app(backend).await;
+    let id = app.register(&app.owner, "scratchy").await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let devfile = devfile("scratchy", BOTH)
+        .replace(
+            "components:\n",
+            "components:\n  - name: scratch\n    volume:\n      ephemeral: true\n",
+        )
+        .replace(
+            "        - name: files\n          path: /data\n",
+            "        - name: files\n          path: /data\n        - name: scratch\n          path: /scratch\n",
+        );
+    let url = deploy(&app, &id, &devfile, 1).await;
+    assert_eq!(get(&format!("{url}/write?v=kept")).await, "ok");
+    let volumes = app.data_dir().join("volumes").join(&id);
+    let first = wait_status(&app, &id, &["RUNNING"]).await["deployment_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let first_scratch = volumes.join(".ephemeral").join(&first).join("scratch");
+    assert!(first_scratch.is_dir(), "the deployment's own directory");
+    std::fs::write(first_scratch.join("left-over"), "x").unwrap();
+
+    let url = deploy(&app, &id, &devfile, 2).await;
+    let second = wait_status(&app, &id, &["RUNNING"]).await["deployment_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_ne!(first, second);
+    let second_scratch = volumes.join(".ephemeral").join(&second).join("scratch");
+    assert_eq!(
+        std::fs::read_dir(&second_scratch).unwrap().count(),
+        0,
+        "an ephemeral volume starts empty"
+    );
+    assert!(
+        !volumes.join(".ephemeral").join(&first).exists(),
+        "the earlier deployment's ephemeral volume is removed"
+    );
+    assert_eq!(get(&format!("{url}/read")).await, "kept|kept|kept");
+    app.finish().await;
+}
