@@ -31,18 +31,29 @@ impl Drop for Server {
 }
 
 pub(crate) fn serve(data: &Path, port: u16, gateway: u16) -> Server {
-    let server = Server(
-        Command::new(env!("CARGO_BIN_EXE_slipway"))
-            .args(["platform", "serve", "--builder", "native", "--listen"])
-            .arg(format!("127.0.0.1:{port}"))
-            .arg("--gateway-listen")
-            .arg(format!("127.0.0.1:{gateway}"))
-            .arg("--data-dir")
-            .arg(data)
-            .env("RUST_LOG", "error")
-            .spawn()
-            .unwrap(),
-    );
+    serve_on(data, None, port, gateway)
+}
+
+/// [`serve`] with its state in `database_url` (PostgreSQL) when given.
+pub(crate) fn serve_on(
+    data: &Path,
+    database_url: Option<&str>,
+    port: u16,
+    gateway: u16,
+) -> Server {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_slipway"));
+    command
+        .args(["platform", "serve", "--builder", "native", "--listen"])
+        .arg(format!("127.0.0.1:{port}"))
+        .arg("--gateway-listen")
+        .arg(format!("127.0.0.1:{gateway}"))
+        .arg("--data-dir")
+        .arg(data)
+        .env("RUST_LOG", "error");
+    if let Some(url) = database_url {
+        command.args(["--database-url", url]);
+    }
+    let server = Server(command.spawn().unwrap());
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
         assert!(

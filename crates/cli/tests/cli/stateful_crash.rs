@@ -6,7 +6,9 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::daily::{free_port, http_get, serve, slipway};
+use slipway_server::testing::{TestDatabase, backends};
+
+use crate::daily::{free_port, http_get, serve_on, slipway};
 
 /// `/write?v=X` stores X as a row (psql on `DATABASE_URL`), as the cache's key `last` (on
 /// `REDIS_URL`) and as a line of `/data/notes.txt` (its volume); `/read` answers
@@ -181,10 +183,26 @@ fn deployments(env: &[(&str, String)], id: &str) -> Vec<serde_json::Value> {
 
 #[test]
 fn a_platform_killed_during_a_deploy_keeps_the_apps_database_cache_and_volume() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    for backend in backends("stateful_crash") {
+        let db = match backend {
+            slipway_server::testing::Backend::Sqlite => None,
+            slipway_server::testing::Backend::Postgres => {
+                Some(runtime.block_on(TestDatabase::create("stateful_crash")))
+            }
+        };
+        killed_during_a_deploy(db.as_ref().map(TestDatabase::url));
+        // Dropped here: the database goes with it.
+        drop(db);
+    }
+}
+
+/// The scenario on one platform database (`None`: SQLite in the data directory).
+fn killed_during_a_deploy(database_url: Option<&str>) {
     let work = tempfile::tempdir().unwrap();
     let data = work.path().join("platform");
     let (port, gateway) = (free_port(), free_port());
-    let mut server = serve(&data, port, gateway);
+    let mut server = serve_on(&data, database_url, port, gateway);
     let env = [
         ("SLIPWAY_PLATFORM_URL", format!("http://127.0.0.1:{port}")),
         (
@@ -222,7 +240,7 @@ fn a_platform_killed_during_a_deploy_keeps_the_apps_database_cache_and_volume() 
     let _ = server.0.wait();
 
     // The next start brings the app back (the slow round, started again) on the same data.
-    let _server = serve(&data, port, gateway);
+    let _server = serve_on(&data, database_url, port, gateway);
     wait_status(&project, &env, &["RUNNING"]);
     let deadline = Instant::now() + Duration::from_secs(30);
     let read = loop {

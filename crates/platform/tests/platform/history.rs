@@ -321,7 +321,7 @@ async fn update_secret(app: &TestApp, id: &str, password: &str) {
     assert_eq!(status, StatusCode::OK, "{body}");
 }
 
-async fn rollback(app: &TestApp, id: &str, to: &str) -> (StatusCode, Value) {
+pub(crate) async fn rollback(app: &TestApp, id: &str, to: &str) -> (StatusCode, Value) {
     app.send(
         Method::POST,
         &format!("/v1/apps/{id}/rollback"),

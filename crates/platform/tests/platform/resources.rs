@@ -224,6 +224,10 @@ async fn declared_databases_and_caches_are_provisioned_bound_kept_and_destroyed(
             .unwrap()
             .to_owned();
         let url = deploy(&app, &id, &devfile("stateful", BOTH), 1).await;
+        let first = crate::deploy::status_of(&app, &id).await["deployment_id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
 
         let listed = resources(&app, &id).await;
         assert_eq!(listed.len(), 2, "{listed:?}");
@@ -274,6 +278,35 @@ async fn declared_databases_and_caches_are_provisioned_bound_kept_and_destroyed(
         let status = wait_status(&app, &id, &["RUNNING"]).await;
         let url = status["app_url"].as_str().unwrap().to_owned();
         assert_eq!(get(&format!("{url}/write?v=two")).await, "ok");
+        assert_eq!(get(&format!("{url}/read")).await, "one,two|two|one,two");
+        // A rollback to the first deployment runs on the same data.
+        let before = deployments(&app, &id).await;
+        let (status, body) = crate::history::rollback(&app, &id, &first).await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+        let deadline = std::time::Instant::now() + Duration::from_secs(120);
+        loop {
+            let (_, list) = app
+                .send(
+                    Method::GET,
+                    &format!("/v1/apps/{id}/deployments"),
+                    Some(&app.owner),
+                    None,
+                )
+                .await;
+            let newest = &list["deployments"][0];
+            if list["deployments"].as_array().map_or(0, Vec::len) > before
+                && newest["status"] != "deploying"
+            {
+                assert_eq!(newest["status"], "RUNNING", "{newest}");
+                assert_eq!(newest["cause"], "rollback", "{newest}");
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the rollback never ran"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
         assert_eq!(get(&format!("{url}/read")).await, "one,two|two|one,two");
 
         // Another app's role, with its own valid password, is refused on this database.
