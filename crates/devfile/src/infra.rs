@@ -83,6 +83,8 @@ pub struct ResourceDecl {
     pub memory_mb: Option<u64>,
     /// `storageGb`, for databases.
     pub storage_gb: Option<u64>,
+    /// `fifo: true`, for queues: delivered in send order.
+    pub fifo: bool,
 }
 
 /// One `volume` component.
@@ -138,6 +140,10 @@ impl Devfile {
                         .map(str::to_owned),
                     memory_mb: number("memoryMb"),
                     storage_gb: number("storageGb"),
+                    fifo: item
+                        .get("fifo")
+                        .and_then(serde_json::Value::as_bool)
+                        .unwrap_or(false),
                 });
             }
         }

@@ -71,6 +71,13 @@ fn provisionable(kind: ResourceKind, engine: Option<&str>) -> Result<Engine, Str
                 )
             })
         }
+        ResourceKind::Queue => match engine {
+            None | Some("pgmq") => Ok(Engine::Pgmq),
+            Some(other) => Err(format!(
+                "queue engine {other:?} is not one this platform runs; leave engine out \
+                 (queues are pgmq on the platform's PostgreSQL)"
+            )),
+        },
         other => Err(format!(
             "{other} resources are not provisioned by this platform yet; remove \
              metadata.platform.managedInfra.{other} or deploy without it"
@@ -148,6 +155,7 @@ impl Resources {
                 },
                 engine,
                 memory_mb: decl.memory_mb,
+                fifo: decl.fifo,
             });
         }
         let failure = |e: sqlx::Error| format!("cannot record the app's resources: {e}");
@@ -427,6 +435,8 @@ fn spec_of(row: &ResourceRow) -> Option<ResourceSpec> {
         },
         engine: Engine::parse(&row.engine)?,
         memory_mb: row.memory_mb.and_then(|m| u64::try_from(m).ok()),
+        // Only a queue's making reads it, and a deploy makes queues from the devfile.
+        fifo: false,
     })
 }
 

@@ -21,6 +21,7 @@ fn spec(app: usize, kind: &str, engine: Engine) -> ResourceSpec {
         },
         engine,
         memory_mb: Some(16),
+        fifo: false,
     }
 }
 

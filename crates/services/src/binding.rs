@@ -1,12 +1,14 @@
 //! The environment variables an app's services receive for its resources.
 //!
-//! Every resource gets a variable of its own, always: `<NAME>_DATABASE_URL` for a
-//! relational database, `<NAME>_CACHE_URL` for a cache and `<NAME>_INMEMORY_URL` for an
-//! in-memory database, where `<NAME>` is the resource name upper-cased with `-` as `_`.
+//! Every resource gets variables of its own, always: `<NAME>_DATABASE_URL` for a
+//! relational database, `<NAME>_CACHE_URL` for a cache, `<NAME>_INMEMORY_URL` for an
+//! in-memory database, `<NAME>_QUEUE_URL` and `<NAME>_QUEUE_NAME` for a queue, where
+//! `<NAME>` is the resource name upper-cased with `-` as `_`.
 //! On top, the ecosystem's conventional names go to the one resource that can claim them:
 //! `DATABASE_URL` (and libpq's `PGHOST`, `PGPORT`, `PGUSER`, `PGPASSWORD`, `PGDATABASE` for
 //! postgres) when the app has one relational database, `REDIS_URL` when it has one Redis
-//! resource (a cache or an in-memory database), `MEMCACHED_URL` when it has one memcached.
+//! resource (a cache or an in-memory database), `MEMCACHED_URL` when it has one memcached,
+//! `QUEUE_URL` and `QUEUE_NAME` when it has one queue.
 //! Two resources that could claim a conventional name leave it unset rather than pick one.
 
 use std::collections::BTreeMap;
@@ -24,15 +26,23 @@ pub struct Bound<'a> {
     pub credentials: &'a Credentials,
 }
 
-/// The resource's own variable, which it always gets.
-pub fn own_variable(kind: &str, name: &str) -> String {
-    let suffix = match kind {
-        "relationalDatabase" => "DATABASE_URL",
-        "cache" => "CACHE_URL",
-        "inMemoryDatabase" => "INMEMORY_URL",
-        _ => "URL",
+/// The resource's own variables, which it always gets (its URL's first).
+pub fn own_variables(kind: &str, name: &str) -> Vec<String> {
+    let suffixes: &[&str] = match kind {
+        "relationalDatabase" => &["DATABASE_URL"],
+        "cache" => &["CACHE_URL"],
+        "inMemoryDatabase" => &["INMEMORY_URL"],
+        "queue" => &["QUEUE_URL", "QUEUE_NAME"],
+        _ => &["URL"],
     };
-    format!("{}_{suffix}", upper_snake(name))
+    let prefix = upper_snake(name);
+    suffixes.iter().map(|s| format!("{prefix}_{s}")).collect()
+}
+
+/// The name of the queue a `queue` resource holds in its database: its resource name as an
+/// identifier (`order-events` → `order_events`).
+pub fn queue_name(name: &str) -> String {
+    upper_snake(name).to_ascii_lowercase()
 }
 
 /// `hot-keys` → `HOT_KEYS`: letters and digits upper-cased, everything else `_` (the one
@@ -61,20 +71,23 @@ fn conventional(kind: &str, engine: Engine) -> &'static [&'static str] {
             "PGDATABASE",
         ],
         ("relationalDatabase", _) => &["DATABASE_URL"],
+        ("queue", _) => &["QUEUE_URL", "QUEUE_NAME"],
         (_, Engine::Redis) => &["REDIS_URL"],
         (_, Engine::Memcached) => &["MEMCACHED_URL"],
         _ => &[],
     }
 }
 
-/// The value of variable `name` for a resource.
-fn value(name: &str, c: &Credentials) -> String {
-    match name {
+/// The value of variable `var` for resource `b`.
+fn value(var: &str, b: &Bound<'_>) -> String {
+    let c = b.credentials;
+    match var {
         "PGHOST" => c.host.clone(),
         "PGPORT" => c.port.to_string(),
         "PGUSER" => c.user.clone(),
         "PGPASSWORD" => c.password.clone(),
         "PGDATABASE" => c.database.clone(),
+        _ if var.ends_with("QUEUE_NAME") => queue_name(b.name),
         _ => c.url(),
     }
 }
@@ -97,9 +110,12 @@ fn won<'a>(bound: &'a [Bound<'_>], me: &Bound<'_>) -> impl Iterator<Item = &'sta
 pub fn variables(bound: &[Bound<'_>]) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     for b in bound {
-        out.insert(own_variable(b.kind, b.name), b.credentials.url());
+        for var in own_variables(b.kind, b.name) {
+            let v = value(&var, b);
+            out.insert(var, v);
+        }
         for name in won(bound, b) {
-            out.insert(name.to_owned(), value(name, b.credentials));
+            out.insert(name.to_owned(), value(name, b));
         }
     }
     out
@@ -108,7 +124,7 @@ pub fn variables(bound: &[Bound<'_>]) -> BTreeMap<String, String> {
 /// The names of the variables one resource provides among `bound` (its own and the
 /// conventional ones it won), for the resource listings: names only, never values.
 pub fn names_for(bound: &[Bound<'_>], kind: &str, name: &str) -> Vec<String> {
-    let mut names = vec![own_variable(kind, name)];
+    let mut names = own_variables(kind, name);
     if let Some(me) = bound.iter().find(|b| b.kind == kind && b.name == name) {
         names.extend(won(bound, me).map(str::to_owned));
     }
@@ -178,5 +194,33 @@ mod tests {
         let vars = variables(&bound);
         assert!(!vars.contains_key("REDIS_URL"));
         assert!(vars.contains_key("A_CACHE_URL") && vars.contains_key("B_INMEMORY_URL"));
+    }
+
+    #[test]
+    fn a_queue_gets_its_url_and_its_name() {
+        let q = creds(Engine::Pgmq, 5432);
+        let bound = [Bound {
+            kind: "queue",
+            name: "order-events",
+            credentials: &q,
+        }];
+        let vars = variables(&bound);
+        assert_eq!(vars["QUEUE_URL"], "postgresql://u:p@127.0.0.1:5432/d");
+        assert_eq!(vars["QUEUE_NAME"], "order_events");
+        assert_eq!(vars["ORDER_EVENTS_QUEUE_NAME"], "order_events");
+        assert_eq!(vars["ORDER_EVENTS_QUEUE_URL"], vars["QUEUE_URL"]);
+        assert!(
+            !vars.contains_key("DATABASE_URL"),
+            "a queue is not the app's database"
+        );
+        assert_eq!(
+            names_for(&bound, "queue", "order-events"),
+            [
+                "ORDER_EVENTS_QUEUE_URL",
+                "ORDER_EVENTS_QUEUE_NAME",
+                "QUEUE_URL",
+                "QUEUE_NAME"
+            ]
+        );
     }
 }

@@ -4,7 +4,7 @@
 //! 0  error, spec                  what failed; what a resource and its credentials are
 //! 1  binding, process, forward    one supervised server process and its helpers; relays
 //! 2  redis                        a Redis server per resource
-//! 3  memcached, postgres, mariadb the other servers
+//! 3  memcached, postgres, mariadb the other servers; queue (pgmq in a database)
 //! 4  backup                       the servers' dumps for a backup, loaded after a restore
 //! 5  manager                      every server of one platform
 //! 6  layers (and lib.rs)          declarations and re-exports only
@@ -22,6 +22,7 @@ mod tests {
         ("memcached", 3),
         ("postgres", 3),
         ("mariadb", 3),
+        ("queue", 3),
         ("backup", 4),
         ("manager", 5),
         ("layers", 6),

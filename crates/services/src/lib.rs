@@ -22,6 +22,7 @@ mod mariadb;
 mod memcached;
 mod postgres;
 mod process;
+mod queue;
 mod redis;
 mod spec;
 

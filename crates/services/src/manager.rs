@@ -79,6 +79,27 @@ impl Services {
                 .await?;
                 Ok(credentials)
             }
+            // A queue's database, then pgmq and the queue in it (as the resource's role).
+            Engine::Pgmq => {
+                let guard = self.postgres().await?;
+                let pg = guard.as_ref().expect("started");
+                let credentials = Credentials {
+                    engine: Engine::Pgmq,
+                    ..pg.provision(&slug, password).await?
+                };
+                load_pending(&self.config.dir, Engine::Postgres, &slug, async |dump| {
+                    pg.load(&slug, dump).await
+                })
+                .await?;
+                drop(guard);
+                crate::queue::ensure(
+                    &credentials,
+                    &crate::binding::queue_name(&spec.key.name),
+                    spec.fifo,
+                )
+                .await?;
+                Ok(credentials)
+            }
             Engine::Mysql => {
                 let guard = self.mariadb().await?;
                 let db = guard.as_ref().expect("started");
@@ -172,7 +193,7 @@ impl Services {
         let slug = spec.key.slug();
         match spec.engine {
             // A server that is not running yet is started: the data is on its disk.
-            Engine::Postgres => {
+            Engine::Postgres | Engine::Pgmq => {
                 let guard = self.postgres().await?;
                 guard.as_ref().expect("started").destroy(&slug).await
             }
@@ -219,7 +240,9 @@ impl Services {
     pub async fn size(&self, spec: &ResourceSpec) -> Option<u64> {
         let slug = spec.key.slug();
         match spec.engine {
-            Engine::Postgres => self.postgres.lock().await.as_ref()?.size(&slug).await,
+            Engine::Postgres | Engine::Pgmq => {
+                self.postgres.lock().await.as_ref()?.size(&slug).await
+            }
             Engine::Mysql => self.mariadb.lock().await.as_ref()?.size(&slug).await,
             Engine::Redis => Some(disk_usage(&self.own_dir(spec).ok()?)),
             Engine::Memcached => None,

@@ -14,6 +14,9 @@ pub enum Engine {
     Redis,
     /// A memcached of the resource's own.
     Memcached,
+    /// A queue: a database of the resource's own on the shared PostgreSQL cluster, with
+    /// pgmq's SQL installed in it and the queue made.
+    Pgmq,
 }
 
 impl Engine {
@@ -24,6 +27,7 @@ impl Engine {
             "mysql" => Some(Self::Mysql),
             "redis" => Some(Self::Redis),
             "memcached" => Some(Self::Memcached),
+            "pgmq" => Some(Self::Pgmq),
             _ => None,
         }
     }
@@ -35,13 +39,14 @@ impl Engine {
             Self::Mysql => "mysql",
             Self::Redis => "redis",
             Self::Memcached => "memcached",
+            Self::Pgmq => "pgmq",
         }
     }
 
     /// The URL scheme of its connection string.
     pub fn scheme(self) -> &'static str {
         match self {
-            Self::Postgres => "postgresql",
+            Self::Postgres | Self::Pgmq => "postgresql",
             Self::Mysql => "mysql",
             Self::Redis => "redis",
             Self::Memcached => "memcached",
@@ -77,6 +82,7 @@ impl ResourceKey {
             "relationalDatabase" => "db",
             "cache" => "cache",
             "inMemoryDatabase" => "mem",
+            "queue" => "queue",
             other => other,
         };
         let name: String = self
@@ -98,6 +104,8 @@ pub struct ResourceSpec {
     pub engine: Engine,
     /// The memory cap of a cache or in-memory database, in MiB (`memoryMb`; 64 when unset).
     pub memory_mb: Option<u64>,
+    /// A queue that delivers in send order (`fifo: true`).
+    pub fifo: bool,
 }
 
 impl ResourceSpec {
@@ -165,7 +173,7 @@ impl Credentials {
         let scheme = self.engine.scheme();
         let (host, port) = (&self.host, self.port);
         match self.engine {
-            Engine::Postgres | Engine::Mysql => format!(
+            Engine::Postgres | Engine::Mysql | Engine::Pgmq => format!(
                 "{scheme}://{}:{}@{host}:{port}/{}",
                 self.user, self.password, self.database
             ),

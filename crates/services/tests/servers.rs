@@ -3,6 +3,11 @@
 //! write with its credentials, another resource's credentials are refused, a repeated
 //! `ensure` keeps the data, a rotation retires the old password, `destroy` removes the data.
 
+#![allow(
+    clippy::too_many_lines,
+    reason = "a test reads as one scenario; the 100-line limit is for production code"
+)]
+
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
@@ -20,6 +25,7 @@ fn spec(app: &str, kind: &str, name: &str, engine: Engine) -> ResourceSpec {
         },
         engine,
         memory_mb: Some(16),
+        fifo: false,
     }
 }
 
@@ -499,4 +505,139 @@ async fn fill(services: &Services, [pg, my, mem]: [&ResourceSpec; 3]) -> [Creden
     assert_eq!(ok, "+OK");
     assert_eq!(redis(&mut r, &["SET", "visits", "41"]), "+OK");
     [pg_c, my_c, mem_c]
+}
+
+/// A queue: pgmq in a database of the resource's own, used as an app would with plain SQL.
+/// A message read but not deleted comes back after its visibility timeout; a FIFO queue hands
+/// out 1,000 messages in send order, never one while an earlier one is being processed;
+/// another app's role cannot connect; `ensure` again keeps the messages; destroy drops it.
+#[tokio::test(flavor = "multi_thread")]
+async fn queues_redeliver_after_their_visibility_timeout_and_fifo_keeps_send_order() {
+    use sqlx::Row as _;
+    let dir = data_dir();
+    let services = services(&dir);
+    let mut jobs = spec("0123456789ab-0001", "queue", "jobs", Engine::Pgmq);
+    let mut ordered = spec("0123456789ab-0001", "queue", "order-events", Engine::Pgmq);
+    ordered.fifo = true;
+    let other = spec("ba9876543210-0002", "queue", "jobs", Engine::Pgmq);
+    let jc = services.ensure(&jobs, None).await.unwrap();
+    let oc = services.ensure(&ordered, None).await.unwrap();
+    let xc = services.ensure(&other, None).await.unwrap();
+    assert_eq!(jc.engine, Engine::Pgmq);
+    assert!(jc.url().starts_with("postgresql://"));
+
+    let mut conn = sqlx::PgConnection::connect(&jc.url()).await.unwrap();
+    for body in ["a", "b"] {
+        sqlx::query("SELECT pgmq.send('jobs', jsonb_build_object('body', $1::text))")
+            .bind(body)
+            .execute(&mut conn)
+            .await
+            .unwrap();
+    }
+    let read = |vt: i32| {
+        sqlx::query("SELECT msg_id, read_ct, message->>'body' FROM pgmq.read('jobs', $1, 1)")
+            .bind(vt)
+    };
+    let first = read(1).fetch_one(&mut conn).await.unwrap();
+    assert_eq!(first.get::<String, _>(2), "a");
+    let second = read(1).fetch_one(&mut conn).await.unwrap();
+    assert_eq!(
+        second.get::<String, _>(2),
+        "b",
+        "a is invisible while it is processed"
+    );
+    assert!(read(1).fetch_optional(&mut conn).await.unwrap().is_none());
+    tokio::time::sleep(Duration::from_millis(1_300)).await;
+    let again = read(30).fetch_one(&mut conn).await.unwrap();
+    assert_eq!(
+        again.get::<String, _>(2),
+        "a",
+        "not deleted: delivered again"
+    );
+    assert_eq!(again.get::<i32, _>(1), 2);
+    let deleted: bool = sqlx::query_scalar("SELECT pgmq.delete('jobs', $1::bigint)")
+        .bind(again.get::<i64, _>(0))
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
+    assert!(deleted);
+    conn.close().await.unwrap();
+
+    // FIFO: 1,000 messages, read ten at a time while the first batch is still being
+    // processed, then in order as each batch is deleted.
+    let mut conn = sqlx::PgConnection::connect(&oc.url()).await.unwrap();
+    sqlx::query(
+        "SELECT pgmq.send_batch('order_events', \
+         ARRAY(SELECT jsonb_build_object('n', n) FROM generate_series(1, 1000) n))",
+    )
+    .execute(&mut conn)
+    .await
+    .unwrap();
+    let mut seen = Vec::new();
+    loop {
+        let batch: Vec<i64> = sqlx::query_scalar(
+            "SELECT (message->>'n')::bigint FROM pgmq.read_grouped('order_events', 30, 10)",
+        )
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
+        if batch.is_empty() {
+            break;
+        }
+        if seen.is_empty() {
+            let held: Vec<i64> = sqlx::query_scalar(
+                "SELECT (message->>'n')::bigint FROM pgmq.read_grouped('order_events', 30, 10)",
+            )
+            .fetch_all(&mut conn)
+            .await
+            .unwrap();
+            assert!(
+                held.is_empty(),
+                "nothing while earlier messages are processed: {held:?}"
+            );
+        }
+        sqlx::query(
+            "SELECT pgmq.delete('order_events', msg_id) FROM pgmq.q_order_events \
+             WHERE (message->>'n')::bigint = ANY($1)",
+        )
+        .bind(&batch)
+        .execute(&mut conn)
+        .await
+        .unwrap();
+        seen.extend(batch);
+    }
+    assert_eq!(seen, (1..=1000).collect::<Vec<i64>>());
+    conn.close().await.unwrap();
+
+    // Another app's role is refused on this queue's database.
+    let wrong = format!(
+        "postgresql://{}:{}@{}:{}/{}",
+        xc.user, xc.password, jc.host, jc.port, jc.database
+    );
+    let refused = sqlx::PgConnection::connect(&wrong).await.unwrap_err();
+    assert!(
+        refused.to_string().contains("permission denied"),
+        "{refused}"
+    );
+
+    // Ensured again (a redeploy): pgmq is not reinstalled over the messages.
+    let mut conn = sqlx::PgConnection::connect(&jc.url()).await.unwrap();
+    sqlx::query("SELECT pgmq.send('jobs', '{\"body\": \"kept\"}')")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    conn.close().await.unwrap();
+    jobs.fifo = true;
+    assert_eq!(services.ensure(&jobs, Some(&jc)).await.unwrap(), jc);
+    let mut conn = sqlx::PgConnection::connect(&jc.url()).await.unwrap();
+    let left: i64 = sqlx::query_scalar("SELECT queue_length FROM pgmq.metrics('jobs')")
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(left, 2, "b (still invisible) and kept");
+    conn.close().await.unwrap();
+
+    services.destroy(&jobs).await.unwrap();
+    assert!(sqlx::PgConnection::connect(&jc.url()).await.is_err());
+    services.shutdown().await;
 }
