@@ -1,5 +1,5 @@
-//! An app with a PostgreSQL database, an in-memory database (Redis, append-only) and a
-//! volume, backed up while it writes to all three, restored into a new data directory (and a
+//! An app with a PostgreSQL database, an in-memory database (Redis, append-only), a queue
+//! (pgmq) and a volume, backed up while it writes to all four, restored into a new data directory (and a
 //! new platform database): every write the app acknowledged before the backup began is there,
 //! and the restored app runs on the restored data.
 
@@ -14,9 +14,9 @@ use slipway_backup::platform::{Backup, Restore};
 use crate::support::{Db, Platform, WORK, backends, passphrase};
 
 /// `/write?v=X` stores X as a row (psql on `DATABASE_URL`), as a member of a Redis set (on
-/// `STATE_INMEMORY_URL`) and as a line of `/data/notes.txt` (its volume), and answers `ok`
-/// only when all three are written; `/read` answers the three as
-/// `rows|members|lines`, each sorted and comma-separated.
+/// `STATE_INMEMORY_URL`), as a message of its queue (`QUEUE_URL`, `QUEUE_NAME`) and as a line
+/// of `/data/notes.txt` (its volume), and answers `ok` only when all four are written;
+/// `/read` answers the four as `rows|members|lines|messages`, each sorted and comma-separated.
 const SERVER: &str = r#"import http.server, os, socket, subprocess, urllib.parse
 
 def redis(*args):
@@ -39,8 +39,10 @@ def redis(*args):
         cmd("AUTH", url.password)
         return cmd(*args)
 
-def sql(q):
-    return subprocess.run(["psql", os.environ["DATABASE_URL"], "-tAc", q], capture_output=True, text=True, check=True).stdout.strip()
+def sql(q, url="DATABASE_URL"):
+    return subprocess.run(["psql", os.environ[url], "-tAc", q], capture_output=True, text=True, check=True).stdout.strip()
+
+QUEUE = os.environ["QUEUE_NAME"]
 
 class H(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
@@ -60,6 +62,7 @@ class H(http.server.BaseHTTPRequestHandler):
             v = urllib.parse.parse_qs(url.query)["v"][0]
             sql("INSERT INTO notes VALUES ('%s')" % v)
             redis("SADD", "notes", v)
+            sql("SELECT pgmq.send('%s', jsonb_build_object('v', '%s'))" % (QUEUE, v), "QUEUE_URL")
             with open("/data/notes.txt", "a") as f:
                 f.write(v + "\n")
                 f.flush()
@@ -68,7 +71,8 @@ class H(http.server.BaseHTTPRequestHandler):
         if url.path == "/read":
             lines = open("/data/notes.txt").read().split() if os.path.exists("/data/notes.txt") else []
             rows = sql("SELECT coalesce(string_agg(v, ',' ORDER BY v), '') FROM notes")
-            return "%s|%s|%s" % (rows, ",".join(sorted(redis("SMEMBERS", "notes"))), ",".join(sorted(lines)))
+            messages = sql("SELECT coalesce(string_agg(message->>'v', ',' ORDER BY msg_id), '') FROM pgmq.q_%s" % QUEUE, "QUEUE_URL")
+            return "%s|%s|%s|%s" % (rows, ",".join(sorted(redis("SMEMBERS", "notes"))), ",".join(sorted(lines)), messages)
         return "ok"
     def log_message(self, *args):
         pass
@@ -88,6 +92,9 @@ metadata:
       inMemoryDatabase:
         - name: state
           engine: redis
+      queue:
+        - name: work-items
+          fifo: true
 components:
   - name: files
     volume:
@@ -218,8 +225,9 @@ fn start_writer(
     })
 }
 
-/// What the app reads back: its rows, its set's members and its volume's lines.
-async fn read(client: &reqwest::Client, url: &str) -> [Vec<String>; 3] {
+/// What the app reads back: its rows, its set's members, its volume's lines and its queued
+/// messages.
+async fn read(client: &reqwest::Client, url: &str) -> [Vec<String>; 4] {
     let r = client
         .get(format!("{url}/read"))
         .send()
@@ -237,7 +245,7 @@ async fn read(client: &reqwest::Client, url: &str) -> [Vec<String>; 3] {
                 .collect()
         })
         .collect();
-    parts.try_into().expect("three parts")
+    parts.try_into().expect("four parts")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -294,12 +302,14 @@ async fn a_backup_while_the_app_writes_restores_its_database_in_memory_database_
         .expect("restore");
         let copy = Platform::start(&restored_dir, target_db.url.as_deref()).await;
         wait_running(&copy, &owner, &id).await;
-        let [rows, members, lines] = read(&copy.client, &url).await;
+        let [rows, members, lines, messages] = read(&copy.client, &url).await;
         for v in &before {
             assert!(rows.contains(v), "{backend:?}: row {v} is lost: {rows:?}");
             assert!(members.contains(v), "{backend:?}: key {v} is lost");
             assert!(lines.contains(v), "{backend:?}: line {v} is lost");
+            assert!(messages.contains(v), "{backend:?}: message {v} is lost");
         }
+        assert!(messages.is_sorted(), "queued in send order: {messages:?}");
         // The restored app writes on: its database is its own again.
         let r = copy
             .client
@@ -308,7 +318,7 @@ async fn a_backup_while_the_app_writes_restores_its_database_in_memory_database_
             .await
             .unwrap();
         assert_eq!(r.status(), StatusCode::OK, "{}", r.text().await.unwrap());
-        let [rows, members, _] = read(&copy.client, &url).await;
+        let [rows, members, _, _] = read(&copy.client, &url).await;
         assert!(rows.contains(&"after".to_owned()) && members.contains(&"after".to_owned()));
         // The dumps were loaded once and are gone.
         assert!(
