@@ -71,6 +71,13 @@ fn provisionable(kind: ResourceKind, engine: Option<&str>) -> Result<Engine, Str
                 )
             })
         }
+        ResourceKind::ObjectStorage => match engine {
+            None | Some("seaweedfs" | "s3") => Ok(Engine::Seaweedfs),
+            Some(other) => Err(format!(
+                "objectStorage engine {other:?} is not one this platform runs; leave engine \
+                 out (buckets are on the platform's S3 server)"
+            )),
+        },
         ResourceKind::Queue => match engine {
             None | Some("pgmq") => Ok(Engine::Pgmq),
             Some(other) => Err(format!(

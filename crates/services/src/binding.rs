@@ -8,7 +8,10 @@
 //! `DATABASE_URL` (and libpq's `PGHOST`, `PGPORT`, `PGUSER`, `PGPASSWORD`, `PGDATABASE` for
 //! postgres) when the app has one relational database, `REDIS_URL` when it has one Redis
 //! resource (a cache or an in-memory database), `MEMCACHED_URL` when it has one memcached,
-//! `QUEUE_URL` and `QUEUE_NAME` when it has one queue.
+//! `QUEUE_URL` and `QUEUE_NAME` when it has one queue; for one bucket, the AWS SDKs' own
+//! `AWS_ENDPOINT_URL_S3`, `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_REGION` and
+//! `S3_BUCKET` (per bucket always: `<NAME>_S3_ENDPOINT`, `<NAME>_S3_BUCKET`,
+//! `<NAME>_ACCESS_KEY_ID`, `<NAME>_SECRET_ACCESS_KEY`).
 //! Two resources that could claim a conventional name leave it unset rather than pick one.
 
 use std::collections::BTreeMap;
@@ -33,6 +36,12 @@ pub fn own_variables(kind: &str, name: &str) -> Vec<String> {
         "cache" => &["CACHE_URL"],
         "inMemoryDatabase" => &["INMEMORY_URL"],
         "queue" => &["QUEUE_URL", "QUEUE_NAME"],
+        "objectStorage" => &[
+            "S3_ENDPOINT",
+            "S3_BUCKET",
+            "ACCESS_KEY_ID",
+            "SECRET_ACCESS_KEY",
+        ],
         _ => &["URL"],
     };
     let prefix = upper_snake(name);
@@ -72,6 +81,13 @@ fn conventional(kind: &str, engine: Engine) -> &'static [&'static str] {
         ],
         ("relationalDatabase", _) => &["DATABASE_URL"],
         ("queue", _) => &["QUEUE_URL", "QUEUE_NAME"],
+        ("objectStorage", _) => &[
+            "AWS_ENDPOINT_URL_S3",
+            "AWS_ACCESS_KEY_ID",
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_REGION",
+            "S3_BUCKET",
+        ],
         (_, Engine::Redis) => &["REDIS_URL"],
         (_, Engine::Memcached) => &["MEMCACHED_URL"],
         _ => &[],
@@ -88,6 +104,10 @@ fn value(var: &str, b: &Bound<'_>) -> String {
         "PGPASSWORD" => c.password.clone(),
         "PGDATABASE" => c.database.clone(),
         _ if var.ends_with("QUEUE_NAME") => queue_name(b.name),
+        _ if var.ends_with("S3_BUCKET") => c.database.clone(),
+        _ if var.ends_with("ACCESS_KEY_ID") => c.user.clone(),
+        _ if var.ends_with("SECRET_ACCESS_KEY") => c.password.clone(),
+        "AWS_REGION" => crate::spec::S3_REGION.to_owned(),
         _ => c.url(),
     }
 }

@@ -12,6 +12,14 @@ pub enum ServiceError {
         /// The Debian package that has it.
         package: &'static str,
     },
+    /// The server's program is not on this machine, and no Debian package has it.
+    #[error("{program} is not installed on this machine; {how}")]
+    NotInstalledFrom {
+        /// The program looked for.
+        program: String,
+        /// How to install it.
+        how: &'static str,
+    },
     /// The server did not come up.
     #[error("the {server} server did not start: {reason}")]
     Start {

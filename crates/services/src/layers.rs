@@ -4,7 +4,7 @@
 //! 0  error, spec                  what failed; what a resource and its credentials are
 //! 1  binding, process, forward    one supervised server process and its helpers; relays
 //! 2  redis                        a Redis server per resource
-//! 3  memcached, postgres, mariadb the other servers; queue (pgmq in a database)
+//! 3  memcached, postgres, mariadb the other servers; queue (pgmq in a database); seaweed (S3)
 //! 4  backup                       the servers' dumps for a backup, loaded after a restore
 //! 5  manager                      every server of one platform
 //! 6  layers (and lib.rs)          declarations and re-exports only
@@ -23,6 +23,7 @@ mod tests {
         ("postgres", 3),
         ("mariadb", 3),
         ("queue", 3),
+        ("seaweed", 3),
         ("backup", 4),
         ("manager", 5),
         ("layers", 6),

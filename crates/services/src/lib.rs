@@ -24,9 +24,10 @@ mod postgres;
 mod process;
 mod queue;
 mod redis;
+mod seaweed;
 mod spec;
 
 pub use error::ServiceError;
 pub use manager::{Services, ServicesConfig};
 pub use process::disk_usage;
-pub use spec::{Credentials, Engine, ResourceKey, ResourceSpec};
+pub use spec::{Credentials, Engine, ResourceKey, ResourceSpec, S3_REGION};

@@ -14,6 +14,7 @@ use crate::forward::Relays;
 use crate::mariadb::Mariadb;
 use crate::postgres::Postgres;
 use crate::process::{ServerProcess, disk_usage, free_port};
+use crate::seaweed::Seaweed;
 use crate::spec::{Credentials, Engine, ResourceKey, ResourceSpec, new_password};
 
 /// Where the servers keep their data, and which PostgreSQL to use.
@@ -40,6 +41,7 @@ pub struct Services {
     config: ServicesConfig,
     postgres: Mutex<Option<Postgres>>,
     mariadb: Mutex<Option<Mariadb>>,
+    seaweed: Mutex<Option<Seaweed>>,
     own: Mutex<HashMap<ResourceKey, Own>>,
     relays: Relays,
 }
@@ -51,6 +53,7 @@ impl Services {
             config,
             postgres: Mutex::new(None),
             mariadb: Mutex::new(None),
+            seaweed: Mutex::new(None),
             own: Mutex::new(HashMap::new()),
             relays: Relays::default(),
         }
@@ -109,6 +112,14 @@ impl Services {
                 })
                 .await?;
                 Ok(credentials)
+            }
+            Engine::Seaweedfs => {
+                let guard = self.seaweed().await?;
+                guard
+                    .as_ref()
+                    .expect("started")
+                    .provision(&slug, known, password)
+                    .await
             }
             Engine::Redis | Engine::Memcached => self.ensure_own(spec, known).await,
         }
@@ -201,6 +212,10 @@ impl Services {
                 let guard = self.mariadb().await?;
                 guard.as_ref().expect("started").destroy(&slug).await
             }
+            Engine::Seaweedfs => {
+                let guard = self.seaweed().await?;
+                guard.as_ref().expect("started").destroy(&slug).await
+            }
             Engine::Redis | Engine::Memcached => {
                 if let Some(own) = self.own.lock().await.remove(&spec.key) {
                     own.server.stop().await;
@@ -235,6 +250,15 @@ impl Services {
         Ok(guard)
     }
 
+    /// The S3 server, started on first use.
+    async fn seaweed(&self) -> Result<MutexGuard<'_, Option<Seaweed>>, ServiceError> {
+        let mut guard = self.seaweed.lock().await;
+        if guard.is_none() {
+            *guard = Some(Seaweed::local(&self.dir()?).await?);
+        }
+        Ok(guard)
+    }
+
     /// How much data the resource holds, in bytes, when it can be measured without
     /// starting a server: a database's size, a Redis server's files on disk.
     pub async fn size(&self, spec: &ResourceSpec) -> Option<u64> {
@@ -244,6 +268,7 @@ impl Services {
                 self.postgres.lock().await.as_ref()?.size(&slug).await
             }
             Engine::Mysql => self.mariadb.lock().await.as_ref()?.size(&slug).await,
+            Engine::Seaweedfs => self.seaweed.lock().await.as_ref()?.size(&slug).await,
             Engine::Redis => Some(disk_usage(&self.own_dir(spec).ok()?)),
             Engine::Memcached => None,
         }
@@ -257,6 +282,9 @@ impl Services {
         }
         if let Some(m) = self.mariadb.lock().await.as_ref() {
             pids.push(m.pid());
+        }
+        if let Some(s) = self.seaweed.lock().await.as_ref() {
+            pids.push(s.pid());
         }
         pids.extend(self.own.lock().await.values().map(|o| o.server.pid()));
         pids.retain(|p| *p != 0);
@@ -275,6 +303,9 @@ impl Services {
         }
         if let Some(m) = self.mariadb.lock().await.take() {
             m.stop().await;
+        }
+        if let Some(s) = self.seaweed.lock().await.take() {
+            s.stop().await;
         }
     }
 

@@ -2,6 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The region the S3 server answers for (SeaweedFS accepts any; the SDKs want one).
+pub const S3_REGION: &str = "us-east-1";
+
 /// The server software behind a resource.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -17,6 +20,8 @@ pub enum Engine {
     /// A queue: a database of the resource's own on the shared PostgreSQL cluster, with
     /// pgmq's SQL installed in it and the queue made.
     Pgmq,
+    /// A bucket and a key of its own on the shared S3 server (SeaweedFS).
+    Seaweedfs,
 }
 
 impl Engine {
@@ -28,6 +33,7 @@ impl Engine {
             "redis" => Some(Self::Redis),
             "memcached" => Some(Self::Memcached),
             "pgmq" => Some(Self::Pgmq),
+            "seaweedfs" => Some(Self::Seaweedfs),
             _ => None,
         }
     }
@@ -40,6 +46,7 @@ impl Engine {
             Self::Redis => "redis",
             Self::Memcached => "memcached",
             Self::Pgmq => "pgmq",
+            Self::Seaweedfs => "seaweedfs",
         }
     }
 
@@ -47,6 +54,7 @@ impl Engine {
     pub fn scheme(self) -> &'static str {
         match self {
             Self::Postgres | Self::Pgmq => "postgresql",
+            Self::Seaweedfs => "http",
             Self::Mysql => "mysql",
             Self::Redis => "redis",
             Self::Memcached => "memcached",
@@ -83,6 +91,7 @@ impl ResourceKey {
             "cache" => "cache",
             "inMemoryDatabase" => "mem",
             "queue" => "queue",
+            "objectStorage" => "bucket",
             other => other,
         };
         let name: String = self
@@ -181,6 +190,8 @@ impl Credentials {
             Engine::Memcached => {
                 format!("{scheme}://{}:{}@{host}:{port}", self.user, self.password)
             }
+            // The endpoint: the key and the bucket travel in variables of their own.
+            Engine::Seaweedfs => format!("{scheme}://{host}:{port}"),
         }
     }
 

@@ -641,3 +641,86 @@ async fn queues_redeliver_after_their_visibility_timeout_and_fifo_keeps_send_ord
     assert!(sqlx::PgConnection::connect(&jc.url()).await.is_err());
     services.shutdown().await;
 }
+
+/// A bucket on the platform's S3 server (SeaweedFS), used with presigned requests as an S3
+/// client would: its own key reads and writes it; another app's key and anonymous requests
+/// are refused; a repeated `ensure` keeps the objects; a rotation retires the old secret;
+/// destroy removes the bucket and leaves the other app's alone.
+#[tokio::test(flavor = "multi_thread")]
+async fn buckets_are_private_to_their_key_and_refuse_anonymous_requests() {
+    use rusty_s3::S3Action as _;
+    let dir = data_dir();
+    let services = services(&dir);
+    let mine = spec(
+        "0123456789ab-0001",
+        "objectStorage",
+        "assets",
+        Engine::Seaweedfs,
+    );
+    let theirs = spec(
+        "ba9876543210-0002",
+        "objectStorage",
+        "assets",
+        Engine::Seaweedfs,
+    );
+    let a = services.ensure(&mine, None).await.unwrap();
+    let b = services.ensure(&theirs, None).await.unwrap();
+    assert_eq!(a.engine, Engine::Seaweedfs);
+    assert_ne!(a.database, b.database);
+    assert_ne!(a.user, b.user);
+    let http = reqwest::Client::new();
+    let bucket = |c: &Credentials| {
+        rusty_s3::Bucket::new(
+            c.url().parse().unwrap(),
+            rusty_s3::UrlStyle::Path,
+            c.database.clone(),
+            slipway_services::S3_REGION,
+        )
+        .unwrap()
+    };
+    let key = |c: &Credentials| rusty_s3::Credentials::new(c.user.clone(), c.password.clone());
+    let expires = Duration::from_secs(60);
+    let put = |c: &Credentials, as_key: &Credentials, body: &'static str| {
+        let url = bucket(c)
+            .put_object(Some(&key(as_key)), "notes/one.txt")
+            .sign(expires);
+        http.put(url.as_str()).body(body).send()
+    };
+    let get = |c: &Credentials, as_key: Option<&Credentials>| {
+        let signing = as_key.map(key);
+        let url = bucket(c)
+            .get_object(signing.as_ref(), "notes/one.txt")
+            .sign(expires);
+        http.get(url.as_str()).send()
+    };
+    assert_eq!(put(&a, &a, "kept").await.unwrap().status(), 200);
+    let r = get(&a, Some(&a)).await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.text().await.unwrap(), "kept");
+    // The other app's key, on this bucket: refused both ways.
+    assert_eq!(put(&a, &b, "theirs").await.unwrap().status(), 403);
+    assert_eq!(get(&a, Some(&b)).await.unwrap().status(), 403);
+    // No key at all: refused.
+    assert_eq!(get(&a, None).await.unwrap().status(), 403);
+    assert!(services.size(&mine).await.unwrap() >= 4);
+
+    // Ensured again (a redeploy): the same key, the same objects.
+    assert_eq!(services.ensure(&mine, Some(&a)).await.unwrap(), a);
+    assert_eq!(
+        get(&a, Some(&a)).await.unwrap().text().await.unwrap(),
+        "kept"
+    );
+    // Rotated: the old secret stops working, the new one reads the same object.
+    let rotated = services.rotate(&mine, Some(&a)).await.unwrap();
+    assert_eq!(rotated.user, a.user);
+    assert_ne!(rotated.password, a.password);
+    assert_eq!(get(&a, Some(&a)).await.unwrap().status(), 403);
+    assert_eq!(get(&rotated, Some(&rotated)).await.unwrap().status(), 200);
+
+    services.destroy(&mine).await.unwrap();
+    let gone = get(&rotated, Some(&rotated)).await.unwrap().status();
+    assert!(gone == 403 || gone == 404, "{gone}");
+    assert_eq!(services.size(&mine).await, None, "no bucket to list");
+    assert_eq!(put(&b, &b, "still mine").await.unwrap().status(), 200);
+    services.shutdown().await;
+}

