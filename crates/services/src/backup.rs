@@ -9,6 +9,8 @@
 //! - An in-memory database (Redis, append-only): a snapshot taken by the server itself
 //!   (`redis-cli --rdb`) stored as the base of its append-only file, so the restored server
 //!   loads it on start. A server that is not running has its files copied as they are.
+//! - A bucket (the S3 server's): every object, by its key, under `restore/s3/<bucket>/`,
+//!   put back by the restored platform once it has made the bucket again.
 //! - Caches keep nothing worth restoring and are left out.
 //!
 //! The paths are relative to the services directory (`DATA_DIR/services`).
@@ -19,19 +21,24 @@ use crate::error::ServiceError;
 use crate::mariadb::{self, Mariadb};
 use crate::postgres::{self, Postgres};
 use crate::process::run;
+use crate::seaweed::{self, Seaweed};
 use crate::spec::Engine;
 
 /// Where the dumps of the shared servers wait, after a restore, to be loaded.
 const RESTORE_DIR: &str = "restore";
 
-/// The file a database's dump is kept in until it is loaded.
+/// The file a database's dump is kept in until it is loaded (a bucket's: a directory).
 fn pending_file(engine: Engine, slug: &str) -> PathBuf {
-    let ext = if engine == Engine::Postgres {
-        "pgdump"
-    } else {
-        "sql"
+    let name = match engine {
+        Engine::Postgres | Engine::Pgmq => format!("{slug}.pgdump"),
+        Engine::Seaweedfs => {
+            return Path::new(RESTORE_DIR)
+                .join("s3")
+                .join(seaweed::bucket_name(slug));
+        }
+        _ => format!("{slug}.sql"),
     };
-    Path::new(RESTORE_DIR).join(format!("{slug}.{ext}"))
+    Path::new(RESTORE_DIR).join(name)
 }
 
 /// Whether the platform's servers are running (a backup beside a running platform only
@@ -88,6 +95,24 @@ pub async fn dump(
         }
         .await;
         db.stop().await;
+        dumped?;
+    }
+    if seaweed::has_server(services_dir) {
+        let s3 = match servers {
+            Servers::Running => Seaweed::attach(services_dir).await?,
+            Servers::Stopped => Seaweed::local(services_dir).await?,
+        };
+        let dumped = async {
+            for bucket in s3.buckets() {
+                let rel = Path::new(RESTORE_DIR).join("s3").join(&bucket);
+                for key in s3.dump(&bucket, &out.join(&rel)).await? {
+                    written.push(rel.join(key));
+                }
+            }
+            Ok::<_, ServiceError>(())
+        }
+        .await;
+        s3.stop().await;
         dumped?;
     }
     for (slug, dir) in crate::redis::persistent(services_dir) {
@@ -157,8 +182,8 @@ async fn snapshot_redis(dir: &Path, to: &Path) -> Result<Vec<PathBuf>, ServiceEr
     Ok(copied)
 }
 
-/// Loads the dump a restore left for database `slug`, if there is one, and removes it once
-/// loaded. A load that fails keeps the dump, so the next deploy tries again.
+/// Loads the dump a restore left for resource `slug` (a database's file, a bucket's
+/// directory), if there is one, and removes it once loaded. A load that fails keeps the dump, so the next deploy tries again.
 pub(crate) async fn load_pending(
     services_dir: &Path,
     engine: Engine,
@@ -166,11 +191,15 @@ pub(crate) async fn load_pending(
     load: impl AsyncFnOnce(&Path) -> Result<(), ServiceError>,
 ) -> Result<(), ServiceError> {
     let file = services_dir.join(pending_file(engine, slug));
-    if !file.is_file() {
+    if !file.exists() {
         return Ok(());
     }
     load(&file).await?;
-    tracing::info!(resource = slug, "a database's backup is loaded");
-    std::fs::remove_file(&file)?;
+    tracing::info!(resource = slug, "a resource's backup is loaded");
+    if file.is_dir() {
+        std::fs::remove_dir_all(&file)?;
+    } else {
+        std::fs::remove_file(&file)?;
+    }
     Ok(())
 }

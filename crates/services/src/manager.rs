@@ -115,11 +115,13 @@ impl Services {
             }
             Engine::Seaweedfs => {
                 let guard = self.seaweed().await?;
-                guard
-                    .as_ref()
-                    .expect("started")
-                    .provision(&slug, known, password)
-                    .await
+                let s3 = guard.as_ref().expect("started");
+                let credentials = s3.provision(&slug, known, password).await?;
+                load_pending(&self.config.dir, spec.engine, &slug, async |objects| {
+                    s3.load(&credentials.database, objects).await
+                })
+                .await?;
+                Ok(credentials)
             }
             Engine::Redis | Engine::Memcached => self.ensure_own(spec, known).await,
         }

@@ -63,14 +63,30 @@ pub(crate) struct Seaweed {
     dir: PathBuf,
     ports: Ports,
     admin: rusty_s3::Credentials,
-    server: ServerProcess,
+    /// The server, when this process runs it.
+    server: Option<ServerProcess>,
     http: reqwest::Client,
+}
+
+/// Whether the platform has made its S3 server under `services_dir`.
+pub(crate) fn has_server(services_dir: &Path) -> bool {
+    services_dir.join(DIR).join("ports").is_file()
 }
 
 /// A bucket's name for a resource slug (`a1b2…_bucket_assets` → `a1b2…-bucket-assets`): S3
 /// names allow lower-case letters, digits and hyphens.
 pub(crate) fn bucket_name(slug: &str) -> String {
     slug.replace('_', "-")
+}
+
+/// Where an object of key `key` is kept under `dir`: its key as a relative path of normal
+/// components (`None` for a key that is not one, like `a/../b` or `dir/`).
+fn object_path(dir: &Path, key: &str) -> Option<PathBuf> {
+    let relative = Path::new(key);
+    let normal = relative
+        .components()
+        .all(|c| matches!(c, std::path::Component::Normal(_)));
+    (normal && !key.ends_with('/') && !key.is_empty()).then(|| dir.join(relative))
 }
 
 /// A port whose gRPC twin (+10000) is free as well.
@@ -126,11 +142,141 @@ impl Seaweed {
             dir,
             ports,
             admin,
-            server,
+            server: Some(server),
             http: reqwest::Client::new(),
         };
         weed.wait_for(&weed.admin, None).await?;
         Ok(weed)
+    }
+
+    /// The server as a running platform serves it, without starting or stopping anything
+    /// (a backup beside a running server).
+    pub async fn attach(services_dir: &Path) -> Result<Self, ServiceError> {
+        let dir = services_dir.join(DIR);
+        let weed = Self {
+            ports: ports(&dir)?,
+            admin: admin(&dir)?,
+            dir,
+            server: None,
+            http: reqwest::Client::new(),
+        };
+        weed.wait_for(&weed.admin, None).await?;
+        Ok(weed)
+    }
+
+    /// The buckets of the resources (their identities' names are the slugs).
+    pub fn buckets(&self) -> Vec<String> {
+        read_identities(&self.dir)
+            .identities
+            .iter()
+            .filter(|i| !i.name.starts_with("slipway-"))
+            .map(|i| bucket_name(&i.name))
+            .collect()
+    }
+
+    /// Every object of `bucket` into `to` (one file per object, by its key); the keys
+    /// written.
+    pub async fn dump(&self, bucket: &str, to: &Path) -> Result<Vec<String>, ServiceError> {
+        let b = self.bucket(bucket)?;
+        let mut keys = Vec::new();
+        let mut token: Option<String> = None;
+        loop {
+            let mut list = b.list_objects_v2(Some(&self.admin));
+            if let Some(t) = &token {
+                list.with_continuation_token(t.clone());
+            }
+            let body = self.fetch(list.sign(SIGNED_FOR), "list a bucket").await?;
+            let page = rusty_s3::actions::ListObjectsV2::parse_response(
+                std::str::from_utf8(&body).unwrap_or_default(),
+            )
+            .map_err(|e| ServiceError::Unsupported(format!("a bucket's listing: {e}")))?;
+            for object in page.contents {
+                let Some(path) = object_path(to, &object.key) else {
+                    tracing::warn!(bucket, key = %object.key, "an object whose key is not a file path is left out of the backup");
+                    continue;
+                };
+                let body = self
+                    .fetch(
+                        b.get_object(Some(&self.admin), &object.key)
+                            .sign(SIGNED_FOR),
+                        "read an object",
+                    )
+                    .await?;
+                if let Some(parent) = path.parent() {
+                    std::fs::create_dir_all(parent)?;
+                }
+                std::fs::write(&path, body)?;
+                keys.push(object.key);
+            }
+            token = page.next_continuation_token;
+            if token.is_none() {
+                return Ok(keys);
+            }
+        }
+    }
+
+    /// Puts every file under `from` (a [`Seaweed::dump`]) back into `bucket`.
+    pub async fn load(&self, bucket: &str, from: &Path) -> Result<(), ServiceError> {
+        let b = self.bucket(bucket)?;
+        let mut stack = vec![from.to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir)?.filter_map(Result::ok) {
+                let path = entry.path();
+                if entry.file_type()?.is_dir() {
+                    stack.push(path);
+                    continue;
+                }
+                let Some(key) = path
+                    .strip_prefix(from)
+                    .ok()
+                    .and_then(|k| k.to_str())
+                    .map(str::to_owned)
+                else {
+                    continue;
+                };
+                let url = b.put_object(Some(&self.admin), &key).sign(SIGNED_FOR);
+                let body = std::fs::read(&path)?;
+                let answer = self
+                    .http
+                    .put(url.as_str())
+                    .body(body)
+                    .send()
+                    .await
+                    .map_err(|e| self.refused("restore an object", e.to_string()))?;
+                if !answer.status().is_success() {
+                    return Err(
+                        self.refused("restore an object", format!("HTTP {}", answer.status()))
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A signed GET's body.
+    async fn fetch(&self, url: impl AsRef<str>, action: &str) -> Result<Vec<u8>, ServiceError> {
+        let answer = self
+            .http
+            .get(url.as_ref())
+            .send()
+            .await
+            .map_err(|e| self.refused(action, e.to_string()))?;
+        if !answer.status().is_success() {
+            return Err(self.refused(action, format!("HTTP {}", answer.status())));
+        }
+        Ok(answer
+            .bytes()
+            .await
+            .map_err(|e| self.refused(action, e.to_string()))?
+            .to_vec())
+    }
+
+    fn refused(&self, action: &str, reason: String) -> ServiceError {
+        ServiceError::Refused {
+            server: "seaweedfs",
+            action: action.to_owned(),
+            reason,
+        }
     }
 
     /// Makes (or repairs) the bucket `slug` names and its identity: `known`'s key with
@@ -227,14 +373,16 @@ impl Seaweed {
         Some(total)
     }
 
-    /// The server's process id.
+    /// The server's process id, when this process runs it.
     pub fn pid(&self) -> u32 {
-        self.server.pid()
+        self.server.as_ref().map_or(0, ServerProcess::pid)
     }
 
-    /// Stops the server.
+    /// Stops the server, when this process runs it.
     pub async fn stop(self) {
-        self.server.stop().await;
+        if let Some(server) = self.server {
+            server.stop().await;
+        }
     }
 
     fn bucket(&self, name: &str) -> Result<Bucket, ServiceError> {
@@ -277,7 +425,7 @@ impl Seaweed {
     /// Writes the identities and has the server read them again.
     async fn apply(&self, identities: &Identities) -> Result<(), ServiceError> {
         write_identities(&self.dir, identities)?;
-        let pid = i32::try_from(self.server.pid()).unwrap_or(0);
+        let pid = i32::try_from(self.pid()).unwrap_or(0);
         if pid > 0 {
             let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), Signal::SIGHUP);
         }

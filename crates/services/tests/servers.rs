@@ -381,6 +381,12 @@ async fn dumps_taken_while_apps_write_come_back_in_a_new_directory() {
     let cache = spec(app, "cache", "hot", Engine::Redis);
     let [pg_c, my_c, mem_c] = fill(&services_a, [&pg, &my, &mem]).await;
     services_a.ensure(&cache, None).await.unwrap();
+    let files = spec(app, "objectStorage", "files", Engine::Seaweedfs);
+    let files_c = services_a.ensure(&files, None).await.unwrap();
+    assert_eq!(
+        s3(&files_c, reqwest::Method::PUT, "docs/a.txt", "kept").await,
+        (200, String::new())
+    );
 
     let out = tempfile::tempdir().unwrap();
     let written = dump(
@@ -403,8 +409,10 @@ async fn dumps_taken_while_apps_write_come_back_in_a_new_directory() {
             ),
             format!("restore/{}.sql", my.key.slug()),
             format!("restore/{}.pgdump", pg.key.slug()),
+            format!("restore/s3/{}/docs/a.txt", files_c.database),
         ],
-        "a dump per database and the in-memory database's snapshot; nothing of the cache"
+        "a dump per database, the in-memory database's snapshot and the bucket's objects; \
+         nothing of the cache"
     );
     // Written after the dump: not in it.
     let mut conn = sqlx::PgConnection::connect(&pg_c.url()).await.unwrap();
@@ -438,15 +446,24 @@ async fn dumps_taken_while_apps_write_come_back_in_a_new_directory() {
     assert_eq!(mariadb_client(&my_b, "SELECT v FROM t;"), "kept");
     let (mut r, _) = redis_as(&mem_b, &mem_b.password);
     assert_eq!(redis(&mut r, &["GET", "visits"]), "41");
-    // Loaded once: a second ensure does not load the dump again.
-    assert!(
-        !target
-            .path()
-            .join("services/restore")
-            .read_dir()
-            .unwrap()
-            .any(|_| true)
+    let files_b = services_b.ensure(&files, Some(&files_c)).await.unwrap();
+    assert_eq!(
+        s3(&files_b, reqwest::Method::GET, "docs/a.txt", "").await,
+        (200, "kept".into())
     );
+    // Loaded once: a second ensure does not load the dumps again.
+    let mut left = Vec::new();
+    let mut stack = vec![target.path().join("services/restore")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(dir).unwrap().map(Result::unwrap) {
+            if entry.file_type().unwrap().is_dir() {
+                stack.push(entry.path());
+            } else {
+                left.push(entry.path());
+            }
+        }
+    }
+    assert!(left.is_empty(), "{left:?}");
     services_b.ensure(&pg, Some(&pg_b)).await.unwrap();
     services_b.shutdown().await;
 
@@ -476,6 +493,40 @@ async fn dumps_taken_while_apps_write_come_back_in_a_new_directory() {
         std::net::TcpStream::connect(("127.0.0.1", pg_c.port)).is_err(),
         "the servers started for the backup are stopped"
     );
+}
+
+/// One presigned S3 request for `key` in the credentials' bucket, with their key: its
+/// status and body.
+async fn s3(
+    c: &Credentials,
+    method: reqwest::Method,
+    key: &str,
+    body: &'static str,
+) -> (u16, String) {
+    use rusty_s3::S3Action as _;
+    let bucket = rusty_s3::Bucket::new(
+        c.url().parse().unwrap(),
+        rusty_s3::UrlStyle::Path,
+        c.database.clone(),
+        slipway_services::S3_REGION,
+    )
+    .unwrap();
+    let signing = rusty_s3::Credentials::new(c.user.clone(), c.password.clone());
+    let expires = Duration::from_secs(60);
+    let url = if method == reqwest::Method::PUT {
+        bucket.put_object(Some(&signing), key).sign(expires)
+    } else {
+        bucket.get_object(Some(&signing), key).sign(expires)
+    };
+    let answer = reqwest::Client::new()
+        .request(method, url.as_str())
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    let status = answer.status().as_u16();
+    let text = answer.text().await.unwrap();
+    (status, if status == 200 { text } else { String::new() })
 }
 
 /// The paths of written files, sorted.
