@@ -123,9 +123,14 @@ const DB_ONLY: &str = "      relationalDatabase:\n        - name: main\n        
 
 /// Uploads the app and waits for the deployment this upload starts to run; the app's URL.
 async fn deploy(app: &TestApp, id: &str, devfile: &str, round: u32) -> String {
+    deploy_with(app, id, devfile, SERVER, round).await
+}
+
+/// [`deploy`] with another `server.py`.
+async fn deploy_with(app: &TestApp, id: &str, devfile: &str, server: &str, round: u32) -> String {
     let files = vec![
         ("devfile.yaml".to_owned(), devfile.as_bytes().to_vec()),
-        ("server.py".to_owned(), SERVER.as_bytes().to_vec()),
+        ("server.py".to_owned(), server.as_bytes().to_vec()),
         ("round.txt".to_owned(), round.to_string().into_bytes()),
         (
             "Dockerfile".to_owned(),
@@ -544,4 +549,98 @@ async fn an_ephemeral_volume_starts_empty_on_each_deploy() {
     );
     assert_eq!(get(&format!("{url}/read")).await, "kept|kept|kept");
     app.finish().await;
+}
+
+/// An app that answers `/env` with the variables its bucket gave it, as JSON.
+const ENV_SERVER: &str = r#"import http.server, json, os
+
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        names = [k for k in os.environ if k.startswith(("AWS_", "S3_", "FILES_"))]
+        body = json.dumps({k: os.environ[k] for k in names}).encode()
+        self.send_response(200)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+
+http.server.ThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), H).serve_forever()
+"#;
+
+/// A bucket through every door: provisioned at deploy, listed with its variables and never
+/// its secret, bound to the app as the AWS SDKs' variables, revealed to the owner; the
+/// revealed key writes and reads it; it outlives a redeploy and goes with the app.
+#[tokio::test]
+async fn a_bucket_is_bound_reachable_with_its_key_and_kept_across_deploys() {
+    use rusty_s3::S3Action as _;
+    for backend in backends() {
+        let app = spawn_app(backend).await;
+        let id = app.register(&app.owner, "bucketed").await["id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let devfile = devfile("bucketed", "      objectStorage:\n        - name: files");
+        let url = deploy_with(&app, &id, &devfile, ENV_SERVER, 1).await;
+        let listed = resources(&app, &id).await;
+        assert_eq!(listed.len(), 1, "{listed:?}");
+        assert_eq!(listed[0]["engine"], "seaweedfs");
+        assert_eq!(
+            listed[0]["variables"],
+            serde_json::json!([
+                "FILES_S3_ENDPOINT",
+                "FILES_S3_BUCKET",
+                "FILES_ACCESS_KEY_ID",
+                "FILES_SECRET_ACCESS_KEY",
+                "AWS_ENDPOINT_URL_S3",
+                "AWS_ACCESS_KEY_ID",
+                "AWS_SECRET_ACCESS_KEY",
+                "AWS_REGION",
+                "S3_BUCKET"
+            ])
+        );
+        let revealed = reveal(&app, &id, "objectStorage", "files").await;
+        let secret = revealed["password"].as_str().unwrap().to_owned();
+        assert!(!listed[0].to_string().contains(&secret));
+        let env: Value = serde_json::from_str(&get(&format!("{url}/env")).await).unwrap();
+        assert_eq!(env["AWS_SECRET_ACCESS_KEY"], secret.as_str());
+        assert_eq!(env["AWS_ACCESS_KEY_ID"], revealed["user"]);
+        assert_eq!(env["S3_BUCKET"], revealed["database"]);
+        assert_eq!(env["AWS_REGION"], "us-east-1");
+        assert_eq!(env["FILES_S3_ENDPOINT"], env["AWS_ENDPOINT_URL_S3"]);
+
+        let endpoint = env["AWS_ENDPOINT_URL_S3"].as_str().unwrap().to_owned();
+        let bucket = rusty_s3::Bucket::new(
+            endpoint.parse().unwrap(),
+            rusty_s3::UrlStyle::Path,
+            env["S3_BUCKET"].as_str().unwrap().to_owned(),
+            "us-east-1",
+        )
+        .unwrap();
+        let key =
+            rusty_s3::Credentials::new(env["AWS_ACCESS_KEY_ID"].as_str().unwrap(), secret.clone());
+        let client = reqwest::Client::new();
+        let expires = Duration::from_secs(60);
+        let put = bucket.put_object(Some(&key), "report.txt").sign(expires);
+        let r = client
+            .put(put.as_str())
+            .body("quarterly")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::OK);
+
+        // A redeploy keeps the bucket and its objects.
+        deploy_with(&app, &id, &devfile, ENV_SERVER, 2).await;
+        let read = bucket.get_object(Some(&key), "report.txt").sign(expires);
+        let r = client.get(read.as_str()).send().await.unwrap();
+        assert_eq!(r.text().await.unwrap(), "quarterly");
+
+        // Deleting the app destroys the bucket with its objects.
+        let (status, _) = app.delete_app(&app.owner, &id).await;
+        assert_eq!(status, StatusCode::NO_CONTENT);
+        let r = client.get(read.as_str()).send().await.unwrap();
+        assert!(matches!(r.status().as_u16(), 403 | 404), "{}", r.status());
+        app.finish().await;
+    }
 }
