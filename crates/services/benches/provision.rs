@@ -110,5 +110,66 @@ async fn main() {
         pids.len(),
         total as f64 / 1024.0
     );
+    queues_and_buckets(&services).await;
     services.shutdown().await;
+}
+
+/// The other kinds of #42: a queue (pgmq installed in a new database) and a bucket (the S3
+/// server's cold start, then a bucket and key per app), and the S3 server's memory, idle and
+/// with ten buckets.
+async fn queues_and_buckets(services: &Services) {
+    let mut queue_times = Vec::new();
+    for app in 1..=10 {
+        let t = Instant::now();
+        services
+            .ensure(&spec(app, "queue", Engine::Pgmq), None)
+            .await
+            .unwrap();
+        queue_times.push(t.elapsed());
+    }
+    println!(
+        "new queue (database, pgmq installed, queue made): median {:.0?}, max {:.0?}",
+        median(queue_times.clone()),
+        queue_times.iter().max().unwrap()
+    );
+    let before = services.pids().await;
+    let cold = Instant::now();
+    services
+        .ensure(&spec(0, "objectStorage", Engine::Seaweedfs), None)
+        .await
+        .unwrap();
+    println!(
+        "S3 server cold start (first bucket): {:.2?}",
+        cold.elapsed()
+    );
+    let weed = services
+        .pids()
+        .await
+        .into_iter()
+        .find(|p| !before.contains(p))
+        .expect("the S3 server's pid");
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    println!(
+        "S3 server memory (PSS) with one bucket: {:.1} MiB",
+        rss_kib(weed) as f64 / 1024.0
+    );
+    let mut bucket_times = Vec::new();
+    for app in 1..=10 {
+        let t = Instant::now();
+        services
+            .ensure(&spec(app, "objectStorage", Engine::Seaweedfs), None)
+            .await
+            .unwrap();
+        bucket_times.push(t.elapsed());
+    }
+    println!(
+        "new bucket and key, server running: median {:.0?}, max {:.0?}",
+        median(bucket_times.clone()),
+        bucket_times.iter().max().unwrap()
+    );
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    println!(
+        "S3 server memory (PSS) with eleven buckets: {:.1} MiB",
+        rss_kib(weed) as f64 / 1024.0
+    );
 }
