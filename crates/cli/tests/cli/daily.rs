@@ -35,12 +35,7 @@ pub(crate) fn serve(data: &Path, port: u16, gateway: u16) -> Server {
 }
 
 /// [`serve`] with its state in `database_url` (PostgreSQL) when given.
-pub(crate) fn serve_on(
-    data: &Path,
-    database_url: Option<&str>,
-    port: u16,
-    gateway: u16,
-) -> Server {
+pub(crate) fn serve_on(data: &Path, database_url: Option<&str>, port: u16, gateway: u16) -> Server {
     let mut command = Command::new(env!("CARGO_BIN_EXE_slipway"));
     command
         .args(["platform", "serve", "--builder", "native", "--listen"])
