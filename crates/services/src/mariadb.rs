@@ -218,52 +218,43 @@ impl Mariadb {
     /// app goes on writing) to `to`.
     pub async fn dump(&self, slug: &str, to: &Path) -> Result<(), ServiceError> {
         let dump = find_program("mariadb-dump", "mariadb-client")?;
-        let [defaults, socket, user] = self.admin_args();
         let file = format!("--result-file={}", to.display());
-        run(
-            &dump,
-            &[
-                &defaults,
-                &socket,
-                &user,
-                "--single-transaction",
-                "--routines",
-                "--triggers",
-                &file,
-                slug,
-            ],
-            None,
-            None,
-            &[],
-        )
-        .await
-        .map(|_| ())
-        .map_err(|reason| ServiceError::Refused {
-            server: "mariadb",
-            action: "dump a database".into(),
-            reason,
-        })
+        let args = [
+            "--single-transaction",
+            "--routines",
+            "--triggers",
+            &file,
+            slug,
+        ];
+        self.admin_run(&dump, &args, "dump a database").await
     }
 
     /// Loads a dump [`Mariadb::dump`] wrote into database `slug` (its tables are dropped
     /// and made again, so a load that stopped half way can be run again).
     pub async fn load(&self, slug: &str, from: &Path) -> Result<(), ServiceError> {
-        let [defaults, socket, user] = self.admin_args();
         let source = format!("--execute=source {}", from.display());
-        run(
-            &self.client,
-            &[&defaults, &socket, &user, &source, slug],
-            None,
-            None,
-            &[],
-        )
-        .await
-        .map(|_| ())
-        .map_err(|reason| ServiceError::Refused {
-            server: "mariadb",
-            action: "load a database's backup".into(),
-            reason,
-        })
+        self.admin_run(&self.client, &[&source, slug], "load a database's backup")
+            .await
+    }
+
+    /// Runs one of MariaDB's client programs as the administrator with `args`.
+    async fn admin_run(
+        &self,
+        program: &Path,
+        args: &[&str],
+        action: &str,
+    ) -> Result<(), ServiceError> {
+        let [defaults, socket, user] = self.admin_args();
+        let mut all = vec![defaults.as_str(), socket.as_str(), user.as_str()];
+        all.extend_from_slice(args);
+        run(program, &all, None, None, &[])
+            .await
+            .map(|_| ())
+            .map_err(|reason| ServiceError::Refused {
+                server: "mariadb",
+                action: action.to_owned(),
+                reason,
+            })
     }
 
     /// The server's process id, when this process runs it.
