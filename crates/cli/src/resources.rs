@@ -31,7 +31,7 @@ enum ResourcesCommand {
     Info {
         /// The app's name or id.
         app: String,
-        /// relationalDatabase, cache or inMemoryDatabase.
+        /// relationalDatabase, cache, inMemoryDatabase, queue or objectStorage.
         kind: String,
         /// The resource's name.
         name: String,
@@ -40,7 +40,7 @@ enum ResourcesCommand {
     Credentials {
         /// The app's name or id.
         app: String,
-        /// relationalDatabase, cache or inMemoryDatabase.
+        /// relationalDatabase, cache, inMemoryDatabase, queue or objectStorage.
         kind: String,
         /// The resource's name.
         name: String,
@@ -49,7 +49,7 @@ enum ResourcesCommand {
     Rotate {
         /// The app's name or id.
         app: String,
-        /// relationalDatabase, cache or inMemoryDatabase.
+        /// relationalDatabase, cache, inMemoryDatabase, queue or objectStorage.
         kind: String,
         /// The resource's name.
         name: String,
@@ -58,7 +58,7 @@ enum ResourcesCommand {
     Destroy {
         /// The app's name or id.
         app: String,
-        /// relationalDatabase, cache or inMemoryDatabase.
+        /// relationalDatabase, cache, inMemoryDatabase, queue or objectStorage.
         kind: String,
         /// The resource's name.
         name: String,

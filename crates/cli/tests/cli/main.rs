@@ -11,6 +11,7 @@ mod care_crash;
 mod daily;
 mod dev;
 mod local_platform;
+mod resources;
 mod scaffold;
 mod servers;
 mod stateful_crash;

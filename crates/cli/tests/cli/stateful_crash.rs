@@ -14,7 +14,7 @@ use crate::daily::{free_port, http_get, serve_on, slipway};
 /// `REDIS_URL`) and as a line of `/data/notes.txt` (its volume); `/read` answers
 /// `rows|last|lines`. A `slow` file in the project delays its start by 4 s: a deployment of
 /// that round stays DEPLOYING long enough to be interrupted.
-const SERVER: &str = r#"import http.server, os, socket, subprocess, time, urllib.parse
+pub(crate) const SERVER: &str = r#"import http.server, os, socket, subprocess, time, urllib.parse
 
 if os.path.exists("slow"):
     time.sleep(4)
@@ -69,7 +69,7 @@ class H(http.server.BaseHTTPRequestHandler):
 http.server.ThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), H).serve_forever()
 "#;
 
-const DEVFILE: &str = r#"schemaVersion: 2.2.0
+pub(crate) const DEVFILE: &str = r#"schemaVersion: 2.2.0
 metadata:
   name: keeper
   displayName: Keeper
@@ -132,7 +132,7 @@ fn app_get(gateway: u16, path: &str) -> (String, String) {
 }
 
 /// `slipway status` until its first word is one of `wanted` (120 s at most).
-fn wait_status(project: &Path, env: &[(&str, String)], wanted: &[&str]) -> String {
+pub(crate) fn wait_status(project: &Path, env: &[(&str, String)], wanted: &[&str]) -> String {
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         let out = slipway(project, env, &["status"]);
@@ -151,7 +151,7 @@ fn wait_status(project: &Path, env: &[(&str, String)], wanted: &[&str]) -> Strin
 }
 
 /// `slipway build`; the app's id it prints.
-fn build(project: &Path, env: &[(&str, String)]) -> String {
+pub(crate) fn build(project: &Path, env: &[(&str, String)]) -> String {
     let out = slipway(project, env, &["build"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
