@@ -208,6 +208,10 @@ fn spawn(launch: &Launch) -> Result<tokio::process::Child, ServiceError> {
         .stdout(out)
         .stderr(err)
         .env("LANG", "C.UTF-8")
+        // SeaweedFS makes an administrator of whatever AWS key it finds in its environment:
+        // no server inherits the platform's.
+        .env_remove("AWS_ACCESS_KEY_ID")
+        .env_remove("AWS_SECRET_ACCESS_KEY")
         .kill_on_drop(true);
     if let Some((uid, gid)) = launch.user {
         command.uid(uid).gid(gid);

@@ -315,6 +315,7 @@ impl Seaweed {
         self.apply(&identities).await?;
         let key = rusty_s3::Credentials::new(access_key.clone(), password.clone());
         self.wait_for(&key, Some(&bucket)).await?;
+        self.wait_writable(&bucket, &key).await?;
         Ok(Credentials {
             engine: Engine::Seaweedfs,
             host: "127.0.0.1".into(),
@@ -420,6 +421,39 @@ impl Seaweed {
             "HTTP {status}: {}",
             answer.text().await.unwrap_or_default()
         )))
+    }
+
+    /// Waits until the bucket takes a write: SeaweedFS grows the volumes of a new bucket's
+    /// collection on its first write, and answers 500 until they are there. A probe object
+    /// is written with the bucket's own `key` and removed again.
+    async fn wait_writable(
+        &self,
+        bucket: &str,
+        key: &rusty_s3::Credentials,
+    ) -> Result<(), ServiceError> {
+        const PROBE: &str = "slipway-write-probe";
+        let b = self.bucket(bucket)?;
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let url = b.put_object(Some(key), PROBE).sign(SIGNED_FOR);
+            let last = match self.http.put(url.as_str()).body("ok").send().await {
+                Ok(r) if r.status().is_success() => break,
+                Ok(r) => format!("HTTP {}", r.status()),
+                Err(e) => e.to_string(),
+            };
+            if Instant::now() > deadline {
+                return Err(self.refused("take a bucket's first write", format!("{last} for 60 s")));
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        self.signed(
+            reqwest::Method::DELETE,
+            b.delete_object(Some(key), PROBE).sign(SIGNED_FOR),
+            "remove the write probe",
+            &[200, 204],
+        )
+        .await
+        .map(|_| ())
     }
 
     /// Writes the identities and has the server read them again.
