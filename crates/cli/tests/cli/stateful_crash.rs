@@ -168,7 +168,7 @@ pub(crate) fn build(project: &Path, env: &[(&str, String)]) -> String {
 }
 
 /// The app's deployments, newest first (`GET /v1/apps/{id}/deployments`).
-fn deployments(env: &[(&str, String)], id: &str) -> Vec<serde_json::Value> {
+pub(crate) fn deployments(env: &[(&str, String)], id: &str) -> Vec<serde_json::Value> {
     let history: serde_json::Value = reqwest::blocking::Client::new()
         .get(format!("{}/v1/apps/{id}/deployments", env[0].1))
         .bearer_auth(&env[1].1)
