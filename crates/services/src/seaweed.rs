@@ -181,15 +181,7 @@ impl Seaweed {
         let mut keys = Vec::new();
         let mut token: Option<String> = None;
         loop {
-            let mut list = b.list_objects_v2(Some(&self.admin));
-            if let Some(t) = &token {
-                list.with_continuation_token(t.clone());
-            }
-            let body = self.fetch(list.sign(SIGNED_FOR), "list a bucket").await?;
-            let page = rusty_s3::actions::ListObjectsV2::parse_response(
-                std::str::from_utf8(&body).unwrap_or_default(),
-            )
-            .map_err(|e| ServiceError::Unsupported(format!("a bucket's listing: {e}")))?;
+            let page = self.list_page(&b, token.take()).await?;
             for object in page.contents {
                 let Some(path) = object_path(to, &object.key) else {
                     tracing::warn!(bucket, key = %object.key, "an object whose key is not a file path is left out of the backup");
@@ -349,22 +341,7 @@ impl Seaweed {
         let mut total = 0;
         let mut token: Option<String> = None;
         for _ in 0..10 {
-            let mut list = bucket.list_objects_v2(Some(&self.admin));
-            if let Some(t) = &token {
-                list.with_continuation_token(t.clone());
-            }
-            let body = self
-                .http
-                .get(list.sign(SIGNED_FOR))
-                .send()
-                .await
-                .ok()?
-                .error_for_status()
-                .ok()?
-                .text()
-                .await
-                .ok()?;
-            let page = rusty_s3::actions::ListObjectsV2::parse_response(&body).ok()?;
+            let page = self.list_page(&bucket, token.take()).await.ok()?;
             total += page.contents.iter().filter_map(|c| c.size).sum::<u64>();
             token = page.next_continuation_token;
             if token.is_none() {
@@ -372,6 +349,23 @@ impl Seaweed {
             }
         }
         Some(total)
+    }
+
+    /// One page of a bucket's listing (the administrator's), from `token` on.
+    async fn list_page(
+        &self,
+        bucket: &Bucket,
+        token: Option<String>,
+    ) -> Result<rusty_s3::actions::list_objects_v2::ListObjectsV2Response, ServiceError> {
+        let mut list = bucket.list_objects_v2(Some(&self.admin));
+        if let Some(t) = token {
+            list.with_continuation_token(t);
+        }
+        let body = self.fetch(list.sign(SIGNED_FOR), "list a bucket").await?;
+        rusty_s3::actions::ListObjectsV2::parse_response(
+            std::str::from_utf8(&body).unwrap_or_default(),
+        )
+        .map_err(|e| ServiceError::Unsupported(format!("a bucket's listing: {e}")))
     }
 
     /// The server's process id, when this process runs it.
