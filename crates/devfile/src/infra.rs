@@ -85,6 +85,10 @@ pub struct ResourceDecl {
     pub storage_gb: Option<u64>,
     /// `fifo: true`, for queues: delivered in send order.
     pub fifo: bool,
+    /// `partitionKey`, for key-value tables: the hash key's attribute name.
+    pub partition_key: Option<String>,
+    /// `sortKey`, for key-value tables: the range key's attribute name.
+    pub sort_key: Option<String>,
 }
 
 /// One `volume` component.
@@ -130,6 +134,7 @@ impl Devfile {
                     continue;
                 };
                 let number = |key: &str| item.get(key).and_then(serde_json::Value::as_u64);
+                let text = |key: &str| item.get(key).and_then(|v| v.as_str()).map(str::to_owned);
                 out.push(ResourceDecl {
                     kind,
                     name: name.to_owned(),
@@ -144,6 +149,8 @@ impl Devfile {
                         .get("fifo")
                         .and_then(serde_json::Value::as_bool)
                         .unwrap_or(false),
+                    partition_key: text("partitionKey"),
+                    sort_key: text("sortKey"),
                 });
             }
         }

@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 use slipway_devfile::{Devfile, ResourceKind};
 use slipway_runtime::runtime::Runtime;
 use slipway_services::binding::{self, Bound};
-use slipway_services::{Credentials, Engine, ResourceKey, ResourceSpec, Services};
+use slipway_services::{Credentials, Engine, ResourceKey, ResourceSpec, Services, TableKeys};
 
 use crate::db::{Db, Tx};
 use crate::store::resources::ResourceRow;
@@ -85,12 +85,19 @@ fn provisionable(kind: ResourceKind, engine: Option<&str>) -> Result<Engine, Str
                  (queues are pgmq on the platform's PostgreSQL)"
             )),
         },
-        other => Err(format!(
-            "{other} resources are not provisioned by this platform yet; remove \
-             metadata.platform.managedInfra.{other} or deploy without it"
-        )),
+        ResourceKind::KeyValueTable => match engine {
+            None | Some("dynalite" | "dynamodb") => Ok(Engine::Dynalite),
+            Some(other) => Err(format!(
+                "keyValueTable engine {other:?} is not one this platform runs; leave engine \
+                 out (tables are on the app's own DynamoDB-compatible server)"
+            )),
+        },
     }
 }
+
+/// The resource kind the devfile's `durable` block is recorded as (one per app, named after
+/// its service): the app's Restate server.
+pub const DURABLE_KIND: &str = "durable";
 
 impl Resources {
     /// Resources on `services`, for apps on `runtime`.
@@ -163,6 +170,23 @@ impl Resources {
                 engine,
                 memory_mb: decl.memory_mb,
                 fifo: decl.fifo,
+                table_keys: TableKeys {
+                    partition_key: decl.partition_key.clone(),
+                    sort_key: decl.sort_key.clone(),
+                },
+            });
+        }
+        if let Some(durable) = &devfile.metadata.platform.durable {
+            specs.push(ResourceSpec {
+                key: ResourceKey {
+                    app_id: app_id.to_owned(),
+                    kind: DURABLE_KIND.to_owned(),
+                    name: durable.service.clone(),
+                },
+                engine: Engine::Restate,
+                memory_mb: None,
+                fifo: false,
+                table_keys: TableKeys::default(),
             });
         }
         let failure = |e: sqlx::Error| format!("cannot record the app's resources: {e}");
@@ -383,6 +407,27 @@ impl Resources {
         tx.commit().await.map_err(failure)
     }
 
+    /// Registers `uri` (the app's durable service, just started) with the app's Restate
+    /// server; the error is the reason the deployment fails.
+    pub async fn register_durable(
+        &self,
+        app_id: &str,
+        service: &str,
+        uri: &str,
+    ) -> Result<slipway_services::restate::Registered, String> {
+        let failure = |e: sqlx::Error| format!("cannot read the app's Restate server: {e}");
+        let mut tx = self.db.begin_read().await.map_err(failure)?;
+        let credentials = self
+            .credentials(&mut tx, app_id, DURABLE_KIND, service)
+            .await?
+            .ok_or_else(|| "the app's Restate server is not provisioned".to_owned())?;
+        drop(tx);
+        self.services
+            .register_durable(&credentials, uri)
+            .await
+            .map_err(|e| format!("metadata.platform.durable: {e}"))
+    }
+
     /// Destroys one resource and its data, and forgets it. `false` when there is none.
     pub async fn destroy(&self, app_id: &str, kind: &str, name: &str) -> Result<bool, String> {
         let failure = |e: sqlx::Error| format!("cannot destroy: {e}");
@@ -442,8 +487,10 @@ fn spec_of(row: &ResourceRow) -> Option<ResourceSpec> {
         },
         engine: Engine::parse(&row.engine)?,
         memory_mb: row.memory_mb.and_then(|m| u64::try_from(m).ok()),
-        // Only a queue's making reads it, and a deploy makes queues from the devfile.
+        // Only a queue's or a table's making reads these, and a deploy makes them from the
+        // devfile.
         fifo: false,
+        table_keys: TableKeys::default(),
     })
 }
 

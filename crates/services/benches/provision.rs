@@ -22,6 +22,7 @@ fn spec(app: usize, kind: &str, engine: Engine) -> ResourceSpec {
         engine,
         memory_mb: Some(16),
         fifo: false,
+        table_keys: slipway_services::TableKeys::default(),
     }
 }
 

@@ -11,7 +11,11 @@
 //!   loads it on start. A server that is not running has its files copied as they are.
 //! - A bucket (the S3 server's): every object, by its key, under `restore/s3/<bucket>/`,
 //!   put back by the restored platform once it has made the bucket again.
-//! - Caches keep nothing worth restoring and are left out.
+//! - A key-value table: every item, one DynamoDB-typed JSON object per line, as
+//!   `restore/dynalite/<app slug>/<table>.jsonl`, put back once the table is made again.
+//! - Caches keep nothing worth restoring and are left out; so are Restate's journals (the
+//!   workflows in flight when the backup is taken; an app's durable state belongs in its
+//!   database).
 //!
 //! The paths are relative to the services directory (`DATA_DIR/services`).
 
@@ -35,6 +39,12 @@ fn pending_file(engine: Engine, slug: &str) -> PathBuf {
             return Path::new(RESTORE_DIR)
                 .join("s3")
                 .join(seaweed::bucket_name(slug));
+        }
+        // `<app slug>/<table>`: a table's items, one JSON object per line.
+        Engine::Dynalite => {
+            return Path::new(RESTORE_DIR)
+                .join(Engine::Dynalite.as_str())
+                .join(format!("{slug}.jsonl"));
         }
         _ => format!("{slug}.sql"),
     };
@@ -115,6 +125,7 @@ pub async fn dump(
         s3.stop().await;
         dumped?;
     }
+    written.extend(dump_tables(services_dir, out).await?);
     for (slug, dir) in crate::redis::persistent(services_dir) {
         let rel = Path::new(Engine::Redis.as_str()).join(&slug);
         written.extend(
@@ -123,6 +134,41 @@ pub async fn dump(
                 .into_iter()
                 .map(|f| rel.join(f)),
         );
+    }
+    Ok(written)
+}
+
+/// Every app's tables: read through the app's running dynalite, or one started for the
+/// dump (no platform runs, or the app's server is down) and stopped after.
+async fn dump_tables(services_dir: &Path, out: &Path) -> Result<Vec<PathBuf>, ServiceError> {
+    let mut written = Vec::new();
+    let Ok(apps) = std::fs::read_dir(services_dir.join(Engine::Dynalite.as_str())) else {
+        return Ok(written);
+    };
+    for app in apps.filter_map(Result::ok) {
+        let dir = app.path();
+        let socket = crate::dynalite::socket_of(&dir);
+        let running = tokio::net::UnixStream::connect(&socket).await.is_ok();
+        let started = if running {
+            None
+        } else {
+            let port = crate::process::free_port()?;
+            Some(crate::dynalite::AppTables::start(&dir, "", port, Default::default()).await?)
+        };
+        let dumped = async {
+            for table in crate::dynalite::tables(&socket).await? {
+                let name = format!("{}/{table}", app.file_name().display());
+                let file = pending_file(Engine::Dynalite, &name);
+                crate::dynalite::dump(&socket, &table, &out.join(&file)).await?;
+                written.push(file);
+            }
+            Ok::<_, ServiceError>(())
+        }
+        .await;
+        if let Some(server) = started {
+            server.stop().await;
+        }
+        dumped?;
     }
     Ok(written)
 }

@@ -10,8 +10,15 @@
 //! resource (a cache or an in-memory database), `MEMCACHED_URL` when it has one memcached,
 //! `QUEUE_URL` and `QUEUE_NAME` when it has one queue; for one bucket, the AWS SDKs' own
 //! `AWS_ENDPOINT_URL_S3`, `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_REGION` and
-//! `S3_BUCKET` (per bucket always: `<NAME>_S3_ENDPOINT`, `<NAME>_S3_BUCKET`,
+//! `S3_BUCKET` (and `AWS_DEFAULT_REGION`, which SDKs older than `AWS_REGION` read; per bucket always: `<NAME>_S3_ENDPOINT`, `<NAME>_S3_BUCKET`,
 //! `<NAME>_ACCESS_KEY_ID`, `<NAME>_SECRET_ACCESS_KEY`).
+//! A key-value table gets `<NAME>_DYNAMODB_ENDPOINT`, `<NAME>_DYNAMODB_TABLE`,
+//! `<NAME>_ACCESS_KEY_ID` and `<NAME>_SECRET_ACCESS_KEY`, and, when it is the app's one,
+//! `DYNAMODB_TABLE`; `AWS_ENDPOINT_URL_DYNAMODB` and `AWS_REGION` go to every table (they are
+//! the same for all of them). The SDK's `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY` are
+//! one bucket's when the app has buckets (the tables' gate accepts the app's bucket keys
+//! too), else the one table's. The `durable` block gets `RESTATE_INGRESS_URL` and
+//! `RESTATE_ADMIN_URL`.
 //! Two resources that could claim a conventional name leave it unset rather than pick one.
 
 use std::collections::BTreeMap;
@@ -42,6 +49,14 @@ pub fn own_variables(kind: &str, name: &str) -> Vec<String> {
             "ACCESS_KEY_ID",
             "SECRET_ACCESS_KEY",
         ],
+        "keyValueTable" => &[
+            "DYNAMODB_ENDPOINT",
+            "DYNAMODB_TABLE",
+            "ACCESS_KEY_ID",
+            "SECRET_ACCESS_KEY",
+        ],
+        // One per app: its names are the conventional ones only.
+        "durable" => &[],
         _ => &["URL"],
     };
     let prefix = upper_snake(name);
@@ -86,8 +101,18 @@ fn conventional(kind: &str, engine: Engine) -> &'static [&'static str] {
             "AWS_ACCESS_KEY_ID",
             "AWS_SECRET_ACCESS_KEY",
             "AWS_REGION",
+            "AWS_DEFAULT_REGION",
             "S3_BUCKET",
         ],
+        ("keyValueTable", _) => &[
+            "AWS_ENDPOINT_URL_DYNAMODB",
+            "DYNAMODB_TABLE",
+            "AWS_ACCESS_KEY_ID",
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_REGION",
+            "AWS_DEFAULT_REGION",
+        ],
+        ("durable", _) => &["RESTATE_INGRESS_URL", "RESTATE_ADMIN_URL"],
         (_, Engine::Redis) => &["REDIS_URL"],
         (_, Engine::Memcached) => &["MEMCACHED_URL"],
         _ => &[],
@@ -104,25 +129,48 @@ fn value(var: &str, b: &Bound<'_>) -> String {
         "PGPASSWORD" => c.password.clone(),
         "PGDATABASE" => c.database.clone(),
         _ if var.ends_with("QUEUE_NAME") => queue_name(b.name),
-        _ if var.ends_with("S3_BUCKET") => c.database.clone(),
+        _ if var.ends_with("S3_BUCKET") || var.ends_with("DYNAMODB_TABLE") => c.database.clone(),
+        "RESTATE_ADMIN_URL" => c.admin_url(),
         _ if var.ends_with("ACCESS_KEY_ID") => c.user.clone(),
         _ if var.ends_with("SECRET_ACCESS_KEY") => c.password.clone(),
-        "AWS_REGION" => crate::spec::S3_REGION.to_owned(),
+        "AWS_REGION" | "AWS_DEFAULT_REGION" => crate::spec::S3_REGION.to_owned(),
         _ => c.url(),
     }
 }
 
-/// The conventional names `me` wins among `bound`: those no other resource claims too.
-fn won<'a>(bound: &'a [Bound<'_>], me: &Bound<'_>) -> impl Iterator<Item = &'static str> + 'a {
+/// The SDKs' key variables, which a bucket claims before a table.
+const AWS_KEYS: [&str; 2] = ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"];
+
+/// Conventional names every claimant may share when they agree on the value.
+const SHARED: [&str; 3] = [
+    "AWS_ENDPOINT_URL_DYNAMODB",
+    "AWS_REGION",
+    "AWS_DEFAULT_REGION",
+];
+
+/// The conventional names `me` wins among `bound`: those no other resource claims too (for
+/// [`AWS_KEYS`], no other of the resources that claim them first; for [`SHARED`], none
+/// with another value).
+fn won<'a>(bound: &'a [Bound<'_>], me: &'a Bound<'_>) -> impl Iterator<Item = &'static str> + 'a {
     conventional(me.kind, me.credentials.engine)
         .iter()
         .copied()
         .filter(move |name| {
-            bound
-                .iter()
-                .filter(|o| conventional(o.kind, o.credentials.engine).contains(name))
-                .count()
-                == 1
+            let buckets_first =
+                AWS_KEYS.contains(name) && bound.iter().any(|o| o.kind == "objectStorage");
+            if buckets_first && me.kind != "objectStorage" {
+                return false;
+            }
+            let mut claimants = bound.iter().filter(|o| {
+                conventional(o.kind, o.credentials.engine).contains(name)
+                    && (!buckets_first || o.kind == "objectStorage")
+            });
+            if SHARED.contains(name) {
+                let mine = value(name, me);
+                claimants.all(|o| value(name, o) == mine)
+            } else {
+                claimants.count() == 1
+            }
         })
 }
 
@@ -214,6 +262,76 @@ mod tests {
         let vars = variables(&bound);
         assert!(!vars.contains_key("REDIS_URL"));
         assert!(vars.contains_key("A_CACHE_URL") && vars.contains_key("B_INMEMORY_URL"));
+    }
+
+    #[test]
+    fn tables_share_the_endpoint_and_a_bucket_keeps_the_sdk_keys() {
+        let table = |port, key: &str| Credentials {
+            engine: Engine::Dynalite,
+            host: "127.0.0.1".into(),
+            port,
+            user: key.into(),
+            password: format!("{key}-secret"),
+            database: "t".into(),
+        };
+        let (a, b) = (table(7000, "KA"), table(7000, "KB"));
+        let bucket = creds(Engine::Seaweedfs, 8333);
+        let one = [Bound {
+            kind: "keyValueTable",
+            name: "items",
+            credentials: &a,
+        }];
+        let vars = variables(&one);
+        assert_eq!(vars["AWS_ENDPOINT_URL_DYNAMODB"], "http://127.0.0.1:7000");
+        assert_eq!(vars["DYNAMODB_TABLE"], "t");
+        assert_eq!(vars["AWS_ACCESS_KEY_ID"], "KA");
+        assert_eq!(vars["AWS_SECRET_ACCESS_KEY"], "KA-secret");
+        assert_eq!(vars["ITEMS_DYNAMODB_ENDPOINT"], "http://127.0.0.1:7000");
+        let two = [
+            one[0].clone(),
+            Bound {
+                kind: "keyValueTable",
+                name: "other",
+                credentials: &b,
+            },
+        ];
+        let vars = variables(&two);
+        assert_eq!(vars["AWS_ENDPOINT_URL_DYNAMODB"], "http://127.0.0.1:7000");
+        assert!(!vars.contains_key("DYNAMODB_TABLE") && !vars.contains_key("AWS_ACCESS_KEY_ID"));
+        assert_eq!(vars["OTHER_ACCESS_KEY_ID"], "KB");
+        let with_bucket = [
+            one[0].clone(),
+            Bound {
+                kind: "objectStorage",
+                name: "files",
+                credentials: &bucket,
+            },
+        ];
+        let vars = variables(&with_bucket);
+        assert_eq!(vars["AWS_ACCESS_KEY_ID"], "u", "the bucket's key");
+        assert_eq!(vars["DYNAMODB_TABLE"], "t");
+        assert_eq!(vars["AWS_REGION"], crate::spec::S3_REGION);
+    }
+
+    #[test]
+    fn the_durable_block_gets_restates_urls() {
+        let restate = Credentials {
+            engine: Engine::Restate,
+            host: "10.89.0.1".into(),
+            port: 18080,
+            user: String::new(),
+            password: String::new(),
+            database: "19070".into(),
+        };
+        let bound = [Bound {
+            kind: "durable",
+            name: "agent",
+            credentials: &restate,
+        }];
+        let vars = variables(&bound);
+        assert_eq!(vars["RESTATE_INGRESS_URL"], "http://10.89.0.1:18080");
+        assert_eq!(vars["RESTATE_ADMIN_URL"], "http://10.89.0.1:19070");
+        assert_eq!(vars.len(), 2);
     }
 
     #[test]

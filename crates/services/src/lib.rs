@@ -13,6 +13,7 @@
 
 pub mod backup;
 pub mod binding;
+mod dynalite;
 mod error;
 mod forward;
 #[cfg(test)]
@@ -24,10 +25,12 @@ mod postgres;
 mod process;
 mod queue;
 mod redis;
+pub mod restate;
 mod seaweed;
+mod sigv4;
 mod spec;
 
 pub use error::ServiceError;
 pub use manager::{Services, ServicesConfig};
 pub use process::disk_usage;
-pub use spec::{Credentials, Engine, ResourceKey, ResourceSpec, S3_REGION};
+pub use spec::{Credentials, Engine, ResourceKey, ResourceSpec, S3_REGION, TableKeys};

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use tokio::sync::{Mutex, MutexGuard};
 
 use crate::backup::load_pending;
+use crate::dynalite::{AppKeys, AppTables, table_name};
 use crate::error::ServiceError;
 use crate::forward::Relays;
 use crate::mariadb::Mariadb;
@@ -16,6 +17,12 @@ use crate::postgres::Postgres;
 use crate::process::{ServerProcess, disk_usage, free_port};
 use crate::seaweed::Seaweed;
 use crate::spec::{Credentials, Engine, ResourceKey, ResourceSpec, new_password};
+
+/// A table's access key id: `SLW` and 17 upper-case hex digits, the shape of an AWS key id
+/// (20 characters), so tools that check the shape take it.
+fn new_key_id() -> String {
+    format!("SLW{}", &new_password()[..17]).to_ascii_uppercase()
+}
 
 /// Where the servers keep their data, and which PostgreSQL to use.
 #[derive(Debug, Clone)]
@@ -43,6 +50,10 @@ pub struct Services {
     mariadb: Mutex<Option<Mariadb>>,
     seaweed: Mutex<Option<Seaweed>>,
     own: Mutex<HashMap<ResourceKey, Own>>,
+    /// Each app's dynalite and its gate, by app id.
+    tables: Mutex<HashMap<String, AppTables>>,
+    /// The keys each app's gate accepts (its tables' and its buckets').
+    keys: AppKeys,
     relays: Relays,
 }
 
@@ -55,6 +66,8 @@ impl Services {
             mariadb: Mutex::new(None),
             seaweed: Mutex::new(None),
             own: Mutex::new(HashMap::new()),
+            tables: Mutex::new(HashMap::new()),
+            keys: AppKeys::default(),
             relays: Relays::default(),
         }
     }
@@ -121,9 +134,13 @@ impl Services {
                     s3.load(&credentials.database, objects).await
                 })
                 .await?;
+                self.allow_key(&spec.key, &credentials);
                 Ok(credentials)
             }
-            Engine::Redis | Engine::Memcached => self.ensure_own(spec, known).await,
+            Engine::Dynalite => self.ensure_table(spec, known, password).await,
+            Engine::Redis | Engine::Memcached | Engine::Restate => {
+                self.ensure_own(spec, known).await
+            }
         }
     }
 
@@ -136,7 +153,85 @@ impl Services {
         on: IpAddr,
         credentials: &Credentials,
     ) -> Result<(), ServiceError> {
-        self.relays.open(app_id, on, credentials.port).await
+        self.relays.open(app_id, on, credentials.port).await?;
+        if credentials.engine == Engine::Restate
+            && let Ok(admin) = credentials.database.parse()
+        {
+            self.relays.open(app_id, on, admin).await?;
+        }
+        Ok(())
+    }
+
+    /// Registers the endpoint `uri` of the app's durable service with the app's Restate
+    /// server (whose credentials are `credentials`), after each deploy.
+    pub async fn register_durable(
+        &self,
+        credentials: &Credentials,
+        uri: &str,
+    ) -> Result<crate::restate::Registered, ServiceError> {
+        crate::restate::register(&credentials.admin_url(), uri).await
+    }
+
+    /// Lets the app's gate accept the key in `credentials` (a table's or a bucket's).
+    fn allow_key(&self, key: &ResourceKey, credentials: &Credentials) {
+        if let Ok(mut keys) = self.keys.write() {
+            keys.entry(key.app_id.clone()).or_default().insert(
+                key.clone(),
+                (credentials.user.clone(), credentials.password.clone()),
+            );
+        }
+    }
+
+    /// Takes back the key of a destroyed resource.
+    fn forget_key(&self, key: &ResourceKey) {
+        if let Ok(mut keys) = self.keys.write()
+            && let Some(app) = keys.get_mut(&key.app_id)
+        {
+            app.remove(key);
+        }
+    }
+
+    /// A table on the app's dynalite (started, with its gate, for the app's first table),
+    /// with a key of its own that the gate accepts.
+    async fn ensure_table(
+        &self,
+        spec: &ResourceSpec,
+        known: Option<&Credentials>,
+        secret: String,
+    ) -> Result<Credentials, ServiceError> {
+        let key_id = known.map_or_else(new_key_id, |c| c.user.clone());
+        let table = table_name(&spec.key.name);
+        let mut tables = self.tables.lock().await;
+        if !tables.contains_key(&spec.key.app_id) {
+            let port = match known {
+                Some(c) => c.port,
+                None => free_port()?,
+            };
+            let dir = self.tables_dir(&spec.key)?;
+            let started = AppTables::start(&dir, &spec.key.app_id, port, self.keys.clone()).await?;
+            tables.insert(spec.key.app_id.clone(), started);
+        }
+        let server = tables.get(&spec.key.app_id).expect("started");
+        server.create_table(&table, &spec.table_keys).await?;
+        let socket = crate::dynalite::socket_of(&self.tables_dir(&spec.key)?);
+        let pending = format!("{}/{table}", spec.key.app_slug());
+        load_pending(
+            &self.config.dir,
+            Engine::Dynalite,
+            &pending,
+            async |items| crate::dynalite::load(&socket, &table, items).await,
+        )
+        .await?;
+        let credentials = Credentials {
+            engine: Engine::Dynalite,
+            host: "127.0.0.1".into(),
+            port: server.port,
+            user: key_id,
+            password: secret,
+            database: table,
+        };
+        self.allow_key(&spec.key, &credentials);
+        Ok(credentials)
     }
 
     /// Stops the relays of `app_id` anywhere but at `on` (every one of them for `None`).
@@ -164,6 +259,7 @@ impl Services {
     ) -> Result<Credentials, ServiceError> {
         let credentials = match known {
             Some(c) => c.clone(),
+            None if spec.engine == Engine::Restate => crate::restate::new_credentials()?,
             None => Credentials {
                 engine: spec.engine,
                 host: "127.0.0.1".into(),
@@ -189,6 +285,7 @@ impl Services {
         let dir = self.own_dir(spec)?;
         let server = match spec.engine {
             Engine::Redis => crate::redis::start(&dir, spec, &credentials).await?,
+            Engine::Restate => crate::restate::start(&dir, &spec.key.slug(), &credentials).await?,
             _ => crate::memcached::start(&dir, spec, &credentials).await?,
         };
         own.insert(
@@ -216,9 +313,12 @@ impl Services {
             }
             Engine::Seaweedfs => {
                 let guard = self.seaweed().await?;
-                guard.as_ref().expect("started").destroy(&slug).await
+                guard.as_ref().expect("started").destroy(&slug).await?;
+                self.forget_key(&spec.key);
+                Ok(())
             }
-            Engine::Redis | Engine::Memcached => {
+            Engine::Dynalite => self.destroy_table(spec).await,
+            Engine::Redis | Engine::Memcached | Engine::Restate => {
                 if let Some(own) = self.own.lock().await.remove(&spec.key) {
                     own.server.stop().await;
                 }
@@ -271,7 +371,10 @@ impl Services {
             }
             Engine::Mysql => self.mariadb.lock().await.as_ref()?.size(&slug).await,
             Engine::Seaweedfs => self.seaweed.lock().await.as_ref()?.size(&slug).await,
-            Engine::Redis => Some(disk_usage(&self.own_dir(spec).ok()?)),
+            Engine::Redis | Engine::Restate => Some(disk_usage(&self.own_dir(spec).ok()?)),
+            // DynamoDB's own TableSizeBytes is an estimate dynalite never updates: the bytes
+            // of the app's table server on disk instead (all its tables).
+            Engine::Dynalite => Some(disk_usage(&self.tables_dir(&spec.key).ok()?.join("data"))),
             Engine::Memcached => None,
         }
     }
@@ -289,6 +392,7 @@ impl Services {
             pids.push(s.pid());
         }
         pids.extend(self.own.lock().await.values().map(|o| o.server.pid()));
+        pids.extend(self.tables.lock().await.values().map(AppTables::pid));
         pids.retain(|p| *p != 0);
         pids
     }
@@ -299,6 +403,10 @@ impl Services {
         let own: Vec<Own> = self.own.lock().await.drain().map(|(_, o)| o).collect();
         for o in own {
             o.server.stop().await;
+        }
+        let tables: Vec<AppTables> = self.tables.lock().await.drain().map(|(_, t)| t).collect();
+        for t in tables {
+            t.stop().await;
         }
         if let Some(pg) = self.postgres.lock().await.take() {
             pg.stop().await;
@@ -314,6 +422,38 @@ impl Services {
     fn dir(&self) -> Result<PathBuf, ServiceError> {
         std::fs::create_dir_all(&self.config.dir)?;
         Ok(self.config.dir.clone())
+    }
+
+    /// The directory of the app's dynalite (`services/dynalite/<app slug>`).
+    fn tables_dir(&self, key: &ResourceKey) -> Result<PathBuf, ServiceError> {
+        let dir = self
+            .dir()?
+            .join(Engine::Dynalite.as_str())
+            .join(key.app_slug());
+        std::fs::create_dir_all(&dir)?;
+        Ok(dir)
+    }
+
+    /// Deletes the table; the app's last table takes its server and directory with it.
+    async fn destroy_table(&self, spec: &ResourceSpec) -> Result<(), ServiceError> {
+        let dir = self.tables_dir(&spec.key)?;
+        let mut tables = self.tables.lock().await;
+        if !tables.contains_key(&spec.key.app_id) {
+            // Started to reach the data it holds; the gate's port is unused meanwhile.
+            let started =
+                AppTables::start(&dir, &spec.key.app_id, free_port()?, self.keys.clone()).await?;
+            tables.insert(spec.key.app_id.clone(), started);
+        }
+        let server = tables.get(&spec.key.app_id).expect("started");
+        server.delete_table(&table_name(&spec.key.name)).await?;
+        self.forget_key(&spec.key);
+        let socket = crate::dynalite::socket_of(&dir);
+        if crate::dynalite::tables(&socket).await?.is_empty() {
+            let server = tables.remove(&spec.key.app_id).expect("started");
+            server.stop().await;
+            std::fs::remove_dir_all(&dir)?;
+        }
+        Ok(())
     }
 
     fn own_dir(&self, spec: &ResourceSpec) -> Result<PathBuf, ServiceError> {

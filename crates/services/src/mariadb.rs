@@ -99,6 +99,8 @@ impl Mariadb {
             user: None,
             stop_signal: Signal::SIGTERM,
             port,
+            socket: None,
+            env: Vec::new(),
         })
         .await?;
         Ok(Self {

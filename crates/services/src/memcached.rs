@@ -45,6 +45,8 @@ pub(crate) async fn start(
         user: None,
         stop_signal: Signal::SIGTERM,
         port: credentials.port,
+        socket: None,
+        env: Vec::new(),
     })
     .await
 }

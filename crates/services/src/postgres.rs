@@ -138,6 +138,8 @@ impl Postgres {
             user,
             stop_signal: Signal::SIGINT,
             port,
+            socket: None,
+            env: Vec::new(),
         })
         .await?;
         let pg = Self::own(services_dir, bin, Some(server))?;

@@ -32,6 +32,11 @@ pub(crate) struct Launch {
     pub stop_signal: Signal,
     /// The loopback port it accepts connections on once ready.
     pub port: u16,
+    /// The Unix socket it accepts connections on once ready, instead of `port` (a server
+    /// that checks no credentials listens only there: see [`crate::dynalite`]).
+    pub socket: Option<PathBuf>,
+    /// Variables set for it on top of the platform's environment.
+    pub env: Vec<(String, String)>,
 }
 
 /// A running, supervised server.
@@ -80,16 +85,22 @@ impl ServerProcess {
         spawned?;
         let deadline = Instant::now() + READY_WITHIN;
         loop {
-            if tokio::net::TcpStream::connect(("127.0.0.1", launch.port))
-                .await
-                .is_ok()
-            {
+            let ready = match &launch.socket {
+                Some(path) => tokio::net::UnixStream::connect(path).await.is_ok(),
+                None => tokio::net::TcpStream::connect(("127.0.0.1", launch.port))
+                    .await
+                    .is_ok(),
+            };
+            if ready {
                 return Ok(server);
             }
             if Instant::now() > deadline || *stopped.borrow_and_update() {
                 let reason = format!(
-                    "it did not accept connections on port {} within {}s; its log ends: {}",
-                    launch.port,
+                    "it did not accept connections on {} within {}s; its log ends: {}",
+                    launch.socket.as_ref().map_or_else(
+                        || format!("port {}", launch.port),
+                        |p| p.display().to_string()
+                    ),
                     READY_WITHIN.as_secs(),
                     log_tail(&launch.log)
                 );
@@ -144,6 +155,10 @@ async fn supervise(
             }
         };
         pid.store(child.id().unwrap_or(0), Ordering::SeqCst);
+        if let Some(id) = child.id() {
+            // Beside its log, each time: a platform killed with it running finds it there.
+            let _ = std::fs::write(pid_file(&launch.log), id.to_string());
+        }
         if let Some(first) = first.take() {
             let _ = first.send(Ok(()));
         }
@@ -208,6 +223,7 @@ fn spawn(launch: &Launch) -> Result<tokio::process::Child, ServiceError> {
         .stdout(out)
         .stderr(err)
         .env("LANG", "C.UTF-8")
+        .envs(launch.env.iter().map(|(k, v)| (k, v)))
         // SeaweedFS makes an administrator of whatever AWS key it finds in its environment:
         // no server inherits the platform's.
         .env_remove("AWS_ACCESS_KEY_ID")
@@ -220,6 +236,12 @@ fn spawn(launch: &Launch) -> Result<tokio::process::Child, ServiceError> {
         server: launch.name.clone(),
         reason: format!("{}: {e}", launch.program.display()),
     })
+}
+
+/// Where a supervised server's current process id is kept: beside its log, for
+/// [`stop_leftover`] after a platform that was killed.
+pub(crate) fn pid_file(log: &Path) -> PathBuf {
+    log.with_extension("supervised.pid")
 }
 
 /// The last lines of a log, for an error message.

@@ -22,6 +22,11 @@ pub enum Engine {
     Pgmq,
     /// A bucket and a key of its own on the shared S3 server (SeaweedFS).
     Seaweedfs,
+    /// A table on the app's own DynamoDB-compatible server (dynalite), reached through a
+    /// gate that checks each request's signature against the app's keys.
+    Dynalite,
+    /// The app's own Restate server, for its `durable` block.
+    Restate,
 }
 
 impl Engine {
@@ -34,6 +39,8 @@ impl Engine {
             "memcached" => Some(Self::Memcached),
             "pgmq" => Some(Self::Pgmq),
             "seaweedfs" => Some(Self::Seaweedfs),
+            "dynalite" => Some(Self::Dynalite),
+            "restate" => Some(Self::Restate),
             _ => None,
         }
     }
@@ -47,6 +54,8 @@ impl Engine {
             Self::Memcached => "memcached",
             Self::Pgmq => "pgmq",
             Self::Seaweedfs => "seaweedfs",
+            Self::Dynalite => "dynalite",
+            Self::Restate => "restate",
         }
     }
 
@@ -54,7 +63,7 @@ impl Engine {
     pub fn scheme(self) -> &'static str {
         match self {
             Self::Postgres | Self::Pgmq => "postgresql",
-            Self::Seaweedfs => "http",
+            Self::Seaweedfs | Self::Dynalite | Self::Restate => "http",
             Self::Mysql => "mysql",
             Self::Redis => "redis",
             Self::Memcached => "memcached",
@@ -79,19 +88,14 @@ impl ResourceKey {
     /// characters of `[a-z0-9_]`, so it is a valid PostgreSQL and MariaDB identifier and a
     /// file name without quoting.
     pub fn slug(&self) -> String {
-        let app: String = self
-            .app_id
-            .chars()
-            .filter(char::is_ascii_alphanumeric)
-            .take(12)
-            .collect::<String>()
-            .to_ascii_lowercase();
+        let app = self.app_slug();
         let kind = match self.kind.as_str() {
             "relationalDatabase" => "db",
             "cache" => "cache",
             "inMemoryDatabase" => "mem",
             "queue" => "queue",
             "objectStorage" => "bucket",
+            "keyValueTable" => "table",
             other => other,
         };
         let name: String = self
@@ -100,7 +104,20 @@ impl ResourceKey {
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
             .take(40)
             .collect();
-        format!("a{app}_{kind}_{name}").to_ascii_lowercase()
+        format!("{app}_{kind}_{name}").to_ascii_lowercase()
+    }
+
+    /// The slug's first part, the app's: the name of a server every resource of the app
+    /// shares (its tables' dynalite, its Restate server).
+    pub fn app_slug(&self) -> String {
+        let app: String = self
+            .app_id
+            .chars()
+            .filter(char::is_ascii_alphanumeric)
+            .take(12)
+            .collect::<String>()
+            .to_ascii_lowercase();
+        format!("a{app}")
     }
 }
 
@@ -115,6 +132,24 @@ pub struct ResourceSpec {
     pub memory_mb: Option<u64>,
     /// A queue that delivers in send order (`fifo: true`).
     pub fifo: bool,
+    /// A table's hash key and range key (`partitionKey`, `sortKey`), string attributes.
+    pub table_keys: TableKeys,
+}
+
+/// The key schema of a `keyValueTable`, read at its making only (like a queue's `fifo`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TableKeys {
+    /// The hash key's attribute name; `id` when unset.
+    pub partition_key: Option<String>,
+    /// The range key's attribute name, when the table has one.
+    pub sort_key: Option<String>,
+}
+
+impl TableKeys {
+    /// The hash key's attribute name.
+    pub fn partition_key(&self) -> &str {
+        self.partition_key.as_deref().unwrap_or("id")
+    }
 }
 
 impl ResourceSpec {
@@ -142,7 +177,8 @@ pub struct Credentials {
     pub user: String,
     /// The password.
     pub password: String,
-    /// The database (empty for caches).
+    /// The database (empty for caches); a bucket's or a table's name; the port of a Restate
+    /// server's admin API.
     pub database: String,
 }
 
@@ -159,6 +195,11 @@ impl std::fmt::Debug for Credentials {
 }
 
 impl Credentials {
+    /// A Restate server's admin API URL (its ingress is [`Credentials::url`]).
+    pub fn admin_url(&self) -> String {
+        format!("http://{}:{}", self.host, self.database)
+    }
+
     /// A database's: the role or user and the database are both named `slug`.
     pub(crate) fn database(
         engine: Engine,
@@ -190,8 +231,11 @@ impl Credentials {
             Engine::Memcached => {
                 format!("{scheme}://{}:{}@{host}:{port}", self.user, self.password)
             }
-            // The endpoint: the key and the bucket travel in variables of their own.
-            Engine::Seaweedfs => format!("{scheme}://{host}:{port}"),
+            // The endpoint: the key and the bucket or table travel in variables of their own;
+            // Restate's is its ingress (its admin API is on `database`'s port).
+            Engine::Seaweedfs | Engine::Dynalite | Engine::Restate => {
+                format!("{scheme}://{host}:{port}")
+            }
         }
     }
 

@@ -26,6 +26,7 @@ fn spec(app: &str, kind: &str, name: &str, engine: Engine) -> ResourceSpec {
         engine,
         memory_mb: Some(16),
         fifo: false,
+        table_keys: slipway_services::TableKeys::default(),
     }
 }
 
@@ -773,5 +774,234 @@ async fn buckets_are_private_to_their_key_and_refuse_anonymous_requests() {
     assert!(gone == 403 || gone == 404, "{gone}");
     assert_eq!(services.size(&mine).await, None, "no bucket to list");
     assert_eq!(put(&b, &b, "still mine").await.unwrap().status(), 200);
+    services.shutdown().await;
+}
+
+/// One DynamoDB call as an app makes it, with boto3 (Debian's, so `/usr/bin/python3`):
+/// `code` runs with `t`, the table resource of `c` signed with `key`; what it prints, or
+/// `ERROR <code>` for a refusal.
+fn dynamo(c: &Credentials, key: (&str, &str), code: &str) -> String {
+    let script = r#"
+import os, sys, boto3
+from botocore.exceptions import ClientError
+db = boto3.resource("dynamodb", endpoint_url=os.environ["AWS_ENDPOINT_URL_DYNAMODB"])
+t = db.Table(os.environ["DYNAMODB_TABLE"])
+try:
+    exec(sys.argv[1])
+except ClientError as e:
+    print("ERROR", e.response["Error"]["Code"])
+"#;
+    let out = std::process::Command::new("/usr/bin/python3")
+        .args(["-c", script, code])
+        .env("AWS_ENDPOINT_URL_DYNAMODB", c.url())
+        .env("DYNAMODB_TABLE", &c.database)
+        .env("AWS_ACCESS_KEY_ID", key.0)
+        .env("AWS_SECRET_ACCESS_KEY", key.1)
+        .env("AWS_REGION", slipway_services::S3_REGION)
+        .env("AWS_DEFAULT_REGION", slipway_services::S3_REGION)
+        // One attempt: a refusal is the answer, not something to retry.
+        .env("AWS_MAX_ATTEMPTS", "1")
+        .output()
+        .expect("python3 with boto3 (scripts/dev installs python3-boto3)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// A key-value table: made with its key schema on the app's own dynalite, reached only with
+/// a request signed by one of the app's keys (its table's, its bucket's): another app's key,
+/// a wrong secret and no signature are refused as DynamoDB refuses them; the items survive
+/// a redeploy, a rotation retires the old secret, a backup's dump comes back in a new
+/// directory, and destroying the app's last table stops its server.
+#[tokio::test(flavor = "multi_thread")]
+async fn tables_take_only_their_apps_signed_requests_and_keep_their_items() {
+    use slipway_services::backup::{Servers, dump};
+    let dir = data_dir();
+    let services = services(&dir);
+    let app = "0123456789ab-0001";
+    let mut items = spec(app, "keyValueTable", "items", Engine::Dynalite);
+    items.table_keys.partition_key = Some("pk".into());
+    let a = services.ensure(&items, None).await.unwrap();
+    assert_eq!((a.engine, a.database.as_str()), (Engine::Dynalite, "items"));
+    let mine = (a.user.as_str(), a.password.as_str());
+    assert_eq!(
+        dynamo(
+            &a,
+            mine,
+            "t.put_item(Item={'pk': 'a', 'v': 'kept'}); print('ok')"
+        ),
+        "ok"
+    );
+    assert_eq!(
+        dynamo(&a, mine, "print(t.get_item(Key={'pk': 'a'})['Item']['v'])"),
+        "kept"
+    );
+    assert_eq!(
+        dynamo(&a, mine, "print(t.key_schema[0]['AttributeName'])"),
+        "pk",
+        "the devfile's partitionKey"
+    );
+    assert_eq!(
+        dynamo(
+            &a,
+            (mine.0, "not-the-secret"),
+            "t.get_item(Key={'pk': 'a'})"
+        ),
+        "ERROR InvalidSignatureException"
+    );
+    // Another app, with a table of the same name on its own server.
+    let other = spec(
+        "ba9876543210-0002",
+        "keyValueTable",
+        "items",
+        Engine::Dynalite,
+    );
+    let b = services.ensure(&other, None).await.unwrap();
+    assert_ne!(a.port, b.port);
+    let theirs = (b.user.as_str(), b.password.as_str());
+    assert_eq!(
+        dynamo(&a, theirs, "t.get_item(Key={'pk': 'a'})"),
+        "ERROR UnrecognizedClientException"
+    );
+    assert_eq!(
+        dynamo(&b, theirs, "print('Item' in t.get_item(Key={'id': 'a'}))"),
+        "False",
+        "the other app's table is its own"
+    );
+    // No signature at all.
+    let anonymous = reqwest::Client::new()
+        .post(a.url())
+        .header("x-amz-target", "DynamoDB_20120810.ListTables")
+        .header("content-type", "application/x-amz-json-1.0")
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(anonymous.status(), 403);
+    assert!(
+        anonymous
+            .text()
+            .await
+            .unwrap()
+            .contains("MissingAuthenticationToken")
+    );
+    // The app's bucket key signs for its tables too (one AWS_ACCESS_KEY_ID per app).
+    let files = spec(app, "objectStorage", "files", Engine::Seaweedfs);
+    let f = services.ensure(&files, None).await.unwrap();
+    assert_eq!(
+        dynamo(
+            &a,
+            (&f.user, &f.password),
+            "print(t.get_item(Key={'pk': 'a'})['Item']['v'])"
+        ),
+        "kept"
+    );
+
+    // A redeploy keeps the key and the items; a rotation retires the old secret.
+    assert_eq!(services.ensure(&items, Some(&a)).await.unwrap(), a);
+    let rotated = services.rotate(&items, Some(&a)).await.unwrap();
+    assert_eq!(
+        (rotated.user.as_str(), rotated.port),
+        (a.user.as_str(), a.port)
+    );
+    assert_eq!(
+        dynamo(&a, mine, "t.get_item(Key={'pk': 'a'})"),
+        "ERROR InvalidSignatureException"
+    );
+    let now = (rotated.user.as_str(), rotated.password.as_str());
+    assert_eq!(
+        dynamo(&a, now, "print(t.get_item(Key={'pk': 'a'})['Item']['v'])"),
+        "kept"
+    );
+    assert!(services.size(&items).await.unwrap() > 0);
+
+    // A backup's dump, loaded by a new platform's first ensure.
+    let out = tempfile::tempdir().unwrap();
+    let written = dump(&dir.path().join("services"), out.path(), Servers::Running)
+        .await
+        .unwrap();
+    let table_dump = format!("restore/dynalite/{}/items.jsonl", items.key.app_slug());
+    assert!(
+        names_of(&written).contains(&table_dump),
+        "{:?}",
+        names_of(&written)
+    );
+    // The app's last table destroyed: its server stops, its directory goes.
+    services.destroy(&items).await.unwrap();
+    let app_dir = dir
+        .path()
+        .join("services/dynalite")
+        .join(items.key.app_slug());
+    assert!(!app_dir.exists());
+    assert!(
+        std::net::TcpStream::connect(("127.0.0.1", a.port)).is_err(),
+        "the gate is closed"
+    );
+    services.shutdown().await;
+
+    // Restored on a new platform (the old one stopped: the same port is free again).
+    let restored = data_dir();
+    copy_tree(
+        &out.path().join("restore"),
+        &restored.path().join("services/restore"),
+    );
+    let services_b = self::services(&restored);
+    let back = services_b.ensure(&items, Some(&rotated)).await.unwrap();
+    assert_eq!(
+        dynamo(
+            &back,
+            now,
+            "print(t.get_item(Key={'pk': 'a'})['Item']['v'])"
+        ),
+        "kept"
+    );
+    assert!(!restored.path().join("services").join(&table_dump).exists());
+
+    services_b.shutdown().await;
+}
+
+/// The durable block's Restate server: its admin API and ingress answer on their own ports,
+/// a `kill -9` of it is restarted by its supervisor, and destroy removes its data.
+#[tokio::test(flavor = "multi_thread")]
+async fn restate_servers_are_supervised_per_app() {
+    let dir = data_dir();
+    let services = services(&dir);
+    let durable = spec("0123456789ab-0001", "durable", "agent", Engine::Restate);
+    let r = services.ensure(&durable, None).await.unwrap();
+    let http = reqwest::Client::new();
+    let healthy = async || {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while Instant::now() < deadline {
+            let admin = http.get(format!("{}/health", r.admin_url())).send().await;
+            let ingress = http.get(format!("{}/restate/health", r.url())).send().await;
+            if admin.is_ok_and(|a| a.status() == 200) && ingress.is_ok_and(|i| i.status() == 200) {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        false
+    };
+    assert!(healthy().await);
+    let pids = services.pids().await;
+    assert_eq!(pids.len(), 1);
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(pids[0]).unwrap()),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(healthy().await, "restarted after kill -9");
+    assert_eq!(services.ensure(&durable, Some(&r)).await.unwrap(), r);
+    assert!(services.size(&durable).await.unwrap() > 0);
+    services.destroy(&durable).await.unwrap();
+    assert!(
+        http.get(format!("{}/health", r.admin_url()))
+            .send()
+            .await
+            .is_err()
+    );
     services.shutdown().await;
 }

@@ -57,6 +57,12 @@ pub(super) async fn deploy(
         }
         Err(reason) => Err(Failure::Failed(reason)),
     };
+    let outcome = match outcome {
+        Ok(()) => register_durable(inner, app_id, &plan, &started)
+            .await
+            .map_err(Failure::Failed),
+        failed => failed,
+    };
     drop(previous);
     match outcome {
         Ok(()) => swap_in(inner, slot, app_id, &plan, &deployment_id, started).await,
@@ -74,6 +80,42 @@ pub(super) async fn deploy(
     {
         pending.take();
     }
+}
+
+/// Registers the durable service's new instance with the app's Restate server, when the
+/// devfile has a `durable` block: Restate discovers its handlers and sends new invocations
+/// there. Before the swap, so a registration that fails leaves the serving deployment (and
+/// Restate's routes to it) as they were.
+async fn register_durable(
+    inner: &Arc<Inner>,
+    app_id: &str,
+    plan: &Plan,
+    started: &[Started],
+) -> Result<(), String> {
+    let Some(durable) = slipway_devfile::Devfile::parse(&plan.devfile)
+        .ok()
+        .and_then(|d| d.metadata.platform.durable)
+    else {
+        return Ok(());
+    };
+    let port = started
+        .iter()
+        .find(|s| s.service.request.service == durable.service)
+        .map(|s| s.service.port)
+        .ok_or_else(|| {
+            format!(
+                "metadata.platform.durable.service: {:?} is not one of the deployed services",
+                durable.service
+            )
+        })?;
+    let path = durable.path.as_deref().unwrap_or("/");
+    let uri = format!("http://127.0.0.1:{port}{path}");
+    let registered = inner
+        .resources
+        .register_durable(app_id, &durable.service, &uri)
+        .await?;
+    tracing::info!(app_id, deployment = %registered.id, services = ?registered.services.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), "durable service registered with Restate");
+    Ok(())
 }
 
 /// What the deployment runs, from `source`; `None` when there is nothing to deploy (the app

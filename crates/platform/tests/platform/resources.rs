@@ -596,6 +596,7 @@ async fn a_bucket_is_bound_reachable_with_its_key_and_kept_across_deploys() {
                 "AWS_ACCESS_KEY_ID",
                 "AWS_SECRET_ACCESS_KEY",
                 "AWS_REGION",
+                "AWS_DEFAULT_REGION",
                 "S3_BUCKET"
             ])
         );
