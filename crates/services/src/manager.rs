@@ -245,6 +245,13 @@ impl Services {
         spec: &ResourceSpec,
         known: Option<&Credentials>,
     ) -> Result<Credentials, ServiceError> {
+        if spec.engine == Engine::Restate {
+            return Err(ServiceError::Unsupported(
+                "a Restate server has no password to rotate: it listens on loopback and the \
+                 app's network only"
+                    .into(),
+            ));
+        }
         let fresh = known.map(|c| Credentials {
             password: new_password(),
             ..c.clone()

@@ -180,3 +180,176 @@ async fn the_python_api_template_builds_deploys_answers_suspends_resumes_and_del
         app.finish().await;
     }
 }
+
+/// The processes whose command line mentions `needle` (a data directory), by pid.
+fn pids_running(program: &str, needle: &str) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+                let line = String::from_utf8_lossy(&c);
+                line.contains(program) && line.contains(needle)
+            })
+        })
+        .collect()
+}
+
+/// POST `body` (JSON) to `url`, retried while Restate is (re)starting; status and body.
+async fn restate_post(client: &reqwest::Client, url: &str, body: &str) -> (u16, String) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let sent = client
+            .post(url)
+            .header("content-type", "application/json")
+            .body(body.to_owned())
+            .timeout(Duration::from_secs(60))
+            .send()
+            .await;
+        match sent {
+            Ok(r) if r.status().as_u16() < 500 => {
+                let status = r.status().as_u16();
+                return (status, r.text().await.unwrap_or_default());
+            }
+            other => assert!(Instant::now() < deadline, "{url} never answered: {other:?}"),
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// The durable-agent template as scaffolded, with no change: the platform runs a Restate
+/// server for it and registers the deployed endpoint, so the README's workflow call answers
+/// through the ingress; a `kill -9` of the Restate server while a run waits for approval is
+/// restarted by the platform, and the run then completes exactly once (one history entry).
+/// One platform database (SQLite): what is under test is the app's Restate server.
+#[tokio::test]
+async fn the_durable_agent_template_runs_its_workflows_through_the_platforms_restate() {
+    let app = spawn_app(backends()[0]).await;
+    share_pip_cache(&app);
+    let files = template_files("durable-agent", "support");
+    let id = app.register(&app.owner, "support").await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let build_id = app.build_one(&id, &files).await;
+    let built = app
+        .wait_build(&build_id, &["succeeded", "failed", "cancelled"])
+        .await;
+    assert_eq!(built["status"], "succeeded", "{}", built["log"]);
+    let running = wait_status(&app, &id, &["RUNNING", "FAILED"]).await;
+    assert_eq!(running["status"], "RUNNING", "{running}");
+
+    let (status, restate) = app
+        .send(
+            Method::GET,
+            &format!("/v1/apps/{id}/resources/durable/agent/credentials"),
+            Some(&app.owner),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{restate}");
+    assert_eq!(restate["engine"], "restate");
+    let ingress = restate["url"].as_str().unwrap().to_owned();
+    let client = reqwest::Client::new();
+
+    // The README's first call: a normal ticket runs straight through.
+    let (status, body) = restate_post(
+        &client,
+        &format!("{ingress}/SupportAgent/t-1/run"),
+        r#"{"customer": "ada", "subject": "Cannot login", "body": "password reset fails"}"#,
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let resolution: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(resolution["status"], "sent", "{body}");
+    assert_eq!(
+        resolution["category"], "bug",
+        "\"fails\" is a bug word: {body}"
+    );
+
+    // An urgent one waits for approval; its Restate server is killed meanwhile.
+    let (status, body) = restate_post(
+        &client,
+        &format!("{ingress}/SupportAgent/t-2/run/send"),
+        r#"{"customer": "ada", "subject": "Refund please", "body": "urgent: charged twice"}"#,
+    )
+    .await;
+    assert!(status == 200 || status == 202, "{status} {body}");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let stage = client
+            .get(format!("{ingress}/SupportAgent/t-2/status"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        if stage.contains("awaiting approval") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "never awaiting approval: {stage}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let data_dir = app.data_dir().display().to_string();
+    let pids = pids_running("restate-server", &data_dir);
+    assert_eq!(pids.len(), 1, "one Restate server for the app");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pids[0]),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while pids_running("restate-server", &data_dir) == pids {
+        assert!(
+            Instant::now() < deadline,
+            "the Restate server was not restarted"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    let (status, body) = restate_post(
+        &client,
+        &format!("{ingress}/SupportAgent/t-2/approve"),
+        r#"{"approved": true, "reviewer": "sam"}"#,
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let attached = client
+        .get(format!(
+            "{ingress}/restate/workflow/SupportAgent/t-2/attach"
+        ))
+        .timeout(Duration::from_secs(60))
+        .send()
+        .await
+        .unwrap();
+    let status = attached.status().as_u16();
+    let body = attached.text().await.unwrap();
+    assert!(body.contains("\"reviewed_by\":\"sam\""), "{body}");
+    assert_eq!(status, 200, "{body}");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let history = client
+            .get(format!("{ingress}/CustomerMemory/ada/history"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let runs = history.matches("\"t-2\"").count();
+        if runs == 1 && history.contains("\"t-1\"") {
+            break;
+        }
+        assert!(runs <= 1, "the approved run was recorded twice: {history}");
+        assert!(
+            Instant::now() < deadline,
+            "the approved run never recorded: {history}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    app.finish().await;
+}
