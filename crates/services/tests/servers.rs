@@ -888,9 +888,21 @@ async fn tables_take_only_their_apps_signed_requests_and_keep_their_items() {
             .unwrap()
             .contains("MissingAuthenticationToken")
     );
-    // The app's bucket key signs for its tables too (one AWS_ACCESS_KEY_ID per app).
+    // The app's bucket key signs for its tables too (one AWS_ACCESS_KEY_ID per app); another
+    // app's bucket key does not.
     let files = spec(app, "objectStorage", "files", Engine::Seaweedfs);
     let f = services.ensure(&files, None).await.unwrap();
+    let their_files = spec(
+        "ba9876543210-0002",
+        "objectStorage",
+        "files",
+        Engine::Seaweedfs,
+    );
+    let tf = services.ensure(&their_files, None).await.unwrap();
+    assert_eq!(
+        dynamo(&a, (&tf.user, &tf.password), "t.scan()"),
+        "ERROR UnrecognizedClientException"
+    );
     assert_eq!(
         dynamo(
             &a,

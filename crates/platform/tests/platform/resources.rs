@@ -645,3 +645,223 @@ async fn a_bucket_is_bound_reachable_with_its_key_and_kept_across_deploys() {
         app.finish().await;
     }
 }
+
+/// The app of the issue's acceptance test: a bucket through boto3's S3 client, a table
+/// through boto3's DynamoDB resource and a queue through psycopg and pgmq's SQL, each from
+/// the variables the platform binds. `/write?v=X` puts object `notes/X`, item `{id: X}` and a
+/// message `{"v": X}`; `/read` answers `<objects>|<items>|<messages>` (messages read with a
+/// zero visibility timeout, so they stay queued). Debian's python3 has both libraries.
+const AWS_SERVER: &str = r#"import http.server, json, os, urllib.parse
+import boto3, psycopg
+from botocore.config import Config
+# Debian's boto3 predates AWS_ENDPOINT_URL_*: the endpoints are passed as newer SDKs read them.
+s3 = boto3.client("s3", endpoint_url=os.environ["AWS_ENDPOINT_URL_S3"], config=Config(s3={"addressing_style": "path"}))
+bucket = os.environ["S3_BUCKET"]
+table = boto3.resource("dynamodb", endpoint_url=os.environ["AWS_ENDPOINT_URL_DYNAMODB"]).Table(os.environ["DYNAMODB_TABLE"])
+def queue(sql, *args):
+    with psycopg.connect(os.environ["QUEUE_URL"], autocommit=True) as c:
+        return c.execute(sql, args).fetchall()
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        try:
+            body, code = self.answer(), 200
+        except Exception as e:
+            body, code = repr(e), 500
+        body = body.encode()
+        self.send_response(code)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def answer(self):
+        url = urllib.parse.urlparse(self.path)
+        if url.path == "/write":
+            v = urllib.parse.parse_qs(url.query)["v"][0]
+            s3.put_object(Bucket=bucket, Key="notes/" + v, Body=v.encode())
+            table.put_item(Item={"id": v, "v": v})
+            queue("SELECT pgmq.send(%s::text, %s::jsonb)", os.environ["QUEUE_NAME"], json.dumps({"v": v}))
+            return "ok"
+        if url.path == "/read":
+            listed = s3.list_objects_v2(Bucket=bucket, Prefix="notes/").get("Contents", [])
+            objects = sorted(s3.get_object(Bucket=bucket, Key=o["Key"])["Body"].read().decode() for o in listed)
+            items = sorted(i["v"] for i in table.scan()["Items"])
+            messages = sorted(m[0]["v"] for m in queue("SELECT message FROM pgmq.read(%s::text, 0, 100)", os.environ["QUEUE_NAME"]))
+            return "|".join(",".join(x) for x in (objects, items, messages))
+        return "ok"
+    def log_message(self, *args):
+        pass
+http.server.ThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), H).serve_forever()
+"#;
+
+const BUCKET_TABLE_QUEUE: &str = "      objectStorage:\n        - name: files\n      keyValueTable:\n        - name: notes\n          partitionKey: id\n      queue:\n        - name: events";
+
+/// What another app's credentials get on `bucket`, `table` (boto3) and `queue_url`'s database:
+/// `<S3 error>|<DynamoDB error>|<psycopg's>`.
+/// Async: the platform under test runs on this test's runtime and must answer meanwhile.
+async fn with_their_keys(theirs: &Value, ours: &Value) -> String {
+    let script = r#"
+import os, boto3, psycopg
+from botocore.config import Config
+from botocore.exceptions import ClientError
+out = []
+try:
+    boto3.client("s3", endpoint_url=os.environ["S3"], config=Config(s3={"addressing_style": "path"})).get_object(Bucket=os.environ["BUCKET"], Key="notes/one")
+    out.append("read")
+except ClientError as e:
+    out.append(e.response["Error"]["Code"])
+try:
+    boto3.resource("dynamodb", endpoint_url=os.environ["DYNAMO"]).Table(os.environ["TABLE"]).scan()
+    out.append("read")
+except ClientError as e:
+    out.append(e.response["Error"]["Code"])
+try:
+    psycopg.connect(os.environ["QUEUE"]).close()
+    out.append("connected")
+except psycopg.OperationalError:
+    out.append("refused")
+print("|".join(out))
+"#;
+    let text = |v: &Value, k: &str| v[k].as_str().unwrap().to_owned();
+    let queue = &ours["queue"];
+    let out = tokio::process::Command::new("/usr/bin/python3")
+        .args(["-c", script])
+        .env("S3", text(&ours["bucket"], "url"))
+        .env("BUCKET", text(&ours["bucket"], "database"))
+        .env("DYNAMO", text(&ours["table"], "url"))
+        .env("TABLE", text(&ours["table"], "database"))
+        .env(
+            "QUEUE",
+            format!(
+                "postgresql://{}:{}@{}:{}/{}",
+                text(&theirs["queue"], "user"),
+                text(&theirs["queue"], "password"),
+                text(queue, "host"),
+                queue["port"],
+                text(queue, "database")
+            ),
+        )
+        .env("AWS_ACCESS_KEY_ID", text(&theirs["bucket"], "user"))
+        .env("AWS_SECRET_ACCESS_KEY", text(&theirs["bucket"], "password"))
+        .env("AWS_DEFAULT_REGION", "us-east-1")
+        .env("AWS_MAX_ATTEMPTS", "1")
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "{}",
+        &stderr[stderr.len().saturating_sub(1500)..]
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// An app's bucket, table and queue credentials, as revealed.
+async fn revealed_three(app: &TestApp, id: &str) -> Value {
+    serde_json::json!({
+        "bucket": reveal(app, id, "objectStorage", "files").await,
+        "table": reveal(app, id, "keyValueTable", "notes").await,
+        "queue": reveal(app, id, "queue", "events").await,
+    })
+}
+
+/// The issue's acceptance test for the rest of managedInfra on the process runtime: an app
+/// with a bucket, a table and a queue writes through boto3 and psycopg, keeps everything
+/// across a redeploy, a platform restart and a rollback; another app's keys get AccessDenied
+/// on its bucket, UnrecognizedClientException on its table and no connection to its queue.
+/// One platform database (SQLite): the resources' own servers are what is under test.
+#[tokio::test]
+async fn a_bucket_a_table_and_a_queue_serve_an_app_through_boto3_and_psycopg() {
+    let mut app = spawn_app(backends()[0]).await;
+    let id = app.register(&app.owner, "aws-app").await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let devfile = devfile("aws-app", BUCKET_TABLE_QUEUE).replace(
+        "commandLine: python3 server.py",
+        "commandLine: /usr/bin/python3 server.py",
+    );
+    let url = deploy_with(&app, &id, &devfile, AWS_SERVER, 1).await;
+    let (_, history) = app
+        .send(
+            Method::GET,
+            &format!("/v1/apps/{id}/deployments"),
+            Some(&app.owner),
+            None,
+        )
+        .await;
+    let first = history["deployments"][0]["id"].as_str().unwrap().to_owned();
+    let listed = resources(&app, &id).await;
+    let engines: Vec<&str> = listed
+        .iter()
+        .map(|r| r["engine"].as_str().unwrap())
+        .collect();
+    assert_eq!(engines, ["dynalite", "seaweedfs", "pgmq"], "{listed:?}");
+    assert!(
+        listed[0]["variables"]
+            .as_array()
+            .unwrap()
+            .contains(&Value::from("AWS_ENDPOINT_URL_DYNAMODB")),
+        "{listed:?}"
+    );
+    assert_eq!(get(&format!("{url}/write?v=one")).await, "ok");
+    assert_eq!(get(&format!("{url}/read")).await, "one|one|one");
+
+    // A redeploy, a platform restart, a rollback: everything is still there.
+    let url = deploy_with(&app, &id, &devfile, AWS_SERVER, 2).await;
+    assert_eq!(get(&format!("{url}/read")).await, "one|one|one");
+    app.restart().await;
+    let url = wait_status(&app, &id, &["RUNNING"]).await["app_url"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(get(&format!("{url}/write?v=two")).await, "ok");
+    assert_eq!(get(&format!("{url}/read")).await, "one,two|one,two|one,two");
+    let before = deployments(&app, &id).await;
+    let (status, body) = crate::history::rollback(&app, &id, &first).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while deployments(&app, &id).await <= before
+        || crate::deploy::status_of(&app, &id).await["status"] != "RUNNING"
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the rollback never ran"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let url = wait_status(&app, &id, &["RUNNING"]).await["app_url"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(get(&format!("{url}/read")).await, "one,two|one,two|one,two");
+
+    // Another app with the same three resources: its keys reach none of this app's.
+    let other = app.register(&app.owner, "other-aws").await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    deploy_with(
+        &app,
+        &other,
+        &devfile.replace("aws-app", "other-aws"),
+        AWS_SERVER,
+        1,
+    )
+    .await;
+    let ours = revealed_three(&app, &id).await;
+    let theirs = revealed_three(&app, &other).await;
+    assert_ne!(
+        ours["table"]["port"], theirs["table"]["port"],
+        "a table server per app"
+    );
+    assert_eq!(
+        with_their_keys(&theirs, &ours).await,
+        "AccessDenied|UnrecognizedClientException|refused"
+    );
+    assert_eq!(
+        with_their_keys(&ours, &ours).await.split('|').next(),
+        Some("read"),
+        "the same script with the app's own keys reads its bucket"
+    );
+    app.finish().await;
+}
