@@ -899,7 +899,7 @@ async fn a_volume_keeps_its_files_across_deploys_and_goes_with_the_app() {
 }
 
 /// Backing resources on the container runtime: the app's container reaches its in-memory
-/// database, its PostgreSQL database and its bucket's S3 server at its network's gateway (relays to servers that
+/// database, its PostgreSQL database, its bucket's S3 server and its table's gate at its network's gateway (relays to servers that
 /// listen on the host's loopback only), keeps what it wrote there across a redeploy, and
 /// nothing of them is left listening once the app is deleted.
 #[tokio::test]
@@ -913,12 +913,12 @@ async fn a_container_app_reaches_its_databases_through_its_network_gateway() {
     // 'S'): proof that a server, not a closed port, is there.
     let probe = server(
         "import socket, struct, urllib.error, urllib.parse, urllib.request\ndef resp(s, *a):\n    s.sendall(('*%d\\r\\n' % len(a) + ''.join('$%d\\r\\n%s\\r\\n' % (len(x), x) for x in a)).encode())\n    return s.recv(256).decode().strip()\n",
-        "    u = urllib.parse.urlparse(os.environ['STATE_INMEMORY_URL'])\n    with socket.create_connection((u.hostname, u.port), timeout=5) as s:\n        resp(s, 'AUTH', u.password)\n        n = int(resp(s, 'INCR', 'visits')[1:])\n    with socket.create_connection((os.environ['PGHOST'], int(os.environ['PGPORT'])), timeout=5) as s:\n        s.sendall(struct.pack('!ii', 8, 80877103))\n        pg = s.recv(1).decode()\n    try:\n        s3 = urllib.request.urlopen(os.environ['AWS_ENDPOINT_URL_S3'], timeout=5).status\n    except urllib.error.HTTPError as e:\n        s3 = e.code\n    return {'visits': n, 'pg': pg, 's3': s3, 'host': u.hostname, 'pghost': os.environ['PGHOST']}",
+        "    u = urllib.parse.urlparse(os.environ['STATE_INMEMORY_URL'])\n    with socket.create_connection((u.hostname, u.port), timeout=5) as s:\n        resp(s, 'AUTH', u.password)\n        n = int(resp(s, 'INCR', 'visits')[1:])\n    with socket.create_connection((os.environ['PGHOST'], int(os.environ['PGPORT'])), timeout=5) as s:\n        s.sendall(struct.pack('!ii', 8, 80877103))\n        pg = s.recv(1).decode()\n    try:\n        s3 = urllib.request.urlopen(os.environ['AWS_ENDPOINT_URL_S3'], timeout=5).status\n    except urllib.error.HTTPError as e:\n        s3 = e.code\n    req = urllib.request.Request(os.environ['AWS_ENDPOINT_URL_DYNAMODB'], data=b'{}', headers={'x-amz-target': 'DynamoDB_20120810.ListTables', 'content-type': 'application/x-amz-json-1.0'})\n    try:\n        dynamo = urllib.request.urlopen(req, timeout=5).status\n    except urllib.error.HTTPError as e:\n        dynamo = e.code\n    return {'visits': n, 'pg': pg, 's3': s3, 'dynamo': dynamo, 'dynamo_host': urllib.parse.urlparse(os.environ['AWS_ENDPOINT_URL_DYNAMODB']).hostname, 'host': u.hostname, 'pghost': os.environ['PGHOST']}",
     );
     let mut files = stdlib_app("reacher", &probe, &[], "128Mi");
     let devfile = String::from_utf8(files[0].1.clone()).unwrap().replace(
         "  displayName: reacher\n",
-        "  displayName: reacher\n  platform:\n    managedInfra:\n      relationalDatabase:\n        - name: main\n          engine: postgres\n      inMemoryDatabase:\n        - name: state\n          engine: redis\n      objectStorage:\n        - name: files\n",
+        "  displayName: reacher\n  platform:\n    managedInfra:\n      relationalDatabase:\n        - name: main\n          engine: postgres\n      inMemoryDatabase:\n        - name: state\n          engine: redis\n      objectStorage:\n        - name: files\n      keyValueTable:\n        - name: notes\n",
     );
     files[0].1 = devfile.into_bytes();
     let id = register_and_build(&app, "reacher", &files).await;
@@ -935,9 +935,12 @@ async fn a_container_app_reaches_its_databases_through_its_network_gateway() {
     assert!(first["pg"] == "N" || first["pg"] == "S", "{first}");
     // The S3 server answers through the relay, and refuses a request without a key.
     assert_eq!(first["s3"], 403, "{first}");
+    // So does the table's gate: an unsigned request is refused as DynamoDB refuses it.
+    assert_eq!(first["dynamo"], 403, "{first}");
     let gateway = first["host"].as_str().unwrap().to_owned();
     assert_ne!(gateway, "127.0.0.1", "a container's loopback is its own");
     assert_eq!(first["pghost"], gateway.as_str());
+    assert_eq!(first["dynamo_host"], gateway.as_str());
     let network = podman(
         &app,
         &[
