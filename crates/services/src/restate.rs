@@ -139,25 +139,36 @@ pub struct RegisteredService {
 
 /// Registers the endpoint `uri` (the durable service's new instance) with the server whose
 /// admin API is `admin`, replacing a registration of the same services (`force`): Restate
-/// discovers the handlers and routes new invocations to it.
+/// discovers the handlers and routes new invocations to it. HTTP/2 first (hypercorn, the
+/// durable-agent template's server, speaks it and Restate then streams); an endpoint that
+/// speaks HTTP/1.1 only (uvicorn, the durable overlay's) is registered in Restate's
+/// request-response mode.
 pub async fn register(admin: &str, uri: &str) -> Result<Registered, ServiceError> {
-    let refused = |reason: String| ServiceError::Refused {
-        server: "restate",
-        action: format!("register the deployment at {uri}"),
-        reason,
-    };
+    match register_as(admin, uri, false).await {
+        Ok(registered) => Ok(registered),
+        Err(h2) => register_as(admin, uri, true)
+            .await
+            .map_err(|h1| ServiceError::Refused {
+                server: "restate",
+                action: format!("register the deployment at {uri}"),
+                reason: format!("over HTTP/2: {h2}; over HTTP/1.1: {h1}"),
+            }),
+    }
+}
+
+async fn register_as(admin: &str, uri: &str, http1: bool) -> Result<Registered, String> {
     let response = reqwest::Client::new()
         .post(format!("{admin}/deployments"))
         .header("content-type", "application/json")
-        .body(serde_json::json!({"uri": uri, "force": true}).to_string())
+        .body(serde_json::json!({"uri": uri, "force": true, "use_http_11": http1}).to_string())
         .timeout(Duration::from_secs(60))
         .send()
         .await
-        .map_err(|e| refused(e.to_string()))?;
+        .map_err(|e| e.to_string())?;
     let status = response.status();
-    let text = response.text().await.map_err(|e| refused(e.to_string()))?;
+    let text = response.text().await.map_err(|e| e.to_string())?;
     if !status.is_success() {
-        return Err(refused(format!("{status}: {text}")));
+        return Err(format!("{status}: {text}"));
     }
-    serde_json::from_str(&text).map_err(|e| refused(format!("unexpected answer: {e}")))
+    serde_json::from_str(&text).map_err(|e| format!("unexpected answer: {e}"))
 }

@@ -19,6 +19,11 @@ use crate::support::{TestApp, backends, spawn_app};
 
 /// Every file of a project scaffolded from `template` as app `name`, relative to its root.
 pub(crate) fn template_files(template: &str, name: &str) -> Vec<(String, Vec<u8>)> {
+    scaffolded_files(template, name, None)
+}
+
+/// The same, with the durable overlay when `durable`.
+fn scaffolded_files(template: &str, name: &str, durable: Option<bool>) -> Vec<(String, Vec<u8>)> {
     let out = tempfile::tempdir().unwrap();
     let scaffolded = scaffold_app(&ScaffoldArgs {
         app_name: name.into(),
@@ -30,7 +35,7 @@ pub(crate) fn template_files(template: &str, name: &str) -> Vec<(String, Vec<u8>
         fabrics: None,
         permissions: None,
         overwrite: None,
-        durable: None,
+        durable,
     })
     .expect("scaffold");
     project_files(Path::new(&scaffolded.project_path))
@@ -351,5 +356,44 @@ async fn the_durable_agent_template_runs_its_workflows_through_the_platforms_res
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+    app.finish().await;
+}
+
+/// The durable overlay on the python-api template (uvicorn, HTTP/1.1 only): registered in
+/// Restate's request-response mode after the deploy, its DURABLE.md's workflow call answers.
+#[tokio::test]
+async fn the_durable_overlay_answers_its_workflow_call_through_the_platforms_restate() {
+    let app = spawn_app(backends()[0]).await;
+    share_pip_cache(&app);
+    let files = scaffolded_files("python-api", "orders", Some(true));
+    let id = app.register(&app.owner, "orders").await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let build_id = app.build_one(&id, &files).await;
+    let built = app
+        .wait_build(&build_id, &["succeeded", "failed", "cancelled"])
+        .await;
+    assert_eq!(built["status"], "succeeded", "{}", built["log"]);
+    let running = wait_status(&app, &id, &["RUNNING", "FAILED"]).await;
+    assert_eq!(running["status"], "RUNNING", "{running}");
+    let (status, restate) = app
+        .send(
+            Method::GET,
+            &format!("/v1/apps/{id}/resources/durable/api/credentials"),
+            Some(&app.owner),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{restate}");
+    let ingress = restate["url"].as_str().unwrap();
+    let (status, body) = restate_post(
+        &reqwest::Client::new(),
+        &format!("{ingress}/OrderWorkflow/order-42/run"),
+        r#"{"customer": "ada", "items": ["book"]}"#,
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("order-42") || body.contains("ada"), "{body}");
     app.finish().await;
 }
