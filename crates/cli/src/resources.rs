@@ -31,7 +31,8 @@ enum ResourcesCommand {
     Info {
         /// The app's name or id.
         app: String,
-        /// relationalDatabase, cache, inMemoryDatabase, queue or objectStorage.
+        /// relationalDatabase, cache, inMemoryDatabase, queue, objectStorage, keyValueTable or
+        /// durable (the app's Restate server).
         kind: String,
         /// The resource's name.
         name: String,
@@ -40,7 +41,8 @@ enum ResourcesCommand {
     Credentials {
         /// The app's name or id.
         app: String,
-        /// relationalDatabase, cache, inMemoryDatabase, queue or objectStorage.
+        /// relationalDatabase, cache, inMemoryDatabase, queue, objectStorage, keyValueTable or
+        /// durable (the app's Restate server).
         kind: String,
         /// The resource's name.
         name: String,
@@ -49,7 +51,8 @@ enum ResourcesCommand {
     Rotate {
         /// The app's name or id.
         app: String,
-        /// relationalDatabase, cache, inMemoryDatabase, queue or objectStorage.
+        /// relationalDatabase, cache, inMemoryDatabase, queue, objectStorage, keyValueTable or
+        /// durable (the app's Restate server).
         kind: String,
         /// The resource's name.
         name: String,
@@ -58,7 +61,8 @@ enum ResourcesCommand {
     Destroy {
         /// The app's name or id.
         app: String,
-        /// relationalDatabase, cache, inMemoryDatabase, queue or objectStorage.
+        /// relationalDatabase, cache, inMemoryDatabase, queue, objectStorage, keyValueTable or
+        /// durable (the app's Restate server).
         kind: String,
         /// The resource's name.
         name: String,

@@ -4,7 +4,10 @@
 //! one without), the cluster's cold start, and the proportional resident memory (PSS) of every backing server
 //! with twenty apps, each with a database and a cache.
 //!
-//! Run: `cargo bench -p slipway-services --bench provision` (real servers; a few seconds).
+//! Then the per-app servers of #42: a key-value table's dynalite and the durable block's
+//! restate-server, ten apps each.
+//!
+//! Run: `cargo bench -p slipway-services --bench provision` (real servers; about a minute).
 
 use std::time::{Duration, Instant};
 
@@ -112,7 +115,63 @@ async fn main() {
         total as f64 / 1024.0
     );
     queues_and_buckets(&services).await;
+    tables_and_restate(&services).await;
     services.shutdown().await;
+}
+
+/// Times `ensure` of `kind` for apps 1..=10 (each the app's first of its kind: a server of
+/// its own starts), then the memory (PSS) of the servers it started, idle.
+async fn per_app_servers(services: &Services, kind: &str, engine: Engine, what: &str) {
+    let before = services.pids().await;
+    let mut times = Vec::new();
+    for app in 1..=10 {
+        let t = Instant::now();
+        services
+            .ensure(&spec(app, kind, engine), None)
+            .await
+            .unwrap();
+        times.push(t.elapsed());
+    }
+    println!(
+        "{what}, first of its app (its server started): median {:.0?}, max {:.0?}",
+        median(times.clone()),
+        times.iter().max().unwrap()
+    );
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let started: Vec<u64> = services
+        .pids()
+        .await
+        .into_iter()
+        .filter(|p| !before.contains(p))
+        .map(rss_kib)
+        .collect();
+    let total: u64 = started.iter().sum();
+    println!(
+        "{what} servers' memory (PSS), idle: one {:.1} MiB (smallest {:.1}, largest {:.1}); ten apps {:.1} MiB",
+        total as f64 / 1024.0 / started.len() as f64,
+        *started.iter().min().unwrap() as f64 / 1024.0,
+        *started.iter().max().unwrap() as f64 / 1024.0,
+        total as f64 / 1024.0
+    );
+}
+
+/// #42's per-app servers: a key-value table (dynalite and its gate) and the durable block's
+/// Restate server, for ten apps each.
+async fn tables_and_restate(services: &Services) {
+    per_app_servers(
+        services,
+        "keyValueTable",
+        Engine::Dynalite,
+        "table (dynalite)",
+    )
+    .await;
+    per_app_servers(
+        services,
+        "durable",
+        Engine::Restate,
+        "durable (restate-server)",
+    )
+    .await;
 }
 
 /// The other kinds of #42: a queue (pgmq installed in a new database) and a bucket (the S3

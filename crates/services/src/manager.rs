@@ -208,7 +208,16 @@ impl Services {
                 None => free_port()?,
             };
             let dir = self.tables_dir(&spec.key)?;
-            let started = AppTables::start(&dir, &spec.key.app_id, port, self.keys.clone()).await?;
+            let keys = self.keys.clone();
+            let started = match AppTables::start(&dir, &spec.key.app_id, port, keys).await {
+                // The kept port is taken (a restore onto another machine): a new one, which
+                // the credentials returned, and so the binding, carry.
+                Err(ServiceError::Io(e)) if e.kind() == std::io::ErrorKind::AddrInUse => {
+                    let keys = self.keys.clone();
+                    AppTables::start(&dir, &spec.key.app_id, free_port()?, keys).await?
+                }
+                other => other?,
+            };
             tables.insert(spec.key.app_id.clone(), started);
         }
         let server = tables.get(&spec.key.app_id).expect("started");

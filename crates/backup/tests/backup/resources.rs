@@ -1,5 +1,5 @@
 //! An app with a PostgreSQL database, an in-memory database (Redis, append-only), a queue
-//! (pgmq) and a volume, backed up while it writes to all four, restored into a new data directory (and a
+//! (pgmq), a bucket, a key-value table and a volume, backed up while it writes to all six, restored into a new data directory (and a
 //! new platform database): every write the app acknowledged before the backup began is there,
 //! and the restored app runs on the restored data.
 
@@ -14,10 +14,31 @@ use slipway_backup::platform::{Backup, Restore};
 use crate::support::{Db, Platform, WORK, backends, passphrase};
 
 /// `/write?v=X` stores X as a row (psql on `DATABASE_URL`), as a member of a Redis set (on
-/// `STATE_INMEMORY_URL`), as a message of its queue (`QUEUE_URL`, `QUEUE_NAME`) and as a line
-/// of `/data/notes.txt` (its volume), and answers `ok` only when all four are written;
-/// `/read` answers the four as `rows|members|lines|messages`, each sorted and comma-separated.
+/// `STATE_INMEMORY_URL`), as a message of its queue (`QUEUE_URL`, `QUEUE_NAME`), as a line
+/// of `/data/notes.txt` (its volume), as the object `notes/X` of its bucket and as the item
+/// `{id: X}` of its table (boto3, Debian's), and answers `ok` only when all six are written;
+/// `/read` answers the six as `rows|members|lines|messages|objects|items`, each sorted and
+/// comma-separated.
 const SERVER: &str = r#"import http.server, os, socket, subprocess, urllib.parse
+import boto3
+from botocore.config import Config
+
+s3 = boto3.client("s3", endpoint_url=os.environ["AWS_ENDPOINT_URL_S3"], config=Config(s3={"addressing_style": "path"}))
+BUCKET = os.environ["S3_BUCKET"]
+table = boto3.resource("dynamodb", endpoint_url=os.environ["AWS_ENDPOINT_URL_DYNAMODB"]).Table(os.environ["DYNAMODB_TABLE"])
+
+def objects():
+    pages = s3.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix="notes/")
+    return sorted(o["Key"][len("notes/"):] for page in pages for o in page.get("Contents", []))
+
+def items():
+    found, more = [], {}
+    while True:
+        page = table.scan(**more)
+        found += [i["id"] for i in page["Items"]]
+        if "LastEvaluatedKey" not in page:
+            return sorted(found)
+        more = {"ExclusiveStartKey": page["LastEvaluatedKey"]}
 
 def redis(*args):
     url = urllib.parse.urlparse(os.environ["STATE_INMEMORY_URL"])
@@ -67,12 +88,14 @@ class H(http.server.BaseHTTPRequestHandler):
                 f.write(v + "\n")
                 f.flush()
                 os.fsync(f.fileno())
+            s3.put_object(Bucket=BUCKET, Key="notes/" + v, Body=v.encode())
+            table.put_item(Item={"id": v})
             return "ok"
         if url.path == "/read":
             lines = open("/data/notes.txt").read().split() if os.path.exists("/data/notes.txt") else []
             rows = sql("SELECT coalesce(string_agg(v, ',' ORDER BY v), '') FROM notes")
             messages = sql("SELECT coalesce(string_agg(message->>'v', ',' ORDER BY msg_id), '') FROM pgmq.q_%s" % QUEUE, "QUEUE_URL")
-            return "%s|%s|%s|%s" % (rows, ",".join(sorted(redis("SMEMBERS", "notes"))), ",".join(sorted(lines)), messages)
+            return "%s|%s|%s|%s|%s|%s" % (rows, ",".join(sorted(redis("SMEMBERS", "notes"))), ",".join(sorted(lines)), messages, ",".join(objects()), ",".join(items()))
         return "ok"
     def log_message(self, *args):
         pass
@@ -95,6 +118,10 @@ metadata:
       queue:
         - name: work-items
           fifo: true
+      objectStorage:
+        - name: docs
+      keyValueTable:
+        - name: entries
 components:
   - name: files
     volume:
@@ -126,7 +153,7 @@ commands:
   - id: run
     exec:
       component: api
-      commandLine: python3 server.py
+      commandLine: /usr/bin/python3 server.py
       workingDir: ${PROJECT_SOURCE}
       group: { kind: run, isDefault: true }
 "#;
@@ -225,9 +252,9 @@ fn start_writer(
     })
 }
 
-/// What the app reads back: its rows, its set's members, its volume's lines and its queued
-/// messages.
-async fn read(client: &reqwest::Client, url: &str) -> [Vec<String>; 4] {
+/// What the app reads back: its rows, its set's members, its volume's lines, its queued
+/// messages, its bucket's objects and its table's items.
+async fn read(client: &reqwest::Client, url: &str) -> [Vec<String>; 6] {
     let r = client
         .get(format!("{url}/read"))
         .send()
@@ -245,11 +272,11 @@ async fn read(client: &reqwest::Client, url: &str) -> [Vec<String>; 4] {
                 .collect()
         })
         .collect();
-    parts.try_into().expect("four parts")
+    parts.try_into().expect("six parts")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_backup_while_the_app_writes_restores_its_database_in_memory_database_and_volume() {
+async fn a_backup_while_the_app_writes_restores_its_databases_bucket_table_and_volume() {
     for backend in backends() {
         let dir = tempfile::tempdir().unwrap();
         let source_dir = dir.path().join("platform");
@@ -302,8 +329,10 @@ async fn a_backup_while_the_app_writes_restores_its_database_in_memory_database_
         .expect("restore");
         let copy = Platform::start(&restored_dir, target_db.url.as_deref()).await;
         wait_running(&copy, &owner, &id).await;
-        let [rows, members, lines, messages] = read(&copy.client, &url).await;
+        let [rows, members, lines, messages, objects, items] = read(&copy.client, &url).await;
         for v in &before {
+            assert!(objects.contains(v), "{backend:?}: object {v} is lost");
+            assert!(items.contains(v), "{backend:?}: item {v} is lost");
             assert!(rows.contains(v), "{backend:?}: row {v} is lost: {rows:?}");
             assert!(members.contains(v), "{backend:?}: key {v} is lost");
             assert!(lines.contains(v), "{backend:?}: line {v} is lost");
@@ -318,7 +347,11 @@ async fn a_backup_while_the_app_writes_restores_its_database_in_memory_database_
             .await
             .unwrap();
         assert_eq!(r.status(), StatusCode::OK, "{}", r.text().await.unwrap());
-        let [rows, members, _, _] = read(&copy.client, &url).await;
+        let [rows, members, _, _, _, items] = read(&copy.client, &url).await;
+        assert!(
+            items.contains(&"after".to_owned()),
+            "the restored table takes writes"
+        );
         assert!(rows.contains(&"after".to_owned()) && members.contains(&"after".to_owned()));
         // The dumps were loaded once and are gone.
         assert!(
