@@ -247,5 +247,15 @@ pub(crate) async fn load_pending(
     } else {
         std::fs::remove_file(&file)?;
     }
+    // The directories that held only it go too (`restore/s3`, `restore/dynalite/<app>`), so
+    // an empty `restore` says every dump is loaded.
+    let restore = services_dir.join(RESTORE_DIR);
+    let mut dir = file.parent();
+    while let Some(d) = dir.filter(|d| d.starts_with(&restore)) {
+        if std::fs::remove_dir(d).is_err() {
+            break;
+        }
+        dir = d.parent();
+    }
     Ok(())
 }
