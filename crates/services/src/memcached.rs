@@ -37,16 +37,12 @@ pub(crate) async fn start(
         // memcached refuses to run as root unless told whom to run as.
         args.push("--user=root".to_owned());
     }
-    ServerProcess::start(Launch {
-        name: format!("memcached {}", spec.key.slug()),
+    ServerProcess::start(Launch::own(
+        format!("memcached {}", spec.key.slug()),
         program,
         args,
-        log: dir.join("server.log"),
-        user: None,
-        stop_signal: Signal::SIGTERM,
-        port: credentials.port,
-        socket: None,
-        env: Vec::new(),
-    })
+        dir,
+        credentials.port,
+    ))
     .await
 }

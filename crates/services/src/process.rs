@@ -39,6 +39,24 @@ pub(crate) struct Launch {
     pub env: Vec<(String, String)>,
 }
 
+impl Launch {
+    /// A server of a resource's or an app's own in `dir`: run as the platform's user, its
+    /// output in `dir/server.log`, stopped with `SIGTERM`, ready once loopback `port` accepts.
+    pub fn own(name: String, program: PathBuf, args: Vec<String>, dir: &Path, port: u16) -> Self {
+        Self {
+            name,
+            program,
+            args,
+            log: dir.join("server.log"),
+            user: None,
+            stop_signal: Signal::SIGTERM,
+            port,
+            socket: None,
+            env: Vec::new(),
+        }
+    }
+}
+
 /// A running, supervised server.
 #[derive(Debug)]
 pub(crate) struct ServerProcess {

@@ -43,17 +43,13 @@ pub(crate) async fn start(
     let conf = conf_path(dir);
     secret_file(&conf, &config(dir, spec, credentials))?;
     stop_leftover(&dir.join("redis.pid"), "redis-server", Signal::SIGTERM).await;
-    ServerProcess::start(Launch {
-        name: format!("redis {}", spec.key.slug()),
+    ServerProcess::start(Launch::own(
+        format!("redis {}", spec.key.slug()),
         program,
-        args: vec![conf.display().to_string()],
-        log: dir.join("server.log"),
-        user: None,
-        stop_signal: Signal::SIGTERM,
-        port: credentials.port,
-        socket: None,
-        env: Vec::new(),
-    })
+        vec![conf.display().to_string()],
+        dir,
+        credentials.port,
+    ))
     .await
 }
 

@@ -74,25 +74,26 @@ pub(crate) async fn start(
     };
     let conf = dir.join("restate.toml");
     secret_file(&conf, &config(credentials, fabric_port))?;
-    let log = dir.join("server.log");
-    stop_leftover(&pid_file(&log), "restate-server", Signal::SIGTERM).await;
-    let server = ServerProcess::start(Launch {
-        name: format!("restate {name}"),
+    stop_leftover(
+        &pid_file(&dir.join("server.log")),
+        "restate-server",
+        Signal::SIGTERM,
+    )
+    .await;
+    let args = vec![
+        "--config-file".into(),
+        conf.display().to_string(),
+        "--base-dir".into(),
+        dir.join("data").display().to_string(),
+        "--no-logo".into(),
+    ];
+    let server = ServerProcess::start(Launch::own(
+        format!("restate {name}"),
         program,
-        args: vec![
-            "--config-file".into(),
-            conf.display().to_string(),
-            "--base-dir".into(),
-            dir.join("data").display().to_string(),
-            "--no-logo".into(),
-        ],
-        log,
-        user: None,
-        stop_signal: Signal::SIGTERM,
-        port: credentials.port,
-        socket: None,
-        env: Vec::new(),
-    })
+        args,
+        dir,
+        credentials.port,
+    ))
     .await?;
     wait_admin(&credentials.admin_url()).await?;
     Ok(server)

@@ -452,11 +452,16 @@ async fn dumps_taken_while_apps_write_come_back_in_a_new_directory() {
         s3(&files_b, reqwest::Method::GET, "docs/a.txt", "").await,
         (200, "kept".into())
     );
-    // Loaded once: a second ensure does not load the dumps again.
+    // Loaded once: a second ensure does not load the dumps again (each is removed once
+    // loaded, with the directories it emptied).
     let mut left = Vec::new();
     let mut stack = vec![target.path().join("services/restore")];
     while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(dir).unwrap().map(Result::unwrap) {
+        for entry in std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .map(Result::unwrap)
+        {
             if entry.file_type().unwrap().is_dir() {
                 stack.push(entry.path());
             } else {
