@@ -158,6 +158,16 @@ pub struct ServeArgs {
     /// How long a new deployment may take to become healthy before it is FAILED.
     #[arg(long, default_value_t = 120, value_name = "SECONDS")]
     health_timeout: u64,
+    /// After a deployment is RUNNING, how often each service's health path is checked.
+    #[arg(long, default_value_t = 10, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    health_interval: u64,
+    /// Failed health checks in a row that restart a RUNNING service.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    health_failures: u32,
+    /// Restarts for failed health checks, with no healthy check between them, after which the
+    /// deployment is FAILED as crash-looping.
+    #[arg(long, default_value_t = 3)]
+    health_restarts: u32,
     /// The vault's master key file (created with mode 0600 when missing). Default:
     /// DATA_DIR/vault.key. Keep it out of database backups.
     #[arg(long)]
@@ -293,6 +303,11 @@ impl ServeArgs {
         config.advisory_db = args.advisory_db;
         config.gateway_listen = Some(args.gateway_listen);
         config.health_timeout = std::time::Duration::from_secs(args.health_timeout);
+        config.liveness = slipway_platform::Liveness {
+            interval: std::time::Duration::from_secs(args.health_interval),
+            failures: args.health_failures,
+            restarts: args.health_restarts,
+        };
         config.vault_key_file = args.vault_key_file;
         config.runtime = args.runtime;
         config.container_engine = args.container_engine;

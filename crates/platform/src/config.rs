@@ -31,6 +31,9 @@ pub struct PlatformConfig {
     /// How long a starting service has to answer its health check
     /// (`--health-timeout SECONDS`; default 120 s).
     pub health_timeout: Duration,
+    /// How a RUNNING deployment's services are watched after the switch (`--health-interval`,
+    /// `--health-failures`, `--health-restarts`).
+    pub liveness: Liveness,
     /// A directory of OSV JSON advisories that build scans check the image's packages
     /// against (`--advisory-db DIR`); `None` makes every scan say that none is configured.
     pub advisory_db: Option<PathBuf>,
@@ -141,6 +144,31 @@ impl PlatformConfig {
     }
 }
 
+/// The health check after a deployment is RUNNING: every `interval`, each service with an
+/// endpoint is probed at its `healthPath`; `failures` failed probes in a row restart it (with
+/// the supervisor's back-off); `restarts` such restarts with no healthy probe between them
+/// make the deployment FAILED as crash-looping, with the reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Liveness {
+    /// Between two probes of a service (`--health-interval SECONDS`; 10 s).
+    pub interval: Duration,
+    /// Failed probes in a row that restart a service (`--health-failures`; 3).
+    pub failures: u32,
+    /// Restarts without recovery after which the service is given up on
+    /// (`--health-restarts`; 3).
+    pub restarts: u32,
+}
+
+impl Default for Liveness {
+    fn default() -> Self {
+        Self {
+            interval: Duration::from_secs(10),
+            failures: 3,
+            restarts: 3,
+        }
+    }
+}
+
 /// The memory limit of a service whose devfile sets none.
 pub const DEFAULT_MEMORY_LIMIT: u64 = 1 << 30;
 
@@ -154,6 +182,7 @@ impl PlatformConfig {
             builder: BuilderKind::Auto,
             gateway_listen: Some(SocketAddr::from(([127, 0, 0, 1], 0))),
             health_timeout: DEFAULT_HEALTH_TIMEOUT,
+            liveness: Liveness::default(),
             advisory_db: None,
             vault_key_file: None,
             runtime: RuntimeKind::Auto,

@@ -33,7 +33,7 @@ pub mod vault;
 use std::future::Future;
 use std::path::Path;
 
-pub use config::{BuilderKind, GatewayMode, OidcSettings, PlatformConfig, RuntimeKind};
+pub use config::{BuilderKind, GatewayMode, Liveness, OidcSettings, PlatformConfig, RuntimeKind};
 pub use data_dir::{BOOTSTRAP_TOKEN_FILE, SQLITE_FILE};
 pub use db::Backend;
 pub use error::PlatformError;
@@ -121,6 +121,7 @@ pub async fn prepare(config: &PlatformConfig) -> Result<AppState, PlatformError>
         vault.clone(),
         deploy::Settings {
             health_timeout: config.health_timeout,
+            liveness: config.liveness,
             gateway_port,
             default_limits: config.default_limits,
             urls: config.url_scheme(),

@@ -53,12 +53,26 @@ pub struct Supervised {
     pub state: Arc<Mutex<ServiceState>>,
     cancel: CancellationToken,
     done: tokio::sync::watch::Receiver<bool>,
+    /// Asks the supervisor to replace the running instance, with the reason it notes.
+    restart: tokio::sync::mpsc::UnboundedSender<String>,
 }
 
 impl Supervised {
     /// A copy of the current state.
     pub fn snapshot(&self) -> ServiceState {
         self.state.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// Replaces the running instance: it is stopped (as by [`Supervised::stop`]) and started
+    /// again after the current back-off, the stop counted as an exit described by `reason`
+    /// (a health check that keeps failing, [`crate::health`]).
+    pub fn restart(&self, reason: String) {
+        let _ = self.restart.send(reason);
+    }
+
+    /// True once the supervision has ended (stopped, or given up on).
+    pub fn is_done(&self) -> bool {
+        *self.done.borrow()
     }
 
     /// Stops the instance (SIGTERM to its group, SIGKILL after the grace) and waits until it
@@ -134,16 +148,18 @@ pub fn spawn(
     let state = Arc::new(Mutex::new(ServiceState::default()));
     let cancel = parent.child_token();
     let (done_tx, done) = tokio::sync::watch::channel(false);
+    let (restart, restarts) = tokio::sync::mpsc::unbounded_channel();
     let task_state = Arc::clone(&state);
     let task_cancel = cancel.clone();
     tracker.spawn(async move {
-        run(runtime, launch, task_state, task_cancel).await;
+        run(runtime, launch, task_state, task_cancel, restarts).await;
         let _ = done_tx.send(true);
     });
     Supervised {
         state,
         cancel,
         done,
+        restart,
     }
 }
 
@@ -165,6 +181,7 @@ async fn run(
     launch: Launch,
     state: Arc<Mutex<ServiceState>>,
     cancel: CancellationToken,
+    mut restarts: tokio::sync::mpsc::UnboundedReceiver<String>,
 ) {
     let mut delay = FIRST_BACKOFF;
     let mut crashes = Crashes::default();
@@ -172,6 +189,8 @@ async fn run(
         if cancel.is_cancelled() {
             break;
         }
+        // A restart asked of an instance that has exited since is not one of the next.
+        while restarts.try_recv().is_ok() {}
         let exit = match runtime.start(&launch.image, &launch.env, &launch.log) {
             Ok(mut instance) => {
                 let started = Instant::now();
@@ -196,6 +215,14 @@ async fn run(
                             crashes.stable();
                         }
                         exit
+                    }
+                    Some(reason) = restarts.recv() => {
+                        note(&launch.log, &format!("restarting {}: {reason}", launch.service));
+                        instance.stop().await;
+                        Exit {
+                            code: None,
+                            description: format!("restarted: {reason}"),
+                        }
                     }
                     () = cancel.cancelled() => {
                         instance.stop().await;

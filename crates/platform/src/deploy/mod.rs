@@ -33,12 +33,14 @@ use runtime::{ImageRequest, Limits, Runtime};
 use supervisor::{Launch, Supervised};
 
 mod crash;
+mod liveness;
 mod plan;
 mod ports;
 mod rollout;
 mod routes;
 
 use crash::*;
+use liveness::*;
 use plan::*;
 pub use ports::{AppUrls, UrlScheme};
 pub use rollout::tail;
@@ -77,6 +79,7 @@ struct Inner {
     data_dir: PathBuf,
     runtime: Arc<dyn Runtime>,
     health_timeout: Duration,
+    liveness: crate::config::Liveness,
     gateway_port: Option<u16>,
     vault: Vault,
     /// Limits for services whose devfile sets none.
@@ -134,6 +137,8 @@ struct LiveService {
 pub struct Settings {
     /// How long a starting service has to answer its health check.
     pub health_timeout: Duration,
+    /// How a RUNNING deployment's services are watched.
+    pub liveness: crate::config::Liveness,
     /// The host-routed gateway's port, when it listens.
     pub gateway_port: Option<u16>,
     /// Limits for services whose devfile sets none.
@@ -156,6 +161,7 @@ impl Deployer {
     ) -> Self {
         let Settings {
             health_timeout,
+            liveness,
             gateway_port,
             default_limits,
             urls,
@@ -167,6 +173,7 @@ impl Deployer {
                 data_dir: data_dir.to_path_buf(),
                 runtime,
                 health_timeout,
+                liveness,
                 gateway_port,
                 vault,
                 default_limits,

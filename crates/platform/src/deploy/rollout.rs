@@ -217,6 +217,7 @@ async fn swap_in(
             )
         })
         .collect();
+    let watched = watched(plan, &started);
     let live = Live {
         deployment_id: deployment_id.to_owned(),
         app_name: plan.app_name.clone(),
@@ -225,6 +226,7 @@ async fn swap_in(
     replace_live(inner, slot, live).await;
     remove_old_ephemeral(inner, app_id, deployment_id).await;
     watch_crashes(inner, slot, app_id, deployment_id, watchers);
+    watch_health(inner, slot, app_id, deployment_id, watched);
     tracing::info!(app_id, deployment_id, "deployment RUNNING");
 }
 
@@ -402,7 +404,7 @@ async fn app_url(inner: &Arc<Inner>, plan: &Plan) -> Option<String> {
 
 /// A service of a deployment being started.
 pub(super) struct Started {
-    service: Arc<LiveService>,
+    pub(super) service: Arc<LiveService>,
     /// True when it is the live deployment's instance, kept because nothing it runs changed.
     kept: bool,
 }

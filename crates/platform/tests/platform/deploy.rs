@@ -798,3 +798,121 @@ async fn a_running_service_that_keeps_crashing_fails_the_deployment() {
         app.finish().await;
     }
 }
+
+/// Healthy until `GET /sicken` (unhealthy until its next start) or `GET /break` (a marker
+/// that keeps every later start unhealthy); `/health` answers 503 then.
+const SICK: &str = r#"import http.server, os
+state = {"sick": False}
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        if self.path == "/sicken":
+            state["sick"] = True
+        if self.path == "/break":
+            open("BROKEN", "w").close()
+        unhealthy = self.path == "/health" and (state["sick"] or os.path.exists("BROKEN"))
+        self.send_response(503 if unhealthy else 200)
+        self.send_header("content-length", "2")
+        self.end_headers()
+        self.wfile.write(b"no" if unhealthy else b"ok")
+    def log_message(self, *args):
+        pass
+http.server.ThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), H).serve_forever()
+"#;
+
+/// The service's runtime log of the app's latest deployment.
+async fn runtime_log(app: &TestApp, id: &str) -> String {
+    let entries = logs(app, id, "latest_only=true&service_name=api").await;
+    let runtime = entries.iter().find(|e| e["kind"] == "runtime").unwrap();
+    reqwest::get(runtime["url"].as_str().unwrap())
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
+
+/// Health after the switch: a RUNNING service whose health check starts failing is restarted
+/// (noted in its log) and, healthy again, keeps the deployment RUNNING; one that stays
+/// unhealthy through every restart makes the deployment and the app FAILED as crash-looping,
+/// with the reason. One platform database: the watch reads none.
+#[tokio::test]
+async fn a_running_service_whose_health_check_fails_is_restarted_then_given_up_on() {
+    let app = crate::support::spawn_app_configured(backends()[0], |config| {
+        config.liveness = slipway_platform::Liveness {
+            interval: Duration::from_millis(300),
+            failures: 2,
+            restarts: 2,
+        };
+    })
+    .await;
+    let mut files = project(&devfile(
+        "sick",
+        "echo built > BUILT",
+        &[Service {
+            name: "api",
+            port: 8002,
+            run: "python3 sick.py",
+            depends_on: &[],
+        }],
+    ));
+    files.push(("sick.py".into(), SICK.as_bytes().to_vec()));
+    let id = app.register(&app.owner, "sick").await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let build_id = app.build_one(&id, &files).await;
+    app.wait_build(&build_id, &["succeeded", "failed", "cancelled"])
+        .await;
+    let running = wait_status(&app, &id, &["RUNNING", "FAILED"]).await;
+    assert_eq!(running["status"], "RUNNING", "{running}");
+
+    // Unhealthy until restarted: restarted once, healthy again, still the same RUNNING deployment.
+    through_gateway_path(&app, "sick.localhost", "/sicken").await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let log = runtime_log(&app, &id).await;
+        if log.contains("==> api is healthy again") {
+            assert!(
+                log.contains(
+                    "==> restarting api: its health check GET /health failed 2 times in a row (restart 1 of 2)"
+                ),
+                "{log}"
+            );
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "never restarted and healthy: {log}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let now = status_of(&app, &id).await;
+    assert_eq!(now["status"], "RUNNING", "{now}");
+    assert_eq!(now["deployment_id"], running["deployment_id"]);
+    assert_eq!(
+        through_gateway(&app, "sick.localhost").await.0,
+        StatusCode::OK
+    );
+
+    // Unhealthy for good: two restarts, then FAILED with the reason.
+    through_gateway_path(&app, "sick.localhost", "/break").await;
+    let failed = wait_status(&app, &id, &["FAILED"]).await;
+    let reason = failed["reason"].as_str().unwrap();
+    assert!(
+        reason.contains(
+            "service api is crash-looping: its health check GET /health failed 2 times in a row again after 2 restarts"
+        ),
+        "{reason}"
+    );
+    assert!(
+        reason.contains("after the deployment was RUNNING"),
+        "{reason}"
+    );
+    let log = runtime_log(&app, &id).await;
+    assert!(log.contains("(restart 2 of 2)"), "{log}");
+    assert_eq!(
+        through_gateway(&app, "sick.localhost").await.0,
+        StatusCode::BAD_GATEWAY
+    );
+    app.finish().await;
+}
