@@ -8,7 +8,8 @@
 //!                                          secret-path rules, the positioned YAML tree
 //! 1  model, edit, generate                 the typed devfile, surgical edits of its text,
 //!                                          a fresh devfile (each over one or two leaves)
-//! 2  infra                                 the volumes and managed resources, typed
+//! 2  infra, jobs                           the volumes and managed resources, the scheduled
+//!                                          jobs, typed
 //! 3  validate                              every rule, over the model and the leaves
 //! 4  layers (and lib.rs)                   declarations and re-exports only
 //! ```
@@ -27,6 +28,7 @@ mod tests {
         ("edit", 1),
         ("generate", 1),
         ("infra", 2),
+        ("jobs", 2),
         ("validate", 3),
         ("layers", 4),
         ("lib", 4),

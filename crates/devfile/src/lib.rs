@@ -8,6 +8,7 @@ mod edit;
 mod generate;
 pub mod graph;
 pub mod infra;
+pub mod jobs;
 #[cfg(test)]
 mod layers;
 mod model;

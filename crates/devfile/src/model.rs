@@ -224,6 +224,9 @@ pub struct Dockerfile {
 pub struct Command {
     /// Command id.
     pub id: String,
+    /// Free-form attributes (`schedule`, `timeZone`, `concurrency`, `runMissed` of a job).
+    #[serde(default)]
+    pub attributes: BTreeMap<String, serde_json::Value>,
     /// Set for exec commands.
     #[serde(default)]
     pub exec: Option<Exec>,

@@ -107,8 +107,86 @@ fn command<'a>(
         return None;
     }
     let e_path = join(path, "exec");
+    let job = cmd
+        .get("attributes")
+        .and_then(|attrs| job_attributes(ctx, attrs, &join(path, "attributes")));
     let exec = mapping(ctx, cmd.get("exec")?, &e_path)?;
-    exec_command(ctx, exec, path, &e_path, scope)
+    let exec = exec_command(ctx, exec, path, &e_path, scope)?;
+    if let Some(schedule) = job
+        && exec
+            .kind
+            .as_deref()
+            .is_some_and(|k| k == "build" || k == "run")
+    {
+        ctx.error(
+            join(path, "attributes.schedule"),
+            Some(schedule),
+            "a scheduled job cannot be a build or run command: give it its own command \
+             without a build or run group",
+        );
+    }
+    Some(exec)
+}
+
+/// A scheduled job's attributes: `schedule` (cron, five fields or six with seconds),
+/// `timeZone` (IANA), `concurrency` (forbid or allow), `runMissed` (a boolean). Returns the
+/// schedule's node when there is one.
+fn job_attributes<'a>(ctx: &mut Ctx, attrs: &'a Node, path: &str) -> Option<&'a Node> {
+    let schedule = attrs.get("schedule");
+    if let Some(node) = schedule
+        && let Some(text) = non_empty_string(ctx, node, &join(path, "schedule"))
+        && let Err(e) = crate::jobs::parse_schedule(text)
+    {
+        ctx.error(
+            join(path, "schedule"),
+            Some(node),
+            format!(
+                "{text:?} is not a cron schedule ({e}); use five fields (minute hour \
+                 day-of-month month day-of-week, e.g. \"*/15 * * * *\") or six with seconds first"
+            ),
+        );
+    }
+    if let Some(node) = attrs.get("timeZone")
+        && let Some(text) = non_empty_string(ctx, node, &join(path, "timeZone"))
+        && let Err(e) = crate::jobs::parse_zone(text)
+    {
+        ctx.error(
+            join(path, "timeZone"),
+            Some(node),
+            format!("{e}, such as Europe/Paris or UTC"),
+        );
+    }
+    if let Some(node) = attrs.get("concurrency")
+        && let Some(text) = non_empty_string(ctx, node, &join(path, "concurrency"))
+        && !["forbid", "allow"].contains(&text)
+    {
+        ctx.error(
+            join(path, "concurrency"),
+            Some(node),
+            format!("must be forbid or allow, got {text:?}"),
+        );
+    }
+    if let Some(node) = attrs.get("runMissed")
+        && node.as_bool().is_none()
+    {
+        ctx.error(
+            join(path, "runMissed"),
+            Some(node),
+            format!("must be true or false, got {}", node.kind()),
+        );
+    }
+    if schedule.is_none() {
+        for key in ["timeZone", "concurrency", "runMissed"] {
+            if let Some(node) = attrs.get(key) {
+                ctx.warn(
+                    join(path, key),
+                    Some(node),
+                    "has no effect without attributes.schedule",
+                );
+            }
+        }
+    }
+    schedule
 }
 
 /// A command has exactly one of exec, apply, composite.
