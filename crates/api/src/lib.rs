@@ -14,6 +14,7 @@ pub mod status;
 pub mod apps;
 pub mod builds;
 pub mod deployments;
+pub mod jobs;
 pub mod people;
 pub mod tokens;
 

@@ -38,6 +38,7 @@ mod plan;
 mod ports;
 mod rollout;
 mod routes;
+mod schedule;
 
 use crash::*;
 use liveness::*;
@@ -46,6 +47,8 @@ pub use ports::{AppUrls, UrlScheme};
 pub use rollout::tail;
 use rollout::*;
 pub use routes::{Routes, dependency_variable, gateway_url};
+use schedule::*;
+pub use schedule::{JOBS_DIR, run_log};
 
 pub use crate::config::DEFAULT_HEALTH_TIMEOUT;
 /// Exits during start-up that fail a deployment at once.
@@ -116,6 +119,8 @@ struct Live {
     app_name: String,
     /// Shared: a service a newer deployment runs unchanged is the same instance in both.
     services: Vec<Arc<LiveService>>,
+    /// Its scheduled jobs (set once they are scheduled), for runs asked for by hand.
+    jobs: Vec<Scheduled>,
 }
 
 #[derive(Debug)]
@@ -130,6 +135,9 @@ struct LiveService {
     config: [u8; 32],
     /// Its log file.
     log: PathBuf,
+    /// What it runs (its image and environment): a scheduled job of the service runs the
+    /// same, with the job's command.
+    launch: Launch,
 }
 
 /// The deployer's settings from the configuration.
@@ -244,6 +252,7 @@ impl Deployer {
         }
         let mut tx = self.inner.db.begin_write().await?;
         let interrupted = deployments::fail_unfinished(&mut tx, RESTART_REASON).await?;
+        crate::store::job_runs::end_interrupted(&mut tx).await?;
         let running = deployments::running_of_enabled_apps(&mut tx).await?;
         for d in &running {
             apps::set_status(&mut tx, &d.app_id, AppStatus::Deploying, None).await?;
@@ -370,6 +379,51 @@ impl Deployer {
         self.inner.tracker.spawn(async move {
             deploy(&inner, &slot, &app_id, source, &token, ticket).await;
         });
+    }
+
+    /// The scheduled jobs of the app's live deployment, each with when it is next due (epoch
+    /// ms); empty when nothing runs.
+    pub fn live_jobs(&self, app_id: &str) -> Vec<(slipway_devfile::jobs::JobDecl, Option<i64>)> {
+        let slot = self.slot(app_id);
+        let Ok(live) = slot.live.lock() else {
+            return Vec::new();
+        };
+        live.as_ref().map_or_else(Vec::new, |l| {
+            l.jobs
+                .iter()
+                .map(|j| {
+                    let next = j.decl.next_after(jiff::Timestamp::now());
+                    (j.decl.clone(), next.map(jiff::Timestamp::as_millisecond))
+                })
+                .collect()
+        })
+    }
+
+    /// Starts a run of `job` now, in the live deployment (whatever its concurrency: asked
+    /// for by hand). The run's id; the error says why there is none.
+    pub async fn run_job_now(&self, app_id: &str, job: &str) -> Result<String, String> {
+        let slot = self.slot(app_id);
+        let found = slot.live.lock().ok().and_then(|live| {
+            let live = live.as_ref()?;
+            let scheduled = live.jobs.iter().find(|j| j.decl.name == job)?.clone();
+            Some((live.deployment_id.clone(), scheduled))
+        });
+        let Some((deployment_id, scheduled)) = found else {
+            return Err(format!(
+                "the app has no scheduled job named {job:?} in a running deployment; list them \
+                 with GET /v1/apps/{{app_id}}/jobs"
+            ));
+        };
+        start_run(
+            &self.inner,
+            app_id,
+            &deployment_id,
+            &scheduled,
+            "manual",
+            None,
+        )
+        .await
+        .ok_or_else(|| "the run could not be recorded".to_owned())
     }
 
     fn slot(&self, app_id: &str) -> Arc<AppSlot> {

@@ -218,15 +218,18 @@ async fn swap_in(
         })
         .collect();
     let watched = watched(plan, &started);
+    let jobs = scheduled(plan, &started);
     let live = Live {
         deployment_id: deployment_id.to_owned(),
         app_name: plan.app_name.clone(),
         services: started.into_iter().map(|s| s.service).collect(),
+        jobs: Vec::new(),
     };
     replace_live(inner, slot, live).await;
     remove_old_ephemeral(inner, app_id, deployment_id).await;
     watch_crashes(inner, slot, app_id, deployment_id, watchers);
     watch_health(inner, slot, app_id, deployment_id, watched);
+    schedule_jobs(inner, slot, app_id, deployment_id, jobs);
     tracing::info!(app_id, deployment_id, "deployment RUNNING");
 }
 
@@ -323,6 +326,7 @@ async fn stop_started(inner: &Inner, plan: &Plan, deployment_id: &str, started: 
             deployment_id: deployment_id.to_owned(),
             app_name: plan.app_name.clone(),
             services: live,
+            jobs: Vec::new(),
         },
         !inner.shutdown.is_cancelled(),
     )
@@ -649,14 +653,15 @@ async fn start_service(
     if let Err(e) = recorded {
         tracing::warn!(deployment_id, error = %e, "cannot record a service start");
     }
+    let launch = Launch {
+        image: prepared,
+        env,
+        log: log.clone(),
+        service: spec.name.clone(),
+    };
     let supervised = supervisor::spawn(
         Arc::clone(&inner.runtime),
-        Launch {
-            image: prepared,
-            env,
-            log: log.clone(),
-            service: spec.name.clone(),
-        },
+        launch.clone(),
         // Children of the shutdown token, not of this deployment's: cancelling a
         // deployment after it went live (a newer build arriving) must not stop it.
         &inner.shutdown,
@@ -670,6 +675,7 @@ async fn start_service(
             port,
             config,
             log: log.clone(),
+            launch,
         }),
         kept: false,
     });

@@ -7,6 +7,7 @@ pub mod builds;
 pub mod deployments;
 pub mod error;
 pub mod extract;
+pub mod jobs;
 pub mod logs;
 pub mod metrics;
 pub mod openapi;
@@ -208,6 +209,10 @@ pub const ROUTES: &[(&str, &str)] = &[
     ),
     ("post", "/v1/apps/{app_id}/resources/{kind}/{name}/rotate"),
     ("delete", "/v1/apps/{app_id}/resources/{kind}/{name}"),
+    ("get", "/v1/apps/{app_id}/jobs"),
+    ("get", "/v1/apps/{app_id}/jobs/{job}/runs"),
+    ("post", "/v1/apps/{app_id}/jobs/{job}/run"),
+    ("get", "/v1/apps/{app_id}/jobs/{job}/runs/{run_id}/log"),
     ("post", "/v1/apps/{app_id}/disable"),
     ("post", "/v1/apps/{app_id}/enable"),
     ("get", "/v1/apps/{app_id}/logs"),
@@ -270,6 +275,7 @@ pub fn router(state: AppState) -> Router {
         .merge(logs::router())
         .merge(secrets::router())
         .merge(resources::router())
+        .merge(jobs::router())
         .merge(sharing::router())
         .merge(people::router())
         .merge(tokens::router())

@@ -16,6 +16,7 @@ mod container;
 mod deploy;
 mod history;
 mod isolation;
+mod jobs;
 mod matrix;
 mod metrics;
 mod openapi;
