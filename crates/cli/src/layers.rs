@@ -13,7 +13,8 @@
 //! 3  platform, care, dev, people   the servers' commands (their backup subcommands go to
 //!                                  `backup`); `slipway dev` and `people` (on `daily`'s client)
 //! 4  tokens, resources             (on `people`'s output)
-//! 5  layers, main                  this check; the crate root, which dispatches to all
+//! 5  jobs                          (on `people`'s output and `resources`' app lookup)
+//! 6  layers, main                  this check; the crate root, which dispatches to all
 //! ```
 //!
 //! Why this order: what several commands resolve alike (where a server's data lives, how
@@ -37,8 +38,9 @@ const LAYERS: &[(&str, u8)] = &[
     ("people", 3),
     ("tokens", 4),
     ("resources", 4),
-    ("layers", 5),
-    ("main", 5),
+    ("jobs", 5),
+    ("layers", 6),
+    ("main", 6),
 ];
 
 #[test]

@@ -6,6 +6,7 @@ mod care;
 mod daily;
 mod data_dir;
 mod dev;
+mod jobs;
 #[cfg(test)]
 mod layers;
 mod local_platform;
@@ -68,6 +69,9 @@ enum Command {
     /// An app's backing resources (databases, caches) and volumes: list, info, credentials
     /// (editors and owners), rotate, destroy (owners).
     Resources(resources::ResourcesArgs),
+    /// An app's scheduled jobs (a devfile command's attributes.schedule): list, runs,
+    /// run-now, log.
+    Jobs(jobs::JobsArgs),
     /// Create a new app project from a template.
     New(daily::NewArgs),
     /// Build and deploy the project (validates first; shows progress).
@@ -121,6 +125,7 @@ fn run(cli: Cli) -> ExitCode {
         Command::People(args) => people::run(args),
         Command::Tokens(args) => tokens::run(args),
         Command::Resources(args) => resources::run(args),
+        Command::Jobs(args) => jobs::run(args),
         Command::New(args) => daily::new(args),
         Command::Build(args) => daily::build(args),
         Command::Dev(args) => dev::dev(args),

@@ -138,7 +138,7 @@ pub fn run(args: ResourcesArgs) -> ExitCode {
 }
 
 /// The id of the app `app` names: an id as it is, else the app of that name.
-fn app_id(client: &Client, app: &str) -> Result<String, ToolError> {
+pub(crate) fn app_id(client: &Client, app: &str) -> Result<String, ToolError> {
     let app = app.trim();
     if uuid_like(app) {
         return Ok(app.to_owned());

@@ -9,7 +9,8 @@
 //! 3  client                                     the HTTP client with retries
 //! 4  apps, people                               the app tools and the .app file; people
 //! 5  pack, builds, history, secrets, sharing,   the calls over apps and people
-//!    stream, tokens, join, resources
+//!    stream, tokens, join, resources,
+//!    jobs
 //! 6  build, sso                                 build_app (packs, uploads, waits); sign-in
 //! 7  layers, lib
 //! ```
@@ -34,6 +35,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("stream", 5),
     ("tokens", 5),
     ("resources", 5),
+    ("jobs", 5),
     ("join", 5),
     ("build", 6),
     ("sso", 6),

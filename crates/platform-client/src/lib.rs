@@ -14,6 +14,7 @@ mod endpoint;
 mod error;
 pub mod fsutil;
 pub mod history;
+pub mod jobs;
 pub mod join;
 #[cfg(test)]
 mod layers;

@@ -10,6 +10,7 @@ mod call;
 mod care_crash;
 mod daily;
 mod dev;
+mod jobs;
 mod local_platform;
 mod resources;
 mod scaffold;
