@@ -224,7 +224,8 @@ class McpEndToEnd(unittest.TestCase):
                     self.assertIn(tool, walk_text)
                 templates = (await session.list_resource_templates()).resource_templates
                 self.assertEqual({t.uri_template for t in templates},
-                                 {"slipway://apps/{app_id}/deployments", "slipway://apps/{app_id}/logs"})
+                                 {"slipway://apps/{app_id}/deployments", "slipway://apps/{app_id}/logs",
+                                  "slipway://apps/{app_id}/jobs"})
                 listed = {str(r.uri) for r in (await session.list_resources()).resources}
                 history_uri = f"slipway://apps/{app_id}/deployments"
                 self.assertIn(history_uri, listed)
@@ -236,6 +237,9 @@ class McpEndToEnd(unittest.TestCase):
                                     for d in history), history)
                 logs_text = (await session.read_resource(f"slipway://apps/{app_id}/logs")).contents[0].text
                 self.assertIn("=== api runtime", logs_text)
+                # No scheduled job in this app: an empty list, not an error.
+                jobs = json.loads((await session.read_resource(f"slipway://apps/{app_id}/jobs")).contents[0].text)
+                self.assertEqual(jobs, [])
 
                 deleted = await self.call(session, "delete_app", {"app_id": app_id})
                 self.assertTrue(deleted["success"], deleted)

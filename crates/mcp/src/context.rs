@@ -8,8 +8,10 @@
 //!   step, with the tools to call.
 //! - Resources `slipway://apps/{app_id}/deployments` (the deployment history as JSON: per
 //!   deployment the images and secret versions it ran, why and how it ended) and
-//!   `slipway://apps/{app_id}/logs` (the latest build and runtime logs, per service), listed
-//!   for every app the caller sees and as templates.
+//!   `slipway://apps/{app_id}/logs` (the latest build and runtime logs, per service) and
+//!   `slipway://apps/{app_id}/jobs` (the scheduled jobs and their newest runs), listed for
+//!   every app the caller sees and as templates. Starting a job by hand is not a tool here
+//!   (the tools stay the spec's): `slipway jobs run-now` or `POST …/jobs/{job}/run`.
 
 use rmcp::model::{
     GetPromptResult, Prompt, PromptArgument, PromptMessage, Resource, ResourceContents,
@@ -156,6 +158,14 @@ pub fn resource_templates() -> Vec<ResourceTemplate> {
             .with_title("Latest logs")
             .with_description("An app's latest build and runtime logs, per service.")
             .with_mime_type("text/plain"),
+        ResourceTemplate::new("slipway://apps/{app_id}/jobs", "scheduled-jobs")
+            .with_title("Scheduled jobs")
+            .with_description(
+                "An app's scheduled jobs (schedule, time zone, next due time) with their \
+                 newest runs: status, trigger, exit code, why a run failed, was skipped or \
+                 missed.",
+            )
+            .with_mime_type("application/json"),
     ]
 }
 
@@ -185,6 +195,11 @@ pub fn resources(client: &Client) -> Result<Vec<Resource>, ContextError> {
                     "Latest build and runtime logs of {name}, per service"
                 ))
                 .with_mime_type("text/plain"),
+        );
+        out.push(
+            Resource::new(format!("slipway://apps/{id}/jobs"), format!("{name} jobs"))
+                .with_description(format!("Scheduled jobs of {name} and their newest runs"))
+                .with_mime_type("application/json"),
         );
     }
     Ok(out)
@@ -226,6 +241,22 @@ pub fn read(client: &Client, uri: &str) -> Result<ResourceContents, ContextError
                 }
             }
             Ok(ResourceContents::text(text, uri).with_mime_type("text/plain"))
+        }
+        "jobs" => {
+            let list = platform::jobs::list_jobs(client, app_id)?;
+            let mut jobs = Vec::new();
+            for job in list.jobs {
+                let mut runs = platform::jobs::list_runs(client, app_id, &job.name)?.runs;
+                runs.truncate(10);
+                jobs.push(serde_json::json!({"job": job, "runs": runs}));
+            }
+            Ok(
+                ResourceContents::text(
+                    serde_json::to_string_pretty(&jobs).unwrap_or_default(),
+                    uri,
+                )
+                .with_mime_type("application/json"),
+            )
         }
         _ => Err(ContextError::Unknown(format!("no resource {uri:?}"))),
     }
