@@ -1,4 +1,4 @@
-// An app's backing resources (devfile managedInfra: databases and caches) and volumes, as the
+// An app's backing resources (devfile managedInfra and the durable block) and volumes, as the
 // platform reports them: names of the variables each gives the app, never their values. Per
 // resource, editors and owners reveal its credentials (the password hidden until shown) and
 // rotate them; owners destroy it with its data. Each action is confirmed first where it cannot
@@ -41,8 +41,8 @@ export function ResourcesPage({ api, app, onChanged }) {
   else if (!resources.length && !volumes.length) {
     body = html`<div class="muted empty" id="resources-empty">
       <p>This app has no backing resources and no volumes.</p>
-      <p>${"Backing resources (a relationalDatabase: postgres or mysql; a cache: redis or memcached; an inMemoryDatabase: redis) are declared in devfile.yaml under "}
-        <code>metadata.platform.managedInfra</code>${"; volumes are "}<code>volume</code>${" components, mounted by containers through their "}<code>volumeMounts</code>.</p>
+      <p>${"Backing resources (a relationalDatabase: postgres or mysql; a cache: redis or memcached; an inMemoryDatabase: redis; a queue; an objectStorage bucket; a keyValueTable) are declared in devfile.yaml under "}
+        <code>metadata.platform.managedInfra</code>${", a Restate server under "}<code>metadata.platform.durable</code>${"; volumes are "}<code>volume</code>${" components, mounted by containers through their "}<code>volumeMounts</code>.</p>
       <p>The platform provisions both when the app is built and deployed, and gives every service the resources' connection variables.</p>
     </div>`;
   } else {
