@@ -174,6 +174,7 @@ impl Resources {
                     partition_key: decl.partition_key.clone(),
                     sort_key: decl.sort_key.clone(),
                 },
+                retention: None,
             });
         }
         if let Some(durable) = &devfile.metadata.platform.durable {
@@ -187,6 +188,7 @@ impl Resources {
                 memory_mb: None,
                 fifo: false,
                 table_keys: TableKeys::default(),
+                retention: durable.retention.clone(),
             });
         }
         let failure = |e: sqlx::Error| format!("cannot record the app's resources: {e}");
@@ -491,6 +493,7 @@ fn spec_of(row: &ResourceRow) -> Option<ResourceSpec> {
         // devfile.
         fifo: false,
         table_keys: TableKeys::default(),
+        retention: None,
     })
 }
 

@@ -26,6 +26,7 @@ fn spec(app: usize, kind: &str, engine: Engine) -> ResourceSpec {
         memory_mb: Some(16),
         fifo: false,
         table_keys: slipway_services::TableKeys::default(),
+        retention: None,
     }
 }
 

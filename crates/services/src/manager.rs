@@ -39,7 +39,7 @@ pub struct ServicesConfig {
 #[derive(Debug)]
 struct Own {
     server: ServerProcess,
-    started_with: (Credentials, u64),
+    started_with: (Credentials, u64, Option<String>),
 }
 
 /// Every backing server of one platform.
@@ -289,7 +289,11 @@ impl Services {
                 database: String::new(),
             },
         };
-        let wanted = (credentials.clone(), spec.memory_mb());
+        let wanted = (
+            credentials.clone(),
+            spec.memory_mb(),
+            spec.retention.clone(),
+        );
         let mut own = self.own.lock().await;
         if let Some(running) = own.get(&spec.key) {
             if running.started_with == wanted {
@@ -301,7 +305,7 @@ impl Services {
         let dir = self.own_dir(spec)?;
         let server = match spec.engine {
             Engine::Redis => crate::redis::start(&dir, spec, &credentials).await?,
-            Engine::Restate => crate::restate::start(&dir, &spec.key.slug(), &credentials).await?,
+            Engine::Restate => crate::restate::start(&dir, spec, &credentials).await?,
             _ => crate::memcached::start(&dir, spec, &credentials).await?,
         };
         own.insert(

@@ -16,7 +16,7 @@ use crate::error::ServiceError;
 use crate::process::{
     Launch, ServerProcess, find_program, free_port, pid_file, secret_file, stop_leftover,
 };
-use crate::spec::Credentials;
+use crate::spec::{Credentials, ResourceSpec};
 
 /// How the program is found when missing.
 const HOW: &str = "scripts/dev installs it (npm @restatedev/restate-server)";
@@ -24,12 +24,23 @@ const HOW: &str = "scripts/dev installs it (npm @restatedev/restate-server)";
 /// The configuration an app's server runs with: RocksDB held to 256 MiB and 4 partitions
 /// (its defaults assume 2 GiB and 24), the SQL query engine to 64 MiB, no outbound telemetry,
 /// every listener on loopback.
-pub(crate) fn config(credentials: &Credentials, fabric_port: u16) -> String {
+pub(crate) fn config(
+    credentials: &Credentials,
+    fabric_port: u16,
+    retention: Option<&str>,
+) -> String {
+    // The durable block's retention, for journals and workflow results alike.
+    let retention = retention.map_or_else(String::new, |r| {
+        format!(
+            "default-journal-retention = \"{r}\"\ndefault-workflow-completion-retention = \"{r}\"\n"
+        )
+    });
     format!(
         "# Written by the Slipway platform for one app's durable workflows; rewritten on each start.\n\
          cluster-name = \"slipway\"\nnode-name = \"slipway\"\n\
          default-num-partitions = 4\nrocksdb-total-memory-size = \"256 MiB\"\n\
          disable-telemetry = true\nlog-format = \"compact\"\nlog-disable-ansi-codes = true\n\
+         {retention}\
          bind-address = \"127.0.0.1:{fabric_port}\"\n\
          [ingress]\nbind-address = \"127.0.0.1:{ingress}\"\n\
          [admin]\nbind-address = \"127.0.0.1:{admin}\"\n\
@@ -54,7 +65,7 @@ pub(crate) fn new_credentials() -> Result<Credentials, ServiceError> {
 /// Starts the app's server in `dir` and waits until its admin API answers.
 pub(crate) async fn start(
     dir: &Path,
-    name: &str,
+    spec: &ResourceSpec,
     credentials: &Credentials,
 ) -> Result<ServerProcess, ServiceError> {
     let program = find_program("restate-server", HOW)?;
@@ -73,7 +84,10 @@ pub(crate) async fn start(
         }
     };
     let conf = dir.join("restate.toml");
-    secret_file(&conf, &config(credentials, fabric_port))?;
+    secret_file(
+        &conf,
+        &config(credentials, fabric_port, spec.retention.as_deref()),
+    )?;
     stop_leftover(
         &pid_file(&dir.join("server.log")),
         "restate-server",
@@ -88,7 +102,7 @@ pub(crate) async fn start(
         "--no-logo".into(),
     ];
     let server = ServerProcess::start(Launch::own(
-        format!("restate {name}"),
+        format!("restate {}", spec.key.slug()),
         program,
         args,
         dir,
@@ -172,4 +186,33 @@ async fn register_as(admin: &str, uri: &str, http1: bool) -> Result<Registered, 
         return Err(format!("{status}: {text}"));
     }
     serde_json::from_str(&text).map_err(|e| format!("unexpected answer: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_configuration_keeps_every_listener_on_loopback_and_applies_the_retention() {
+        let c = Credentials {
+            engine: crate::spec::Engine::Restate,
+            host: "127.0.0.1".into(),
+            port: 18080,
+            user: String::new(),
+            password: String::new(),
+            database: "19070".into(),
+        };
+        let text = config(&c, 15122, Some("7d"));
+        for line in [
+            "bind-address = \"127.0.0.1:15122\"",
+            "bind-address = \"127.0.0.1:18080\"",
+            "bind-address = \"127.0.0.1:19070\"",
+            "disable-telemetry = true",
+            "default-journal-retention = \"7d\"",
+            "default-workflow-completion-retention = \"7d\"",
+        ] {
+            assert!(text.contains(line), "{line} in {text}");
+        }
+        assert!(!config(&c, 15122, None).contains("retention"));
+    }
 }

@@ -134,6 +134,10 @@ pub struct ResourceSpec {
     pub fifo: bool,
     /// A table's hash key and range key (`partitionKey`, `sortKey`), string attributes.
     pub table_keys: TableKeys,
+    /// The durable block's `retention` (`24h`, `7d`): how long a Restate server keeps a
+    /// finished invocation's journal and a workflow's result; Restate's default (a day) when
+    /// unset.
+    pub retention: Option<String>,
 }
 
 /// The key schema of a `keyValueTable`, read at its making only (like a queue's `fifo`).

@@ -27,6 +27,7 @@ fn spec(app: &str, kind: &str, name: &str, engine: Engine) -> ResourceSpec {
         memory_mb: Some(16),
         fifo: false,
         table_keys: slipway_services::TableKeys::default(),
+        retention: None,
     }
 }
 
