@@ -52,14 +52,6 @@ pub(super) fn watch_health(
     }
 }
 
-/// Whether `deployment_id` is still the app's live deployment.
-fn still_live(slot: &AppSlot, deployment_id: &str) -> bool {
-    slot.live
-        .lock()
-        .ok()
-        .is_some_and(|l| l.as_ref().is_some_and(|l| l.deployment_id == deployment_id))
-}
-
 async fn watch_one(
     inner: &Arc<Inner>,
     slot: &Arc<AppSlot>,

@@ -140,6 +140,14 @@ struct LiveService {
     launch: Launch,
 }
 
+/// Whether `deployment_id` is the app's live deployment (a watcher of a replaced one ends).
+fn still_live(slot: &AppSlot, deployment_id: &str) -> bool {
+    slot.live
+        .lock()
+        .ok()
+        .is_some_and(|l| l.as_ref().is_some_and(|l| l.deployment_id == deployment_id))
+}
+
 /// The deployer's settings from the configuration.
 #[derive(Debug, Clone)]
 pub struct Settings {

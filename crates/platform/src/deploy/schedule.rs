@@ -116,31 +116,20 @@ async fn run_schedule(
             && job.running.load(std::sync::atomic::Ordering::SeqCst) > 0
         {
             let reason = "the previous run was still running (concurrency: forbid)";
-            record(
+            not_run(
                 inner,
-                new_row(
-                    app_id,
-                    deployment_id,
-                    job,
-                    job_runs::SKIPPED,
-                    "schedule",
-                    Some(due),
-                    Some(reason),
-                ),
+                app_id,
+                deployment_id,
+                job,
+                job_runs::SKIPPED,
+                due,
+                reason,
             )
             .await;
             continue;
         }
         start_run(inner, app_id, deployment_id, job, "schedule", Some(due)).await;
     }
-}
-
-/// Whether `deployment_id` is the app's live deployment.
-fn still_live(slot: &AppSlot, deployment_id: &str) -> bool {
-    slot.live
-        .lock()
-        .ok()
-        .is_some_and(|l| l.as_ref().is_some_and(|l| l.deployment_id == deployment_id))
 }
 
 /// The due times between the last one recorded and now, recorded as missed; with
@@ -171,17 +160,14 @@ async fn record_missed(inner: &Arc<Inner>, app_id: &str, deployment_id: &str, jo
     }
     for due in &missed {
         let reason = "due while the platform was not running";
-        record(
+        not_run(
             inner,
-            new_row(
-                app_id,
-                deployment_id,
-                job,
-                job_runs::MISSED,
-                "schedule",
-                Some(*due),
-                Some(reason),
-            ),
+            app_id,
+            deployment_id,
+            job,
+            job_runs::MISSED,
+            *due,
+            reason,
         )
         .await;
     }
@@ -213,6 +199,28 @@ fn new_row(
         exit_code: None,
         reason: reason.map(str::to_owned),
     }
+}
+
+/// Records a due time that did not run (skipped or missed), and why.
+async fn not_run(
+    inner: &Inner,
+    app_id: &str,
+    deployment_id: &str,
+    job: &Scheduled,
+    status: &str,
+    due: i64,
+    reason: &str,
+) {
+    let row = new_row(
+        app_id,
+        deployment_id,
+        job,
+        status,
+        "schedule",
+        Some(due),
+        Some(reason),
+    );
+    record(inner, row).await;
 }
 
 /// Records `row`; false when its due time was recorded already, or on a failure (logged).
