@@ -7,7 +7,7 @@
 //! 0  selection, browser, startup, links   which environment is in use; leaves
 //! 1  tools, care, drafts                  the tool runner, the care client, form drafts
 //! 2  run                                  work off the window's thread, rendered
-//! 3  build, dev, history, resources,      commands over the tools and care
+//! 3  build, dev, history, resources, jobs,      commands over the tools and care
 //!    worklist, env
 //! 4  people                               people, tokens, invites and sign-in (switches env)
 //! 5  mod                                  the modules and the window's command list
@@ -26,6 +26,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("dev", 3),
     ("history", 3),
     ("resources", 3),
+    ("jobs", 3),
     ("worklist", 3),
     ("env", 3),
     ("people", 4),

@@ -470,6 +470,20 @@ mod wiring {
     }
 
     #[test]
+    fn the_job_commands_are_wired_and_allowed() {
+        let (_app, window) = app();
+        for (cmd, args) in [
+            ("app_jobs", json!({})),
+            ("job_runs", json!({"appId": "a", "job": 1})),
+            ("job_run_now", json!({"appId": "a"})),
+            ("job_run_log", json!({"appId": "a", "job": "j", "runId": 3})),
+        ] {
+            let refused = invoke(&window, cmd, args).expect_err(cmd).to_string();
+            assert!(refused.contains("invalid args"), "{cmd}: {refused}");
+        }
+    }
+
+    #[test]
     fn the_resource_commands_are_wired_and_allowed() {
         let (_app, window) = app();
         // Registered and allowed: an argument of the wrong type (or one missing) is refused by

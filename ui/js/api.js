@@ -121,6 +121,10 @@ export const buildLog = (buildId) => platformCall("build_log", { buildId });
  * (variable names, never values).
  */
 export const appResources = (appId) => platformCall("app_resources", { appId });
+export const appJobs = (appId) => platformCall("app_jobs", { appId });
+export const jobRuns = (appId, job) => platformCall("job_runs", { appId, job });
+export const jobRunNow = (appId, job) => platformCall("job_run_now", { appId, job });
+export const jobRunLog = (appId, job, runId) => platformCall("job_run_log", { appId, job, runId });
 /** One resource's credentials (editors and owners): {kind, name, engine, url, host, port, user, password, database}. */
 export const resourceCredentials = (appId, kind, name) => platformCall("resource_credentials", { appId, kind, name });
 /** New credentials for a resource; the app restarts on them: {app_id, kind, name, resources}. */

@@ -2,12 +2,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  APP_TABS, appDataLines, buildDuration, buildStepLine, dataRemovedText, deleteDataText, deploymentSecrets, devLogLines, diffLines, humanBytes, keepLast, limitsText, maskedUrl,
+  APP_TABS, runLine, appDataLines, buildDuration, buildStepLine, dataRemovedText, deleteDataText, deploymentSecrets, devLogLines, diffLines, humanBytes, keepLast, limitsText, maskedUrl,
   resourceActions, resourceLine, resourceSize, scanHeadline, scanPackages, servicesUpdated, volumeLine, watchStateLine,
 } from "../js/views/apps/format.js";
 
 test("an app has seven pages, overview first", () => {
-  assert.deepEqual(APP_TABS.map((t) => t.id), ["overview", "builds", "deployments", "logs", "secrets", "resources", "access"]);
+  assert.deepEqual(APP_TABS.map((t) => t.id), ["overview", "builds", "deployments", "logs", "secrets", "resources", "jobs", "access"]);
 });
 
 test("a build's duration in seconds, or minutes and seconds; nothing while it runs", () => {
@@ -142,4 +142,10 @@ test("a connection URL hides its password until shown", () => {
   assert.equal(maskedUrl("redis://:pw@127.0.0.1:6380/0", "pw"), "redis://:••••••@127.0.0.1:6380/0");
   assert.equal(maskedUrl("memcached://127.0.0.1:11211", ""), "memcached://127.0.0.1:11211");
   assert.equal(maskedUrl(null, "x"), "");
+});
+
+test("a job's last run in a few words", () => {
+  assert.equal(runLine(null), "never");
+  assert.equal(runLine({ status: "succeeded", started_at: "2026-11-28T03:00:01Z" }), "succeeded 2026-11-28T03:00:01Z");
+  assert.equal(runLine({ status: "missed", started_at: null, scheduled_at: "2026-11-28T03:00:00Z" }), "missed 2026-11-28T03:00:00Z");
 });

@@ -7,6 +7,7 @@ pub mod dev;
 pub mod drafts;
 pub mod env;
 pub mod history;
+pub mod jobs;
 pub mod links;
 pub mod people;
 pub mod resources;
@@ -54,6 +55,10 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         resources::resource_credentials,
         resources::resource_rotate,
         resources::resource_destroy,
+        jobs::app_jobs,
+        jobs::job_runs,
+        jobs::job_run_now,
+        jobs::job_run_log,
         build::build_start,
         build::build_poll,
         dev::dev_start,

@@ -1,5 +1,5 @@
 // One app: its name, status and actions above a tab bar of its pages (overview, builds,
-// deployments, logs, secrets, resources, access). A page is built on its first visit and kept
+// deployments, logs, secrets, resources, jobs, access). A page is built on its first visit and kept
 // while the app stays open, so a build, a watch or a half-typed secret survives switching tabs.
 import { html, useEffect, useState } from "../../../vendor/preact-htm.js";
 import { useAlive } from "../../components/hooks.js";
@@ -12,6 +12,7 @@ import { APP_TABS } from "./format.js";
 import { Lifecycle } from "./lifecycle.js";
 import { LogsPage } from "./logs.js";
 import { OverviewPage } from "./overview.js";
+import { JobsPage } from "./jobs.js";
 import { ResourcesPage } from "./resources.js";
 import { SecretsPage } from "./secrets.js";
 
@@ -75,5 +76,6 @@ export function AppDetail({ api, appId, tab, onTab, onListChanged, onStatus, onD
     ${page("logs", () => html`<${LogsPage} api=${api} app=${app} round=${round} />`)}
     ${page("secrets", () => html`<${SecretsPage} api=${api} app=${app} />`)}
     ${page("resources", () => html`<${ResourcesPage} api=${api} app=${app} onChanged=${load} />`)}
+    ${page("jobs", () => html`<${JobsPage} api=${api} app=${app} />`)}
     ${page("access", () => html`<${AccessPage} api=${api} app=${app} />`)}`;
 }

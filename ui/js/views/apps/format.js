@@ -11,6 +11,7 @@ export const APP_TABS = [
   { id: "logs", label: "Logs" },
   { id: "secrets", label: "Secrets" },
   { id: "resources", label: "Resources" },
+  { id: "jobs", label: "Jobs" },
   { id: "access", label: "Access" },
 ];
 
@@ -170,4 +171,11 @@ export function resourceActions(role) {
 export function maskedUrl(url, password) {
   const u = String(url ?? "");
   return password ? u.split(String(password)).join("••••••") : u;
+}
+
+/** A job's run in a few words: "succeeded 2026-11-28T03:00:01Z"; "never" without one. */
+export function runLine(run) {
+  if (!run) return "never";
+  const at = run.started_at || run.scheduled_at || "";
+  return `${run.status} ${at}`.trim();
 }
