@@ -498,6 +498,9 @@ class DesktopTest(unittest.TestCase):
         s.click("#status-watch")
         s.wait_for("#app-tabs [data-tab=logs][aria-selected=true]", timeout=60)
         s.wait_text("#app-logs", lambda t: "presigned URL" in t, timeout=60)
+        # The Jobs tab says how to declare a job when the app has none.
+        s.tab("jobs")
+        s.wait_text("#jobs-empty", lambda t: "attributes" in t and "schedule" in t, timeout=20)
         s.tab("overview")
         s.wait_text("#app-urls", lambda t: "runtime" in t, timeout=10)
         s.screenshot("apps")
