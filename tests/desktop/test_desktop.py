@@ -711,7 +711,7 @@ return bad;
                 s.wait_for("#app-name", timeout=60)
                 time.sleep(2)
                 # Every page of the app, reached from the tab bar with the arrow keys.
-                pages = ["overview", "builds", "deployments", "logs", "secrets", "resources", "access"]
+                pages = ["overview", "builds", "deployments", "logs", "secrets", "resources", "jobs", "access"]
                 for i, page in enumerate(pages):
                     if i:
                         s.js("""document.querySelector('#app-tabs [aria-selected=true]').focus();
