@@ -202,25 +202,9 @@ impl Services {
         let key_id = known.map_or_else(new_key_id, |c| c.user.clone());
         let table = table_name(&spec.key.name);
         let mut tables = self.tables.lock().await;
-        if !tables.contains_key(&spec.key.app_id) {
-            let port = match known {
-                Some(c) => c.port,
-                None => free_port()?,
-            };
-            let dir = self.tables_dir(&spec.key)?;
-            let keys = self.keys.clone();
-            let started = match AppTables::start(&dir, &spec.key.app_id, port, keys).await {
-                // The kept port is taken (a restore onto another machine): a new one, which
-                // the credentials returned, and so the binding, carry.
-                Err(ServiceError::Io(e)) if e.kind() == std::io::ErrorKind::AddrInUse => {
-                    let keys = self.keys.clone();
-                    AppTables::start(&dir, &spec.key.app_id, free_port()?, keys).await?
-                }
-                other => other?,
-            };
-            tables.insert(spec.key.app_id.clone(), started);
-        }
-        let server = tables.get(&spec.key.app_id).expect("started");
+        let server = self
+            .app_tables(&mut tables, &spec.key, known.map(|c| c.port))
+            .await?;
         server.create_table(&table, &spec.table_keys).await?;
         let socket = crate::dynalite::socket_of(&self.tables_dir(&spec.key)?);
         let pending = format!("{}/{table}", spec.key.app_slug());
@@ -454,17 +438,38 @@ impl Services {
         Ok(dir)
     }
 
+    /// The app's dynalite and gate, started when not running: on `port` (the one its tables'
+    /// credentials name), or a free one when there is none or it is taken (a restore onto
+    /// another machine: the credentials returned, and so the binding, carry the new one).
+    async fn app_tables<'a>(
+        &self,
+        tables: &'a mut HashMap<String, AppTables>,
+        key: &ResourceKey,
+        port: Option<u16>,
+    ) -> Result<&'a AppTables, ServiceError> {
+        if !tables.contains_key(&key.app_id) {
+            let dir = self.tables_dir(key)?;
+            let port = match port {
+                Some(p) => p,
+                None => free_port()?,
+            };
+            let started = match AppTables::start(&dir, &key.app_id, port, self.keys.clone()).await {
+                Err(ServiceError::Io(e)) if e.kind() == std::io::ErrorKind::AddrInUse => {
+                    AppTables::start(&dir, &key.app_id, free_port()?, self.keys.clone()).await?
+                }
+                other => other?,
+            };
+            tables.insert(key.app_id.clone(), started);
+        }
+        Ok(tables.get(&key.app_id).expect("started above"))
+    }
+
     /// Deletes the table; the app's last table takes its server and directory with it.
     async fn destroy_table(&self, spec: &ResourceSpec) -> Result<(), ServiceError> {
         let dir = self.tables_dir(&spec.key)?;
         let mut tables = self.tables.lock().await;
-        if !tables.contains_key(&spec.key.app_id) {
-            // Started to reach the data it holds; the gate's port is unused meanwhile.
-            let started =
-                AppTables::start(&dir, &spec.key.app_id, free_port()?, self.keys.clone()).await?;
-            tables.insert(spec.key.app_id.clone(), started);
-        }
-        let server = tables.get(&spec.key.app_id).expect("started");
+        // A server that is not running is started to reach the data it holds.
+        let server = self.app_tables(&mut tables, &spec.key, None).await?;
         server.delete_table(&table_name(&spec.key.name)).await?;
         self.forget_key(&spec.key);
         let socket = crate::dynalite::socket_of(&dir);
