@@ -222,6 +222,39 @@ async fn restate_post(client: &reqwest::Client, url: &str, body: &str) -> (u16, 
     }
 }
 
+/// Registers `name`, builds `files` and waits until it runs; the ingress URL of the app's
+/// Restate server (the `durable` resource named after `service`), as its owner reveals it.
+async fn deployed_ingress(
+    app: &TestApp,
+    name: &str,
+    files: &[(String, Vec<u8>)],
+    service: &str,
+) -> String {
+    share_pip_cache(app);
+    let id = app.register(&app.owner, name).await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let build_id = app.build_one(&id, files).await;
+    let built = app
+        .wait_build(&build_id, &["succeeded", "failed", "cancelled"])
+        .await;
+    assert_eq!(built["status"], "succeeded", "{}", built["log"]);
+    let running = wait_status(app, &id, &["RUNNING", "FAILED"]).await;
+    assert_eq!(running["status"], "RUNNING", "{running}");
+    let (status, restate) = app
+        .send(
+            Method::GET,
+            &format!("/v1/apps/{id}/resources/durable/{service}/credentials"),
+            Some(&app.owner),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{restate}");
+    assert_eq!(restate["engine"], "restate");
+    restate["url"].as_str().unwrap().to_owned()
+}
+
 /// The durable-agent template as scaffolded, with no change: the platform runs a Restate
 /// server for it and registers the deployed endpoint, so the README's workflow call answers
 /// through the ingress; a `kill -9` of the Restate server while a run waits for approval is
@@ -230,31 +263,8 @@ async fn restate_post(client: &reqwest::Client, url: &str, body: &str) -> (u16, 
 #[tokio::test]
 async fn the_durable_agent_template_runs_its_workflows_through_the_platforms_restate() {
     let app = spawn_app(backends()[0]).await;
-    share_pip_cache(&app);
     let files = template_files("durable-agent", "support");
-    let id = app.register(&app.owner, "support").await["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let build_id = app.build_one(&id, &files).await;
-    let built = app
-        .wait_build(&build_id, &["succeeded", "failed", "cancelled"])
-        .await;
-    assert_eq!(built["status"], "succeeded", "{}", built["log"]);
-    let running = wait_status(&app, &id, &["RUNNING", "FAILED"]).await;
-    assert_eq!(running["status"], "RUNNING", "{running}");
-
-    let (status, restate) = app
-        .send(
-            Method::GET,
-            &format!("/v1/apps/{id}/resources/durable/agent/credentials"),
-            Some(&app.owner),
-            None,
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{restate}");
-    assert_eq!(restate["engine"], "restate");
-    let ingress = restate["url"].as_str().unwrap().to_owned();
+    let ingress = deployed_ingress(&app, "support", &files, "agent").await;
     let client = reqwest::Client::new();
 
     // The README's first call: a normal ticket runs straight through.
@@ -364,29 +374,8 @@ async fn the_durable_agent_template_runs_its_workflows_through_the_platforms_res
 #[tokio::test]
 async fn the_durable_overlay_answers_its_workflow_call_through_the_platforms_restate() {
     let app = spawn_app(backends()[0]).await;
-    share_pip_cache(&app);
     let files = scaffolded_files("python-api", "orders", Some(true));
-    let id = app.register(&app.owner, "orders").await["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let build_id = app.build_one(&id, &files).await;
-    let built = app
-        .wait_build(&build_id, &["succeeded", "failed", "cancelled"])
-        .await;
-    assert_eq!(built["status"], "succeeded", "{}", built["log"]);
-    let running = wait_status(&app, &id, &["RUNNING", "FAILED"]).await;
-    assert_eq!(running["status"], "RUNNING", "{running}");
-    let (status, restate) = app
-        .send(
-            Method::GET,
-            &format!("/v1/apps/{id}/resources/durable/api/credentials"),
-            Some(&app.owner),
-            None,
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{restate}");
-    let ingress = restate["url"].as_str().unwrap();
+    let ingress = deployed_ingress(&app, "orders", &files, "api").await;
     let (status, body) = restate_post(
         &reqwest::Client::new(),
         &format!("{ingress}/OrderWorkflow/order-42/run"),
