@@ -89,7 +89,6 @@ impl AppTables {
             stop_signal: Signal::SIGTERM,
             port,
             socket: Some(socket.clone()),
-            env: Vec::new(),
         })
         .await?;
         let gate = tokio::spawn(serve_gate(

@@ -100,7 +100,6 @@ impl Mariadb {
             stop_signal: Signal::SIGTERM,
             port,
             socket: None,
-            env: Vec::new(),
         })
         .await?;
         Ok(Self {

@@ -139,7 +139,6 @@ impl Postgres {
             stop_signal: Signal::SIGINT,
             port,
             socket: None,
-            env: Vec::new(),
         })
         .await?;
         let pg = Self::own(services_dir, bin, Some(server))?;

@@ -35,8 +35,6 @@ pub(crate) struct Launch {
     /// The Unix socket it accepts connections on once ready, instead of `port` (a server
     /// that checks no credentials listens only there: see [`crate::dynalite`]).
     pub socket: Option<PathBuf>,
-    /// Variables set for it on top of the platform's environment.
-    pub env: Vec<(String, String)>,
 }
 
 impl Launch {
@@ -52,7 +50,6 @@ impl Launch {
             stop_signal: Signal::SIGTERM,
             port,
             socket: None,
-            env: Vec::new(),
         }
     }
 }
@@ -241,7 +238,6 @@ fn spawn(launch: &Launch) -> Result<tokio::process::Child, ServiceError> {
         .stdout(out)
         .stderr(err)
         .env("LANG", "C.UTF-8")
-        .envs(launch.env.iter().map(|(k, v)| (k, v)))
         // SeaweedFS makes an administrator of whatever AWS key it finds in its environment:
         // no server inherits the platform's.
         .env_remove("AWS_ACCESS_KEY_ID")

@@ -136,7 +136,6 @@ impl Seaweed {
             stop_signal: Signal::SIGTERM,
             port: ports.s3,
             socket: None,
-            env: Vec::new(),
         })
         .await?;
         secret_file(&dir.join("weed.pid"), &server.pid().to_string())?;
