@@ -24,6 +24,8 @@ spelled_enum! {
         CertificateExpiring = "certificate.expiring",
         /// A backing server an app relies on (its database, bucket, queue…) went down.
         ServiceDown = "service.down",
+        /// A message sent with "send a test" (nobody subscribes to it).
+        Test = "test",
     }
 }
 
@@ -39,6 +41,7 @@ impl EventKind {
             EventKind::BackupFailed => "a platform backup failed",
             EventKind::CertificateExpiring => "the platform's TLS certificate expires soon",
             EventKind::ServiceDown => "a backing server (database, bucket, queue…) went down",
+            EventKind::Test => "a test message, sent by \"send a test\"",
         }
     }
 
@@ -47,7 +50,7 @@ impl EventKind {
     pub fn is_about_an_app(self) -> bool {
         !matches!(
             self,
-            EventKind::BackupFailed | EventKind::CertificateExpiring
+            EventKind::BackupFailed | EventKind::CertificateExpiring | EventKind::Test
         )
     }
 }

@@ -168,6 +168,13 @@ pub struct ServeArgs {
     /// deployment is FAILED as crash-looping.
     #[arg(long, default_value_t = 3)]
     health_restarts: u32,
+    /// How long after a failed notification delivery it is tried again (four times as long
+    /// after each further failure, at most an hour).
+    #[arg(long, default_value_t = 30, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    notify_retry_after: u64,
+    /// Attempts before a notification delivery is failed for good.
+    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=20))]
+    notify_attempts: u32,
     /// The vault's master key file (created with mode 0600 when missing). Default:
     /// DATA_DIR/vault.key. Keep it out of database backups.
     #[arg(long)]
@@ -307,6 +314,10 @@ impl ServeArgs {
             interval: std::time::Duration::from_secs(args.health_interval),
             failures: args.health_failures,
             restarts: args.health_restarts,
+        };
+        config.notify_retries = slipway_platform::Retries {
+            first: std::time::Duration::from_secs(args.notify_retry_after),
+            attempts: args.notify_attempts,
         };
         config.vault_key_file = args.vault_key_file;
         config.runtime = args.runtime;

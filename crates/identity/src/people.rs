@@ -63,7 +63,7 @@ pub async fn is_admin(tx: &mut Tx, user_id: &str) -> Result<bool, IdentityError>
 
 /// Checks the caller is an admin as of now, holding the account's lock (on PostgreSQL), so a
 /// request that began before the caller was demoted or removed cannot still manage people.
-pub(crate) async fn require_admin(
+pub async fn require_admin(
     tx: &mut Tx,
     caller: &Caller,
     what: &'static str,

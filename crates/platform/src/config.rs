@@ -69,6 +69,9 @@ pub struct PlatformConfig {
     /// (`--services-postgres-url`, a role that may create roles and databases) instead of
     /// the cluster the platform runs itself.
     pub services_postgres_url: Option<String>,
+    /// When failed notification deliveries are tried again (`--notify-retry-after`,
+    /// `--notify-attempts`).
+    pub notify_retries: Retries,
 }
 
 /// What `--public-url --oidc-issuer --oidc-client-id --oidc-client-secret-file
@@ -169,6 +172,37 @@ impl Default for Liveness {
     }
 }
 
+/// When failed deliveries are tried again: `first` after the first failure, four times as
+/// long after each further one (at most an hour), `attempts` in all
+/// (`--notify-retry-after`, `--notify-attempts`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retries {
+    /// The wait after the first failed attempt (30 s).
+    pub first: Duration,
+    /// Attempts before a delivery is failed for good (6: the last about 1 h 40 min after
+    /// the first).
+    pub attempts: u32,
+}
+
+impl Default for Retries {
+    fn default() -> Self {
+        Self {
+            first: Duration::from_secs(30),
+            attempts: 6,
+        }
+    }
+}
+
+impl Retries {
+    /// The wait after failed attempt number `attempt` (1 for the first).
+    pub fn after(&self, attempt: u32) -> Duration {
+        let factor = 4u32.saturating_pow(attempt.saturating_sub(1));
+        self.first
+            .saturating_mul(factor)
+            .min(Duration::from_secs(3600).max(self.first))
+    }
+}
+
 /// The memory limit of a service whose devfile sets none.
 pub const DEFAULT_MEMORY_LIMIT: u64 = 1 << 30;
 
@@ -197,6 +231,7 @@ impl PlatformConfig {
             oidc: None,
             tls: None,
             services_postgres_url: None,
+            notify_retries: Retries::default(),
         }
     }
 }

@@ -23,6 +23,7 @@ pub mod jobs;
 mod layers;
 pub mod logs;
 pub mod model;
+pub mod notifications;
 mod pagination;
 pub mod policy;
 pub mod resources;
@@ -33,7 +34,9 @@ pub mod vault;
 use std::future::Future;
 use std::path::Path;
 
-pub use config::{BuilderKind, GatewayMode, Liveness, OidcSettings, PlatformConfig, RuntimeKind};
+pub use config::{
+    BuilderKind, GatewayMode, Liveness, OidcSettings, PlatformConfig, Retries, RuntimeKind,
+};
 pub use data_dir::{BOOTSTRAP_TOKEN_FILE, SQLITE_FILE};
 pub use db::Backend;
 pub use error::PlatformError;
@@ -140,8 +143,14 @@ pub async fn prepare(config: &PlatformConfig) -> Result<AppState, PlatformError>
     );
     deployer.resume().await?;
     deployer.listen(built_rx);
+    let notifier = notifications::Notifier::new(db.clone(), vault.clone(), config.notify_retries);
+    notifier.start();
     let sso = single_sign_on(config, &boot.account_id)?;
-    Ok(AppState::new(db, runner, deployer, signer, vault, lock, gateway).with_sso(sso))
+    Ok(
+        AppState::new(db, runner, deployer, signer, vault, lock, gateway)
+            .with_sso(sso)
+            .with_notifier(notifier),
+    )
 }
 
 /// The relying party `--oidc-*` configures, checked now so a wrong flag stops the start.

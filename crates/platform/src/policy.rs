@@ -30,6 +30,8 @@ pub enum AppAction {
     ReadSecrets,
     /// Create, update and delete app secrets.
     WriteSecrets,
+    /// Subscribe notification channels to the app's events, and end those subscriptions.
+    Subscribe,
 }
 
 impl AppAction {
@@ -47,12 +49,13 @@ impl AppAction {
             AppAction::ListSecrets => "list app secret paths",
             AppAction::ReadSecrets => "read, share app secrets",
             AppAction::WriteSecrets => "create, update, delete app secrets",
+            AppAction::Subscribe => "subscribe channels to its notifications",
         }
     }
 }
 
 /// Every action, in matrix order.
-pub const ACTIONS: [AppAction; 11] = [
+pub const ACTIONS: [AppAction; 12] = [
     AppAction::View,
     AppAction::ReadLogs,
     AppAction::ReadScan,
@@ -64,6 +67,7 @@ pub const ACTIONS: [AppAction; 11] = [
     AppAction::ListSecrets,
     AppAction::ReadSecrets,
     AppAction::WriteSecrets,
+    AppAction::Subscribe,
 ];
 
 /// The weakest role that may do `action`.
@@ -79,7 +83,7 @@ pub fn minimum_role(action: AppAction) -> Role {
         | AppAction::ManageRoles
         | AppAction::ReadSecrets
         | AppAction::WriteSecrets => Role::Editor,
-        AppAction::Delete => Role::Owner,
+        AppAction::Delete | AppAction::Subscribe => Role::Owner,
     }
 }
 

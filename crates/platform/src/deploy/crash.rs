@@ -57,6 +57,7 @@ pub(super) async fn crash_looped(
     }
     stop_live(inner, live, true).await;
     let log = log_path(&inner.data_dir, deployment_id, service);
+    let headline = format!("service {service}: {reason}");
     let reason = format!(
         "{reason} after the deployment was RUNNING; last log lines:\n{}",
         tail(&log, 10)
@@ -73,6 +74,14 @@ pub(super) async fn crash_looped(
         )
         .await?;
         apps::set_status(&mut tx, app_id, AppStatus::Failed, None).await?;
+        events::enqueue(
+            &mut tx,
+            EventKind::CrashLooping,
+            Some(app_id),
+            None,
+            Some(&headline),
+        )
+        .await?;
         tx.commit().await
     }
     .await;

@@ -24,12 +24,14 @@ use slipway_runtime::{health, runtime, supervisor};
 
 use crate::db::Db;
 use crate::model::{AppStatus, BuildStatus, DeploymentCause, DeploymentStatus, ServiceStatus};
+use crate::notifications::events;
 use crate::store::apps;
 use crate::store::builds;
 use crate::store::deployments::{self, DeploymentRecord, NewService, Origin};
 use crate::store::service_ports;
 use crate::vault::Vault;
 use runtime::{ImageRequest, Limits, Runtime};
+use slipway_api::notifications::EventKind;
 use supervisor::{Launch, Supervised};
 
 mod crash;

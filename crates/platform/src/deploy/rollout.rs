@@ -281,6 +281,7 @@ fn routes_of(plan: &Plan, started: &[Started]) -> Routes {
 async fn record_running(inner: &Inner, app_id: &str, deployment_id: &str, url: Option<&str>) {
     let recorded = async {
         let mut tx = inner.db.begin_write().await?;
+        let recovered = recovers(&mut tx, app_id, deployment_id).await?;
         deployments::finish(&mut tx, deployment_id, DeploymentStatus::Running, None).await?;
         deployments::retire_others(
             &mut tx,
@@ -291,12 +292,44 @@ async fn record_running(inner: &Inner, app_id: &str, deployment_id: &str, url: O
         )
         .await?;
         apps::set_status(&mut tx, app_id, AppStatus::Running, url).await?;
+        if recovered {
+            events::enqueue(
+                &mut tx,
+                EventKind::DeploymentRecovered,
+                Some(app_id),
+                None,
+                None,
+            )
+            .await?;
+        }
         tx.commit().await
     }
     .await;
     if let Err(e) = recorded {
         tracing::error!(app_id, error = %e, "cannot record a healthy deployment");
     }
+}
+
+/// Whether `deployment_id` going live makes the app serve again after it failed: nothing
+/// else of the app is RUNNING and its newest other deployment that ended FAILED (a failed
+/// start with nothing serving, or a crash loop). Not after a suspend, nor after a failed
+/// deployment while the older one kept serving.
+async fn recovers(
+    tx: &mut crate::db::Tx,
+    app_id: &str,
+    deployment_id: &str,
+) -> Result<bool, sqlx::Error> {
+    let others: Vec<DeploymentRecord> = deployments::of_app_newest_first(tx, app_id)
+        .await?
+        .into_iter()
+        .filter(|d| d.id != deployment_id && d.status != DeploymentStatus::Deploying)
+        .collect();
+    Ok(
+        !others.iter().any(|d| d.status == DeploymentStatus::Running)
+            && others
+                .first()
+                .is_some_and(|d| d.status == DeploymentStatus::Failed),
+    )
 }
 
 /// Makes `live` the deployment serving now and stops the one it replaces, except the
@@ -377,6 +410,14 @@ async fn record_failure(
                     .await?;
                     apps::set_status(&mut tx, app_id, AppStatus::Failed, None).await?;
                 }
+                events::enqueue(
+                    &mut tx,
+                    EventKind::DeploymentFailed,
+                    Some(app_id),
+                    None,
+                    Some(reason),
+                )
+                .await?;
             }
         }
         tx.commit().await

@@ -172,6 +172,18 @@ async fn record_missed(inner: &Arc<Inner>, app_id: &str, deployment_id: &str, jo
         .await;
     }
     tracing::warn!(app_id, job = %job.decl.name, missed = missed.len(), "scheduled runs were missed while the platform was down");
+    let reason = format!(
+        "{} scheduled run(s) were due while the platform was not running",
+        missed.len()
+    );
+    events::enqueue_now(
+        &inner.db,
+        EventKind::JobMissed,
+        Some(app_id),
+        Some(&job.decl.name),
+        Some(&reason),
+    )
+    .await;
     if job.decl.run_missed {
         start_run(inner, app_id, deployment_id, job, "missed", None).await;
     }
@@ -272,6 +284,16 @@ pub(super) async fn start_run(
         let done = async {
             let mut tx = inner.db.begin_write().await?;
             job_runs::finish(&mut tx, &run_id, status, code, reason.as_deref()).await?;
+            if status == job_runs::FAILED {
+                events::enqueue(
+                    &mut tx,
+                    EventKind::JobFailed,
+                    Some(&app_id),
+                    Some(&job.decl.name),
+                    reason.as_deref(),
+                )
+                .await?;
+            }
             tx.commit().await
         }
         .await;

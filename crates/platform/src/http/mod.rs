@@ -10,6 +10,7 @@ pub mod extract;
 pub mod jobs;
 pub mod logs;
 pub mod metrics;
+pub mod notifications;
 pub mod openapi;
 pub mod people;
 pub mod prebuilt;
@@ -64,6 +65,8 @@ pub struct AppState {
     sso: Option<Arc<slipway_identity::oidc::Sso>>,
     /// The requests by route template and the `/metrics` exposition.
     metrics: slipway_server::metrics::Metrics,
+    /// The notification worker's handle and "send a test" (set by [`crate::prepare`]).
+    notifier: Option<crate::notifications::Notifier>,
 }
 
 impl AppState {
@@ -88,6 +91,7 @@ impl AppState {
             shutting_down: slipway_server::serve::ShuttingDown::default(),
             gateway_addr,
             sso: None,
+            notifier: None,
             metrics: slipway_server::metrics::Metrics::new(),
         }
     }
@@ -96,6 +100,19 @@ impl AppState {
     pub(crate) fn with_sso(mut self, sso: Option<Arc<slipway_identity::oidc::Sso>>) -> Self {
         self.sso = sso;
         self
+    }
+
+    /// With the notifier (its worker started).
+    pub(crate) fn with_notifier(mut self, notifier: crate::notifications::Notifier) -> Self {
+        self.notifier = Some(notifier);
+        self
+    }
+
+    /// The notifier.
+    pub(crate) fn notifier(&self) -> Result<&crate::notifications::Notifier, ApiError> {
+        self.notifier
+            .as_ref()
+            .ok_or_else(|| ApiError::Internal("notifications are not running".into()))
     }
 
     /// Single sign-on, when configured.
@@ -157,6 +174,9 @@ impl AppState {
     /// grace; the next start brings RUNNING apps back), stops running builds (their processes
     /// are killed; the next start marks them failed) and closes the database pool (after the server stopped).
     pub async fn close(&self) {
+        if let Some(notifier) = &self.notifier {
+            notifier.stop().await;
+        }
         self.deployer.shutdown().await;
         self.runner.shutdown().await;
         self.db.close().await;
@@ -276,6 +296,7 @@ pub fn router(state: AppState) -> Router {
         .merge(secrets::router())
         .merge(resources::router())
         .merge(jobs::router())
+        .merge(notifications::router())
         .merge(sharing::router())
         .merge(people::router())
         .merge(tokens::router())

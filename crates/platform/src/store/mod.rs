@@ -9,6 +9,7 @@ pub mod builds;
 pub mod deployments;
 pub mod job_runs;
 pub mod metrics;
+pub mod notifications;
 pub mod resources;
 pub mod secrets;
 pub mod service_ports;

@@ -65,6 +65,11 @@ fn aad(secret_id: &str, version: i64) -> Vec<u8> {
     format!("slipway-secret-v1\n{secret_id}\n{version}").into_bytes()
 }
 
+/// A notification channel's settings are bound to its id, as a version to its secret.
+fn channel_aad(channel_id: &str) -> Vec<u8> {
+    format!("slipway-channel-v1\n{channel_id}").into_bytes()
+}
+
 impl Vault {
     /// Opens the key file: `key_file` as the operator gave it (it must exist; a typo must not
     /// quietly start a new key), else `DATA_DIR/vault.key`, created on first start.
@@ -82,7 +87,8 @@ impl Vault {
     /// a wrong `--vault-key-file` stops the start instead of failing every read later.
     pub async fn check_against(&self, db: &Db) -> Result<(), PlatformError> {
         let mut tx = db.begin_read().await?;
-        let used = secrets::key_ids_in_use(&mut tx).await?;
+        let mut used = secrets::key_ids_in_use(&mut tx).await?;
+        used.extend(crate::store::notifications::key_ids_in_use(&mut tx).await?);
         tx.commit().await?;
         let held = self.keys.ids();
         let missing: Vec<&String> = used.iter().filter(|id| !held.contains(id)).collect();
@@ -136,6 +142,18 @@ impl Vault {
     }
 }
 
+impl Vault {
+    /// Seals a notification channel's settings (its webhook secret, its SMTP password).
+    pub fn seal_channel(&self, channel_id: &str, settings: &[u8]) -> Result<Sealed, SealError> {
+        self.keys.seal(&channel_aad(channel_id), settings)
+    }
+
+    /// Opens what [`Vault::seal_channel`] sealed for that channel.
+    pub fn open_channel(&self, channel_id: &str, sealed: &Sealed) -> Result<Vec<u8>, SealError> {
+        self.keys.open(&channel_aad(channel_id), sealed)
+    }
+}
+
 /// What a rotation did.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Rotation {
@@ -143,9 +161,11 @@ pub struct Rotation {
     pub key_id: String,
     /// How many versions were re-sealed.
     pub versions: usize,
+    /// How many notification channels' settings were re-sealed.
+    pub channels: usize,
 }
 
-/// Re-seals every secret version under a fresh master key: the new key is added to the key
+/// Re-seals every secret version (and every notification channel's settings) under a fresh master key: the new key is added to the key
 /// file first, every version is re-sealed in one transaction, and only after that commits are
 /// the old keys dropped from the file. A crash at any point leaves every version openable.
 /// Refuses to run while a server holds the key file.
@@ -170,12 +190,25 @@ pub async fn rotate_key(
             })?;
         secrets::reseal(&mut tx, secret_id, *version, &reseal).await?;
     }
+    let channels = crate::store::notifications::all_sealed(&mut tx).await?;
+    for (channel_id, sealed) in &channels {
+        let reseal = keys
+            .open(&channel_aad(channel_id), sealed)
+            .and_then(|plain| keys.seal(&channel_aad(channel_id), &plain))
+            .map_err(|e| {
+                PlatformError::Config(format!(
+                    "cannot re-seal notification channel {channel_id}: {e}"
+                ))
+            })?;
+        crate::store::notifications::reseal(&mut tx, channel_id, &reseal).await?;
+    }
     tx.commit().await?;
     keys.retire_inactive_keys()?;
     tracing::info!(key_id, versions = all.len(), "vault master key rotated");
     Ok(Rotation {
         key_id,
         versions: all.len(),
+        channels: channels.len(),
     })
 }
 

@@ -124,7 +124,7 @@ fn web_and_api(app: &str) -> String {
     )
 }
 
-fn project(devfile: &str) -> Vec<(String, Vec<u8>)> {
+pub(crate) fn project(devfile: &str) -> Vec<(String, Vec<u8>)> {
     vec![
         ("devfile.yaml".into(), devfile.as_bytes().to_vec()),
         ("server.py".into(), SERVER.as_bytes().to_vec()),
@@ -215,7 +215,11 @@ pub(crate) async fn through_gateway(app: &TestApp, host: &str) -> (StatusCode, S
 }
 
 /// `GET <path>` through the gateway; a connection the service dropped is a 599.
-async fn through_gateway_path(app: &TestApp, host: &str, path: &str) -> (StatusCode, String) {
+pub(crate) async fn through_gateway_path(
+    app: &TestApp,
+    host: &str,
+    path: &str,
+) -> (StatusCode, String) {
     let gateway = app.gateway.expect("the gateway listens");
     let Ok(r) = app
         .client
@@ -801,7 +805,7 @@ async fn a_running_service_that_keeps_crashing_fails_the_deployment() {
 
 /// Healthy until `GET /sicken` (unhealthy until its next start) or `GET /break` (a marker
 /// that keeps every later start unhealthy); `/health` answers 503 then.
-const SICK: &str = r#"import http.server, os
+pub(crate) const SICK: &str = r#"import http.server, os
 state = {"sick": False}
 class H(http.server.BaseHTTPRequestHandler):
     def do_GET(self):

@@ -19,6 +19,7 @@ mod isolation;
 mod jobs;
 mod matrix;
 mod metrics;
+mod notifications;
 mod openapi;
 mod pagination;
 mod people;
