@@ -13,7 +13,7 @@
 //! 3  platform, care, dev, people   the servers' commands (their backup subcommands go to
 //!                                  `backup`); `slipway dev` and `people` (on `daily`'s client)
 //! 4  tokens, resources             (on `people`'s output)
-//! 5  jobs                          (on `people`'s output and `resources`' app lookup)
+//! 5  jobs, notify                  (on `people`'s output and `resources`' app lookup)
 //! 6  layers, main                  this check; the crate root, which dispatches to all
 //! ```
 //!
@@ -39,6 +39,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("tokens", 4),
     ("resources", 4),
     ("jobs", 5),
+    ("notify", 5),
     ("layers", 6),
     ("main", 6),
 ];

@@ -11,6 +11,7 @@ mod jobs;
 mod layers;
 mod local_platform;
 mod logging;
+mod notify;
 mod people;
 mod platform;
 mod prefix;
@@ -72,6 +73,9 @@ enum Command {
     /// An app's scheduled jobs (a devfile command's attributes.schedule): list, runs,
     /// run-now, log.
     Jobs(jobs::JobsArgs),
+    /// Notifications: channels (webhook, Slack, e-mail; admins), subscriptions to an app's or
+    /// the account's events, deliveries with their retries, and "send a test".
+    Notify(notify::NotifyArgs),
     /// Create a new app project from a template.
     New(daily::NewArgs),
     /// Build and deploy the project (validates first; shows progress).
@@ -126,6 +130,7 @@ fn run(cli: Cli) -> ExitCode {
         Command::Tokens(args) => tokens::run(args),
         Command::Resources(args) => resources::run(args),
         Command::Jobs(args) => jobs::run(args),
+        Command::Notify(args) => notify::run(args),
         Command::New(args) => daily::new(args),
         Command::Build(args) => daily::build(args),
         Command::Dev(args) => dev::dev(args),

@@ -10,7 +10,7 @@
 //! 4  apps, people                               the app tools and the .app file; people
 //! 5  pack, builds, history, secrets, sharing,   the calls over apps and people
 //!    stream, tokens, join, resources,
-//!    jobs
+//!    jobs, notifications
 //! 6  build, sso                                 build_app (packs, uploads, waits); sign-in
 //! 7  layers, lib
 //! ```
@@ -36,6 +36,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("tokens", 5),
     ("resources", 5),
     ("jobs", 5),
+    ("notifications", 5),
     ("join", 5),
     ("build", 6),
     ("sso", 6),

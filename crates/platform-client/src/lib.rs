@@ -20,6 +20,7 @@ pub mod join;
 mod layers;
 pub mod local;
 mod model;
+pub mod notifications;
 mod pack;
 pub mod people;
 pub mod resources;
