@@ -63,6 +63,7 @@ fn crates_depend_on_exactly_the_drawn_crates() {
         ("slipway-layering", &[]),
         ("slipway-server", &[]),
         ("slipway-services", &["slipway-server"]),
+        ("slipway-notify", &["slipway-api"]),
         ("slipway-image", &["slipway-server"]),
         (
             "slipway-runtime",
@@ -77,6 +78,7 @@ fn crates_depend_on_exactly_the_drawn_crates() {
                 "slipway-devfile",
                 "slipway-identity",
                 "slipway-image",
+                "slipway-notify",
                 "slipway-runtime",
                 "slipway-server",
                 "slipway-services",
@@ -159,6 +161,7 @@ fn care_and_platform_are_independent_and_the_graph_has_no_cycle() {
         "slipway-dev",
         "slipway-server",
         "slipway-services",
+        "slipway-notify",
         "slipway-image",
         "slipway-runtime",
         "slipway-identity",

@@ -225,7 +225,7 @@ class McpEndToEnd(unittest.TestCase):
                 templates = (await session.list_resource_templates()).resource_templates
                 self.assertEqual({t.uri_template for t in templates},
                                  {"slipway://apps/{app_id}/deployments", "slipway://apps/{app_id}/logs",
-                                  "slipway://apps/{app_id}/jobs"})
+                                  "slipway://apps/{app_id}/jobs", "slipway://apps/{app_id}/notifications"})
                 listed = {str(r.uri) for r in (await session.list_resources()).resources}
                 history_uri = f"slipway://apps/{app_id}/deployments"
                 self.assertIn(history_uri, listed)
@@ -240,6 +240,9 @@ class McpEndToEnd(unittest.TestCase):
                 # No scheduled job in this app: an empty list, not an error.
                 jobs = json.loads((await session.read_resource(f"slipway://apps/{app_id}/jobs")).contents[0].text)
                 self.assertEqual(jobs, [])
+                # No channel hears it yet: no subscription, no delivery.
+                told = json.loads((await session.read_resource(f"slipway://apps/{app_id}/notifications")).contents[0].text)
+                self.assertEqual(told, {"subscriptions": [], "deliveries": []})
 
                 deleted = await self.call(session, "delete_app", {"app_id": app_id})
                 self.assertTrue(deleted["success"], deleted)

@@ -10,8 +10,10 @@
 //!   deployment the images and secret versions it ran, why and how it ended) and
 //!   `slipway://apps/{app_id}/logs` (the latest build and runtime logs, per service) and
 //!   `slipway://apps/{app_id}/jobs` (the scheduled jobs and their newest runs), listed for
-//!   every app the caller sees and as templates. Starting a job by hand is not a tool here
-//!   (the tools stay the spec's): `slipway jobs run-now` or `POST …/jobs/{job}/run`.
+//!   every app the caller sees and as templates, and `slipway://apps/{app_id}/notifications`
+//!   (who hears the app's events and its newest notification deliveries with their
+//!   attempts). Starting a job by hand or managing channels is not a tool here (the tools
+//!   stay the spec's): `slipway jobs run-now`, `slipway notify`.
 
 use rmcp::model::{
     GetPromptResult, Prompt, PromptArgument, PromptMessage, Resource, ResourceContents,
@@ -166,6 +168,14 @@ pub fn resource_templates() -> Vec<ResourceTemplate> {
                  missed.",
             )
             .with_mime_type("application/json"),
+        ResourceTemplate::new("slipway://apps/{app_id}/notifications", "notifications")
+            .with_title("Notifications")
+            .with_description(
+                "Who is told about an app's events (its subscriptions and the whole \
+                 account's) and its newest notification deliveries, each with its attempts \
+                 and why one failed.",
+            )
+            .with_mime_type("application/json"),
     ]
 }
 
@@ -200,6 +210,16 @@ pub fn resources(client: &Client) -> Result<Vec<Resource>, ContextError> {
             Resource::new(format!("slipway://apps/{id}/jobs"), format!("{name} jobs"))
                 .with_description(format!("Scheduled jobs of {name} and their newest runs"))
                 .with_mime_type("application/json"),
+        );
+        out.push(
+            Resource::new(
+                format!("slipway://apps/{id}/notifications"),
+                format!("{name} notifications"),
+            )
+            .with_description(format!(
+                "Who hears {name}'s events, and its newest notification deliveries"
+            ))
+            .with_mime_type("application/json"),
         );
     }
     Ok(out)
@@ -253,6 +273,25 @@ pub fn read(client: &Client, uri: &str) -> Result<ResourceContents, ContextError
             Ok(
                 ResourceContents::text(
                     serde_json::to_string_pretty(&jobs).unwrap_or_default(),
+                    uri,
+                )
+                .with_mime_type("application/json"),
+            )
+        }
+        "notifications" => {
+            let subscriptions: Vec<_> = platform::notifications::list_subscriptions(client)?
+                .subscriptions
+                .into_iter()
+                .filter(|s| s.app_id.as_deref().is_none_or(|a| a == app_id))
+                .collect();
+            let deliveries =
+                platform::notifications::list_deliveries(client, Some(app_id), None, Some(20))?
+                    .deliveries;
+            let body =
+                serde_json::json!({"subscriptions": subscriptions, "deliveries": deliveries});
+            Ok(
+                ResourceContents::text(
+                    serde_json::to_string_pretty(&body).unwrap_or_default(),
                     uri,
                 )
                 .with_mime_type("application/json"),
