@@ -121,43 +121,31 @@ pub fn run(args: NotifyArgs) -> ExitCode {
     };
     let out = &args.output;
     match args.command {
-        NotifyCommand::Events => out.show(
-            api::list_events(&client),
-            |v| {
-                let rows: Vec<Vec<String>> = v["events"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .map(|e| vec![e["name"].as_str().unwrap_or("").into(), e["description"].as_str().unwrap_or("").into()])
-                    .collect();
-                table(&["EVENT", "MEANING"], &rows);
-            },
+        NotifyCommand::Events => out.show(api::list_events(&client), show_events),
+        NotifyCommand::Channels => out.show(api::list_channels(&client), show_channels),
+        NotifyCommand::AddWebhook { name, url } => add(
+            out,
+            &client,
+            json!({"name": name, "kind": "webhook", "url": url}),
         ),
-        NotifyCommand::Channels => out.show(api::list_channels(&client), |list| {
-            if list.channels.is_empty() {
-                println!("No channels yet: an admin adds one with `slipway notify add-webhook|add-slack|add-email`.");
-                return;
-            }
-            let rows: Vec<Vec<String>> = list
-                .channels
-                .iter()
-                .map(|c| {
-                    let last = match c.last_delivery_failed {
-                        None => "-",
-                        Some(true) => "failed",
-                        Some(false) => "delivered",
-                    };
-                    vec![c.name.clone(), c.kind.clone(), c.target.clone(), last.into()]
-                })
-                .collect();
-            table(&["CHANNEL", "KIND", "TARGET", "LAST DELIVERY"], &rows);
-        }),
-        NotifyCommand::AddWebhook { name, url } => add(out, &client, json!({"name": name, "kind": "webhook", "url": url})),
         NotifyCommand::AddSlack { name, url } => match secret_arg(&url) {
-            Ok(url) => add(out, &client, json!({"name": name, "kind": "slack", "url": url})),
+            Ok(url) => add(
+                out,
+                &client,
+                json!({"name": name, "kind": "slack", "url": url}),
+            ),
             Err(e) => out.show::<Value>(Err(e), |_| {}),
         },
-        NotifyCommand::AddEmail { name, host, port, from, to, username, password_file, ca_file } => {
+        NotifyCommand::AddEmail {
+            name,
+            host,
+            port,
+            from,
+            to,
+            username,
+            password_file,
+            ca_file,
+        } => {
             let body = email_body(name, host, port, from, to, username, password_file, ca_file);
             match body {
                 Ok(body) => add(out, &client, body),
@@ -168,68 +156,52 @@ pub fn run(args: NotifyArgs) -> ExitCode {
             if r.delivered {
                 println!("Delivered: the test message reached {channel}.");
             } else {
-                println!("Not delivered: {}", r.error.as_deref().unwrap_or("no reason given"));
+                println!(
+                    "Not delivered: {}",
+                    r.error.as_deref().unwrap_or("no reason given")
+                );
             }
         }),
-        NotifyCommand::Remove { channel } => out.show(api::delete_channel(&client, &channel), |_| {
-            println!("Removed {channel}, its subscriptions and its deliveries.");
-        }),
-        NotifyCommand::Subscriptions => out.show(api::list_subscriptions(&client), |list| {
-            let rows: Vec<Vec<String>> = list
-                .subscriptions
-                .iter()
-                .map(|s| {
-                    vec![
-                        s.id.clone(),
-                        s.channel_name.clone(),
-                        s.app_name.clone().unwrap_or_else(|| "(whole account)".into()),
-                        s.events.iter().map(|e| e.as_str()).collect::<Vec<_>>().join(","),
-                    ]
-                })
-                .collect();
-            table(&["ID", "CHANNEL", "APP", "EVENTS"], &rows);
-        }),
-        NotifyCommand::Subscribe { channel, app, events } => {
-            let events: Vec<String> = events.split(',').map(|e| e.trim().to_owned()).filter(|e| !e.is_empty()).collect();
-            let result = match app {
-                Some(app) => app_id(&client, &app).and_then(|id| api::subscribe(&client, &channel, Some(&id), &events)),
-                None => api::subscribe(&client, &channel, None, &events),
-            };
-            out.show(result, |s| {
-                println!(
-                    "Subscribed {} to {} of {} ({}).",
-                    s.channel_name,
-                    s.events.iter().map(|e| e.as_str()).collect::<Vec<_>>().join(", "),
-                    s.app_name.as_deref().unwrap_or("the whole account"),
-                    s.id
-                );
+        NotifyCommand::Remove { channel } => {
+            out.show(api::delete_channel(&client, &channel), |_| {
+                println!("Removed {channel}, its subscriptions and its deliveries.");
             })
         }
-        NotifyCommand::Unsubscribe { id } => out.show(api::unsubscribe(&client, &id), |_| println!("Ended {id}.")),
-        NotifyCommand::Deliveries { app, channel, limit } => {
+        NotifyCommand::Subscriptions => {
+            out.show(api::list_subscriptions(&client), show_subscriptions)
+        }
+        NotifyCommand::Subscribe {
+            channel,
+            app,
+            events,
+        } => {
+            let events: Vec<String> = events
+                .split(',')
+                .map(|e| e.trim().to_owned())
+                .filter(|e| !e.is_empty())
+                .collect();
             let result = match app {
-                Some(app) => app_id(&client, &app).and_then(|id| api::list_deliveries(&client, Some(&id), channel.as_deref(), limit)),
+                Some(app) => app_id(&client, &app)
+                    .and_then(|id| api::subscribe(&client, &channel, Some(&id), &events)),
+                None => api::subscribe(&client, &channel, None, &events),
+            };
+            out.show(result, show_subscribed)
+        }
+        NotifyCommand::Unsubscribe { id } => {
+            out.show(api::unsubscribe(&client, &id), |_| println!("Ended {id}."))
+        }
+        NotifyCommand::Deliveries {
+            app,
+            channel,
+            limit,
+        } => {
+            let result = match app {
+                Some(app) => app_id(&client, &app).and_then(|id| {
+                    api::list_deliveries(&client, Some(&id), channel.as_deref(), limit)
+                }),
                 None => api::list_deliveries(&client, None, channel.as_deref(), limit),
             };
-            out.show(result, |list| {
-                let rows: Vec<Vec<String>> = list
-                    .deliveries
-                    .iter()
-                    .map(|d| {
-                        let last_error = d.attempts.last().and_then(|a| a.error.clone()).unwrap_or_default();
-                        vec![
-                            d.event.occurred_at.clone(),
-                            d.event.kind.to_string(),
-                            d.channel_name.clone(),
-                            d.status.clone(),
-                            d.attempts.len().to_string(),
-                            d.next_attempt_at.clone().unwrap_or_default(),
-                            last_error,
-                        ]
-                    })
-                    .collect();
-                table(&["AT", "EVENT", "CHANNEL", "STATUS", "TRIES", "NEXT TRY", "LAST ERROR"], &rows);
-            })
+            out.show(result, show_deliveries)
         }
     }
 }
@@ -282,4 +254,117 @@ fn email_body(
         body["ca_certificate"] = json!(read_file("ca_file", &file)?);
     }
     Ok(body)
+}
+
+fn show_channels(list: &api::ChannelList) {
+    if list.channels.is_empty() {
+        println!(
+            "No channels yet: an admin adds one with `slipway notify add-webhook|add-slack|add-email`."
+        );
+        return;
+    }
+    let rows: Vec<Vec<String>> = list
+        .channels
+        .iter()
+        .map(|c| {
+            let last = match c.last_delivery_failed {
+                None => "-",
+                Some(true) => "failed",
+                Some(false) => "delivered",
+            };
+            vec![
+                c.name.clone(),
+                c.kind.clone(),
+                c.target.clone(),
+                last.into(),
+            ]
+        })
+        .collect();
+    table(&["CHANNEL", "KIND", "TARGET", "LAST DELIVERY"], &rows);
+}
+
+fn show_subscriptions(list: &api::SubscriptionList) {
+    let rows: Vec<Vec<String>> = list
+        .subscriptions
+        .iter()
+        .map(|s| {
+            vec![
+                s.id.clone(),
+                s.channel_name.clone(),
+                s.app_name
+                    .clone()
+                    .unwrap_or_else(|| "(whole account)".into()),
+                s.events
+                    .iter()
+                    .map(|e| e.as_str())
+                    .collect::<Vec<_>>()
+                    .join(","),
+            ]
+        })
+        .collect();
+    table(&["ID", "CHANNEL", "APP", "EVENTS"], &rows);
+}
+
+fn show_deliveries(list: &api::DeliveryList) {
+    let rows: Vec<Vec<String>> = list
+        .deliveries
+        .iter()
+        .map(|d| {
+            let last_error = d
+                .attempts
+                .last()
+                .and_then(|a| a.error.clone())
+                .unwrap_or_default();
+            vec![
+                d.event.occurred_at.clone(),
+                d.event.kind.to_string(),
+                d.channel_name.clone(),
+                d.status.clone(),
+                d.attempts.len().to_string(),
+                d.next_attempt_at.clone().unwrap_or_default(),
+                last_error,
+            ]
+        })
+        .collect();
+    table(
+        &[
+            "AT",
+            "EVENT",
+            "CHANNEL",
+            "STATUS",
+            "TRIES",
+            "NEXT TRY",
+            "LAST ERROR",
+        ],
+        &rows,
+    );
+}
+
+fn show_events(v: &Value) {
+    let rows: Vec<Vec<String>> = v["events"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| {
+            vec![
+                e["name"].as_str().unwrap_or("").into(),
+                e["description"].as_str().unwrap_or("").into(),
+            ]
+        })
+        .collect();
+    table(&["EVENT", "MEANING"], &rows);
+}
+
+fn show_subscribed(s: &api::Subscription) {
+    println!(
+        "Subscribed {} to {} of {} ({}).",
+        s.channel_name,
+        s.events
+            .iter()
+            .map(|e| e.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        s.app_name.as_deref().unwrap_or("the whole account"),
+        s.id
+    );
 }
