@@ -130,6 +130,75 @@ pub struct Draft {
     pub ca_certificate: Option<String>,
 }
 
+/// A channel's name: a letter or digit, then letters, digits, `.`, `_` or `-`; 64 at most.
+pub const NAME_PATTERN: &str = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$";
+
+/// An IPv4 address's octet, without leading zeros.
+macro_rules! octet {
+    () => {
+        "(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
+    };
+}
+
+/// A host label of letters, digits and inner hyphens (63 at most).
+macro_rules! label {
+    () => {
+        "[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+    };
+}
+
+/// A receiver's URL: `http://` or `https://`, a host name (whose last label starts with a
+/// letter, so it is never read as a number) or an IPv4 address, a port 1–65535 without
+/// leading zeros, and a path of printable ASCII. 2000 characters at most
+/// ([`URL_MAX`]).
+pub const URL_PATTERN: &str = concat!(
+    "^https?://(",
+    "(",
+    octet!(),
+    "\\.){3}",
+    octet!(),
+    "|(",
+    label!(),
+    "\\.)*[A-Za-z]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?",
+    ")(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?",
+    "(/[!-~]*)?$"
+);
+
+/// The longest URL.
+pub const URL_MAX: usize = 2000;
+
+/// A mail server: a host name or address of letters, digits, dots and hyphens, starting and
+/// ending with a letter or digit, 253 characters at most.
+pub const HOST_PATTERN: &str = "^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$";
+
+/// An e-mail address as SMTP takes it: a dot-atom's characters, `@`, and a domain of labels
+/// (254 characters at most, [`ADDRESS_MAX`]).
+pub const ADDRESS_PATTERN: &str = concat!(
+    "^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@",
+    label!(),
+    "(\\.",
+    label!(),
+    ")*$"
+);
+
+/// The longest address.
+pub const ADDRESS_MAX: usize = 254;
+
+/// What a CA certificate must contain.
+pub const PEM_MARKER: &str = "-----BEGIN CERTIFICATE-----";
+
+/// The longest CA certificate, in characters.
+pub const PEM_MAX: usize = 20_000;
+
+fn matches(pattern: &str, value: &str) -> bool {
+    regex::Regex::new(pattern).is_ok_and(|re| re.is_match(value))
+}
+
+/// Whether `name` is a valid channel name ([`NAME_PATTERN`]).
+pub fn valid_name(name: &str) -> bool {
+    matches(NAME_PATTERN, name)
+}
+
 /// The fields each kind takes (any other given is refused, so a typo is not ignored).
 const WEBHOOK_FIELDS: &[&str] = &["url", "secret"];
 const SLACK_FIELDS: &[&str] = &["url"];
@@ -198,11 +267,12 @@ impl Draft {
     fn email(self) -> Result<ChannelConfig, Invalid> {
         let host = self
             .host
-            .map(|h| h.trim().to_owned())
-            .filter(|h| !h.is_empty())
             .ok_or_else(|| invalid("host", "is required: the mail server's name"))?;
-        if host.len() > 253 || host.contains(|c: char| c.is_whitespace() || c == '/' || c == ':') {
-            return Err(invalid("host", "must be a host name or address"));
+        if !matches(HOST_PATTERN, &host) {
+            return Err(invalid(
+                "host",
+                "must be a host name or address: letters, digits, '.' and '-', 253 at most",
+            ));
         }
         let port = match self.port {
             None => 587,
@@ -232,7 +302,7 @@ impl Draft {
             address("to", to)?;
         }
         if let Some(pem) = &self.ca_certificate
-            && (pem.len() > 20_000 || !pem.contains("-----BEGIN CERTIFICATE-----"))
+            && (pem.chars().count() > PEM_MAX || !pem.contains(PEM_MARKER))
         {
             return Err(invalid(
                 "ca_certificate",
@@ -244,8 +314,8 @@ impl Draft {
             port,
             username: self.username,
             password: self.password,
-            from: from.trim().to_owned(),
-            to: self.to.iter().map(|t| t.trim().to_owned()).collect(),
+            from,
+            to: self.to,
             ca_certificate: self.ca_certificate,
         }))
     }
@@ -376,6 +446,37 @@ mod tests {
             let err = draft.clone().check(secret).unwrap_err();
             assert_eq!(err.field, field, "{draft:?}: {err}");
         }
+    }
+
+    #[test]
+    fn the_patterns_accept_what_receivers_and_mail_servers_take() {
+        for url in [
+            "http://127.0.0.1:8080/hook",
+            "https://hooks.slack.com/services/T/B/x?y=1",
+            "http://localhost",
+        ] {
+            assert!(matches(URL_PATTERN, url), "{url}");
+            assert!(url::Url::parse(url).is_ok(), "{url}");
+        }
+        for url in [
+            "ftp://x",
+            "http://1.2.3.256/",
+            "http://a:0",
+            "http://a:65536",
+            "http://u:p@x/",
+            "http://x y/",
+            "http://9/",
+        ] {
+            assert!(!matches(URL_PATTERN, url), "{url}");
+        }
+        for a in ["ops@example.com", "a.b+tag@mail-1.example.org"] {
+            assert!(matches(ADDRESS_PATTERN, a), "{a}");
+            assert!(a.parse::<lettre::Address>().is_ok(), "{a}");
+        }
+        for a in ["nope", "a@", "@b", "a b@c", "a@-b"] {
+            assert!(!matches(ADDRESS_PATTERN, a), "{a}");
+        }
+        assert!(valid_name("ops-hook") && !valid_name(" ops") && !valid_name(&"a".repeat(65)));
     }
 
     #[test]

@@ -141,50 +141,27 @@ const CHANNEL_FIELDS: &[&str] = &[
     "ca_certificate",
 ];
 
-/// A channel's name: 1–64 letters, digits, `-`, `_`, `.` or spaces.
+/// A channel's name ([`slipway_notify::channel::NAME_PATTERN`]).
 fn channel_name(raw: &str) -> Result<String, ApiError> {
-    let name = raw.trim();
-    if name.is_empty()
-        || name.chars().count() > 64
-        || !name
-            .chars()
-            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | ' '))
-    {
+    if !slipway_notify::channel::valid_name(raw) {
         return Err(ApiError::invalid(
             "name",
-            "must be 1 to 64 letters, digits, spaces, '-', '_' or '.'",
+            "must be a letter or digit, then letters, digits, '.', '_' or '-', 64 at most",
         ));
     }
-    Ok(name.to_owned())
+    Ok(raw.to_owned())
 }
 
-/// A field that is one string or a list of strings (`to`, `events`).
-fn strings(
-    fields: &Fields,
-    map: &serde_json::Map<String, Value>,
-    name: &str,
-) -> Result<Vec<String>, ApiError> {
+/// A field that is a list of strings (`to`, `events`); absent is empty.
+fn strings(map: &serde_json::Map<String, Value>, name: &str) -> Result<Vec<String>, ApiError> {
+    let list = || ApiError::invalid(name, "must be a list of strings");
     match map.get(name) {
         None | Some(Value::Null) => Ok(Vec::new()),
         Some(Value::Array(items)) => items
             .iter()
-            .map(|v| {
-                v.as_str()
-                    .map(str::to_owned)
-                    .ok_or_else(|| ApiError::invalid(name, "must be a string or a list of strings"))
-            })
+            .map(|v| v.as_str().map(str::to_owned).ok_or_else(list))
             .collect(),
-        Some(Value::String(_)) => Ok(fields
-            .string(name)?
-            .unwrap_or_default()
-            .split(',')
-            .map(|s| s.trim().to_owned())
-            .filter(|s| !s.is_empty())
-            .collect()),
-        Some(_) => Err(ApiError::invalid(
-            name,
-            "must be a string or a list of strings",
-        )),
+        Some(_) => Err(list()),
     }
 }
 
@@ -206,7 +183,7 @@ async fn add_channel(
     let fields = Fields::from_body(map.clone(), CHANNEL_FIELDS)?;
     let name = channel_name(&fields.required("name")?)?;
     let draft = slipway_notify::Draft {
-        kind: fields.required("kind")?.trim().to_owned(),
+        kind: fields.required("kind")?,
         url: fields.string("url")?,
         secret: fields.string("secret")?,
         host: fields.string("host")?,
@@ -214,7 +191,7 @@ async fn add_channel(
         username: fields.string("username")?,
         password: fields.string("password")?,
         from: fields.string("from")?,
-        to: strings(&fields, &map, "to")?,
+        to: strings(&map, "to")?,
         ca_certificate: fields.string("ca_certificate")?,
     };
     let made_secret = draft.kind == "webhook" && draft.secret.is_none();
@@ -288,14 +265,17 @@ async fn test_channel(
     headers: HeaderMap,
     Path(ident): Path<String>,
 ) -> Result<Json<TestResult>, ApiError> {
-    let (mut tx, caller) = state.begin_as(&headers, Access::Read).await?;
+    let notifier = state.notifier()?;
+    let (mut tx, caller) = state.begin_as(&headers, Access::Write).await?;
     require_admin(&mut tx, &caller, "test notification channels").await?;
     let found = channel(&mut tx, &caller, &ident).await?;
     let who = slipway_identity::people::me(&mut tx, &caller).await?;
+    let (delivery_id, event) =
+        crate::notifications::Notifier::queue_test(&mut tx, &found, &who.email).await?;
     tx.commit().await?;
     // The request's transaction is over before the receiver is called: a slow receiver holds
     // no database lock.
-    let error = state.notifier()?.send_test(&found, &who.email).await?;
+    let error = notifier.send_test(&found, &delivery_id, &event).await?;
     Ok(Json(TestResult {
         delivered: error.is_none(),
         error,
@@ -361,7 +341,7 @@ async fn subscribe(
     let fields = Fields::from_body(map.clone(), &["channel", "app_id", "events"])?;
     let channel_ident = fields.required("channel")?;
     let app_raw = fields.string("app_id")?;
-    let names = strings(&fields, &map, "events")?;
+    let names = strings(&map, "events")?;
     let events = parse_events(&names, app_raw.is_some())?;
     let (mut tx, caller) = state.begin_as(&headers, Access::Write).await?;
     let app = match &app_raw {

@@ -518,6 +518,30 @@ mod tests {
         }
     }
 
+    /// A channel's rules are `slipway_notify`'s patterns, written once.
+    #[test]
+    fn channel_rules_are_the_notify_crates_patterns() {
+        use slipway_notify::channel::{ADDRESS_PATTERN, HOST_PATTERN, NAME_PATTERN, URL_PATTERN};
+        let doc = doc();
+        let branches = schema(&doc, "NotificationChannelRequest")["oneOf"]
+            .as_array()
+            .expect("one branch per kind");
+        let kinds: Vec<&str> = branches
+            .iter()
+            .map(|b| b["properties"]["kind"]["const"].as_str().unwrap())
+            .collect();
+        assert_eq!(kinds, ["webhook", "slack", "email"]);
+        for b in branches {
+            assert_eq!(b["properties"]["name"]["pattern"], NAME_PATTERN);
+        }
+        assert_eq!(branches[0]["properties"]["url"]["pattern"], URL_PATTERN);
+        assert_eq!(branches[1]["properties"]["url"]["pattern"], URL_PATTERN);
+        let email = &branches[2]["properties"];
+        assert_eq!(email["host"]["pattern"], HOST_PATTERN);
+        assert_eq!(email["from"]["pattern"], ADDRESS_PATTERN);
+        assert_eq!(email["to"]["items"]["pattern"], ADDRESS_PATTERN);
+    }
+
     /// Only inputs no schema can describe are marked opaque (the schemathesis hooks excuse
     /// the server's rejections of exactly these).
     #[test]

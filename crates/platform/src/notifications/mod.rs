@@ -76,13 +76,13 @@ impl Notifier {
         serde_json::from_slice(&plain).map_err(|_| "the channel's settings are corrupt".to_owned())
     }
 
-    /// Sends a test message over `channel` now, and records it as a delivery (with its one
-    /// attempt, never retried): `None` when it arrived, else why not.
-    pub async fn send_test(
-        &self,
+    /// Queues a test message for `channel` in the request's transaction `tx` (so a channel
+    /// deleted meanwhile cannot take it), for [`Notifier::send_test`] after the commit.
+    pub async fn queue_test(
+        tx: &mut crate::db::Tx,
         channel: &ChannelRow,
         by: &str,
-    ) -> Result<Option<String>, sqlx::Error> {
+    ) -> Result<(String, Notification), sqlx::Error> {
         let kind = slipway_api::notifications::EventKind::Test;
         let event = Notification {
             id: events::new_event_id(),
@@ -95,9 +95,9 @@ impl Notifier {
         };
         let id = events::new_delivery_id();
         let payload = serde_json::to_string(&event).unwrap_or_default();
-        let mut tx = self.inner.db.begin_write().await?;
+        // Not due: the worker never takes it; this request sends it.
         rows::insert_delivery(
-            &mut tx,
+            tx,
             &id,
             &channel.account_id,
             &channel.id,
@@ -107,24 +107,34 @@ impl Notifier {
             None,
         )
         .await?;
-        tx.commit().await?;
+        Ok((id, event))
+    }
+
+    /// Sends the test [`Notifier::queue_test`] queued, now, and records its one attempt
+    /// (never retried): `None` when it arrived, else why not.
+    pub async fn send_test(
+        &self,
+        channel: &ChannelRow,
+        delivery_id: &str,
+        event: &Notification,
+    ) -> Result<Option<String>, sqlx::Error> {
         let error = match self.open(channel) {
             Ok(config) => self
                 .inner
                 .sender
-                .send(&config, &id, &event, crate::db::now_millis() / 1000)
+                .send(&config, delivery_id, event, crate::db::now_millis() / 1000)
                 .await
                 .err()
                 .map(|e| e.to_string()),
             Err(e) => Some(e),
         };
-        let mut tx = self.inner.db.begin_write().await?;
         let outcome = if error.is_none() {
             rows::Outcome::Delivered
         } else {
             rows::Outcome::GaveUp
         };
-        rows::record_attempt(&mut tx, &id, 1, error.as_deref(), outcome).await?;
+        let mut tx = self.inner.db.begin_write().await?;
+        rows::record_attempt(&mut tx, delivery_id, 1, error.as_deref(), outcome).await?;
         tx.commit().await?;
         Ok(error)
     }

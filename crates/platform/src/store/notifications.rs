@@ -379,7 +379,8 @@ fn delivery(r: &sqlx::any::AnyRow) -> Result<DeliveryRow, sqlx::Error> {
 }
 
 /// Queues one event for one channel, due at `due_at` (epoch ms; `None` leaves it to the
-/// caller, as "send a test" does, and the worker never takes it).
+/// caller, as "send a test" does, and the worker never takes it). A channel deleted
+/// meanwhile gets nothing, rather than failing the write the event belongs to.
 #[allow(clippy::too_many_arguments)]
 pub async fn insert_delivery(
     tx: &mut Tx,
@@ -394,7 +395,8 @@ pub async fn insert_delivery(
     sqlx::query(
         "INSERT INTO notify_delivery (id, account_id, channel_id, event_id, app_id, payload, \
          status, attempts, next_attempt_at, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, 0, $8, $9)",
+         SELECT $1, $2, $3, $4, $5, $6, $7, 0, $8, $9 \
+         WHERE EXISTS (SELECT 1 FROM notify_channel WHERE id = $3)",
     )
     .bind(id.to_owned())
     .bind(account_id.to_owned())
@@ -449,30 +451,22 @@ pub enum Outcome {
     GaveUp,
 }
 
-/// Records attempt number `attempt` of delivery `id` and what follows.
+/// Records attempt number `attempt` of delivery `id` and what follows; `false` (nothing
+/// written) when the delivery is gone (its channel was deleted meanwhile).
 pub async fn record_attempt(
     tx: &mut Tx,
     id: &str,
     attempt: i64,
     error: Option<&str>,
     outcome: Outcome,
-) -> Result<(), sqlx::Error> {
+) -> Result<bool, sqlx::Error> {
     let now = now_millis();
-    sqlx::query(
-        "INSERT INTO notify_attempt (delivery_id, attempt, at, error) VALUES ($1, $2, $3, $4)",
-    )
-    .bind(id.to_owned())
-    .bind(attempt)
-    .bind(now)
-    .bind(error.map(str::to_owned))
-    .execute(&mut **tx)
-    .await?;
     let (status, next, delivered) = match outcome {
         Outcome::Delivered => (DELIVERED, None, Some(now)),
         Outcome::RetryAt(at) => (PENDING, Some(at), None),
         Outcome::GaveUp => (FAILED, None, None),
     };
-    sqlx::query(
+    let updated = sqlx::query(
         "UPDATE notify_delivery SET status = $1, attempts = $2, next_attempt_at = $3, \
          delivered_at = $4 WHERE id = $5",
     )
@@ -483,7 +477,19 @@ pub async fn record_attempt(
     .bind(id.to_owned())
     .execute(&mut **tx)
     .await?;
-    Ok(())
+    if updated.rows_affected() == 0 {
+        return Ok(false);
+    }
+    sqlx::query(
+        "INSERT INTO notify_attempt (delivery_id, attempt, at, error) VALUES ($1, $2, $3, $4)",
+    )
+    .bind(id.to_owned())
+    .bind(attempt)
+    .bind(now)
+    .bind(error.map(str::to_owned))
+    .execute(&mut **tx)
+    .await?;
+    Ok(true)
 }
 
 /// The account's newest deliveries (of one channel, or about one app, when given).

@@ -506,7 +506,7 @@ async fn a_crash_loop_and_the_recovery_after_it_are_told() {
             &app,
             &app.owner,
             "/v1/account/notifications/subscriptions",
-            json!({"channel": "team", "events": "all"}),
+            json!({"channel": "team", "events": ["all"]}),
         )
         .await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
