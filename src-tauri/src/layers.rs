@@ -27,6 +27,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("history", 3),
     ("resources", 3),
     ("jobs", 3),
+    ("notifications", 3),
     ("worklist", 3),
     ("env", 3),
     ("people", 4),

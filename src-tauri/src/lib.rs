@@ -484,6 +484,22 @@ mod wiring {
     }
 
     #[test]
+    fn the_notification_commands_are_wired_and_allowed() {
+        let (_app, window) = app();
+        for (cmd, args) in [
+            ("notify_add_channel", json!({})),
+            ("notify_test_channel", json!({"channel": 1})),
+            ("notify_remove_channel", json!({})),
+            ("notify_subscribe", json!({"channel": "c", "events": "all"})),
+            ("notify_unsubscribe", json!({"id": 2})),
+            ("notify_deliveries", json!({"appId": 3})),
+        ] {
+            let refused = invoke(&window, cmd, args).expect_err(cmd).to_string();
+            assert!(refused.contains("invalid args"), "{cmd}: {refused}");
+        }
+    }
+
+    #[test]
     fn the_resource_commands_are_wired_and_allowed() {
         let (_app, window) = app();
         // Registered and allowed: an argument of the wrong type (or one missing) is refused by

@@ -501,6 +501,10 @@ class DesktopTest(unittest.TestCase):
         # The Jobs tab says how to declare a job when the app has none.
         s.tab("jobs")
         s.wait_text("#jobs-empty", lambda t: "attributes" in t and "schedule" in t, timeout=20)
+        # The Notifications tab says who hears the app, and its deliveries.
+        s.tab("notifications")
+        s.wait_for("#app-subscriptions, #app-subscriptions-empty", timeout=20)
+        s.wait_for("#deliveries-table, #deliveries-empty", timeout=20)
         s.tab("overview")
         s.wait_text("#app-urls", lambda t: "runtime" in t, timeout=10)
         s.screenshot("apps")
@@ -641,6 +645,30 @@ class DesktopTest(unittest.TestCase):
         self.assertEqual(s.read(erin_role), "admin")
         s.screenshot("people-audit")
 
+        # Notification channels: a bad URL is refused beside its field; a webhook is added with
+        # its signing secret shown once; "Send a test" to a receiver that is down says why.
+        s.click("#people-tabs [data-tab=notifications]")
+        s.wait_for("#channels-table, #channels-empty", timeout=30)
+        s.fill("[name=channel_name]", "ops")
+        s.fill("[name=channel_url]", "ftp://nowhere")
+        s.click("#channel-add")
+        s.wait_text("#channel-form [data-path=channel_url]", lambda t: "http" in t, timeout=30)
+        closed = socket.socket()
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+        closed.close()
+        s.fill("[name=channel_url]", f"http://127.0.0.1:{port}/hook")
+        s.click("#channel-add")
+        s.wait_text("#channel-result", lambda t: "Added ops" in t and "shown only now" in t, timeout=30)
+        self.assertTrue(s.read("return document.querySelector('#channel-secret').value;").startswith("whsec_"))
+        s.wait_text("#channels-table", lambda t: "ops" in t and "webhook" in t, timeout=30)
+        s.click('#channels-table tr[data-channel="ops"] [data-action=test]')
+        s.wait_text("#channel-test-result", lambda t: "Not delivered" in t and "cannot connect" in t, timeout=40)
+        s.click('#channels-table tr[data-channel="ops"] [data-action=subscribe]')
+        s.wait_text("#channel-action-result", lambda t: "every event of every app" in t, timeout=30)
+        s.wait_text("#deliveries-table", lambda t: "test" in t and "failed" in t, timeout=30)
+        s.screenshot("people-notifications")
+
         # Removing her is confirmed first, naming her and what it does; her token stops.
         s.click("#people-tabs [data-tab=people]")
         s.click('#people-table [data-remove="erin@example.org"]')
@@ -711,7 +739,7 @@ return bad;
                 s.wait_for("#app-name", timeout=60)
                 time.sleep(2)
                 # Every page of the app, reached from the tab bar with the arrow keys.
-                pages = ["overview", "builds", "deployments", "logs", "secrets", "resources", "jobs", "access"]
+                pages = ["overview", "builds", "deployments", "logs", "secrets", "resources", "jobs", "notifications", "access"]
                 for i, page in enumerate(pages):
                     if i:
                         s.js("""document.querySelector('#app-tabs [aria-selected=true]').focus();

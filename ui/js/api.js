@@ -125,6 +125,24 @@ export const appJobs = (appId) => platformCall("app_jobs", { appId });
 export const jobRuns = (appId, job) => platformCall("job_runs", { appId, job });
 export const jobRunNow = (appId, job) => platformCall("job_run_now", { appId, job });
 export const jobRunLog = (appId, job, runId) => platformCall("job_run_log", { appId, job, runId });
+/** The events a notification subscription can name: {events: [{name, description, about_an_app}]}. */
+export const notifyEvents = () => platformCall("notify_events", {});
+/** The account's notification channels, without secrets: {channels: [{id, name, kind, target, last_delivery_failed}]}. */
+export const notifyChannels = () => platformCall("notify_channels", {});
+/** Adds a channel (admins): settings {name, kind, url | host, port, from, to, …}; a made webhook secret is in the answer once. */
+export const notifyAddChannel = (settings) => platformCall("notify_add_channel", { settings });
+/** Sends a test message now: {delivered, error}. */
+export const notifyTestChannel = (channel) => platformCall("notify_test_channel", { channel });
+/** Removes a channel with its subscriptions and deliveries (admins). */
+export const notifyRemoveChannel = (channel) => platformCall("notify_remove_channel", { channel });
+/** The subscriptions the signed-in person can see: {subscriptions: [...]}. */
+export const notifySubscriptions = () => platformCall("notify_subscriptions", {});
+/** Subscribes a channel to events of an app (owners), or of the whole account with appId null (admins). */
+export const notifySubscribe = (channel, appId, events) => platformCall("notify_subscribe", { channel, appId, events });
+/** Ends a subscription. */
+export const notifyUnsubscribe = (id) => platformCall("notify_unsubscribe", { id });
+/** The newest deliveries with their attempts: one app's, or all with appId null (admins). */
+export const notifyDeliveries = (appId = null) => platformCall("notify_deliveries", { appId });
 /** One resource's credentials (editors and owners): {kind, name, engine, url, host, port, user, password, database}. */
 export const resourceCredentials = (appId, kind, name) => platformCall("resource_credentials", { appId, kind, name });
 /** New credentials for a resource; the app restarts on them: {app_id, kind, name, resources}. */

@@ -6,8 +6,8 @@ import {
   resourceActions, resourceLine, resourceSize, scanHeadline, scanPackages, servicesUpdated, volumeLine, watchStateLine,
 } from "../js/views/apps/format.js";
 
-test("an app has seven pages, overview first", () => {
-  assert.deepEqual(APP_TABS.map((t) => t.id), ["overview", "builds", "deployments", "logs", "secrets", "resources", "jobs", "access"]);
+test("an app has nine pages, overview first", () => {
+  assert.deepEqual(APP_TABS.map((t) => t.id), ["overview", "builds", "deployments", "logs", "secrets", "resources", "jobs", "notifications", "access"]);
 });
 
 test("a build's duration in seconds, or minutes and seconds; nothing while it runs", () => {

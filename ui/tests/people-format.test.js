@@ -84,7 +84,7 @@ test("tokens made before lifetimes never expire; revoking the window's own says 
 
 test("the roles offered and the tabs", () => {
   assert.deepEqual(ACCOUNT_ROLES, ["member", "admin"]);
-  assert.deepEqual(PEOPLE_TABS.map((t) => t.id), ["people", "audit"]);
+  assert.deepEqual(PEOPLE_TABS.map((t) => t.id), ["people", "notifications", "audit"]);
 });
 
 test("Copy writes to the clipboard; without one, or when it refuses, the text is selected instead", async () => {

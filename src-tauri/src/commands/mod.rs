@@ -9,6 +9,7 @@ pub mod env;
 pub mod history;
 pub mod jobs;
 pub mod links;
+pub mod notifications;
 pub mod people;
 pub mod resources;
 mod run;
@@ -59,6 +60,15 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         jobs::job_runs,
         jobs::job_run_now,
         jobs::job_run_log,
+        notifications::notify_events,
+        notifications::notify_channels,
+        notifications::notify_add_channel,
+        notifications::notify_test_channel,
+        notifications::notify_remove_channel,
+        notifications::notify_subscriptions,
+        notifications::notify_subscribe,
+        notifications::notify_unsubscribe,
+        notifications::notify_deliveries,
         build::build_start,
         build::build_poll,
         dev::dev_start,

@@ -1,11 +1,12 @@
 // People (admins): the account's people with their roles, invites with a code shown once,
-// and the audit. The nav shows this view only to admins (`me` says the role); a member who
+// the notification channels, and the audit. The nav shows this view only to admins (`me` says the role); a member who
 // opens it anyway is told it is for admins. The platform decides every rule and refuses
 // with the field at fault.
 import { html, render, useEffect, useState } from "../../vendor/preact-htm.js";
 import { useAlive } from "../components/hooks.js";
 import { Muted } from "../components/notice.js";
 import { TabPanel, Tabs } from "../components/tabs.js";
+import { Channels } from "./notify/channels.js";
 import { Audit } from "./people/audit.js";
 import { PEOPLE_TABS, personName } from "./people/format.js";
 import { InviteForm, PendingInvites } from "./people/invites.js";
@@ -50,6 +51,7 @@ function People({ api, visit }) {
       <${PeopleList} api=${api} me=${me.value} round=${round} onChanged=${changed} />
       <${InviteForm} api=${api} onInvited=${changed} />
       <${PendingInvites} api=${api} round=${round} onChanged=${changed} />`)}
+    ${page("notifications", () => html`<${Channels} api=${api} round=${round} onChanged=${changed} />`)}
     ${page("audit", () => html`<${Audit} api=${api} round=${round} />`)}`;
 }
 

@@ -13,6 +13,7 @@ import { Lifecycle } from "./lifecycle.js";
 import { LogsPage } from "./logs.js";
 import { OverviewPage } from "./overview.js";
 import { JobsPage } from "./jobs.js";
+import { NotificationsPage } from "./notifications.js";
 import { ResourcesPage } from "./resources.js";
 import { SecretsPage } from "./secrets.js";
 
@@ -77,5 +78,6 @@ export function AppDetail({ api, appId, tab, onTab, onListChanged, onStatus, onD
     ${page("secrets", () => html`<${SecretsPage} api=${api} app=${app} />`)}
     ${page("resources", () => html`<${ResourcesPage} api=${api} app=${app} onChanged=${load} />`)}
     ${page("jobs", () => html`<${JobsPage} api=${api} app=${app} />`)}
+    ${page("notifications", () => html`<${NotificationsPage} api=${api} app=${app} />`)}
     ${page("access", () => html`<${AccessPage} api=${api} app=${app} />`)}`;
 }

@@ -12,6 +12,7 @@ export const APP_TABS = [
   { id: "secrets", label: "Secrets" },
   { id: "resources", label: "Resources" },
   { id: "jobs", label: "Jobs" },
+  { id: "notifications", label: "Notifications" },
   { id: "access", label: "Access" },
 ];
 

@@ -8,6 +8,7 @@ export const ACCOUNT_ROLES = ["member", "admin"];
 /** The view's two tabs. */
 export const PEOPLE_TABS = [
   { id: "people", label: "People and invites" },
+  { id: "notifications", label: "Notifications" },
   { id: "audit", label: "Audit" },
 ];
 
