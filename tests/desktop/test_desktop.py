@@ -505,6 +505,7 @@ class DesktopTest(unittest.TestCase):
         s.tab("notifications")
         s.wait_for("#app-subscriptions, #app-subscriptions-empty", timeout=20)
         s.wait_for("#deliveries-table, #deliveries-empty", timeout=20)
+        s.screenshot("app-notifications")
         s.tab("overview")
         s.wait_text("#app-urls", lambda t: "runtime" in t, timeout=10)
         s.screenshot("apps")

@@ -12,7 +12,7 @@ export const APP_TABS = [
   { id: "secrets", label: "Secrets" },
   { id: "resources", label: "Resources" },
   { id: "jobs", label: "Jobs" },
-  { id: "notifications", label: "Notifications" },
+  { id: "notifications", label: "Alerts" },
   { id: "access", label: "Access" },
 ];
 

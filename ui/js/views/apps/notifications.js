@@ -23,9 +23,9 @@ export function NotificationsPage({ api, app }) {
     load();
   }, [round]);
 
-  if (!state) return html`<h3>Notifications</h3><${Muted}>Asking the platform who hears this app…<//>`;
+  if (!state) return html`<h3>Alerts</h3><${Muted}>Asking the platform who hears this app…<//>`;
   const failed = [state.channels, state.subs, state.events].find((r) => !r.ok);
-  if (failed) return html`<h3>Notifications</h3><p class="error" role="alert">${failed.error}</p>`;
+  if (failed) return html`<h3>Alerts</h3><p class="error" role="alert">${failed.error}</p>`;
   const appEvents = state.events.value.events.filter((e) => e.about_an_app);
   const names = appEvents.map((e) => e.name);
   const chosen = picked.events || names;
@@ -48,7 +48,7 @@ export function NotificationsPage({ api, app }) {
   const toggle = (name) => setPicked({ ...picked, events: chosen.includes(name) ? chosen.filter((n) => n !== name) : [...chosen, name] });
 
   return html`
-    <div class="row section-head"><h3>Notifications</h3></div>
+    <div class="row section-head"><h3>Alerts</h3></div>
     ${mine.length
       ? html`<table id="app-subscriptions">
           <thead><tr><th>channel</th><th>for</th><th>events</th><th></th></tr></thead>

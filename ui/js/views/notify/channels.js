@@ -27,14 +27,16 @@ export function Channels({ api, round, onChanged }) {
   const alive = useAlive();
   const [res, setRes] = useState(null);
   const [subs, setSubs] = useState(null);
+  const [events, setEvents] = useState([]);
   const [tested, setTested] = useState(null);
   const [done, setDone] = useState(null);
 
   async function load() {
-    const [c, s] = await Promise.all([api.notifyChannels(), api.notifySubscriptions()]);
+    const [c, s, e] = await Promise.all([api.notifyChannels(), api.notifySubscriptions(), api.notifyEvents()]);
     if (!alive.current) return;
     setRes(c);
     setSubs(s);
+    if (e.ok) setEvents(e.value.events.map((x) => x.name));
   }
   useEffect(() => {
     load();
@@ -67,7 +69,7 @@ export function Channels({ api, round, onChanged }) {
         return html`<tr key=${c.id} data-channel=${c.name}>
           <td class="mono">${c.name}</td><td>${c.kind}</td><td class="mono">${c.target}</td>
           <td>${c.last_delivery_failed === null ? "—" : c.last_delivery_failed ? html`<span class="error">failed</span>` : "delivered"}</td>
-          <td>${sub ? eventsLine(sub.events, []) : "—"}</td>
+          <td>${sub ? eventsLine(sub.events, events) : "—"}</td>
           <td><div class="row">
             <button type="button" class="small" data-action="test" aria-label=${`Send a test over ${c.name}`} onClick=${() => test(c)}>Send a test</button>
             ${sub
