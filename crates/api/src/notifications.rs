@@ -38,7 +38,7 @@ impl EventKind {
             EventKind::CrashLooping => "a running app keeps crashing or failing its health check",
             EventKind::JobFailed => "a scheduled job's run failed",
             EventKind::JobMissed => "a scheduled job was missed while the platform was down",
-            EventKind::BackupFailed => "a platform backup failed (not sent yet)",
+            EventKind::BackupFailed => "a platform backup failed",
             EventKind::CertificateExpiring => {
                 "the platform's TLS certificate expires soon (not sent yet)"
             }

@@ -54,8 +54,20 @@ pub struct Restore {
     pub passphrase: Passphrase,
 }
 
-/// Writes an archive of a platform, running or not.
+/// Writes an archive of a platform, running or not. A failure is also told to the
+/// platform's notification channels (`backup.failed`, docs/notifications.md), so a backup
+/// run by a timer that stops working does not go unnoticed.
 pub async fn backup(request: Backup) -> Result<Report, BackupError> {
+    let (data_dir, database_url) = (request.data_dir.clone(), request.database_url.clone());
+    let result = write_backup(request).await;
+    if let Err(e) = &result {
+        slipway_platform::tell_backup_failed(&data_dir, database_url.as_deref(), &e.to_string())
+            .await;
+    }
+    result
+}
+
+async fn write_backup(request: Backup) -> Result<Report, BackupError> {
     let started = Instant::now();
     dirs::check_to(&request.to)?;
     if !request.data_dir.is_dir() {

@@ -280,6 +280,38 @@ pub async fn serve(config: PlatformConfig) -> Result<(), PlatformError> {
     .await
 }
 
+/// Tells the platform's notification channels that a backup of it failed (`backup.failed`,
+/// to whole-account subscriptions): the event is written into its database, and the running
+/// server (or the next one to start) sends it. Nothing is created for a data directory that
+/// holds no platform; a database that cannot be reached is logged (the backup's own error
+/// says why it failed).
+pub async fn tell_backup_failed(data_dir: &Path, database_url: Option<&str>, reason: &str) {
+    if database_url.is_none() && !data_dir.join(SQLITE_FILE).is_file() {
+        return;
+    }
+    let url = match config::database_url(data_dir, database_url) {
+        Ok(url) => url,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot tell the platform that its backup failed");
+            return;
+        }
+    };
+    match db::open(&url).await {
+        Ok(db) => {
+            notifications::events::enqueue_now(
+                &db,
+                slipway_api::notifications::EventKind::BackupFailed,
+                None,
+                None,
+                Some(reason),
+            )
+            .await;
+            db.close().await;
+        }
+        Err(e) => tracing::warn!(error = %e, "cannot tell the platform that its backup failed"),
+    }
+}
+
 /// `slipway platform user add`: adds a member to the first account (creating that account and
 /// its bootstrap token on a fresh data directory) and returns the new user with its token, the
 /// only time the token exists in clear. Print it as JSON: `{"id","email","name","token"}`.

@@ -445,3 +445,93 @@ async fn a_restored_platform_brings_its_running_app_back_without_run_and_layers(
         copy.stop().await;
     }
 }
+
+/// A failed backup is told to the whole account's notification channels (`backup.failed`):
+/// the running platform picks the event up and delivers it (here to a receiver that is down,
+/// so the delivery shows its failed tries with the backup's own reason).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_backup_is_told_to_the_accounts_channels() {
+    for backend in backends() {
+        let dir = tempfile::tempdir().unwrap();
+        let data_dir = dir.path().join("platform");
+        let db = Db::new(backend, "backup_told").await;
+        let platform = Platform::start(&data_dir, db.url.as_deref()).await;
+        let owner = platform.owner_token();
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/hook", closed.local_addr().unwrap());
+        drop(closed);
+        let (status, body) = platform
+            .send(
+                Method::POST,
+                "/v1/account/notifications/channels",
+                Some(&owner),
+                Some(&json!({"name": "ops", "kind": "webhook", "url": url})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        let (status, body) = platform
+            .send(
+                Method::POST,
+                "/v1/account/notifications/subscriptions",
+                Some(&owner),
+                Some(&json!({"channel": "ops", "events": ["backup.failed"]})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+
+        let (_, pass) = passphrase(dir.path(), "pass", "told passphrase");
+        let failed = slipway_backup::platform::backup(Backup {
+            data_dir: data_dir.clone(),
+            database_url: db.url.clone(),
+            vault_key_file: None,
+            to: dir.path().join("no/such/dir/platform.age"),
+            passphrase: pass,
+            work_factor: WORK,
+        })
+        .await
+        .expect_err("no directory to write into");
+        assert!(failed.to_string().contains("does not exist"), "{failed}");
+
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        let delivery = loop {
+            let (status, body) = platform
+                .send(
+                    Method::GET,
+                    "/v1/account/notifications/deliveries",
+                    Some(&owner),
+                    None,
+                )
+                .await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+            let found = body["deliveries"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|d| {
+                    d["event"]["type"] == "backup.failed"
+                        && !d["attempts"].as_array().unwrap().is_empty()
+                })
+                .cloned();
+            if let Some(d) = found {
+                break d;
+            }
+            assert!(std::time::Instant::now() < deadline, "never told: {body}");
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        };
+        assert_eq!(delivery["event"]["summary"], "A platform backup failed");
+        assert!(delivery["event"]["app"].is_null(), "{delivery}");
+        let reason = delivery["event"]["reason"].as_str().unwrap();
+        assert!(
+            reason.contains("does not exist"),
+            "the backup's reason: {reason}"
+        );
+        assert!(
+            delivery["attempts"][0]["error"]
+                .as_str()
+                .unwrap()
+                .contains("cannot connect"),
+            "{delivery}"
+        );
+        platform.stop().await;
+    }
+}
