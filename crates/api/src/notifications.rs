@@ -42,9 +42,7 @@ impl EventKind {
             EventKind::CertificateExpiring => {
                 "the platform's TLS certificate expires soon (not sent yet)"
             }
-            EventKind::ServiceDown => {
-                "a backing server (database, bucket, queue…) went down (not sent yet)"
-            }
+            EventKind::ServiceDown => "a backing server (database, bucket, queue…) went down",
             EventKind::Test => "a test message, sent by \"send a test\"",
         }
     }

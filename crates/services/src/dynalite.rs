@@ -25,7 +25,7 @@ use tokio::net::{TcpListener, UnixStream};
 use tokio::task::JoinHandle;
 
 use crate::error::ServiceError;
-use crate::process::{Launch, ServerProcess, find_program, pid_file, stop_leftover};
+use crate::process::{Launch, ServerProcess, Serves, find_program, pid_file, stop_leftover};
 use crate::sigv4::{self, Refusal, Signed};
 use crate::spec::{ResourceKey, TableKeys};
 
@@ -70,6 +70,7 @@ impl AppTables {
         }
         let server = ServerProcess::start(Launch {
             name: format!("dynalite {}", dir.file_name().unwrap_or_default().display()),
+            serves: Serves::App(app_id.to_owned()),
             program,
             args: vec![
                 "--port".into(),

@@ -32,5 +32,5 @@ mod spec;
 
 pub use error::ServiceError;
 pub use manager::{Services, ServicesConfig};
-pub use process::disk_usage;
+pub use process::{ServerExit, Serves, disk_usage, exits};
 pub use spec::{Credentials, Engine, ResourceKey, ResourceSpec, S3_REGION, TableKeys};

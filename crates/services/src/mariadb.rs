@@ -93,6 +93,9 @@ impl Mariadb {
         }
         let server = ServerProcess::start(Launch {
             name: "mariadb".into(),
+            serves: crate::process::Serves::Shared {
+                engines: &["mysql"],
+            },
             program: server_bin,
             args,
             log: services_dir.join("mariadb.log"),

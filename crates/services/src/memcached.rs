@@ -38,6 +38,7 @@ pub(crate) async fn start(
         args.push("--user=root".to_owned());
     }
     ServerProcess::start(Launch::own(
+        &spec.key,
         format!("memcached {}", spec.key.slug()),
         program,
         args,

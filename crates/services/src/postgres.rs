@@ -117,6 +117,9 @@ impl Postgres {
         stop_leftover(&dir.join("postmaster.pid"), "postgres", Signal::SIGINT).await;
         let server = ServerProcess::start(Launch {
             name: "postgres".into(),
+            serves: crate::process::Serves::Shared {
+                engines: &["postgres", "pgmq"],
+            },
             program: bin.clone(),
             args: [
                 "-D",

@@ -14,6 +14,45 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::error::ServiceError;
+use crate::spec::ResourceKey;
+
+/// Whose a server is: what a server that went down takes with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Serves {
+    /// A server shared by every resource of these engines (as resources record them:
+    /// `postgres` and `pgmq`, `mysql`, `seaweedfs`).
+    Shared {
+        /// The engines.
+        engines: &'static [&'static str],
+    },
+    /// One resource's own server (a Redis, a memcached, the durable block's Restate).
+    Resource(ResourceKey),
+    /// One app's server (its table server).
+    App(String),
+}
+
+/// A backing server that exited while it was meant to run (it is restarted with backoff).
+#[derive(Debug, Clone)]
+pub struct ServerExit {
+    /// Which server (`postgres`, `redis a0b5e7c1a93f2_cache_hot`).
+    pub server: String,
+    /// Whose it is.
+    pub serves: Serves,
+    /// How it ended (`signal: 9 (SIGKILL)`, `exit status: 1`).
+    pub status: String,
+}
+
+/// Every exit of a supervised server in this process, for whoever listens (the platform tells
+/// the apps' owners). One channel for the process: the supervisor is the one place that sees
+/// a server die, deep below the per-engine start-up code; a listener keeps the exits of the
+/// servers it knows (by [`Serves`]) and leaves the rest.
+static EXITS: std::sync::LazyLock<tokio::sync::broadcast::Sender<ServerExit>> =
+    std::sync::LazyLock::new(|| tokio::sync::broadcast::channel(64).0);
+
+/// Listens to every server exit from now on.
+pub fn exits() -> tokio::sync::broadcast::Receiver<ServerExit> {
+    EXITS.subscribe()
+}
 
 /// How a server is run.
 #[derive(Debug, Clone)]
@@ -35,12 +74,21 @@ pub(crate) struct Launch {
     /// The Unix socket it accepts connections on once ready, instead of `port` (a server
     /// that checks no credentials listens only there: see [`crate::dynalite`]).
     pub socket: Option<PathBuf>,
+    /// Whose it is (said when it exits).
+    pub serves: Serves,
 }
 
 impl Launch {
     /// A server of a resource's or an app's own in `dir`: run as the platform's user, its
     /// output in `dir/server.log`, stopped with `SIGTERM`, ready once loopback `port` accepts.
-    pub fn own(name: String, program: PathBuf, args: Vec<String>, dir: &Path, port: u16) -> Self {
+    pub fn own(
+        key: &ResourceKey,
+        name: String,
+        program: PathBuf,
+        args: Vec<String>,
+        dir: &Path,
+        port: u16,
+    ) -> Self {
         Self {
             name,
             program,
@@ -50,6 +98,7 @@ impl Launch {
             stop_signal: Signal::SIGTERM,
             port,
             socket: None,
+            serves: Serves::Resource(key.clone()),
         }
     }
 }
@@ -184,6 +233,12 @@ async fn supervise(
                 if started.elapsed() > STABLE {
                     backoff = FIRST_BACKOFF;
                 }
+                // Nobody listening is fine: the exit is logged below either way.
+                let _ = EXITS.send(ServerExit {
+                    server: launch.name.clone(),
+                    serves: launch.serves.clone(),
+                    status: status.as_ref().map_or_else(|e| e.to_string(), |s| s.to_string()),
+                });
                 tracing::warn!(
                     server = %launch.name,
                     status = %status.map_or_else(|e| e.to_string(), |s| s.to_string()),

@@ -44,6 +44,7 @@ pub(crate) async fn start(
     secret_file(&conf, &config(dir, spec, credentials))?;
     stop_leftover(&dir.join("redis.pid"), "redis-server", Signal::SIGTERM).await;
     ServerProcess::start(Launch::own(
+        &spec.key,
         format!("redis {}", spec.key.slug()),
         program,
         vec![conf.display().to_string()],

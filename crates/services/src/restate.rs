@@ -102,6 +102,7 @@ pub(crate) async fn start(
         "--no-logo".into(),
     ];
     let server = ServerProcess::start(Launch::own(
+        &spec.key,
         format!("restate {}", spec.key.slug()),
         program,
         args,

@@ -129,6 +129,9 @@ impl Seaweed {
         crate::process::stop_leftover(&dir.join("weed.pid"), "weed", Signal::SIGTERM).await;
         let server = ServerProcess::start(Launch {
             name: "seaweedfs".into(),
+            serves: crate::process::Serves::Shared {
+                engines: &["seaweedfs"],
+            },
             program,
             args: args(&dir, ports),
             log: dir.join("server.log"),

@@ -6,6 +6,7 @@
 //! "Send a test" ([`Notifier::send_test`]) sends at once and answers whether it arrived.
 
 pub mod events;
+pub mod servers;
 pub mod worker;
 
 use std::sync::Arc;
@@ -51,12 +52,16 @@ impl Notifier {
     }
 
     /// Starts the worker that sends pending deliveries (those queued while the server was
-    /// down first).
+    /// down first), and the watch that tells of backing servers going down.
     pub fn start(&self) {
         let me = self.clone();
         self.inner
             .tracker
             .spawn(async move { worker::run(&me).await });
+        let me = self.clone();
+        self.inner
+            .tracker
+            .spawn(async move { servers::watch(&me).await });
     }
 
     /// Stops the worker and waits for the attempts under way.

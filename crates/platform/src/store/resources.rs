@@ -53,6 +53,25 @@ pub async fn of_app(tx: &mut Tx, app_id: &str) -> Result<Vec<ResourceRow>, sqlx:
         .collect()
 }
 
+/// The apps with an attached resource of one of `engines` (who a shared server going down
+/// concerns).
+pub async fn apps_with_engines(tx: &mut Tx, engines: &[&str]) -> Result<Vec<String>, sqlx::Error> {
+    let rows = sqlx::query(
+        "SELECT DISTINCT app_id, engine FROM resource WHERE state = $1 ORDER BY app_id",
+    )
+    .bind(ATTACHED.to_owned())
+    .fetch_all(&mut **tx)
+    .await?;
+    let mut apps: Vec<String> = Vec::new();
+    for r in &rows {
+        let (app, engine): (String, String) = (r.try_get(0)?, r.try_get(1)?);
+        if engines.contains(&engine.as_str()) && !apps.contains(&app) {
+            apps.push(app);
+        }
+    }
+    Ok(apps)
+}
+
 /// Records a declared resource as attached (inserting it, or updating its engine settings).
 pub async fn attach(
     tx: &mut Tx,

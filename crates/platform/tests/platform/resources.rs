@@ -865,3 +865,109 @@ async fn a_bucket_a_table_and_a_queue_serve_an_app_through_boto3_and_psycopg() {
     );
     app.finish().await;
 }
+
+/// The files under `dir` named `name`, at any depth.
+fn find_named(dir: &std::path::Path, name: &str) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(find_named(&path, name));
+        } else if path.file_name().is_some_and(|n| n == name) {
+            found.push(path);
+        }
+    }
+    found
+}
+
+/// A backing server that goes down is told to the app's subscribers (`service.down`, with
+/// how it ended) while the platform restarts it; the app's cache works again after.
+#[tokio::test]
+async fn a_backing_server_that_goes_down_is_told_and_restarted() {
+    for backend in backends() {
+        let app = spawn_app(backend).await;
+        let id = app.register(&app.owner, "downcache").await["id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/hook", closed.local_addr().unwrap());
+        drop(closed);
+        for (path, body) in [
+            (
+                "/v1/account/notifications/channels",
+                serde_json::json!({"name": "ops", "kind": "webhook", "url": url}),
+            ),
+            (
+                "/v1/account/notifications/subscriptions",
+                serde_json::json!({"channel": "ops", "app_id": id, "events": ["service.down"]}),
+            ),
+        ] {
+            let (status, answer) = app
+                .send(Method::POST, path, Some(&app.owner), Some(body.to_string()))
+                .await;
+            assert_eq!(status, StatusCode::CREATED, "{answer}");
+        }
+        let cache_only = "      cache:\n        - name: hot\n          memoryMb: 32";
+        deploy(&app, &id, &devfile("downcache", cache_only), 1).await;
+        let pids = find_named(&app.data_dir().join("services"), "server.supervised.pid");
+        assert_eq!(pids.len(), 1, "one Redis: {pids:?}");
+        let pid: i32 = std::fs::read_to_string(&pids[0])
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        )
+        .unwrap();
+
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        let told = loop {
+            let (status, body) = app
+                .send(
+                    Method::GET,
+                    &format!("/v1/account/notifications/deliveries?app_id={id}"),
+                    Some(&app.owner),
+                    None,
+                )
+                .await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+            if let Some(d) = body["deliveries"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|d| d["event"]["type"] == "service.down")
+            {
+                break d.clone();
+            }
+            assert!(std::time::Instant::now() < deadline, "never told: {body}");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        };
+        assert_eq!(
+            told["event"]["summary"],
+            "The cache hot server of downcache went down"
+        );
+        let reason = told["event"]["reason"].as_str().unwrap();
+        assert!(
+            reason.contains("signal: 9") && reason.contains("restarts it"),
+            "{reason}"
+        );
+        // Restarted: a new process in its place.
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let now: i32 = std::fs::read_to_string(&pids[0])
+                .unwrap()
+                .trim()
+                .parse()
+                .unwrap_or(pid);
+            if now != pid {
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "never restarted");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        app.finish().await;
+    }
+}
