@@ -39,9 +39,7 @@ impl EventKind {
             EventKind::JobFailed => "a scheduled job's run failed",
             EventKind::JobMissed => "a scheduled job was missed while the platform was down",
             EventKind::BackupFailed => "a platform backup failed",
-            EventKind::CertificateExpiring => {
-                "the platform's TLS certificate expires soon (not sent yet)"
-            }
+            EventKind::CertificateExpiring => "the platform's TLS certificate expires soon",
             EventKind::ServiceDown => "a backing server (database, bucket, queue…) went down",
             EventKind::Test => "a test message, sent by \"send a test\"",
         }

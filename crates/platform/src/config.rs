@@ -72,6 +72,9 @@ pub struct PlatformConfig {
     /// When failed notification deliveries are tried again (`--notify-retry-after`,
     /// `--notify-attempts`).
     pub notify_retries: Retries,
+    /// How often the TLS certificate (`--tls-cert`) is checked for its expiry (hourly; tests
+    /// shorten it). Within 14 days of it, `certificate.expiring` is told at most once a day.
+    pub certificate_check: Duration,
 }
 
 /// What `--public-url --oidc-issuer --oidc-client-id --oidc-client-secret-file
@@ -232,6 +235,7 @@ impl PlatformConfig {
             tls: None,
             services_postgres_url: None,
             notify_retries: Retries::default(),
+            certificate_check: Duration::from_secs(3600),
         }
     }
 }

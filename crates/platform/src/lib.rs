@@ -145,6 +145,9 @@ pub async fn prepare(config: &PlatformConfig) -> Result<AppState, PlatformError>
     deployer.listen(built_rx);
     let notifier = notifications::Notifier::new(db.clone(), vault.clone(), config.notify_retries);
     notifier.start();
+    if let Some(tls) = &config.tls {
+        notifier.watch_certificate(tls.cert.clone(), config.certificate_check);
+    }
     let sso = single_sign_on(config, &boot.account_id)?;
     Ok(
         AppState::new(db, runner, deployer, signer, vault, lock, gateway)

@@ -5,6 +5,7 @@
 //! only its own deliveries: attempts run side by side, each bounded by its channel's timeout.
 //! "Send a test" ([`Notifier::send_test`]) sends at once and answers whether it arrived.
 
+pub mod certs;
 pub mod events;
 pub mod servers;
 pub mod worker;
@@ -62,6 +63,15 @@ impl Notifier {
         self.inner
             .tracker
             .spawn(async move { servers::watch(&me).await });
+    }
+
+    /// Checks the TLS certificate at `cert` every `every` and tells when it expires soon
+    /// (`certificate.expiring`).
+    pub fn watch_certificate(&self, cert: std::path::PathBuf, every: std::time::Duration) {
+        let me = self.clone();
+        self.inner
+            .tracker
+            .spawn(async move { certs::watch(&me, &cert, every).await });
     }
 
     /// Stops the worker and waits for the attempts under way.

@@ -593,3 +593,91 @@ async fn a_crash_loop_and_the_recovery_after_it_are_told() {
         app.finish().await;
     }
 }
+
+#[tokio::test]
+async fn a_tls_certificate_that_expires_soon_is_told_to_the_whole_account() {
+    for backend in backends() {
+        let dir = tempfile::tempdir().unwrap();
+        let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+        let made = tokio::process::Command::new("openssl")
+            .args([
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "5",
+            ])
+            .args(["-subj", "/CN=localhost"])
+            .arg("-keyout")
+            .arg(&key)
+            .arg("-out")
+            .arg(&cert)
+            .output()
+            .await
+            .unwrap();
+        assert!(
+            made.status.success(),
+            "{}",
+            String::from_utf8_lossy(&made.stderr)
+        );
+        let files = slipway_server::tls::TlsFiles { cert, key };
+        let app = spawn_app_configured(backend, move |config| {
+            config.tls = Some(files);
+            config.certificate_check = Duration::from_millis(300);
+        })
+        .await;
+        let (hook_url, got) = receiver().await;
+        let (status, made) = post(
+            &app,
+            &app.owner,
+            "/v1/account/notifications/channels",
+            json!({"name": "certs", "kind": "webhook", "url": hook_url}),
+        )
+        .await;
+        assert_eq!(status, StatusCode::CREATED, "{made}");
+        let secret = made["signing_secret"].as_str().unwrap().to_owned();
+        // An app's subscription cannot name it: it is about the platform.
+        let id = app.register(&app.owner, "certless").await["id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let (status, body) = post(
+            &app,
+            &app.owner,
+            "/v1/account/notifications/subscriptions",
+            json!({"channel": "certs", "app_id": id, "events": ["certificate.expiring"]}),
+        )
+        .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        let (status, body) = post(
+            &app,
+            &app.owner,
+            "/v1/account/notifications/subscriptions",
+            json!({"channel": "certs", "events": ["certificate.expiring"]}),
+        )
+        .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        let told = eventually("the certificate is told", async || {
+            signed_events(&got, &secret)
+                .into_iter()
+                .find(|e| e["type"] == "certificate.expiring")
+        })
+        .await;
+        assert_eq!(
+            told["summary"], "The platform's TLS certificate expires in 5 days",
+            "{told}"
+        );
+        assert!(told["app"].is_null(), "{told}");
+        assert!(
+            told["reason"]
+                .as_str()
+                .unwrap()
+                .contains("cert.pem is valid until"),
+            "{told}"
+        );
+        // Told once a day, not at every check.
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let times = signed_events(&got, &secret)
+            .iter()
+            .filter(|e| e["type"] == "certificate.expiring")
+            .count();
+        assert_eq!(times, 1);
+        app.finish().await;
+    }
+}
