@@ -12,6 +12,7 @@ mod daily;
 mod dev;
 mod jobs;
 mod local_platform;
+mod notify;
 mod resources;
 mod scaffold;
 mod servers;
