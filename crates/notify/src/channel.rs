@@ -199,10 +199,12 @@ pub fn valid_name(name: &str) -> bool {
     matches(NAME_PATTERN, name)
 }
 
-/// The fields each kind takes (any other given is refused, so a typo is not ignored).
-const WEBHOOK_FIELDS: &[&str] = &["url", "secret"];
-const SLACK_FIELDS: &[&str] = &["url"];
-const EMAIL_FIELDS: &[&str] = &[
+/// Every setting a channel may take, as the API names them: a webhook's first two, a Slack
+/// webhook's first, an e-mail channel's from `host` on ([`Draft::check`] refuses a setting
+/// of another kind, so a typo is not ignored).
+pub const SETTINGS: &[&str] = &[
+    "url",
+    "secret",
     "host",
     "port",
     "username",
@@ -211,6 +213,9 @@ const EMAIL_FIELDS: &[&str] = &[
     "to",
     "ca_certificate",
 ];
+const WEBHOOK_FIELDS: &[&str] = SETTINGS.split_at(2).0;
+const SLACK_FIELDS: &[&str] = SETTINGS.split_at(1).0;
+const EMAIL_FIELDS: &[&str] = SETTINGS.split_at(2).1;
 
 impl Draft {
     /// Checks every field; `new_secret` makes a webhook's signing secret when none is given.

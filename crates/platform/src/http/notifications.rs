@@ -126,20 +126,13 @@ async fn list_channels(
     }))
 }
 
-/// The fields a new channel takes.
-const CHANNEL_FIELDS: &[&str] = &[
-    "name",
-    "kind",
-    "url",
-    "secret",
-    "host",
-    "port",
-    "username",
-    "password",
-    "from",
-    "to",
-    "ca_certificate",
-];
+/// The fields a new channel takes: its name and kind, and the notify crate's settings.
+fn channel_fields() -> Vec<&'static str> {
+    ["name", "kind"]
+        .into_iter()
+        .chain(slipway_notify::channel::SETTINGS.iter().copied())
+        .collect()
+}
 
 /// A channel's name ([`slipway_notify::channel::NAME_PATTERN`]).
 fn channel_name(raw: &str) -> Result<String, ApiError> {
@@ -180,7 +173,7 @@ async fn add_channel(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<(StatusCode, Json<NewChannel>), ApiError> {
     let map = json_object(body)?;
-    let fields = Fields::from_body(map.clone(), CHANNEL_FIELDS)?;
+    let fields = Fields::from_body(map.clone(), &channel_fields())?;
     let name = channel_name(&fields.required("name")?)?;
     let draft = slipway_notify::Draft {
         kind: fields.required("kind")?,

@@ -21,6 +21,17 @@ use sqlx::any::AnyRow;
 
 use crate::db::Tx;
 
+/// The sealed value in columns `first`, `first + 1`, `first + 2` (`key_id`, `nonce`,
+/// `ciphertext`) of `r`: how every table that holds one stores it.
+pub(crate) fn sealed(r: &AnyRow, first: usize) -> Result<crate::model::Sealed, sqlx::Error> {
+    use sqlx::Row as _;
+    Ok(crate::model::Sealed {
+        key_id: r.try_get(first)?,
+        nonce: r.try_get(first + 1)?,
+        ciphertext: r.try_get(first + 2)?,
+    })
+}
+
 /// The rows of a table that belong to an app, listed newest first by `(created_at, id)`: the
 /// order of an app's history, the same in a whole list and in keyset pages.
 pub(crate) struct AppHistory<T> {

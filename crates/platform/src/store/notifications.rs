@@ -49,11 +49,7 @@ fn channel(r: &sqlx::any::AnyRow) -> Result<ChannelRow, sqlx::Error> {
         name: r.try_get(2)?,
         kind: r.try_get(3)?,
         target: r.try_get(4)?,
-        sealed: Sealed {
-            key_id: r.try_get(5)?,
-            nonce: r.try_get(6)?,
-            ciphertext: r.try_get(7)?,
-        },
+        sealed: super::sealed(r, 5)?,
         created_at: r.try_get(8)?,
         last_failed: last.map(|s| s == FAILED),
     })
@@ -145,16 +141,7 @@ pub async fn all_sealed(tx: &mut Tx) -> Result<Vec<(String, Sealed)>, sqlx::Erro
         .fetch_all(&mut **tx)
         .await?;
     rows.iter()
-        .map(|r| {
-            Ok((
-                r.try_get(0)?,
-                Sealed {
-                    key_id: r.try_get(1)?,
-                    nonce: r.try_get(2)?,
-                    ciphertext: r.try_get(3)?,
-                },
-            ))
-        })
+        .map(|r| Ok((r.try_get(0)?, super::sealed(r, 1)?)))
         .collect()
 }
 

@@ -223,11 +223,7 @@ pub async fn version(
     row.map(|r| {
         Ok(VersionRow {
             version: r.try_get(0)?,
-            sealed: Sealed {
-                key_id: r.try_get(1)?,
-                nonce: r.try_get(2)?,
-                ciphertext: r.try_get(3)?,
-            },
+            sealed: super::sealed(&r, 1)?,
             created_at: r.try_get(4)?,
         })
     })
@@ -318,17 +314,7 @@ pub async fn all_sealed(tx: &mut Tx) -> Result<Vec<(String, i64, Sealed)>, sqlx:
     .fetch_all(&mut **tx)
     .await?;
     rows.iter()
-        .map(|r| {
-            Ok((
-                r.try_get(0)?,
-                r.try_get(1)?,
-                Sealed {
-                    key_id: r.try_get(2)?,
-                    nonce: r.try_get(3)?,
-                    ciphertext: r.try_get(4)?,
-                },
-            ))
-        })
+        .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, super::sealed(r, 2)?)))
         .collect()
 }
 
