@@ -66,33 +66,20 @@ async fn check(notifier: &Notifier, cert: &Path) -> bool {
     if left > i64::try_from(WARN_WITHIN.as_secs()).unwrap_or(i64::MAX) {
         return false;
     }
-    let mut tx = match notifier.inner.db.begin_write().await {
-        Ok(tx) => tx,
-        Err(e) => {
-            tracing::warn!(error = %e, "cannot tell that the TLS certificate expires");
-            return false;
-        }
-    };
     let reason = format!(
         "{} is valid until {}; renew it (the server reloads the file by itself)",
         cert.file_name().unwrap_or_default().to_string_lossy(),
         crate::db::rfc3339(end * 1000)
     );
-    let queued = events::enqueue(
-        &mut tx,
+    events::enqueue_now(
+        &notifier.inner.db,
         EventKind::CertificateExpiring,
         None,
         Some(&time_left(left)),
         Some(&reason),
     )
-    .await;
-    match (queued, tx.commit().await) {
-        (Ok(n), Ok(())) => n > 0,
-        (Err(e), _) | (_, Err(e)) => {
-            tracing::warn!(error = %e, "cannot tell that the TLS certificate expires");
-            false
-        }
-    }
+    .await
+        > 0
 }
 
 #[cfg(test)]

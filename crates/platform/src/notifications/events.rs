@@ -67,16 +67,14 @@ pub async fn enqueue(
 ) -> Result<usize, sqlx::Error> {
     let (account, app) = match app_id {
         Some(id) => {
-            let (Some(account), Some(app)) =
-                (apps::account_of(tx, id).await?, apps::get(tx, id).await?)
-            else {
+            let Some((name, account)) = apps::name_and_account(tx, id).await? else {
                 return Ok(0);
             };
             (
                 Some(account),
                 Some(EventApp {
-                    id: app.id,
-                    name: app.name,
+                    id: id.to_owned(),
+                    name,
                 }),
             )
         }
@@ -112,15 +110,16 @@ pub async fn enqueue(
     Ok(listeners.len())
 }
 
-/// [`enqueue`] in a transaction of its own, for an event no other write records; a failure is
-/// logged (the event is then lost, as the write it would have joined would be).
+/// [`enqueue`] in a transaction of its own, for an event no other write records; how many
+/// deliveries were queued. A failure is logged and queues none (the event is then lost, as
+/// the write it would have joined would be).
 pub async fn enqueue_now(
     db: &Db,
     kind: EventKind,
     app_id: Option<&str>,
     subject: Option<&str>,
     reason: Option<&str>,
-) {
+) -> usize {
     let done = async {
         let mut tx = db.begin_write().await?;
         let queued = enqueue(&mut tx, kind, app_id, subject, reason).await?;
@@ -128,9 +127,10 @@ pub async fn enqueue_now(
         Ok::<_, sqlx::Error>(queued)
     }
     .await;
-    if let Err(e) = done {
+    done.unwrap_or_else(|e| {
         tracing::error!(event = %kind, error = %e, "cannot queue a notification");
-    }
+        0
+    })
 }
 
 #[cfg(test)]

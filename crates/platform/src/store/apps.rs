@@ -262,6 +262,19 @@ pub async fn account_of(tx: &mut Tx, id: &str) -> Result<Option<String>, sqlx::E
     row.map(|r| r.try_get::<String, _>(0)).transpose()
 }
 
+/// The name and account of app `id`, whoever asks (what an event about it says, and whose
+/// subscriptions hear it).
+pub async fn name_and_account(
+    tx: &mut Tx,
+    id: &str,
+) -> Result<Option<(String, String)>, sqlx::Error> {
+    let row = sqlx::query("SELECT name, account_id FROM app WHERE id = $1")
+        .bind(id.to_owned())
+        .fetch_optional(&mut **tx)
+        .await?;
+    row.map(|r| Ok((r.try_get(0)?, r.try_get(1)?))).transpose()
+}
+
 /// The id of the app called `name`, whoever owns it (the legacy build flow tells "yours"
 /// from "taken" with it, after checking visibility).
 pub async fn id_by_name(tx: &mut Tx, name: &str) -> Result<Option<String>, sqlx::Error> {

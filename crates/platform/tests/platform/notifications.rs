@@ -46,20 +46,14 @@ async fn receiver() -> (String, Received) {
     (url, got)
 }
 
-/// A local SMTP server that requires STARTTLS (aiosmtpd), writing each message it accepts
-/// into `dir`; its port and certificate (PEM). Ends with the returned child.
-async fn smtp_server(dir: &Path) -> (u16, String, tokio::process::Child) {
+/// A self-signed certificate valid for `days` and its key (`dir/cert.pem`, `dir/key.pem`),
+/// made by openssl with the subject options `names`.
+async fn self_signed(dir: &Path, days: u32, names: &[&str]) -> (PathBuf, PathBuf) {
     let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
     let made = tokio::process::Command::new("openssl")
-        .args([
-            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-        ])
-        .args([
-            "-subj",
-            "/CN=127.0.0.1",
-            "-addext",
-            "subjectAltName=IP:127.0.0.1",
-        ])
+        .args(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days"])
+        .arg(days.to_string())
+        .args(names)
         .arg("-keyout")
         .arg(&key)
         .arg("-out")
@@ -72,6 +66,23 @@ async fn smtp_server(dir: &Path) -> (u16, String, tokio::process::Child) {
         "{}",
         String::from_utf8_lossy(&made.stderr)
     );
+    (cert, key)
+}
+
+/// A local SMTP server that requires STARTTLS (aiosmtpd), writing each message it accepts
+/// into `dir`; its port and certificate (PEM). Ends with the returned child.
+async fn smtp_server(dir: &Path) -> (u16, String, tokio::process::Child) {
+    let (cert, key) = self_signed(
+        dir,
+        1,
+        &[
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+        ],
+    )
+    .await;
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -598,24 +609,7 @@ async fn a_crash_loop_and_the_recovery_after_it_are_told() {
 async fn a_tls_certificate_that_expires_soon_is_told_to_the_whole_account() {
     for backend in backends() {
         let dir = tempfile::tempdir().unwrap();
-        let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
-        let made = tokio::process::Command::new("openssl")
-            .args([
-                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "5",
-            ])
-            .args(["-subj", "/CN=localhost"])
-            .arg("-keyout")
-            .arg(&key)
-            .arg("-out")
-            .arg(&cert)
-            .output()
-            .await
-            .unwrap();
-        assert!(
-            made.status.success(),
-            "{}",
-            String::from_utf8_lossy(&made.stderr)
-        );
+        let (cert, key) = self_signed(dir.path(), 5, &["-subj", "/CN=localhost"]).await;
         let files = slipway_server::tls::TlsFiles { cert, key };
         let app = spawn_app_configured(backend, move |config| {
             config.tls = Some(files);
