@@ -15,6 +15,9 @@ pub const DEFAULT_CONTACT_TYPES: &[&str] = &[
 /// Default `gender` values (one character each, the spec's limit).
 pub const DEFAULT_GENDERS: &[&str] = &["F", "M", "O", "U"];
 
+/// How long after its answer a request may be corrected unless configured otherwise.
+pub const DEFAULT_AMEND_WINDOW: std::time::Duration = std::time::Duration::from_secs(24 * 60 * 60);
+
 /// `values` as owned strings: the lists a configuration or a validator holds.
 pub fn owned(values: &[&str]) -> Vec<String> {
     values.iter().map(|v| (*v).to_owned()).collect()
@@ -47,6 +50,9 @@ pub struct CareConfig {
     /// Serve HTTPS with this certificate and key (`--tls-cert`, `--tls-key`), re-read on
     /// `SIGHUP` and when the files change.
     pub tls: Option<slipway_server::tls::TlsFiles>,
+    /// How long after its answer the answerer (or a care admin) may correct a request
+    /// (`--amend-window`, default 24 hours; zero turns amending off).
+    pub amend_window: std::time::Duration,
 }
 
 impl CareConfig {
@@ -63,6 +69,7 @@ impl CareConfig {
             genders: owned(DEFAULT_GENDERS),
             max_body_bytes: 1024 * 1024,
             tls: None,
+            amend_window: DEFAULT_AMEND_WINDOW,
         }
     }
 

@@ -181,10 +181,82 @@ pub struct Task {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     based_on: Vec<Reference>,
     authored_on: String,
+    /// When the Task last changed for its reader: its answer, or the last amendment of it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    last_modified: Option<String>,
+    /// `amended` once the answer has been corrected (the status stays `completed`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    business_status: Option<CodeableConcept>,
     #[serde(skip_serializing_if = "Option::is_none")]
     owner: Option<Reference>,
     restriction: Restriction,
     input: Vec<TaskInput>,
+    /// The history of the answer (in a request's bundle): one note per amendment, naming who
+    /// made it, when, and the fields it changed (never their values).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    note: Vec<Annotation>,
+}
+
+/// A `Task.note`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Annotation {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    author_string: Option<String>,
+    time: String,
+    text: String,
+}
+
+/// One answer of a `QuestionnaireResponse.item`, typed as its item is.
+#[derive(Debug, Clone, Serialize)]
+pub enum AnswerValue {
+    /// `string` and `text` items.
+    #[serde(rename = "valueString")]
+    String(String),
+    /// `date` items.
+    #[serde(rename = "valueDate")]
+    Date(String),
+    /// `dateTime` items.
+    #[serde(rename = "valueDateTime")]
+    DateTime(String),
+    /// `boolean` items.
+    #[serde(rename = "valueBoolean")]
+    Boolean(bool),
+    /// `integer` items.
+    #[serde(rename = "valueInteger")]
+    Integer(i64),
+    /// `decimal` items.
+    #[serde(rename = "valueDecimal")]
+    Decimal(serde_json::Number),
+    /// `choice` items.
+    #[serde(rename = "valueCoding")]
+    Coding(Coding),
+}
+
+/// A `QuestionnaireResponse.item`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResponseItem {
+    link_id: String,
+    text: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    answer: Vec<AnswerValue>,
+}
+
+/// The `QuestionnaireResponse` of an answered request: what the records hold now.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuestionnaireResponse {
+    resource_type: &'static str,
+    id: String,
+    questionnaire: String,
+    /// `completed`, or `amended` once corrected.
+    status: &'static str,
+    subject: Reference,
+    authored: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    author: Option<Reference>,
+    item: Vec<ResponseItem>,
 }
 
 /// A resource of the bundle.
@@ -195,6 +267,8 @@ pub enum Resource {
     Questionnaire(Questionnaire),
     /// The request to fill it in (boxed: a Task is much larger than a Questionnaire).
     Task(Box<Task>),
+    /// The answer, once the request is answered.
+    Response(Box<QuestionnaireResponse>),
 }
 
 /// A `Bundle.entry`.
@@ -346,6 +420,11 @@ pub fn task(f: TaskFacts<'_>) -> Task {
             .into_iter()
             .collect(),
         authored_on: date_time(req.created_at),
+        last_modified: req.amended_at.or(req.answered.map(|a| a.at)).map(date_time),
+        business_status: req.amended_at.map(|_| CodeableConcept {
+            coding: Vec::new(),
+            text: Some("amended".to_owned()),
+        }),
         owner: req.holder.as_ref().map(|h| {
             Reference::by_identifier(
                 "Practitioner",
@@ -363,11 +442,12 @@ pub fn task(f: TaskFacts<'_>) -> Task {
             ty: sdc("questionnaire"),
             value_canonical: questionnaire_url(&req.uuid),
         }],
+        note: Vec::new(),
     }
 }
 
 /// A FHIR `instant`/`dateTime` of Unix seconds (UTC).
-fn date_time(seconds: i64) -> String {
+pub fn date_time(seconds: i64) -> String {
     time::OffsetDateTime::from_unix_timestamp(seconds)
         .ok()
         .and_then(|t| {
@@ -377,8 +457,20 @@ fn date_time(seconds: i64) -> String {
         .unwrap_or_else(|| "1970-01-01T00:00:00Z".to_owned())
 }
 
-/// The bundle of a resolved data request: its questionnaire, then its task.
-pub fn bundle(req: &DataRequest, r: &Resolved) -> Bundle {
+/// What an answered request's bundle adds: the answer as the records hold it now.
+#[derive(Debug, Clone, Copy)]
+pub struct AnswerFacts<'a> {
+    /// The answerer: `(external ID, name)`, while their user exists.
+    pub answered_by: Option<(&'a str, &'a str)>,
+    /// The values on the records now, by field UUID.
+    pub values: &'a std::collections::HashMap<String, Value>,
+    /// The amendments of the answer, oldest first.
+    pub amendments: &'a [crate::store::amendments::Amendment],
+}
+
+/// The bundle of a resolved data request: its questionnaire, then its task, then (once it is
+/// answered) its `QuestionnaireResponse`.
+pub fn bundle(req: &DataRequest, r: &Resolved, answer: Option<AnswerFacts<'_>>) -> Bundle {
     let url = questionnaire_url(&req.uuid);
     let questionnaire = Questionnaire {
         resource_type: "Questionnaire",
@@ -389,27 +481,129 @@ pub fn bundle(req: &DataRequest, r: &Resolved) -> Bundle {
         subject_type: vec!["Patient"],
         item: r.fields.iter().map(item).collect(),
     };
-    let task = task(TaskFacts {
+    let mut task = task(TaskFacts {
         request: req,
         patient_external_id: Some(&r.patient_external_id),
         patient_name: None,
         care_plan: true,
         program_name: Some(&r.program_name),
     });
+    let mut entry = vec![Entry {
+        full_url: Some(url),
+        resource: Resource::Questionnaire(questionnaire),
+    }];
+    let response = answer.zip(req.answered).map(|(a, answered)| {
+        task.note = a
+            .amendments
+            .iter()
+            .map(|m| Annotation {
+                author_string: m.by_name.clone().or_else(|| m.by_id.clone()),
+                time: date_time(m.at),
+                text: format!(
+                    "Answer amended: {}",
+                    m.changed
+                        .iter()
+                        .map(|c| c.label.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            })
+            .collect();
+        response(req, r, answered.at, a)
+    });
+    entry.push(Entry {
+        full_url: None,
+        resource: Resource::Task(Box::new(task)),
+    });
+    if let Some(response) = response {
+        entry.push(Entry {
+            full_url: None,
+            resource: Resource::Response(Box::new(response)),
+        });
+    }
     Bundle {
         resource_type: "Bundle",
         ty: "collection",
-        entry: vec![
-            Entry {
-                full_url: Some(url),
-                resource: Resource::Questionnaire(questionnaire),
-            },
-            Entry {
-                full_url: None,
-                resource: Resource::Task(Box::new(task)),
-            },
-        ],
+        entry,
     }
+}
+
+/// The answer of a request as a `QuestionnaireResponse`, `amended` once corrected.
+fn response(
+    req: &DataRequest,
+    r: &Resolved,
+    answered_at: i64,
+    a: AnswerFacts<'_>,
+) -> QuestionnaireResponse {
+    QuestionnaireResponse {
+        resource_type: "QuestionnaireResponse",
+        id: req.uuid.clone(),
+        questionnaire: questionnaire_url(&req.uuid),
+        status: if a.amendments.is_empty() {
+            "completed"
+        } else {
+            "amended"
+        },
+        subject: Reference::by_identifier(
+            "Patient",
+            ACCOUNT_SYSTEM,
+            r.patient_external_id.clone(),
+            None,
+        ),
+        authored: date_time(req.amended_at.unwrap_or(answered_at)),
+        author: a.answered_by.map(|(id, name)| {
+            Reference::by_identifier(
+                "Practitioner",
+                USER_SYSTEM,
+                id.to_owned(),
+                Some(name.to_owned()),
+            )
+        }),
+        item: r
+            .fields
+            .iter()
+            .map(|f| ResponseItem {
+                link_id: f.uuid.clone(),
+                text: f.label.clone(),
+                answer: a
+                    .values
+                    .get(&f.uuid)
+                    .and_then(|v| stored_answer(f.def.ty, v))
+                    .into_iter()
+                    .collect(),
+            })
+            .collect(),
+    }
+}
+
+/// A stored value as the answer of an item of type `ty`; `None` when it does not read as one.
+fn stored_answer(ty: FieldType, v: &Value) -> Option<AnswerValue> {
+    let text = match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    Some(match item_type(ty) {
+        "date" => AnswerValue::Date(text),
+        "dateTime" => AnswerValue::DateTime(text),
+        "boolean" => AnswerValue::Boolean(match v {
+            Value::Bool(b) => *b,
+            _ => text.parse().ok()?,
+        }),
+        "integer" => AnswerValue::Integer(match v {
+            Value::Number(n) => n.as_i64()?,
+            _ => text.parse().ok()?,
+        }),
+        "decimal" => AnswerValue::Decimal(match v {
+            Value::Number(n) => n.clone(),
+            _ => serde_json::Number::from_f64(text.parse().ok()?)?,
+        }),
+        "choice" => AnswerValue::Coding(Coding {
+            system: None,
+            code: text.clone(),
+            display: Some(text),
+        }),
+        _ => AnswerValue::String(text),
+    })
 }
 
 /// A `Bundle.link`.
@@ -656,6 +850,8 @@ mod tests {
             expiration_date: expiration.into(),
             created_at: 1_764_115_200,
             holder: None,
+            answered: None,
+            amended_at: None,
         }
     }
 

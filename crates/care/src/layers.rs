@@ -13,7 +13,8 @@
 //!    check, probes, demo                   history, live events, the desktop's check, the
 //!                                          load bench's probe, the demo data set
 //! 5  missing_info                          the missing-information rules (FHIR bodies via fhir)
-//! 6  worklist, fuzzing                     claims (refused by missing_info's rules), fuzz entry
+//! 6  worklist, amend, fuzzing              claims and amendments (refused by missing_info's
+//!                                          rules), fuzz entry
 //! 7  http                                  the transport
 //! 8  embedded, layers (and lib.rs)         the whole service
 //! ```
@@ -24,7 +25,8 @@
 //! 0  base                                  the store's error, reading a row of either driver
 //! 1  users, groups, objects, reference,    one kind of record each
 //!    stats, erx, records, events
-//! 2  data_requests, enrollment             records read or written with others
+//! 2  data_requests, enrollment,            records read or written with others
+//!    amendments
 //! 3  worklist                              data requests seen as Tasks
 //! 4  mod.rs                                declares and re-exports
 //! ```
@@ -51,6 +53,7 @@ mod tests {
         ("demo", 4),
         ("missing_info", 5),
         ("worklist", 6),
+        ("amend", 6),
         ("fuzzing", 6),
         ("http", 7),
         ("embedded", 8),
@@ -71,6 +74,7 @@ mod tests {
         ("events", 1),
         ("data_requests", 2),
         ("enrollment", 2),
+        ("amendments", 2),
         ("worklist", 3),
         ("mod", 4),
     ];

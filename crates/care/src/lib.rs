@@ -5,6 +5,7 @@
 //! The CLI calls [`serve`] with a [`CareConfig`]; tests and benchmarks call [`app`] or
 //! [`spawn`] to get a server on a socket they chose.
 
+mod amend;
 mod auth;
 pub mod check;
 mod config;

@@ -59,6 +59,21 @@ pub struct FieldView {
     picklist_values: Option<Vec<String>>,
 }
 
+impl FieldView {
+    /// The view of a requested field.
+    pub fn of(f: &GroupField) -> Self {
+        FieldView {
+            uuid: f.uuid.clone(),
+            ty: f.def.ty.as_str(),
+            scale: f.def.scale,
+            length: f.def.length,
+            label: f.label.clone(),
+            picklist_values: (f.def.ty == fields::FieldType::Picklist)
+                .then(|| f.def.picklist.clone()),
+        }
+    }
+}
+
 /// The GET body.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -130,19 +145,7 @@ pub fn resolve(context: RequestContext) -> Result<Resolved, RequestError> {
 pub fn view(req: &DataRequest, r: &Resolved) -> RequestView {
     RequestView {
         uuid: req.uuid.clone(),
-        fields: r
-            .fields
-            .iter()
-            .map(|f| FieldView {
-                uuid: f.uuid.clone(),
-                ty: f.def.ty.as_str(),
-                scale: f.def.scale,
-                length: f.def.length,
-                label: f.label.clone(),
-                picklist_values: (f.def.ty == fields::FieldType::Picklist)
-                    .then(|| f.def.picklist.clone()),
-            })
-            .collect(),
+        fields: r.fields.iter().map(FieldView::of).collect(),
         expiration_date: req.expiration_date.clone(),
         drug_program: r.program_name.clone(),
     }

@@ -35,6 +35,19 @@ pub struct DataRequest {
     pub created_at: i64,
     /// Who has claimed it, if anyone (the worklist's `in-progress`).
     pub holder: Option<Holder>,
+    /// Who answered it and when (Unix seconds): set by the POST that completed it.
+    pub answered: Option<Answered>,
+    /// When its answer was last amended (Unix seconds), if ever.
+    pub amended_at: Option<i64>,
+}
+
+/// Who answered a request, and when: what the amend window and its rights run from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Answered {
+    /// Row id of the user whose POST completed it (`None` once that user is deleted).
+    pub by: Option<i64>,
+    /// Unix time in seconds of that POST.
+    pub at: i64,
 }
 
 impl DataRequest {

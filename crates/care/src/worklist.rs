@@ -233,6 +233,8 @@ mod tests {
                 external_id: "nurse-1".into(),
                 name: "Nurse".into(),
             }),
+            answered: None,
+            amended_at: None,
         }
     }
 

@@ -438,7 +438,21 @@ async fn get_data_request(
         .await?
         .ok_or_else(|| not_found("data request"))?;
     let history = data_requests::history(&mut tx, req.id).await?;
+    let amendments = crate::store::amendments::list(&mut tx, req.id).await?;
     tx.commit().await?;
+    // Each amendment with the values it replaced: the care admin's audit of what was
+    // corrected (no other view shows a previous value).
+    let amendments: Vec<Value> = amendments
+        .into_iter()
+        .map(|a| {
+            json!({
+                "at": a.at,
+                "by": a.by_id,
+                "byName": a.by_name,
+                "changes": a.changed,
+            })
+        })
+        .collect();
     let history: Vec<Value> = history
         .into_iter()
         .map(|h| {
@@ -458,6 +472,7 @@ async fn get_data_request(
         "status": req.status,
         "expirationDate": req.expiration_date,
         "history": history,
+        "amendments": amendments,
     })))
 }
 

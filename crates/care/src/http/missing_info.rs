@@ -29,7 +29,18 @@ pub fn router() -> Router<AppState> {
             "/missingInformationRequest/{uuid}",
             get(get_request).post(post_request),
         )
-        .route("/missingInformationRequest/{uuid}/fhir", get(get_fhir))
+        .route(
+            "/missingInformationRequest/{uuid}/fhir",
+            get(super::amend::get_fhir),
+        )
+        .route(
+            "/missingInformationRequest/{uuid}/answer",
+            get(super::amend::get_answer),
+        )
+        .route(
+            "/missingInformationRequest/{uuid}/amend",
+            axum::routing::post(super::amend::amend),
+        )
         .route("/missingInformationRequest", get(no_uuid).post(no_uuid))
         .route("/missingInformationRequest/", get(no_uuid).post(no_uuid))
 }
@@ -42,10 +53,13 @@ async fn no_uuid() -> ApiError {
     )
 }
 
+/// What a call does, as its history record names it.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Method {
+pub(super) enum Method {
     Get,
     Post,
+    /// A correction of the answer (`…/amend`).
+    Amend,
 }
 
 impl Method {
@@ -53,26 +67,27 @@ impl Method {
         match self {
             Method::Get => "GET",
             Method::Post => "POST",
+            Method::Amend => "AMEND",
         }
     }
     fn access(self) -> Access {
         match self {
             Method::Get => Access::Read,
-            Method::Post => Access::Edit,
+            Method::Post | Method::Amend => Access::Edit,
         }
     }
 }
 
 /// The wire form of a call: the spec's JSON, or FHIR R4.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Form {
+pub(super) enum Form {
     Plain,
     Fhir,
 }
 
 impl Form {
     /// FHIR when the body is declared `application/fhir+json` (parameters ignored).
-    fn of_body(headers: &HeaderMap) -> Form {
+    pub(super) fn of_body(headers: &HeaderMap) -> Form {
         let media = headers
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
@@ -93,7 +108,9 @@ async fn get_request(
     handle(state, Method::Get, Form::Plain, uuid, headers, None).await
 }
 
-async fn get_fhir(
+/// `GET …/{uuid}/fhir` of a request not answered (an answered one is read by
+/// `amend::get_fhir`, with its `QuestionnaireResponse`).
+pub(super) async fn get_fhir(
     State(state): State<AppState>,
     Path(uuid): Path<String>,
     headers: HeaderMap,
@@ -153,7 +170,7 @@ async fn run(
 ) -> Result<Response, ApiError> {
     match method {
         Method::Get => read(state, form, raw_uuid, headers).await,
-        Method::Post => write(state, form, raw_uuid, headers, body).await,
+        Method::Post | Method::Amend => write(state, form, raw_uuid, headers, body).await,
     }
 }
 
@@ -187,7 +204,7 @@ async fn read(
     let outcome = checked.map(|resolved| match form {
         Form::Plain => json(StatusCode::OK, &mi::view(&req, &resolved)),
         Form::Fhir => {
-            let mut response = json(StatusCode::OK, &fhir::bundle(&req, &resolved));
+            let mut response = json(StatusCode::OK, &fhir::bundle(&req, &resolved, None));
             response.headers_mut().insert(
                 header::CONTENT_TYPE,
                 HeaderValue::from_static(fhir::MEDIA_TYPE),
@@ -313,7 +330,7 @@ async fn write(
 }
 
 /// The status code a result answers with (200, or the error's), as a history record keeps it.
-fn result_status<T>(result: &Result<T, ApiError>) -> StatusCode {
+pub(super) fn result_status<T>(result: &Result<T, ApiError>) -> StatusCode {
     match result {
         Ok(_) => StatusCode::OK,
         Err(e) => e.status(),
@@ -321,7 +338,7 @@ fn result_status<T>(result: &Result<T, ApiError>) -> StatusCode {
 }
 
 /// The history record of a call on `req`.
-fn history_entry(
+pub(super) fn history_entry(
     req: &DataRequest,
     caller: &Caller,
     method: Method,
@@ -339,7 +356,7 @@ fn history_entry(
 
 /// One line per answered call: its method, status and how many fields it submitted (never
 /// their values).
-fn log_call(method: Method, status: StatusCode, fields: usize) {
+pub(super) fn log_call(method: Method, status: StatusCode, fields: usize) {
     tracing::info!(
         method = method.as_str(),
         status = status.as_u16(),
@@ -392,7 +409,7 @@ async fn submit(
         .map_err(|v| ApiError::BadRequest(v.into_iter().map(ErrorItem::from).collect()))?;
     let values = mi::check_values(&resolved, &entries)?;
     mi::apply(tx, &resolved, &values).await?;
-    data_requests::complete(tx, req).await?;
+    data_requests::complete(tx, req, caller.user_id).await?;
     // Answered: the Task is completed, whoever held it.
     events::append(
         tx,

@@ -2,6 +2,7 @@
 //! tokens, request logging (ids, methods, status codes and timings only — never payloads).
 
 pub mod admin;
+mod amend;
 pub mod enrollment;
 pub mod error;
 pub mod events;
@@ -41,6 +42,7 @@ struct Inner {
     base_path: String,
     namespace: String,
     max_body_bytes: usize,
+    amend_window: std::time::Duration,
     metrics: slipway_server::metrics::Metrics,
     enrollments: slipway_server::metrics::CounterBy,
     events: crate::events::Hub,
@@ -78,6 +80,7 @@ impl AppState {
                 base_path: config.base_path.clone(),
                 namespace: config.namespace.clone(),
                 max_body_bytes: config.max_body_bytes,
+                amend_window: config.amend_window,
                 metrics,
                 enrollments,
                 events,
@@ -113,6 +116,11 @@ impl AppState {
     /// The base path (`--base-path`), empty or starting with `/`.
     pub(crate) fn base_path(&self) -> &str {
         &self.inner.base_path
+    }
+
+    /// How long after its answer a request may be corrected.
+    pub(crate) fn amend_window(&self) -> std::time::Duration {
+        self.inner.amend_window
     }
 
     /// The request metrics and the exposition.

@@ -9,7 +9,7 @@ use super::users::{CALLER_COLUMNS, caller_columns, caller_from_row};
 use crate::auth::{Caller, hash_token};
 use crate::db::{Tx, json_strings, now};
 use crate::model::{
-    ACTIVE, COMPLETED, DataRequest, DataRequestInput, EventStatus, HistoryEntry, Holder,
+    ACTIVE, Answered, COMPLETED, DataRequest, DataRequestInput, EventStatus, HistoryEntry, Holder,
     RequestContext,
 };
 use slipway_server::db::native::{database_error, rusqlite};
@@ -19,7 +19,8 @@ use slipway_server::db::native::{database_error, rusqlite};
 macro_rules! data_request_columns {
     () => {
         "d.id, d.external_id, d.care_plan_external_id, d.group_external_id, d.status, \
-         d.expiration_date, d.created_at, d.claimed_by, h.external_id, h.name"
+         d.expiration_date, d.created_at, d.claimed_by, h.external_id, h.name, \
+         d.answered_by, d.answered_at, d.amended_at"
     };
 }
 pub(crate) use data_request_columns;
@@ -33,7 +34,7 @@ macro_rules! holder_join {
 pub(crate) use holder_join;
 
 /// How many columns [`data_request_columns`] has.
-pub(crate) const DATA_REQUEST_COLUMNS: usize = 10;
+pub(crate) const DATA_REQUEST_COLUMNS: usize = 13;
 
 /// Finds a data request by UUID.
 pub async fn find(tx: &mut Tx, uuid: &str) -> Result<Option<DataRequest>> {
@@ -77,6 +78,16 @@ pub(crate) fn data_request(
         expiration_date: r.column(at + 5)?,
         created_at: r.column(at + 6)?,
         holder,
+        answered: r
+            .column::<Option<i64>>(at + 11)?
+            .map(|answered_at| -> std::result::Result<_, sqlx::Error> {
+                Ok(Answered {
+                    by: r.column(at + 10)?,
+                    at: answered_at,
+                })
+            })
+            .transpose()?,
+        amended_at: r.column(at + 12)?,
     })
 }
 
@@ -283,14 +294,18 @@ pub async fn delete(tx: &mut Tx, external_id: &str) -> Result<bool> {
     Ok(deleted)
 }
 
-/// Marks a request `Completed` after a successful POST.
-pub async fn complete(tx: &mut Tx, req: &DataRequest) -> Result<()> {
-    sqlx::query("UPDATE data_request SET status = $1, updated_at = $2 WHERE id = $3")
-        .bind(COMPLETED)
-        .bind(now())
-        .bind(req.id)
-        .execute(&mut **tx)
-        .await?;
+/// Marks a request `Completed` after a successful POST, answered by `user_id` now.
+pub async fn complete(tx: &mut Tx, req: &DataRequest, user_id: i64) -> Result<()> {
+    sqlx::query(
+        "UPDATE data_request SET status = $1, updated_at = $2, answered_by = $3, answered_at = $2 \
+         WHERE id = $4",
+    )
+    .bind(COMPLETED)
+    .bind(now())
+    .bind(user_id)
+    .bind(req.id)
+    .execute(&mut **tx)
+    .await?;
     Ok(())
 }
 

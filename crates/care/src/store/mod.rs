@@ -26,6 +26,7 @@ macro_rules! with_json_functions {
     };
 }
 
+pub mod amendments;
 mod base;
 pub mod data_requests;
 pub mod enrollment;

@@ -119,6 +119,17 @@ impl AccountColumn {
         })
     }
 
+    /// The column's value in a patient row.
+    pub fn of(self, p: &PatientRow) -> &Option<String> {
+        match self {
+            Self::FirstName => &p.first_name,
+            Self::MiddleName => &p.middle_name,
+            Self::LastName => &p.last_name,
+            Self::Gender => &p.gender,
+            Self::DateOfBirth => &p.birthdate,
+        }
+    }
+
     fn update_sql(self) -> &'static str {
         match self {
             Self::FirstName => "UPDATE account SET first_name = $1, updated_at = $2 WHERE id = $3",

@@ -198,8 +198,31 @@ async fn a_questionnaire_response_fulfils_the_request_once() {
         let (status, body) = app.mi_post_fhir(STAFF, ACTIVE, &good()).await;
         assert_eq!(status, StatusCode::CONFLICT, "{body}");
         assert_eq!(body[0]["errorCode"], "REQUEST_NOT_ACTIVE");
-        let ((status, _), _) = app.mi_get_fhir(Some(STAFF), ACTIVE).await;
-        assert_eq!(status, StatusCode::CONFLICT);
+        // What was submitted stays readable: the bundle now carries the answer.
+        let ((status, bundle), content_type) = app.mi_get_fhir(Some(STAFF), ACTIVE).await;
+        assert_eq!(status, StatusCode::OK, "{bundle}");
+        assert!(content_type.starts_with("application/fhir+json"));
+        let response = &bundle["entry"][2]["resource"];
+        assert_eq!(
+            response["resourceType"], "QuestionnaireResponse",
+            "{bundle}"
+        );
+        assert_eq!(response["status"], "completed");
+        let (_, me) = app
+            .send(reqwest::Method::GET, "/care/me", Some(STAFF), None)
+            .await;
+        assert_eq!(response["author"]["identifier"]["value"], me["id"], "{me}");
+        assert_eq!(response["item"][0]["answer"][0]["valueDate"], "1980-05-06");
+        assert_eq!(response["item"][1]["answer"][0]["valueDecimal"], 72.5);
+        assert_eq!(
+            response["item"][2]["answer"][0]["valueCoding"]["code"],
+            "Evening"
+        );
+        assert_eq!(response["item"][3]["answer"][0]["valueBoolean"], true);
+        assert_eq!(bundle["entry"][1]["resource"]["status"], "completed");
+        // Someone without read access to its fields still cannot read it.
+        let ((status, body), _) = app.mi_get_fhir(Some(RESTRICTED), ACTIVE).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
         app.finish().await;
     }
 }

@@ -7,6 +7,7 @@
 )]
 
 mod admin;
+mod amend;
 mod enrollment_effects;
 mod enrollment_rules;
 mod fhir;

@@ -335,7 +335,7 @@ async fn claims_name_their_holder_and_the_history_records_them() {
         assert_eq!(status, StatusCode::OK);
         let mut ended = existing.clone();
         ended["status"] = json!("Ended");
-        for key in ["uuid", "history"] {
+        for key in ["uuid", "history", "amendments"] {
             ended.as_object_mut().unwrap().remove(key);
         }
         let (status, body) = app
