@@ -8,7 +8,9 @@ Usage: python care-fhir-check.py BASE_URL [TOKEN] [REQUEST_UUID] [NAMESPACE]
 Fetches GET {base}/{ns}/missingInformationRequest/{uuid}/fhir, parses it as an R4B Bundle
 and its entries as Questionnaire and Task (pydantic validation of every element), checks
 the SDC task pattern, builds a QuestionnaireResponse with fhir.resources answering every
-item, POSTs it as application/fhir+json and expects 200, then 409 when posted again.
+item, POSTs it as application/fhir+json and expects 200, then 409 when posted again; then
+reads the answer back (a third entry, a valid QuestionnaireResponse `completed`), corrects one
+value through …/amend and reads it `amended`, the Task noting the correction.
 
 Before that, the worklist: it adds open requests through the admin API (ADMIN_TOKEN,
 default demo-admin), pages through GET {base}/fhir/Task?status=requested by each Bundle's
@@ -195,6 +197,50 @@ def main():
     task = Task.model_validate(json.loads(body))
     assert task.status == "completed", task.status
     print("the answered request's Task is completed")
+    check_answer(url, token, questionnaire, response)
+
+
+def answered_bundle(url, token):
+    """The answered request's bundle: Questionnaire, Task, QuestionnaireResponse, each valid."""
+    status, _, body = call("GET", f"{url}/fhir", token)
+    assert status == 200, f"GET …/fhir of the answered request answered {status}: {body[:500]!r}"
+    Bundle.model_validate(json.loads(body))
+    raw = json.loads(body)["entry"]
+    kinds = [e["resource"]["resourceType"] for e in raw]
+    assert kinds == ["Questionnaire", "Task", "QuestionnaireResponse"], kinds
+    return Task.model_validate(raw[1]["resource"]), QuestionnaireResponse.model_validate(raw[2]["resource"])
+
+
+def check_answer(url, token, questionnaire, sent):
+    """The answer stays readable as a valid QuestionnaireResponse; a correction (…/amend, a
+    QuestionnaireResponse too) makes it `amended` and notes itself on the Task."""
+    task, answer_read = answered_bundle(url, token)
+    assert answer_read.status == "completed", answer_read.status
+    assert answer_read.questionnaire == questionnaire.url, answer_read.questionnaire
+    assert [i.linkId for i in answer_read.item] == [i.linkId for i in questionnaire.item]
+    assert all(i.answer for i in answer_read.item), "an answered item reads back without its answer"
+    print(f"answer readable: QuestionnaireResponse {answer_read.status}, {len(answer_read.item)} items")
+
+    decimal_item = next((i for i in questionnaire.item if i.type == "decimal"), None)
+    assert decimal_item is not None, "the demo group has a decimal field to correct"
+    items = []
+    for item in sent.item:
+        if item.linkId == decimal_item.linkId:
+            item = QuestionnaireResponseItem(linkId=item.linkId, answer=[QuestionnaireResponseItemAnswer(valueDecimal=decimal.Decimal("8.5"))])
+        items.append(item)
+    corrected = QuestionnaireResponse(status="amended", questionnaire=questionnaire.url, item=items)
+    status, _, body = call("POST", f"{url}/amend", token, corrected.json().encode(), "application/fhir+json")
+    assert status == 200, f"POST …/amend answered {status}: {body[:500]!r}"
+    result = json.loads(body)
+    assert result["amended"] is True and result["changedFields"] == [decimal_item.linkId], result
+
+    task, answer_read = answered_bundle(url, token)
+    assert answer_read.status == "amended", answer_read.status
+    value = next(i.answer[0].valueDecimal for i in answer_read.item if i.linkId == decimal_item.linkId)
+    assert value == decimal.Decimal("8.5"), value
+    assert task.status == "completed" and task.businessStatus.text == "amended", task.businessStatus
+    assert task.note and decimal_item.text in task.note[0].text, task.note
+    print(f"corrected: QuestionnaireResponse {answer_read.status}; Task note {task.note[0].text!r}")
 
 
 if __name__ == "__main__":

@@ -22,6 +22,10 @@ else
   # The UI's unit tests (api.js, the form state) first: no window needed. With SCREENSHOT_DIR
   # set (for example docs/screenshots), the run saves a PNG of every view there.
   if command -v node >/dev/null; then (cd ui && node --test tests/); else echo "node not found: skipping the UI unit tests" >&2; fi
+  # axe-core, which the tests inject into the window to check every view against WCAG 2.1
+  # A and AA: exactly the version tests/desktop/package-lock.json pins.
+  command -v npm >/dev/null || { echo "desktop e2e: npm is needed for axe-core (apt-get install npm)" >&2; exit 2; }
+  (cd tests/desktop && npm ci --prefer-offline --no-audit --no-fund --loglevel=error)
   export SLIPWAY_DESKTOP_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/slipway-desktop"
   # The window's files are embedded at compile time, and cargo does not notice a changed file
   # deep in ui/: recompile the shell when any is newer than the binary.

@@ -16,6 +16,8 @@ const COMMANDS: &[&str] = &[
     "sign_out",
     "care_missing_info",
     "care_submit_missing_info",
+    "care_answer",
+    "care_amend_missing_info",
     "care_enrollment_options",
     "care_check_enrollment",
     "care_enroll",

@@ -75,6 +75,10 @@ export const setHomeView = (view) => command("set_home_view", { view });
 export const careMissingInfo = (uuid) => command("care_missing_info", { uuid });
 /** Submits the values: `fields` are the GET fields, each with a string `value`. */
 export const careSubmitMissingInfo = (uuid, fields) => command("care_submit_missing_info", { uuid, fields });
+/** What an answered request holds: answeredBy/At, fields with their values now, amendments, amendable(Until). */
+export const careAnswer = (uuid) => command("care_answer", { uuid });
+/** Corrects an answered request: the same fields and rules as the submission. */
+export const careAmendMissingInfo = (uuid, fields) => command("care_amend_missing_info", { uuid, fields });
 
 /** The values offered by the enrollment form (genders, contact types). */
 export const careEnrollmentOptions = () => command("care_enrollment_options");

@@ -288,6 +288,11 @@ impl Client {
     /// `POST {ns}/missingInformationRequest/{uuid}` with the requested fields, each with its
     /// `value`. Errors about an entry (`[2].value`) are reported on that entry's field UUID.
     pub fn submit_missing_info(&self, uuid: &str, fields: &[Value]) -> Result<Value, Failure> {
+        self.submit_to(uuid, fields, "")
+    }
+
+    /// A POST of fields with values to the request's path with `suffix`.
+    fn submit_to(&self, uuid: &str, fields: &[Value], suffix: &str) -> Result<Value, Failure> {
         let uuid = request_uuid(uuid)?;
         let uuids: Vec<String> = fields
             .iter()
@@ -301,10 +306,29 @@ impl Client {
         let body = Value::Array(fields.to_vec());
         self.send(
             Method::POST,
-            &self.service(&format!("missingInformationRequest/{uuid}")),
+            &self.service(&format!("missingInformationRequest/{uuid}{suffix}")),
             Some(&body),
             |path| entry_field(path, &uuids),
         )
+    }
+
+    /// `GET {ns}/missingInformationRequest/{uuid}/answer`: what an answered request holds,
+    /// its amendments, and whether (until when) the caller may correct it.
+    pub fn answer(&self, uuid: &str) -> Result<Value, Failure> {
+        let uuid = request_uuid(uuid)?;
+        self.send(
+            Method::GET,
+            &self.service(&format!("missingInformationRequest/{uuid}/answer")),
+            None,
+            str::to_owned,
+        )
+    }
+
+    /// `POST {ns}/missingInformationRequest/{uuid}/amend`: the answered request's fields
+    /// again, corrected; refused as the submission is (errors on the field UUIDs), and 403 or
+    /// 409 when the caller may not correct it (any more).
+    pub fn amend_missing_info(&self, uuid: &str, fields: &[Value]) -> Result<Value, Failure> {
+        self.submit_to(uuid, fields, "/amend")
     }
 
     /// `POST {ns}/eRxApi` with the document (blank values pruned, see [`prune`]).

@@ -108,6 +108,8 @@ pub struct Task {
     pub authored: Option<String>,
     /// The service's description of it.
     pub description: Option<String>,
+    /// Whether its answer has been corrected since it was submitted.
+    pub amended: bool,
 }
 
 /// How lately a request must have been made for an event about it to be news: events reach
@@ -147,6 +149,7 @@ impl Task {
             expires: text(&task["restriction"]["period"]["end"]),
             authored: text(&task["authoredOn"]),
             description: text(&task["description"]),
+            amended: task["businessStatus"]["text"] == "amended",
         })
     }
 }
@@ -711,6 +714,7 @@ mod tests {
                 expires: Some("2026-12-31".into()),
                 authored: Some("2026-01-15T10:00:00Z".into()),
                 description: None,
+                amended: false,
             }
         );
         assert_eq!(page.tasks[1].owner, None);

@@ -59,6 +59,13 @@ pub fn check_amendable(
             "",
         )]));
     }
+    if window.is_zero() {
+        return Err(RequestError::NotActive(Violation::new(
+            "AMEND_WINDOW_CLOSED",
+            "this service does not allow correcting answers (its amend window is 0)",
+            "",
+        )));
+    }
     let closes = closes(&answered, window);
     if now > closes {
         return Err(RequestError::NotActive(Violation::new(

@@ -16,6 +16,12 @@ pub enum CareCommand {
     /// Restore an archive into a new SQLite file or an empty PostgreSQL database, after
     /// checking all of it; a refusal writes nothing.
     Restore(crate::backup::CareRestoreArgs),
+    /// The worklist: missing-information requests with their status (answers corrected
+    /// since are marked amended). Reads SLIPWAY_CARE_URL and SLIPWAY_CARE_TOKEN.
+    Tasks(crate::care_staff::TasksArgs),
+    /// What an answered request holds: who answered it, its values now, its corrections, and
+    /// until when it can be corrected.
+    Answer(crate::care_staff::AnswerArgs),
 }
 
 #[derive(Debug, Args)]
@@ -44,6 +50,10 @@ pub struct ServeArgs {
     /// Allowed `gender` values, comma-separated (default: F,M,O,U).
     #[arg(long, value_delimiter = ',')]
     genders: Option<Vec<String>>,
+    /// How long after its answer the person who answered a request (or a care admin) may
+    /// correct it, for example 24h, 90m or 2d; 0s turns correcting off.
+    #[arg(long, default_value = "24h", value_parser = humantime::parse_duration)]
+    amend_window: std::time::Duration,
     #[command(flatten)]
     tls: crate::tls_args::TlsArgs,
 }
@@ -57,6 +67,8 @@ pub fn run(command: CareCommand) -> ExitCode {
         CareCommand::Restore(args) => {
             return crate::backup::on_new_runtime(crate::backup::care_restore(args));
         }
+        CareCommand::Tasks(args) => return crate::care_staff::tasks(&args),
+        CareCommand::Answer(args) => return crate::care_staff::answer(&args),
     };
     crate::logging::init_tracing();
     let mut config = slipway_care::CareConfig::new(args.listen);
@@ -65,6 +77,7 @@ pub fn run(command: CareCommand) -> ExitCode {
     config.namespace = args.namespace;
     config.base_path = args.base_path;
     config.demo = args.demo;
+    config.amend_window = args.amend_window;
     config.data_dir = crate::data_dir::care_data_dir(args.data_dir);
     if let Some(types) = args.contact_types {
         config.contact_types = types;

@@ -3,6 +3,7 @@
 mod backup;
 mod call;
 mod care;
+mod care_staff;
 mod daily;
 mod data_dir;
 mod dev;

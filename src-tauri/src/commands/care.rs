@@ -184,6 +184,28 @@ pub async fn care_submit_missing_info(
     .await
 }
 
+/// What an answered request holds, and whether this person may correct it.
+#[tauri::command]
+pub async fn care_answer(
+    care: tauri::State<'_, Arc<Care>>,
+    uuid: String,
+) -> Result<Value, Failure> {
+    with_client(&care, Role::Staff, move |c| c.answer(&uuid)).await
+}
+
+/// Corrects an answered request's fields.
+#[tauri::command]
+pub async fn care_amend_missing_info(
+    care: tauri::State<'_, Arc<Care>>,
+    uuid: String,
+    fields: Vec<Value>,
+) -> Result<Value, Failure> {
+    with_client(&care, Role::Staff, move |c| {
+        c.amend_missing_info(&uuid, &fields)
+    })
+    .await
+}
+
 /// The enrollment form's choices (genders, contact types).
 #[tauri::command]
 pub fn care_enrollment_options() -> slipway_care::check::EnrollmentOptions {

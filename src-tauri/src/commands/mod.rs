@@ -36,6 +36,8 @@ pub fn handler<R: tauri::Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         env::sign_out,
         care::care_missing_info,
         care::care_submit_missing_info,
+        care::care_answer,
+        care::care_amend_missing_info,
         care::care_enrollment_options,
         care::care_check_enrollment,
         care::care_enroll,

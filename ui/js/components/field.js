@@ -105,3 +105,16 @@ export function TypedField({ def, value, errors, onValue }) {
 }
 
 export { nextId };
+
+/**
+ * Moves the keyboard focus to the first field marked invalid inside `root` (after a refused
+ * submission), so a keyboard or screen-reader user lands on what needs correcting, and its
+ * message (aria-describedby) is read. Called once the refusal has been drawn.
+ */
+export function focusFirstInvalid(root) {
+  if (!root) return false;
+  const first = root.querySelector(".field.invalid input, .field.invalid select, .field.invalid textarea, [aria-invalid=true]");
+  if (!first) return false;
+  first.focus();
+  return true;
+}

@@ -5,7 +5,7 @@
 // contact has is layout; every rule is the validator's.
 import { html, render, useEffect, useRef, useState } from "../../vendor/preact-htm.js";
 import { DraftNotice } from "../components/draft-notice.js";
-import { Input } from "../components/field.js";
+import { Input, focusFirstInvalid } from "../components/field.js";
 import { draftSaver, loadNotice, savedNotice } from "../drafts.js";
 import { appendAt, currentErrors, errorsFor, getPath, inputValue, removePath, setPath, unplacedErrors } from "../form-state.js";
 
@@ -192,6 +192,8 @@ function Enroll({ api }) {
     setBusy(false);
     // What was sent, so the service's errors stay with the values they were about.
     setAnswer({ ...res, sent: doc });
+    // Refused: the focus goes to the first field with an error, once drawn.
+    if (!res.ok) setTimeout(() => focusFirstInvalid(document.getElementById("enroll-form")), 0);
     // Enrolled: its draft goes (one kept for its key is another enrollment, and stays).
     if (res.ok) {
       unsaved.current = doc;

@@ -7,9 +7,12 @@
 // opened again, and removed once it is submitted or the request has ended or is gone (a 404
 // about a record the request needs keeps it). A draft kept because its key cannot be read now
 // is not overwritten: nothing typed is saved until the form is opened again.
+// An answered request (after Submit, or opened again: 409) shows what it holds, and to the
+// person who answered it (or a care admin) while the service's window is open, "Correct the
+// answer": the same form, filled with the values now, sent to …/amend (no draft is kept).
 import { html, render, useEffect, useRef, useState } from "../../vendor/preact-htm.js";
 import { DraftNotice } from "../components/draft-notice.js";
-import { FieldErrors, Input, TypedField } from "../components/field.js";
+import { FieldErrors, Input, TypedField, focusFirstInvalid } from "../components/field.js";
 import { draftSaver, endsDraft, loadNotice, savedNotice, withDraft } from "../drafts.js";
 import { currentErrors, errorsFor, unplacedErrors } from "../form-state.js";
 
@@ -33,12 +36,40 @@ function Screen({ res }) {
   </div>`;
 }
 
+/** Runs `f` once Preact has drawn the state just set (it renders on a microtask). */
+const afterDraw = (f) => setTimeout(f, 0);
+
+/** A date and time as the reader's locale writes it (the service sends RFC 3339). */
+const when = (t) => (t ? new Date(t).toLocaleString() : "");
+
+function Answer({ answer, onCorrect }) {
+  const latest = answer.amendments.length ? answer.amendments[answer.amendments.length - 1] : null;
+  return html`<section id="mi-answer" class="box" aria-labelledby="mi-answer-title">
+    <h3 id="mi-answer-title">The answer${answer.amended ? html` <span class="badge plain" data-amended>amended</span>` : null}</h3>
+    <p class="muted">Answered${answer.answeredBy ? ` by ${answer.answeredBy.name}` : ""} on ${when(answer.answeredAt)}${latest
+      ? `; last corrected${latest.by ? ` by ${latest.by.name}` : ""} on ${when(latest.at)}`
+      : ""}.</p>
+    <dl class="answer">${answer.fields.map((f) => html`<dt>${f.label}</dt><dd data-field=${f.uuid}>${f.value ?? html`<span class="muted">no value</span>`}</dd>`)}</dl>
+    ${answer.amendments.length
+      ? html`<h4>Corrections</h4><ol id="mi-amendments">${answer.amendments.map(
+          (a) => html`<li>${when(a.at)}${a.by ? ` · ${a.by.name}` : ""}: ${a.fields.join(", ")}</li>`,
+        )}</ol>`
+      : null}
+    ${answer.amendable
+      ? html`<p><button type="button" id="mi-amend" class="primary" onClick=${onCorrect}>Correct the answer</button>
+          <span class="muted"> You can correct it until ${when(answer.amendableUntil)}.</span></p>`
+      : null}
+  </section>`;
+}
+
 function MissingInfo({ api, link }) {
   const [uuid, setUuid] = useState(link ? link.uuid : "");
   const [busy, setBusy] = useState(false);
   const [request, setRequest] = useState(null); // the GET answer
   const [values, setValues] = useState({});
   const [outcome, setOutcome] = useState(null); // a failure or {ok, value}
+  const [answer, setAnswer] = useState(null); // an answered request's …/answer
+  const [amending, setAmending] = useState(false); // the form corrects an answer
   const [uuidError, setUuidError] = useState([]);
   const [draftNote, setDraftNote] = useState(null); // drafts.js's loadNotice()
   const [keyNotice, setKeyNotice] = useState(null);
@@ -64,6 +95,8 @@ function MissingInfo({ api, link }) {
     if (overtaken()) return;
     setBusy(true);
     setOutcome(null);
+    setAnswer(null);
+    setAmending(false);
     setUuidError([]);
     setDraftNote(null);
     const res = await api.careMissingInfo(id);
@@ -75,6 +108,8 @@ function MissingInfo({ api, link }) {
       else setOutcome(res);
       // An ended request, or one this environment's service does not know, keeps no draft.
       if (endsDraft(res)) await api.careDraftClear("missing_info", id);
+      // An answered one still shows what it holds.
+      if (res.kind === "not_active") await loadAnswer(id, overtaken);
       return;
     }
     const uuid = res.value.uuid;
@@ -97,6 +132,22 @@ function MissingInfo({ api, link }) {
         if (r.ok && !overtaken()) setSavedAt(r.value.saved_at);
       },
     });
+  }
+
+  async function loadAnswer(id, overtaken = () => false) {
+    const a = await api.careAnswer(id);
+    if (!overtaken() && a.ok) setAnswer(a.value);
+  }
+
+  function correct() {
+    const filled = {};
+    for (const f of answer.fields) filled[f.uuid] = f.value ?? (f.type === "BOOLEAN" ? "false" : "");
+    blank.current = filled;
+    setValues(filled);
+    setOutcome(null);
+    setDraftNote(null);
+    setAmending(true);
+    setRequest({ uuid: answer.uuid, drugProgram: answer.drugProgram, fields: answer.fields.map(({ value, ...f }) => f) });
   }
 
   function type(fieldUuid, v) {
@@ -123,6 +174,17 @@ function MissingInfo({ api, link }) {
     ev.preventDefault();
     setBusy(true);
     const fields = request.fields.map((f) => ({ ...f, value: values[f.uuid] ?? "" }));
+    if (amending) {
+      const res = await api.careAmendMissingInfo(request.uuid, fields);
+      setBusy(false);
+      setOutcome({ ...res, sent: { ...values }, amended: true });
+      if (res.ok || (res.kind !== "unmet" && res.kind !== "invalid")) {
+        setRequest(null);
+        setAmending(false);
+        await loadAnswer(request.uuid);
+      } else afterDraw(() => focusFirstInvalid(document.getElementById("mi-form")));
+      return;
+    }
     const res = await api.careSubmitMissingInfo(request.uuid, fields);
     // Submitted, or the request has ended or is gone: its draft goes. Otherwise it stays.
     if (endsDraft(res)) {
@@ -135,6 +197,8 @@ function MissingInfo({ api, link }) {
     // What was sent, so an error stays with the value it was about.
     setOutcome({ ...res, sent: { ...values } });
     if (res.ok || (res.kind !== "unmet" && res.kind !== "invalid")) setRequest(null);
+    else afterDraw(() => focusFirstInvalid(document.getElementById("mi-form")));
+    if (res.ok) await loadAnswer(request.uuid);
   }
 
   const unmet =
@@ -150,15 +214,22 @@ function MissingInfo({ api, link }) {
       <${Input} label="Request UUID" name="mi-uuid" value=${uuid} onValue=${setUuid} errors=${uuidError} placeholder="5f0c8b8e-1d2a-4c1e-9a57-0a4a5c1d7e01" />
       <button type="submit" id="mi-open" class="small" disabled=${busy}>${busy && !request ? "Opening…" : "Open"}</button>
     </form>
-    ${outcome && outcome.ok
+    ${outcome && outcome.ok && !outcome.amended
       ? html`<div id="mi-screen" class="screen" data-kind="done" role="status"><h3 class="ok">Submitted</h3>
           <p>${outcome.value.updatedFields ? outcome.value.updatedFields.length : 0} field(s) updated; the request is now ${outcome.value.status}.</p></div>`
       : null}
+    ${outcome && outcome.ok && outcome.amended
+      ? html`<div id="mi-screen" class="screen" data-kind="corrected" role="status"><h3 class="ok">${outcome.value.amended ? "Corrected" : "Nothing to correct"}</h3>
+          <p>${outcome.value.amended
+            ? `${outcome.value.changedFields.length} field(s) changed; the earlier values are kept in the request's history.`
+            : "The values are the same as the answer's; nothing was changed."}</p></div>`
+      : null}
     ${outcome && !outcome.ok && !request ? html`<${Screen} res=${outcome} />` : null}
-    ${!request && !outcome ? html`<p class="muted empty">Open a request to see the fields it asks for.</p>` : null}
+    ${answer && !request ? html`<${Answer} answer=${answer} onCorrect=${correct} />` : null}
+    ${!request && !outcome && !answer ? html`<p class="muted empty">Open a request to see the fields it asks for.</p>` : null}
     ${request
       ? html`<form id="mi-form" class="box" onSubmit=${submit} novalidate data-saved-at=${savedAt ?? undefined}>
-          <div class="row"><h3>${request.drugProgram}</h3><span class="muted">request ${request.uuid} · expires ${request.expirationDate}</span></div>
+          <div class="row"><h3>${amending ? `Correcting the answer · ${request.drugProgram}` : request.drugProgram}</h3><span class="muted">request ${request.uuid}${request.expirationDate ? ` · expires ${request.expirationDate}` : ""}</span></div>
           <${DraftNotice} note=${draftNote} keyNotice=${keyNotice} onDiscard=${discard} />
           ${request.fields.length === 0 ? html`<p class="muted empty">This request asks for no fields.</p>` : null}
           <div class="grid">
@@ -169,7 +240,13 @@ function MissingInfo({ api, link }) {
             ? html`<p class="error summary" role="alert">${outcome.error}</p>`
             : null}
           ${leftover.length ? html`<${FieldErrors} id="mi-other-errors" messages=${leftover.map((e) => e.message)} />` : null}
-          <button type="submit" id="mi-submit" class="primary" disabled=${busy}>${busy ? "Submitting…" : "Submit"}</button>
+          <button type="submit" id="mi-submit" class="primary" disabled=${busy}>${busy ? "Submitting…" : amending ? "Save the correction" : "Submit"}</button>
+          ${amending
+            ? html` <button type="button" id="mi-amend-cancel" class="small" disabled=${busy} onClick=${() => {
+                setAmending(false);
+                setRequest(null);
+              }}>Cancel</button>`
+            : null}
         </form>`
       : null}`;
 }

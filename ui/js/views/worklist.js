@@ -66,7 +66,9 @@ function Row({ task, me, busy, error, onClaim, onRelease, onOpen }) {
     <td>${task.patient || html`<span class="muted">${task.patientId || "—"}</span>`}</td>
     <td>${task.program || "—"}</td>
     <td data-holder>${holderText(task, me)}</td>
-    <td><span class=${`badge ${statusTone(task.status)}`} data-status=${task.status}>${statusWord(task.status)}</span></td>
+    <td><span class=${`badge ${statusTone(task.status)}`} data-status=${task.status}>${statusWord(task.status)}</span>${task.amended
+      ? html` <span class="badge plain" data-amended title="The answer was corrected after it was submitted">amended</span>`
+      : null}</td>
     <td><div class="wl-actions">
       ${can.claim
         ? html`<button type="button" class="small" data-action="claim" disabled=${busy} aria-label=${`Claim the request for ${who}`} aria-describedby=${described}

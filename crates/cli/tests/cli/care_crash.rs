@@ -17,7 +17,7 @@ use slipway_server::testing::{Backend, TestDatabase, backends};
 
 const CLIENTS: usize = 8;
 
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     listener.local_addr().expect("addr").port()
 }
@@ -39,7 +39,7 @@ fn serve(port: u16, dir: &Path, url: Option<&str>) -> Child {
 }
 
 /// One HTTP/1.1 request on a fresh connection; (status, whole response).
-fn request(port: u16, method: &str, path: &str, body: &str) -> std::io::Result<(u16, String)> {
+pub(crate) fn request(port: u16, method: &str, path: &str, body: &str) -> std::io::Result<(u16, String)> {
     let mut stream = TcpStream::connect(("127.0.0.1", port))?;
     stream.set_read_timeout(Some(Duration::from_secs(30)))?;
     write!(
@@ -58,7 +58,7 @@ fn request(port: u16, method: &str, path: &str, body: &str) -> std::io::Result<(
     Ok((status, out))
 }
 
-fn wait_ready(port: u16, child: &mut Child) {
+pub(crate) fn wait_ready(port: u16, child: &mut Child) {
     let deadline = Instant::now() + Duration::from_secs(60);
     while Instant::now() < deadline {
         assert!(

@@ -8,6 +8,7 @@
 mod build_urls;
 mod call;
 mod care_crash;
+mod care_staff;
 mod daily;
 mod dev;
 mod jobs;
