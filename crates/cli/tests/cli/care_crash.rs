@@ -39,7 +39,12 @@ fn serve(port: u16, dir: &Path, url: Option<&str>) -> Child {
 }
 
 /// One HTTP/1.1 request on a fresh connection; (status, whole response).
-pub(crate) fn request(port: u16, method: &str, path: &str, body: &str) -> std::io::Result<(u16, String)> {
+pub(crate) fn request(
+    port: u16,
+    method: &str,
+    path: &str,
+    body: &str,
+) -> std::io::Result<(u16, String)> {
     let mut stream = TcpStream::connect(("127.0.0.1", port))?;
     stream.set_read_timeout(Some(Duration::from_secs(30)))?;
     write!(
