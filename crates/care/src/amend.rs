@@ -86,11 +86,11 @@ pub fn check_amendable(
 /// A window as people say it: "24 hours", "90 minutes", "2 days".
 pub fn describe(window: Duration) -> String {
     let s = window.as_secs();
-    let (n, unit) = if s % 86_400 == 0 && s >= 86_400 * 2 {
+    let (n, unit) = if s.is_multiple_of(86_400) && s >= 86_400 * 2 {
         (s / 86_400, "day")
-    } else if s % 3_600 == 0 && s >= 3_600 {
+    } else if s.is_multiple_of(3_600) && s >= 3_600 {
         (s / 3_600, "hour")
-    } else if s % 60 == 0 && s >= 60 {
+    } else if s.is_multiple_of(60) && s >= 60 {
         (s / 60, "minute")
     } else {
         (s, "second")
