@@ -95,6 +95,8 @@ print(*(p.getsockname()[1] for p in ports))')
   grep -E -e '\.\.\. (ok|ERROR|FAIL)' -e '^(ERROR|FAIL):' "$log" || true
   grep -v -e dbus-daemon -e portal -e PipeWire -e pw.conf "$log" | tail -n 30
   rm -rf "$home"
+  # A failed attempt's whole log is kept for reading (the lines above are only its end).
+  if [ "$status" -ne 0 ]; then cp "$log" "${TMPDIR:-/tmp}/slipway-desktop-e2e-attempt-$attempt.log"; fi
   if [ "$status" -eq 0 ]; then
     rm -f "$log"
     exit 0

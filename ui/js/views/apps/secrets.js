@@ -63,7 +63,7 @@ function SecretRow({ api, scope, secret: sec }) {
   }
   return html`<tr>
     <td class="mono">${sec.secret_path}</td><td>${sec.version ?? ""}</td><td>${sec.updated_at ?? ""}</td>
-    <td><button type="button" class="small" aria-label=${`Show the value of ${sec.secret_path}`} onClick=${reveal}>Show value</button>
+    <td><button type="button" class="small" aria-label=${`Show value of ${sec.secret_path}`} onClick=${reveal}>Show value</button>
       <span class="mono">${value ? (value.ok ? JSON.stringify(value.value.data) : html`<span class="error">${value.error}</span>`) : null}</span></td>
   </tr>`;
 }
