@@ -12,7 +12,7 @@ use serde_json::Value;
 use slipway_care_client::worklist::{Query, Status};
 use slipway_care_client::{Client, ENV_TOKEN, ENV_URL, Endpoint, Failure, configured};
 
-use crate::people::table;
+use crate::table::table;
 
 #[derive(Debug, Args)]
 pub struct TasksArgs {

@@ -9,8 +9,9 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 use slipway_platform_client::jobs::{self, JobRun};
 
-use crate::people::{Output, table};
+use crate::people::Output;
 use crate::resources::app_id;
+use crate::table::table;
 
 #[derive(Debug, Args)]
 pub struct JobsArgs {

@@ -5,9 +5,10 @@
 //!
 //! ```text
 //! 0  call, data_dir, logging,      leaves: `slipway call`, the default data directories, the
-//!    prefix, prompt, tls_args      log set-up, prefixed output, yes-or-no questions, the TLS
-//!                                  flags
-//! 1  local_platform                the local platform the daily commands fall back to
+//!    prefix, prompt, tls_args,     log set-up, prefixed output, yes-or-no questions, the TLS
+//!    table                         flags, tables
+//! 1  local_platform, care_staff    the local platform the daily commands fall back to; the
+//!                                  care staff's commands (`care tasks|answer`, routed by `care`)
 //! 2  backup, daily                 the servers' backups (on the data directories); the daily
 //!                                  commands (on the local platform)
 //! 3  platform, care, dev, people   the servers' commands (their backup subcommands go to
@@ -29,7 +30,9 @@ const LAYERS: &[(&str, u8)] = &[
     ("prefix", 0),
     ("prompt", 0),
     ("tls_args", 0),
+    ("table", 0),
     ("local_platform", 1),
+    ("care_staff", 1),
     ("backup", 2),
     ("daily", 2),
     ("platform", 3),

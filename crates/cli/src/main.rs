@@ -18,6 +18,7 @@ mod platform;
 mod prefix;
 mod prompt;
 mod resources;
+mod table;
 mod tls_args;
 mod tokens;
 

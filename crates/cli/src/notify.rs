@@ -14,8 +14,9 @@ use serde_json::{Value, json};
 use slipway_platform_client::notifications as api;
 use slipway_platform_client::{Client, ToolError};
 
-use crate::people::{Output, table};
+use crate::people::Output;
 use crate::resources::app_id;
+use crate::table::table;
 
 #[derive(Debug, Args)]
 pub struct NotifyArgs {

@@ -10,7 +10,8 @@ use clap::{Args, Subcommand};
 use slipway_platform_client::resources::{self, Resources};
 use slipway_platform_client::{self as platform, Client, ListAppsArgs, ToolError};
 
-use crate::people::{Output, table};
+use crate::people::Output;
+use crate::table::table;
 
 #[derive(Debug, Args)]
 pub struct ResourcesArgs {

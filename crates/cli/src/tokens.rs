@@ -6,7 +6,8 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 use slipway_platform_client::{self as platform, Tokens};
 
-use crate::people::{Output, table, when};
+use crate::people::Output;
+use crate::table::{table, when};
 
 #[derive(Debug, Args)]
 pub struct TokensArgs {
