@@ -12,6 +12,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::auth::Caller;
+use crate::fields::text_of;
 use crate::missing_info::{FieldView, RequestError};
 use crate::model::{Answered, COMPLETED, DataRequest, GroupField, Resolved};
 use crate::store::amendments::{Amendment, Changed};
@@ -98,15 +99,6 @@ pub fn describe(window: Duration) -> String {
     format!("{n} {unit}{}", if n == 1 { "" } else { "s" })
 }
 
-/// A stored value as text, the way it was submitted (a string as is, a number or boolean
-/// written out).
-pub fn text(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
 /// The fields whose checked new value differs from the value on the record now, with the
 /// previous value.
 pub fn changes(current: &HashMap<String, Value>, values: &[(&GroupField, Value)]) -> Vec<Changed> {
@@ -114,11 +106,11 @@ pub fn changes(current: &HashMap<String, Value>, values: &[(&GroupField, Value)]
         .iter()
         .filter_map(|(field, new)| {
             let previous = current.get(&field.uuid);
-            let same = previous.is_some_and(|p| p == new || text(p) == text(new));
+            let same = previous.is_some_and(|p| p == new || text_of(p) == text_of(new));
             (!same).then(|| Changed {
                 uuid: field.uuid.clone(),
                 label: field.label.clone(),
-                previous: previous.map(text),
+                previous: previous.map(text_of),
             })
         })
         .collect()
@@ -207,7 +199,7 @@ pub fn answer_view(f: AnswerFacts<'_>) -> AnswerView {
             .iter()
             .map(|g| AnsweredField {
                 field: FieldView::of(g),
-                value: f.values.get(&g.uuid).map(text),
+                value: f.values.get(&g.uuid).map(text_of),
             })
             .collect(),
         amendments: f
@@ -232,16 +224,8 @@ mod tests {
 
     fn req(status: &str, answered: Option<(i64, i64)>) -> DataRequest {
         DataRequest {
-            id: 1,
-            uuid: "u".into(),
-            care_plan_external_id: "cp".into(),
-            group_external_id: "g".into(),
-            status: status.into(),
-            expiration_date: "2999-01-01".into(),
-            created_at: 0,
-            holder: None,
             answered: answered.map(|(by, at)| Answered { by: Some(by), at }),
-            amended_at: None,
+            ..DataRequest::sample(status, "2999-01-01")
         }
     }
 

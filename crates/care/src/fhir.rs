@@ -578,10 +578,7 @@ fn response(
 
 /// A stored value as the answer of an item of type `ty`; `None` when it does not read as one.
 fn stored_answer(ty: FieldType, v: &Value) -> Option<AnswerValue> {
-    let text = match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    };
+    let text = crate::fields::text_of(v);
     Some(match item_type(ty) {
         "date" => AnswerValue::Date(text),
         "dateTime" => AnswerValue::DateTime(text),
@@ -841,18 +838,7 @@ mod tests {
     use super::*;
 
     fn req(status: &str, expiration: &str) -> DataRequest {
-        DataRequest {
-            id: 1,
-            uuid: "5f0c8b8e-1d2a-4c1e-9a57-0a4a5c1d7e01".into(),
-            care_plan_external_id: "plan".into(),
-            group_external_id: "group".into(),
-            status: status.into(),
-            expiration_date: expiration.into(),
-            created_at: 1_764_115_200,
-            holder: None,
-            answered: None,
-            amended_at: None,
-        }
+        DataRequest::sample(status, expiration)
     }
 
     #[test]

@@ -199,6 +199,15 @@ fn check_number(def: &FieldDef, s: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// A stored value as text, the way a missing-information POST gives it: a string as is, a
+/// number or boolean written out (what `check_text` turned it into, read back).
+pub fn text_of(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
 /// Checks a value given as text (missing-information POST) and returns the JSON value to
 /// store: a number for INTEGER, a boolean for BOOLEAN, the text otherwise.
 pub fn check_text(def: &FieldDef, s: &str) -> Result<Value, String> {

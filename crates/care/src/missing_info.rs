@@ -275,10 +275,7 @@ pub async fn apply(
         };
         match store::records::AccountColumn::for_field(&field.target_field) {
             Some(column) if object == objects::ACCOUNT => {
-                let text = match value {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                };
+                let text = fields::text_of(value);
                 store::records::set_account_column(tx, record_id, column, &text).await?;
             }
             _ => {

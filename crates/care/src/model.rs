@@ -51,6 +51,24 @@ pub struct Answered {
 }
 
 impl DataRequest {
+    /// A request of the rules' unit tests: active-looking, unclaimed, unanswered, with this
+    /// status and expiration date (each test changes what it is about).
+    #[cfg(test)]
+    pub fn sample(status: &str, expiration: &str) -> Self {
+        DataRequest {
+            id: 1,
+            uuid: "5f0c8b8e-1d2a-4c1e-9a57-0a4a5c1d7e01".into(),
+            care_plan_external_id: "plan".into(),
+            group_external_id: "group".into(),
+            status: status.into(),
+            expiration_date: expiration.into(),
+            created_at: 1_764_115_200,
+            holder: None,
+            answered: None,
+            amended_at: None,
+        }
+    }
+
     /// Whether the request's expiration date is before today (UTC).
     pub fn is_expired(&self) -> bool {
         self.expiration_date < fields::today()

@@ -221,20 +221,12 @@ mod tests {
 
     fn req(status: &str, expiration: &str, held: bool) -> DataRequest {
         DataRequest {
-            id: 1,
-            uuid: "u".into(),
-            care_plan_external_id: "cp".into(),
-            group_external_id: "g".into(),
-            status: status.into(),
-            expiration_date: expiration.into(),
-            created_at: 0,
             holder: held.then(|| Holder {
                 user_id: 7,
                 external_id: "nurse-1".into(),
                 name: "Nurse".into(),
             }),
-            answered: None,
-            amended_at: None,
+            ..DataRequest::sample(status, expiration)
         }
     }
 

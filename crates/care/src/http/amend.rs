@@ -23,14 +23,14 @@ use super::error::{ApiError, ErrorItem};
 use super::missing_info::{
     Form, Method, history_entry, log_call, parse_uuid, request_not_found, result_status,
 };
-use super::{AppState, begin_as_caller, body_bytes, json, read_as_caller};
+use super::{AppState, json, read_as_caller};
 use crate::amend::{self, AnswerFacts, Person};
 use crate::auth::{Access, Caller};
 use crate::db::{Tx, now};
 use crate::fhir;
 use crate::missing_info as mi;
 use crate::model::{COMPLETED, DataRequest, EventStatus, RequestContext, TaskStatus};
-use crate::store::{amendments, data_requests, events};
+use crate::store::{amendments, data_requests, events, users};
 
 /// `GET …/{uuid}/answer`.
 pub(super) async fn get_answer(
@@ -107,7 +107,7 @@ async fn answer(
     let values = amendments::current_values(tx, &resolved).await?;
     let history = amendments::list(tx, req.id).await?;
     let answered_by = match answered.by {
-        Some(id) => amendments::user(tx, id).await?,
+        Some(id) => users::profile(tx, id).await?.map(|p| (p.id, p.name)),
         None => None,
     };
     if form == Form::Fhir {
@@ -156,69 +156,19 @@ struct AmendResponse {
     amendable_until: String,
 }
 
-/// `POST …/{uuid}/amend`.
+/// `POST …/{uuid}/amend`: the POST's path (`missing_info::post`), checked by [`correct`].
 pub(super) async fn amend(
     State(state): State<AppState>,
     Path(uuid): Path<String>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    let body = match body_bytes(body) {
-        Ok(b) => b,
-        Err(e) => return e.into_response(),
-    };
-    match write(&state, &uuid, &headers, &body).await {
-        Ok(r) => r,
-        Err(e) => e.into_response(),
-    }
+    super::missing_info::post(state, Method::Amend, uuid, headers, body).await
 }
 
-/// Checks and writes an amendment in one transaction with its history record; a refused
-/// one is rolled back and leaves its record all the same.
-async fn write(
-    state: &AppState,
-    raw_uuid: &str,
-    headers: &HeaderMap,
-    body: &[u8],
-) -> Result<Response, ApiError> {
-    let (mut tx, caller) = begin_as_caller(state, headers).await?;
-    let uuid = parse_uuid(raw_uuid)?;
-    let Some((req, context)) = data_requests::find_with_context(&mut tx, &uuid).await? else {
-        return Err(request_not_found());
-    };
-    let mut submitted = Vec::new();
-    let form = Form::of_body(headers);
-    let outcome = correct(
-        &mut tx,
-        state,
-        &caller,
-        (&req, context),
-        form,
-        body,
-        &mut submitted,
-    )
-    .await;
-    let status = result_status(&outcome);
-    let fields = submitted.len();
-    let entry = history_entry(&req, &caller, Method::Amend, status, submitted);
-    match &outcome {
-        Ok(_) => {
-            data_requests::record_histories(&mut tx, std::slice::from_ref(&entry)).await?;
-            tx.commit().await?;
-            state.events().notify();
-        }
-        Err(e) => {
-            tx.rollback().await?;
-            if !matches!(e, ApiError::Database(_) | ApiError::Internal(_)) {
-                state.history().record(state.db(), entry).await?;
-            }
-        }
-    }
-    log_call(Method::Amend, status, fields);
-    outcome
-}
-
-async fn correct(
+/// Checks and writes a correction inside the POST's transaction (`missing_info::write`,
+/// which keeps its history record and rolls a refusal back).
+pub(super) async fn correct(
     tx: &mut Tx,
     state: &AppState,
     caller: &Caller,

@@ -124,10 +124,22 @@ async fn post_request(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
+    post(state, Method::Post, uuid, headers, body).await
+}
+
+/// A call that writes values: the spec's POST, or a correction (`Method::Amend`, through
+/// `amend::amend`); both read their body the same way and run through [`write`].
+pub(super) async fn post(
+    state: AppState,
+    method: Method,
+    uuid: String,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
     match body_bytes(body) {
         Ok(b) => {
             let form = Form::of_body(&headers);
-            handle(state, Method::Post, form, uuid, headers, Some(b)).await
+            handle(state, method, form, uuid, headers, Some(b)).await
         }
         Err(e) => e.into_response(),
     }
@@ -170,7 +182,7 @@ async fn run(
 ) -> Result<Response, ApiError> {
     match method {
         Method::Get => read(state, form, raw_uuid, headers).await,
-        Method::Post | Method::Amend => write(state, form, raw_uuid, headers, body).await,
+        Method::Post | Method::Amend => write(state, method, form, raw_uuid, headers, body).await,
     }
 }
 
@@ -285,10 +297,11 @@ async fn caller_of(state: &AppState, token: &str) -> Result<Caller, ApiError> {
     caller.ok_or(ApiError::Unauthorized)
 }
 
-/// A POST reads what it checks and writes in one transaction, its history record with it;
-/// a failed one is rolled back and leaves its record all the same.
+/// A POST (or a correction) reads what it checks and writes in one transaction, its history
+/// record with it; a failed one is rolled back and leaves its record all the same.
 async fn write(
     state: &AppState,
+    method: Method,
     form: Form,
     raw_uuid: &str,
     headers: &HeaderMap,
@@ -300,19 +313,17 @@ async fn write(
         return Err(request_not_found());
     };
     let mut submitted = Vec::new();
-    let outcome = submit(
-        &mut tx,
-        &caller,
-        (&req, context),
-        form,
-        body.as_deref(),
-        &mut submitted,
-    )
-    .await;
+    let body = body.as_deref().unwrap_or_default();
+    let call = (&req, context);
+    let outcome = if method == Method::Amend {
+        super::amend::correct(&mut tx, state, &caller, call, form, body, &mut submitted).await
+    } else {
+        submit(&mut tx, &caller, call, form, body, &mut submitted).await
+    };
     let status = result_status(&outcome);
     let failed = matches!(outcome, Err(ApiError::Database(_) | ApiError::Internal(_)));
     let fields = submitted.len();
-    let entry = history_entry(&req, &caller, Method::Post, status, submitted);
+    let entry = history_entry(&req, &caller, method, status, submitted);
     if failed {
         // Roll the failed work back; the history record is still left, batched with those
         // of concurrent calls.
@@ -324,7 +335,7 @@ async fn write(
         if outcome.is_ok() {
             state.events().notify();
         }
-        log_call(Method::Post, status, fields);
+        log_call(method, status, fields);
     }
     outcome
 }
@@ -401,11 +412,11 @@ async fn submit(
     caller: &Caller,
     (req, context): (&DataRequest, RequestContext),
     form: Form,
-    body: Option<&[u8]>,
+    body: &[u8],
     submitted: &mut Vec<String>,
 ) -> Result<Response, ApiError> {
     let resolved = readable(caller, req, context, Method::Post)?;
-    let entries = mi::parse_body(body.unwrap_or_default(), form == Form::Fhir, submitted)
+    let entries = mi::parse_body(body, form == Form::Fhir, submitted)
         .map_err(|v| ApiError::BadRequest(v.into_iter().map(ErrorItem::from).collect()))?;
     let values = mi::check_values(&resolved, &entries)?;
     mi::apply(tx, &resolved, &values).await?;

@@ -89,17 +89,6 @@ pub async fn list(tx: &mut Tx, data_request_id: i64) -> Result<Vec<Amendment>> {
     Ok(out)
 }
 
-/// The user a row id names: `(external ID, name)`.
-pub async fn user(tx: &mut Tx, id: i64) -> Result<Option<(String, String)>> {
-    let row = sqlx::query("SELECT external_id, name FROM app_user WHERE id = $1")
-        .bind(id)
-        .fetch_optional(&mut **tx)
-        .await?;
-    Ok(row
-        .map(|r| -> std::result::Result<_, sqlx::Error> { Ok((r.try_get(0)?, r.try_get(1)?)) })
-        .transpose()?)
-}
-
 /// The values the request's fields hold on their records now, by field UUID (a field
 /// without a value is absent): what the answer put there, or an amendment since.
 pub async fn current_values(tx: &mut Tx, r: &Resolved) -> Result<HashMap<String, Value>> {
