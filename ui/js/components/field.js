@@ -107,14 +107,15 @@ export function TypedField({ def, value, errors, onValue }) {
 export { nextId };
 
 /**
- * Moves the keyboard focus to the first field marked invalid inside `root` (after a refused
- * submission), so a keyboard or screen-reader user lands on what needs correcting, and its
- * message (aria-describedby) is read. Called once the refusal has been drawn.
+ * Moves the keyboard focus to the first field marked invalid in the form `formId` (after a
+ * refused submission), so a keyboard or screen-reader user lands on what needs correcting and
+ * its message (aria-describedby) is read. It waits for the refusal to be drawn: Preact renders
+ * the state just set on a microtask, before this timer runs.
  */
-export function focusFirstInvalid(root) {
-  if (!root) return false;
-  const first = root.querySelector(".field.invalid input, .field.invalid select, .field.invalid textarea, [aria-invalid=true]");
-  if (!first) return false;
-  first.focus();
-  return true;
+export function focusFirstInvalid(formId) {
+  setTimeout(() => {
+    const form = document.getElementById(formId);
+    const first = form && form.querySelector(".field.invalid input, .field.invalid select, .field.invalid textarea, [aria-invalid=true]");
+    if (first) first.focus();
+  }, 0);
 }

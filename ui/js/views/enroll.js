@@ -193,7 +193,7 @@ function Enroll({ api }) {
     // What was sent, so the service's errors stay with the values they were about.
     setAnswer({ ...res, sent: doc });
     // Refused: the focus goes to the first field with an error, once drawn.
-    if (!res.ok) setTimeout(() => focusFirstInvalid(document.getElementById("enroll-form")), 0);
+    if (!res.ok) focusFirstInvalid("enroll-form");
     // Enrolled: its draft goes (one kept for its key is another enrollment, and stays).
     if (res.ok) {
       unsaved.current = doc;

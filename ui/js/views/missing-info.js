@@ -36,9 +36,6 @@ function Screen({ res }) {
   </div>`;
 }
 
-/** Runs `f` once Preact has drawn the state just set (it renders on a microtask). */
-const afterDraw = (f) => setTimeout(f, 0);
-
 /** A date and time as the reader's locale writes it (the service sends RFC 3339). */
 const when = (t) => (t ? new Date(t).toLocaleString() : "");
 
@@ -182,7 +179,7 @@ function MissingInfo({ api, link }) {
         setRequest(null);
         setAmending(false);
         await loadAnswer(request.uuid);
-      } else afterDraw(() => focusFirstInvalid(document.getElementById("mi-form")));
+      } else focusFirstInvalid("mi-form");
       return;
     }
     const res = await api.careSubmitMissingInfo(request.uuid, fields);
@@ -197,7 +194,7 @@ function MissingInfo({ api, link }) {
     // What was sent, so an error stays with the value it was about.
     setOutcome({ ...res, sent: { ...values } });
     if (res.ok || (res.kind !== "unmet" && res.kind !== "invalid")) setRequest(null);
-    else afterDraw(() => focusFirstInvalid(document.getElementById("mi-form")));
+    else focusFirstInvalid("mi-form");
     if (res.ok) await loadAnswer(request.uuid);
   }
 
