@@ -106,9 +106,10 @@ mod tests {
 
     fn cert(names: &[&str]) -> String {
         let key = rcgen::KeyPair::generate().unwrap();
-        let mut params =
-            rcgen::CertificateParams::new(names.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>())
-                .unwrap();
+        let mut params = rcgen::CertificateParams::new(
+            names.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>(),
+        )
+        .unwrap();
         params.not_before = rcgen::date_time_ymd(2026, 1, 1);
         params.not_after = rcgen::date_time_ymd(2026, 4, 1);
         let mut dn = rcgen::DistinguishedName::new();
@@ -119,8 +120,8 @@ mod tests {
 
     #[test]
     fn a_chain_is_read_and_renews_a_third_before_the_end() {
-        let info = CertInfo::from_pem(&cert(&["orders.example.org", "*.apps.example.org"]))
-            .unwrap();
+        let info =
+            CertInfo::from_pem(&cert(&["orders.example.org", "*.apps.example.org"])).unwrap();
         assert_eq!(info.names, ["orders.example.org", "*.apps.example.org"]);
         assert_eq!(info.issuer, "Test Issuer");
         assert!(!info.serial.is_empty() && !info.serial.contains(':'));

@@ -17,4 +17,6 @@ pub use certificate::{CertError, CertInfo};
 pub use challenges::Challenges;
 pub use issuer::{AcmeConfig, AcmeError, Issued, Issuer};
 pub use name::{DomainName, NameError};
+/// The rustls the certificates are served with (the gateway builds its listener on it).
+pub use rustls;
 pub use sni::Certificates;

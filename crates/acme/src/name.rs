@@ -163,12 +163,17 @@ mod tests {
             ("-a.example.org", |e| matches!(e, NameError::Label { .. })),
             ("a-.example.org", |e| matches!(e, NameError::Label { .. })),
             ("a..example.org", |e| matches!(e, NameError::Label { .. })),
-            ("sh_op.example.org", |e| matches!(e, NameError::Label { .. })),
+            ("sh_op.example.org", |e| {
+                matches!(e, NameError::Label { .. })
+            }),
             ("bücher.example", |e| matches!(e, NameError::Label { .. })),
             ("https://a.example.org", |e| {
                 matches!(e, NameError::Label { .. })
             }),
-            (&long, |e| matches!(e, NameError::Label { label, .. } if label.len() == 64)),
+            (
+                &long,
+                |e| matches!(e, NameError::Label { label, .. } if label.len() == 64),
+            ),
             (&very_long, |e| matches!(e, NameError::TooLong { .. })),
             ("a.example.123", |e| matches!(e, NameError::NumericTld(_))),
         ];

@@ -33,7 +33,9 @@ impl std::fmt::Debug for Certificates {
             .keys()
             .cloned()
             .collect();
-        f.debug_struct("Certificates").field("names", &names).finish()
+        f.debug_struct("Certificates")
+            .field("names", &names)
+            .finish()
     }
 }
 
@@ -60,8 +62,8 @@ impl Certificates {
         if chain.is_empty() {
             return Err(KeyError("no certificate in the chain".into()));
         }
-        let key =
-            PrivateKeyDer::from_pem_slice(key_pem.as_bytes()).map_err(|e| KeyError(e.to_string()))?;
+        let key = PrivateKeyDer::from_pem_slice(key_pem.as_bytes())
+            .map_err(|e| KeyError(e.to_string()))?;
         let certified = CertifiedKey::from_der(chain, key, &self.provider)
             .map_err(|e| KeyError(e.to_string()))?;
         self.by_name
@@ -140,7 +142,11 @@ mod tests {
             .install("A.example.org", &cert.pem(), &key.serialize_pem())
             .unwrap();
         assert!(certs.has("a.example.org"));
-        assert!(certs.install("b.example.org", "", &key.serialize_pem()).is_err());
+        assert!(
+            certs
+                .install("b.example.org", "", &key.serialize_pem())
+                .is_err()
+        );
         certs.remove("a.example.org");
         assert!(!certs.has("a.example.org"));
         let config = certs.server_config().unwrap();

@@ -14,6 +14,7 @@ pub mod status;
 pub mod apps;
 pub mod builds;
 pub mod deployments;
+pub mod domains;
 pub mod jobs;
 pub mod notifications;
 pub mod people;

@@ -75,6 +75,26 @@ pub struct PlatformConfig {
     /// How often the TLS certificate (`--tls-cert`) is checked for its expiry (hourly; tests
     /// shorten it). Within 14 days of it, `certificate.expiring` is told at most once a day.
     pub certificate_check: Duration,
+    /// Custom domains (docs/domains.md): the public gateway's listeners and the CA.
+    pub domains: DomainSettings,
+}
+
+/// Where custom domains are served and who certifies them (`--gateway-http-listen`,
+/// `--gateway-https-listen`, `--acme-*`, `--dns-resolver`).
+#[derive(Debug, Clone, Default)]
+pub struct DomainSettings {
+    /// Plain HTTP for custom domains (`--gateway-http-listen`, `0.0.0.0:80` in production):
+    /// ACME's HTTP-01 answers, the redirect to HTTPS once a certificate exists, and the app
+    /// until then. `None` (the default) serves no custom domain and issues nothing.
+    pub http_listen: Option<SocketAddr>,
+    /// HTTPS for custom domains (`--gateway-https-listen`, `0.0.0.0:443`): each domain's
+    /// certificate by SNI, else the operator's `--tls-cert`; HTTP/2 and HTTP/1.1.
+    pub https_listen: Option<SocketAddr>,
+    /// The CA (`--acme-directory`, `--acme-email`, `--acme-ca-file`); Let's Encrypt by default.
+    pub acme: slipway_acme::AcmeConfig,
+    /// The DNS server asked whether a domain points here (`--dns-resolver IP[:PORT]`); the
+    /// system's resolver when `None`. For split-horizon DNS, and the tests' DNS server.
+    pub dns_resolver: Option<SocketAddr>,
 }
 
 /// What `--public-url --oidc-issuer --oidc-client-id --oidc-client-secret-file
@@ -236,6 +256,7 @@ impl PlatformConfig {
             services_postgres_url: None,
             notify_retries: Retries::default(),
             certificate_check: Duration::from_secs(3600),
+            domains: DomainSettings::default(),
         }
     }
 }

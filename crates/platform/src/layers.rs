@@ -10,8 +10,9 @@
 //! 4  policy                                the role matrix (pure)
 //! 5  vault, bootstrap, apps, retention     rules over stored data (the vault's app-secret
 //!                                          access is the matrix's secret actions)
-//! 6  resources, notifications              the apps' backing resources (over the vault);
-//!                                          notification deliveries and their worker
+//! 6  resources, notifications,             the apps' backing resources (over the vault);
+//!    domains                               notification deliveries and their worker;
+//!                                          custom domains and their certificate worker
 //! 7  deploy, jobs                          long-running work
 //! 8  http, gateway                         transports
 //! 9  embedded (and lib.rs)                 the whole server
@@ -36,6 +37,7 @@ mod tests {
         ("retention", 5),
         ("resources", 6),
         ("notifications", 6),
+        ("domains", 6),
         ("deploy", 7),
         ("jobs", 7),
         ("http", 8),

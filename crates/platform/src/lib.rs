@@ -15,6 +15,7 @@ mod config;
 pub mod data_dir;
 mod db;
 pub mod deploy;
+pub mod domains;
 pub mod embedded;
 mod error;
 pub mod gateway;
@@ -35,7 +36,8 @@ use std::future::Future;
 use std::path::Path;
 
 pub use config::{
-    BuilderKind, GatewayMode, Liveness, OidcSettings, PlatformConfig, Retries, RuntimeKind,
+    BuilderKind, DomainSettings, GatewayMode, Liveness, OidcSettings, PlatformConfig, Retries,
+    RuntimeKind,
 };
 pub use data_dir::{BOOTSTRAP_TOKEN_FILE, SQLITE_FILE};
 pub use db::Backend;
@@ -149,11 +151,56 @@ pub async fn prepare(config: &PlatformConfig) -> Result<AppState, PlatformError>
         notifier.watch_certificate(tls.cert.clone(), config.certificate_check);
     }
     let sso = single_sign_on(config, &boot.account_id)?;
+    let (domains, public) = custom_domains(config, &db, &vault).await?;
     Ok(
-        AppState::new(db, runner, deployer, signer, vault, lock, gateway)
+        AppState::new(db, runner, deployer, signer, vault, lock, gateway, domains)
             .with_sso(sso)
-            .with_notifier(notifier),
+            .with_notifier(notifier)
+            .with_public_listeners(public),
     )
+}
+
+/// Binds the custom domains' listeners (`--gateway-http-listen`, `--gateway-https-listen`),
+/// reads the domains and their certificates, and starts the certificate worker.
+async fn custom_domains(
+    config: &PlatformConfig,
+    db: &db::Db,
+    vault: &vault::Vault,
+) -> Result<(domains::Domains, http::PublicListeners), PlatformError> {
+    let settings = &config.domains;
+    let domains = domains::Domains::new(
+        db.clone(),
+        vault.clone(),
+        settings.clone(),
+        config.public_domain.as_deref(),
+    )?;
+    let bind = |flag: &'static str, addr: Option<std::net::SocketAddr>| async move {
+        match addr {
+            None => Ok(None),
+            Some(addr) => {
+                let listener = tokio::net::TcpListener::bind(addr)
+                    .await
+                    .map_err(|e| PlatformError::Config(format!("{flag} {addr}: {e}")))?;
+                tracing::info!(local = %listener.local_addr()?, flag, "custom-domain gateway listening");
+                Ok::<_, PlatformError>(Some(listener))
+            }
+        }
+    };
+    let public = http::PublicListeners {
+        http: bind("--gateway-http-listen", settings.http_listen).await?,
+        https: bind("--gateway-https-listen", settings.https_listen).await?,
+    };
+    if let Some(port) = public
+        .http
+        .as_ref()
+        .and_then(|l| l.local_addr().ok())
+        .map(|a| a.port())
+    {
+        domains.set_http_port(port);
+    }
+    domains.reload().await?;
+    domains.start_worker();
+    Ok((domains, public))
 }
 
 /// The relying party `--oidc-*` configures, checked now so a wrong flag stops the start.
@@ -243,20 +290,67 @@ pub async fn spawn_with_tls(
     // Live log streams end, and both listeners stop, when `shutdown` completes.
     let stop = state.shutting_down().clone();
     tokio::spawn(stop.after(shutdown));
+    state.domains().set_operator(tls.clone());
     let gateway = state.take_gateway().map(|gateway_listener| {
-        let app = gateway::router(state.deployer().clone());
-        tokio::spawn(slipway_server::serve::serve_maybe_tls(
-            gateway_listener,
-            tls.clone(),
+        let app = gateway::router(
+            state.deployer().clone(),
+            state.domains().clone(),
+            gateway::Listener::Gateway { tls: tls.is_some() },
+        );
+        let over_tls = tls.clone();
+        let stopped = stop.begun();
+        tokio::spawn(async move {
+            match over_tls {
+                Some(tls) => {
+                    slipway_server::serve::serve_tls(gateway_listener, tls, app, stopped).await
+                }
+                None => gateway::serve(gateway_listener, None, app, stopped).await,
+            }
+        })
+    });
+    let public = state.take_public_listeners();
+    let mut public_tasks = Vec::new();
+    if let Some(listener) = public.http {
+        let app = gateway::router(
+            state.deployer().clone(),
+            state.domains().clone(),
+            gateway::Listener::PublicHttp,
+        );
+        public_tasks.push(tokio::spawn(gateway::serve(
+            listener,
+            None,
             app,
             stop.begun(),
-        ))
-    });
+        )));
+    }
+    if let Some(listener) = public.https {
+        let config = state
+            .domains()
+            .certificates()
+            .server_config()
+            .map_err(|e| PlatformError::Config(format!("--gateway-https-listen: {e}")))?;
+        let app = gateway::router(
+            state.deployer().clone(),
+            state.domains().clone(),
+            gateway::Listener::PublicHttps,
+        );
+        public_tasks.push(tokio::spawn(gateway::serve(
+            listener,
+            Some(std::sync::Arc::new(config)),
+            app,
+            stop.begun(),
+        )));
+    }
     let served =
         slipway_server::serve::serve_maybe_tls(listener, tls, router(state.clone()), stop.begun())
             .await;
-    // The API stopped (on an error too): the gateway stops with it.
+    // The API stopped (on an error too): the gateways stop with it.
     stop.begin();
+    for task in public_tasks {
+        if let Ok(Err(e)) = task.await {
+            tracing::error!(error = %e, "custom-domain gateway failed");
+        }
+    }
     if let Some(task) = gateway
         && let Ok(Err(e)) = task.await
     {

@@ -32,6 +32,8 @@ pub enum AppAction {
     WriteSecrets,
     /// Subscribe notification channels to the app's events, and end those subscriptions.
     Subscribe,
+    /// Add and remove the app's custom domains.
+    ManageDomains,
 }
 
 impl AppAction {
@@ -50,12 +52,13 @@ impl AppAction {
             AppAction::ReadSecrets => "read, share app secrets",
             AppAction::WriteSecrets => "create, update, delete app secrets",
             AppAction::Subscribe => "subscribe channels to its notifications",
+            AppAction::ManageDomains => "add, remove custom domains",
         }
     }
 }
 
 /// Every action, in matrix order.
-pub const ACTIONS: [AppAction; 12] = [
+pub const ACTIONS: [AppAction; 13] = [
     AppAction::View,
     AppAction::ReadLogs,
     AppAction::ReadScan,
@@ -68,6 +71,7 @@ pub const ACTIONS: [AppAction; 12] = [
     AppAction::ReadSecrets,
     AppAction::WriteSecrets,
     AppAction::Subscribe,
+    AppAction::ManageDomains,
 ];
 
 /// The weakest role that may do `action`.
@@ -82,7 +86,8 @@ pub fn minimum_role(action: AppAction) -> Role {
         | AppAction::Suspend
         | AppAction::ManageRoles
         | AppAction::ReadSecrets
-        | AppAction::WriteSecrets => Role::Editor,
+        | AppAction::WriteSecrets
+        | AppAction::ManageDomains => Role::Editor,
         AppAction::Delete | AppAction::Subscribe => Role::Owner,
     }
 }

@@ -146,6 +146,19 @@ impl Tls {
         Ok(true)
     }
 
+    /// The certificate resolver of the configuration in use now (a gateway that serves other
+    /// certificates by name falls back to the operator's through it).
+    pub fn cert_resolver(&self) -> Arc<dyn rustls::server::ResolvesServerCert> {
+        Arc::clone(
+            &self
+                .current
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .config
+                .cert_resolver,
+        )
+    }
+
     fn acceptor(&self) -> TlsAcceptor {
         TlsAcceptor::from(Arc::clone(
             &self
@@ -332,6 +345,14 @@ fn server_config(files: &TlsFiles) -> Result<Loaded, TlsError> {
     })
 }
 
+/// Where a listener's handshakes take their configuration.
+enum Source {
+    /// The one current when the handshake starts.
+    Reloadable(Tls),
+    /// Always this one.
+    Fixed(TlsAcceptor),
+}
+
 /// A TCP listener whose connections come out through their TLS handshake.
 pub struct TlsListener {
     ready: mpsc::Receiver<(TlsStream<TcpStream>, SocketAddr)>,
@@ -343,6 +364,16 @@ impl TlsListener {
     /// Starts accepting on `tcp`; handshakes run concurrently, each with the configuration
     /// current when it starts. Must be called inside a Tokio runtime.
     pub fn new(tcp: TcpListener, tls: Tls) -> std::io::Result<Self> {
+        Self::accepting(tcp, Source::Reloadable(tls))
+    }
+
+    /// [`TlsListener::new`] with one configuration for its whole life (one whose certificate
+    /// resolver changes what it serves, such as the gateway's certificates by name).
+    pub fn with_config(tcp: TcpListener, config: Arc<ServerConfig>) -> std::io::Result<Self> {
+        Self::accepting(tcp, Source::Fixed(TlsAcceptor::from(config)))
+    }
+
+    fn accepting(tcp: TcpListener, tls: Source) -> std::io::Result<Self> {
         let local = tcp.local_addr()?;
         let (tx, ready) = mpsc::channel(ACCEPT_QUEUE);
         let handshakes = Arc::new(tokio::sync::Semaphore::new(MAX_HANDSHAKES));
@@ -364,7 +395,10 @@ impl TlsListener {
                         continue;
                     }
                 };
-                let acceptor = tls.acceptor();
+                let acceptor = match &tls {
+                    Source::Reloadable(tls) => tls.acceptor(),
+                    Source::Fixed(acceptor) => acceptor.clone(),
+                };
                 let tx = tx.clone();
                 tokio::spawn(async move {
                     let handshake =

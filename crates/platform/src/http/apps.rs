@@ -240,6 +240,8 @@ async fn delete(
     state.deployer().remove(&id, &deployment_ids).await;
     // Its resources' data goes with it (the delete confirmations name it).
     state.deployer().resources().destroy_app(&resources).await;
+    // Its custom domains (deleted with it) stop being served.
+    super::domains::reload(&state).await;
     for build_id in &build_ids {
         state.runner().cancel(build_id);
         let log = state.runner().log(build_id);

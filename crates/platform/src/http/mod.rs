@@ -5,6 +5,7 @@
 pub mod apps;
 pub mod builds;
 pub mod deployments;
+pub mod domains;
 pub mod error;
 pub mod extract;
 pub mod jobs;
@@ -67,6 +68,19 @@ pub struct AppState {
     metrics: slipway_server::metrics::Metrics,
     /// The notification worker's handle and "send a test" (set by [`crate::prepare`]).
     notifier: Option<crate::notifications::Notifier>,
+    /// Custom domains: routes, certificates, the worker's wake-up.
+    domains: crate::domains::Domains,
+    /// The custom domains' listeners (plain, TLS) until [`crate::spawn`] serves them.
+    public: Arc<Mutex<PublicListeners>>,
+}
+
+/// The custom domains' listeners, bound at start.
+#[derive(Debug, Default)]
+pub(crate) struct PublicListeners {
+    /// `--gateway-http-listen`.
+    pub http: Option<tokio::net::TcpListener>,
+    /// `--gateway-https-listen`.
+    pub https: Option<tokio::net::TcpListener>,
 }
 
 impl AppState {
@@ -78,6 +92,7 @@ impl AppState {
         vault: Vault,
         lock: crate::data_dir::DataDirLock,
         gateway: Option<tokio::net::TcpListener>,
+        domains: crate::domains::Domains,
     ) -> Self {
         let gateway_addr = gateway.as_ref().and_then(|l| l.local_addr().ok());
         Self {
@@ -93,6 +108,8 @@ impl AppState {
             sso: None,
             notifier: None,
             metrics: slipway_server::metrics::Metrics::new(),
+            domains,
+            public: Arc::default(),
         }
     }
 
@@ -106,6 +123,22 @@ impl AppState {
     pub(crate) fn with_notifier(mut self, notifier: crate::notifications::Notifier) -> Self {
         self.notifier = Some(notifier);
         self
+    }
+
+    /// With the custom domains' listeners.
+    pub(crate) fn with_public_listeners(self, listeners: PublicListeners) -> Self {
+        *self.public.lock().unwrap_or_else(|e| e.into_inner()) = listeners;
+        self
+    }
+
+    /// Takes the custom domains' listeners (once, to serve them).
+    pub(crate) fn take_public_listeners(&self) -> PublicListeners {
+        std::mem::take(&mut *self.public.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Custom domains.
+    pub fn domains(&self) -> &crate::domains::Domains {
+        &self.domains
     }
 
     /// The notifier.
@@ -301,6 +334,7 @@ pub fn router(state: AppState) -> Router {
         .merge(scan::router())
         .merge(status::router())
         .merge(deployments::router())
+        .merge(domains::router())
         .merge(logs::router())
         .merge(secrets::router())
         .merge(resources::router())

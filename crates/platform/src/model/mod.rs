@@ -24,3 +24,7 @@ pub struct Sealed {
     /// Ciphertext and tag, base64.
     pub ciphertext: String,
 }
+
+/// The domain every gateway host ends with (`*.localhost` resolves to loopback); no custom
+/// domain may lie under it.
+pub const GATEWAY_DOMAIN: &str = "localhost";

@@ -7,6 +7,7 @@ pub mod apps;
 pub mod audit;
 pub mod builds;
 pub mod deployments;
+pub mod domains;
 pub mod job_runs;
 pub mod metrics;
 pub mod notifications;

@@ -89,6 +89,7 @@ impl Vault {
         let mut tx = db.begin_read().await?;
         let mut used = secrets::key_ids_in_use(&mut tx).await?;
         used.extend(crate::store::notifications::key_ids_in_use(&mut tx).await?);
+        used.extend(crate::store::domains::key_ids_in_use(&mut tx).await?);
         tx.commit().await?;
         let held = self.keys.ids();
         let missing: Vec<&String> = used.iter().filter(|id| !held.contains(id)).collect();
@@ -152,6 +153,23 @@ impl Vault {
     pub fn open_channel(&self, channel_id: &str, sealed: &Sealed) -> Result<Vec<u8>, SealError> {
         self.keys.open(&channel_aad(channel_id), sealed)
     }
+
+    /// Seals a TLS private key (a custom domain's, the ACME account's) stored as `tls_secret`
+    /// `id`.
+    pub fn seal_tls(&self, id: &str, key: &[u8]) -> Result<Sealed, SealError> {
+        self.keys.seal(&tls_aad(id), key)
+    }
+
+    /// Opens what [`Vault::seal_tls`] sealed under that id.
+    pub fn open_tls(&self, id: &str, sealed: &Sealed) -> Result<Vec<u8>, SealError> {
+        self.keys.open(&tls_aad(id), sealed)
+    }
+}
+
+/// What a TLS key is sealed to: its `tls_secret` id, so a key copied to another row does not
+/// open.
+fn tls_aad(id: &str) -> Vec<u8> {
+    format!("tls/{id}").into_bytes()
 }
 
 /// What a rotation did.
@@ -201,6 +219,14 @@ pub async fn rotate_key(
                 ))
             })?;
         crate::store::notifications::reseal(&mut tx, channel_id, &reseal).await?;
+    }
+    let tls = crate::store::domains::all_sealed(&mut tx).await?;
+    for (id, sealed) in &tls {
+        let reseal = keys
+            .open(&tls_aad(id), sealed)
+            .and_then(|plain| keys.seal(&tls_aad(id), &plain))
+            .map_err(|e| PlatformError::Config(format!("cannot re-seal TLS key {id}: {e}")))?;
+        crate::store::domains::reseal(&mut tx, id, &reseal).await?;
     }
     tx.commit().await?;
     keys.retire_inactive_keys()?;
