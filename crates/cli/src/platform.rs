@@ -229,6 +229,37 @@ pub struct ServeArgs {
     oidc_allowed_domains: Option<Domains>,
     #[command(flatten)]
     tls: crate::tls_args::TlsArgs,
+    /// Serve custom domains (`slipway domains add`) over plain HTTP here, usually 0.0.0.0:80:
+    /// ACME's HTTP-01 challenges, then a redirect to HTTPS once a domain has its certificate.
+    /// Without it (and --gateway-https-listen) no custom domain is served.
+    #[arg(long, value_name = "ADDR")]
+    gateway_http_listen: Option<SocketAddr>,
+    /// Serve custom domains over HTTPS here, usually 0.0.0.0:443: each domain's certificate
+    /// by SNI (else --tls-cert's), HTTP/2 and HTTP/1.1.
+    #[arg(long, value_name = "ADDR")]
+    gateway_https_listen: Option<SocketAddr>,
+    /// The ACME directory custom domains' certificates are issued by (Let's Encrypt unless
+    /// told; its staging directory or a company's step-ca work too).
+    #[arg(long, value_name = "URL", default_value = slipway_platform::LETS_ENCRYPT)]
+    acme_directory: String,
+    /// The contact address the CA sends expiry and policy notices to.
+    #[arg(long, value_name = "EMAIL")]
+    acme_email: Option<String>,
+    /// A PEM root certificate that alone is trusted for the ACME directory's HTTPS (a private
+    /// CA such as step-ca).
+    #[arg(long, value_name = "FILE")]
+    acme_ca_file: Option<PathBuf>,
+    /// The DNS server asked whether a custom domain points at this platform (IP[:PORT]); the
+    /// system's resolver by default. For split-horizon DNS.
+    #[arg(long, value_name = "IP[:PORT]", value_parser = dns_server)]
+    dns_resolver: Option<SocketAddr>,
+}
+
+/// `--dns-resolver`: an address, port 53 unless given.
+fn dns_server(text: &str) -> Result<SocketAddr, String> {
+    text.parse::<SocketAddr>()
+        .or_else(|_| text.parse::<std::net::IpAddr>().map(|ip| SocketAddr::new(ip, 53)))
+        .map_err(|_| format!("{text:?} is not an IP address with an optional port (192.0.2.53 or 192.0.2.53:5353)"))
 }
 
 /// `--oidc-allowed-domains`, checked as the flag is read.
@@ -330,6 +361,16 @@ impl ServeArgs {
         config.gateway_mode = args.gateway_mode;
         config.public_domain = args.public_domain;
         config.tls = args.tls.files();
+        config.domains = slipway_platform::DomainSettings {
+            http_listen: args.gateway_http_listen,
+            https_listen: args.gateway_https_listen,
+            acme: slipway_platform::AcmeConfig {
+                directory: args.acme_directory,
+                email: args.acme_email,
+                ca_file: args.acme_ca_file,
+            },
+            dns_resolver: args.dns_resolver,
+        };
         config.oidc = match (
             args.public_url,
             args.oidc_issuer,

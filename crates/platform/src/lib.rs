@@ -46,6 +46,7 @@ pub use http::{AppState, router};
 pub use model::AppStatus;
 pub use model::Token;
 pub use pagination::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE};
+pub use slipway_acme::{AcmeConfig, issuer::LETS_ENCRYPT};
 /// The resource limits and the quantities they are written in (the CLI's default-limit
 /// flags).
 pub use slipway_devfile::quantity;
@@ -168,6 +169,11 @@ async fn custom_domains(
     vault: &vault::Vault,
 ) -> Result<(domains::Domains, http::PublicListeners), PlatformError> {
     let settings = &config.domains;
+    if let Some(file) = &settings.acme.ca_file {
+        std::fs::read(file).map_err(|e| {
+            PlatformError::Config(format!("--acme-ca-file {}: {e}", file.display()))
+        })?;
+    }
     let domains = domains::Domains::new(
         db.clone(),
         vault.clone(),

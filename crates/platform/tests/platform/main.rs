@@ -14,6 +14,7 @@ mod buildah;
 mod builds;
 mod container;
 mod deploy;
+mod domains;
 mod history;
 mod isolation;
 mod jobs;
