@@ -279,6 +279,32 @@ async fn wait_domain(app: &TestApp, id: &str, name: &str, done: impl Fn(&Value) 
     }
 }
 
+/// Asserts that `value` is what the OpenAPI document's schema `name` says.
+async fn conforms(app: &TestApp, name: &str, value: &Value) {
+    let doc: Value = app
+        .client
+        .get(format!("{}/v1/openapi.json", app.base))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let schema = json!({
+        "$ref": format!("#/components/schemas/{name}"),
+        "components": doc["components"],
+    });
+    let validator = jsonschema::options()
+        .should_validate_formats(true)
+        .build(&schema)
+        .expect("the schema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(value)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{name}: {errors:?}\n{value}");
+}
+
 async fn add(app: &TestApp, id: &str, body: Value) -> (StatusCode, Value) {
     app.send(
         Method::POST,
@@ -412,6 +438,7 @@ async fn a_domain_gets_a_certificate_serves_https_redirects_http_renews_and_goes
             "{issued}"
         );
         assert!(cert["renews_at"].is_string(), "{issued}");
+        conforms(&app, "Domain", &issued).await;
 
         // HTTPS reaches the app over HTTP/2 with a certificate that verifies, and the app is
         // told who asked.
@@ -487,6 +514,7 @@ async fn a_domain_gets_a_certificate_serves_https_redirects_http_renews_and_goes
         );
         assert!(failed["next_attempt_at"].is_string(), "{failed}");
         assert!(failed["certificate"].is_null());
+        conforms(&app, "Domain", &failed).await;
 
         // A name that points elsewhere waits, saying so, and the CA is not asked.
         ca.point("elsewhere.example.org", "127.0.0.2").await;
@@ -576,6 +604,7 @@ async fn a_domain_gets_a_certificate_serves_https_redirects_http_renews_and_goes
             )
             .await;
         assert_eq!(status, StatusCode::OK);
+        conforms(&app, "DomainList", &listed).await;
         let names: Vec<&str> = listed["domains"]
             .as_array()
             .unwrap()
