@@ -173,7 +173,7 @@ pub(crate) fn when_missing(start_platform: bool) -> WhenMissing {
     }
 }
 
-fn app_id(arg: Option<String>) -> Result<String, String> {
+pub(crate) fn app_id(arg: Option<String>) -> Result<String, String> {
     if let Some(id) = arg {
         return Ok(id);
     }

@@ -7,6 +7,7 @@ mod care_staff;
 mod daily;
 mod data_dir;
 mod dev;
+mod domains;
 mod jobs;
 #[cfg(test)]
 mod layers;
@@ -78,6 +79,9 @@ enum Command {
     /// Notifications: channels (webhook, Slack, e-mail; admins), subscriptions to an app's or
     /// the account's events, deliveries with their retries, and "send a test".
     Notify(notify::NotifyArgs),
+    /// An app's custom domains with certificates issued and renewed by ACME: add (a name to
+    /// serve, or --redirect-to another), list (each one's state and why), show, remove.
+    Domains(domains::DomainsArgs),
     /// Create a new app project from a template.
     New(daily::NewArgs),
     /// Build and deploy the project (validates first; shows progress).
@@ -133,6 +137,7 @@ fn run(cli: Cli) -> ExitCode {
         Command::Resources(args) => resources::run(args),
         Command::Jobs(args) => jobs::run(args),
         Command::Notify(args) => notify::run(args),
+        Command::Domains(args) => domains::run(args),
         Command::New(args) => daily::new(args),
         Command::Build(args) => daily::build(args),
         Command::Dev(args) => dev::dev(args),

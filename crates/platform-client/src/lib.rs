@@ -10,6 +10,7 @@ mod build;
 pub mod builds;
 mod client;
 pub mod credentials;
+pub mod domains;
 mod endpoint;
 mod error;
 pub mod fsutil;

@@ -36,6 +36,17 @@ pub(crate) fn serve(data: &Path, port: u16, gateway: u16) -> Server {
 
 /// [`serve`] with its state in `database_url` (PostgreSQL) when given.
 pub(crate) fn serve_on(data: &Path, database_url: Option<&str>, port: u16, gateway: u16) -> Server {
+    serve_with(data, database_url, port, gateway, &[])
+}
+
+/// [`serve_on`] with more flags.
+pub(crate) fn serve_with(
+    data: &Path,
+    database_url: Option<&str>,
+    port: u16,
+    gateway: u16,
+    extra: &[&str],
+) -> Server {
     let mut command = Command::new(env!("CARGO_BIN_EXE_slipway"));
     command
         .args(["platform", "serve", "--builder", "native", "--listen"])
@@ -44,7 +55,8 @@ pub(crate) fn serve_on(data: &Path, database_url: Option<&str>, port: u16, gatew
         .arg(format!("127.0.0.1:{gateway}"))
         .arg("--data-dir")
         .arg(data)
-        .env("RUST_LOG", "error");
+        .env("RUST_LOG", "error")
+        .args(extra);
     if let Some(url) = database_url {
         command.args(["--database-url", url]);
     }

@@ -11,6 +11,7 @@ mod care_crash;
 mod care_staff;
 mod daily;
 mod dev;
+mod domains;
 mod jobs;
 mod local_platform;
 mod notify;

@@ -1,0 +1,57 @@
+//! An app's custom domains: list them with their certificates' state, add one (a name to
+//! serve, or a redirect to another of the app's domains), remove one. `slipway domains`, the
+//! desktop's Domains section and the MCP server's domain tools call these.
+
+use reqwest::Method;
+use serde::{Deserialize, Serialize};
+pub use slipway_api::domains::{Domain, DomainCertificate, DomainList, DomainState, NewDomain};
+
+use crate::apps::uuid_arg;
+use crate::client::Client;
+use crate::error::ToolError;
+use crate::people::segment;
+
+/// What removing a domain answers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RemovedDomain {
+    /// The app.
+    pub app_id: String,
+    /// The name no longer served.
+    pub removed: String,
+}
+
+fn domains_path(app_id: &str) -> Result<String, ToolError> {
+    Ok(format!("/v1/apps/{}/domains", uuid_arg("app_id", app_id)?))
+}
+
+/// The app's domains, by name.
+pub fn list_domains(client: &Client, app_id: &str) -> Result<DomainList, ToolError> {
+    client.typed(Method::GET, &domains_path(app_id)?, None)
+}
+
+/// One domain.
+pub fn get_domain(client: &Client, app_id: &str, name: &str) -> Result<Domain, ToolError> {
+    let path = format!("{}/{}", domains_path(app_id)?, segment("name", name)?);
+    client.typed(Method::GET, &path, None)
+}
+
+/// Adds a domain; its certificate is issued once the name points at the platform.
+pub fn add_domain(client: &Client, app_id: &str, domain: &NewDomain) -> Result<Domain, ToolError> {
+    let body = serde_json::to_value(domain)
+        .map_err(|e| ToolError::Internal(format!("the domain cannot be sent: {e}")))?;
+    client.typed(Method::POST, &domains_path(app_id)?, Some(&body))
+}
+
+/// Stops serving the app on `name`.
+pub fn remove_domain(
+    client: &Client,
+    app_id: &str,
+    name: &str,
+) -> Result<RemovedDomain, ToolError> {
+    let path = format!("{}/{}", domains_path(app_id)?, segment("name", name)?);
+    client.json(Method::DELETE, &path, None)?;
+    Ok(RemovedDomain {
+        app_id: app_id.trim().to_owned(),
+        removed: name.trim().trim_end_matches('.').to_ascii_lowercase(),
+    })
+}
