@@ -1,7 +1,7 @@
 """End-to-end test of `slipway mcp` through the official Python MCP client (stdio).
 
 Starts a real platform server, then drives the tool server the way an assistant would:
-list exactly the spec's 26 tools, templates -> scaffold -> validate -> register -> app secrets
+list the spec's 26 tools and the platform's domain tools, templates -> scaffold -> validate -> register -> app secrets
 (create, get, list, update, share) -> build -> status until RUNNING -> logs -> sharing (account
 users, grantable roles, grant, permissions, revoke) -> disable -> enable -> delete, checking the
 result keys the spec names.
@@ -31,6 +31,8 @@ SPEC_TOOLS = sorted([
     "create_secret", "get_secret", "list_secrets", "update_secret", "delete_secret", "share_secret",
     "list_grantable_roles", "list_app_permissions", "grant_app_role", "revoke_app_role", "list_account_users",
 ])
+# The platform's own tools beyond the spec's: an app's custom domains.
+PLATFORM_TOOLS = sorted(["list_domains", "add_domain", "remove_domain"])
 
 
 def free_port():
@@ -49,7 +51,8 @@ class McpEndToEnd(unittest.TestCase):
         self.api_port, self.gateway_port = free_port(), free_port()
         self.platform = subprocess.Popen(
             [SLIPWAY, "platform", "serve", "--listen", f"127.0.0.1:{self.api_port}", "--gateway-listen",
-             f"127.0.0.1:{self.gateway_port}", "--data-dir", data, "--builder", "native"],
+             f"127.0.0.1:{self.gateway_port}", "--data-dir", data, "--builder", "native",
+             "--gateway-http-listen", f"127.0.0.1:{free_port()}"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         token_file = os.path.join(data, "bootstrap-token")
         deadline = time.time() + 30
@@ -84,7 +87,7 @@ class McpEndToEnd(unittest.TestCase):
                 listed = subprocess.run([SLIPWAY, "tools"], capture_output=True, text=True, check=True).stdout
                 expected = sorted(line.split()[0] for line in listed.splitlines() if line.strip())
                 self.assertEqual(names, expected)
-                self.assertEqual(names, SPEC_TOOLS)
+                self.assertEqual(names, sorted(SPEC_TOOLS + PLATFORM_TOOLS))
                 for t in tools.tools:
                     self.assertEqual(t.input_schema.get("type"), "object", t.name)
                     self.assertTrue(t.description, t.name)
@@ -195,6 +198,20 @@ class McpEndToEnd(unittest.TestCase):
                     "app_id": app_id, "role": "owner", "user_id": perms["users"][0]["user_id"]})
                 self.assertFalse(last["success"])
                 self.assertIn("last owner", last["error"])
+
+                # Custom domains: added (it waits for DNS that points here), listed, a wildcard
+                # refused as a tool error naming the field, removed.
+                added = await self.call(session, "add_domain", {"app_id": app_id, "name": "demo.example.org"})
+                self.assertEqual((added["success"], added["name"], added["state"]), (True, "demo.example.org", "pending"), added)
+                listed_domains = await self.call(session, "list_domains", {"app_id": app_id})
+                self.assertEqual([d["name"] for d in listed_domains["domains"]], ["demo.example.org"], listed_domains)
+                wildcard = await session.call_tool("add_domain", {"app_id": app_id, "name": "*.example.org"})
+                self.assertTrue(wildcard.is_error)
+                refused = json.loads(wildcard.content[0].text)
+                self.assertEqual((refused["success"], refused.get("field")), (False, "name"), refused)
+                self.assertIn("wildcard", refused["error"])
+                removed = await self.call(session, "remove_domain", {"app_id": app_id, "name": "demo.example.org"})
+                self.assertEqual(removed["removed"], "demo.example.org", removed)
 
                 disabled = await self.call(session, "disable_app", {"app_id": app_id})
                 self.assertTrue(disabled["success"], disabled)

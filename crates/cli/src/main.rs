@@ -123,7 +123,7 @@ fn run(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Call { tool, args } => call::run(&tool, &args),
         Command::Tools => {
-            for tool in slipway_toolkit::TOOLS {
+            for tool in slipway_toolkit::all_tools() {
                 println!("{:<26} {}", tool.name, tool.description);
             }
             ExitCode::SUCCESS

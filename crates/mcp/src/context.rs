@@ -1,4 +1,5 @@
-//! What the MCP server offers besides the spec's 26 tools (which stay exactly the spec's):
+//! What the MCP server offers besides its tools (the spec's 26 and the platform's domain
+//! tools, `slipway_toolkit::all_tools`):
 //! prompts that walk an assistant through a job, and resources it can read.
 //!
 //! - Prompt `explain_failed_deploy(app_id)`: the app's diagnosis (status, reason, failing
@@ -12,8 +13,7 @@
 //!   `slipway://apps/{app_id}/jobs` (the scheduled jobs and their newest runs), listed for
 //!   every app the caller sees and as templates, and `slipway://apps/{app_id}/notifications`
 //!   (who hears the app's events and its newest notification deliveries with their
-//!   attempts). Starting a job by hand or managing channels is not a tool here (the tools
-//!   stay the spec's): `slipway jobs run-now`, `slipway notify`.
+//!   attempts). Starting a job by hand or managing channels is not a tool here: `slipway jobs run-now`, `slipway notify`.
 
 use rmcp::model::{
     GetPromptResult, Prompt, PromptArgument, PromptMessage, Resource, ResourceContents,

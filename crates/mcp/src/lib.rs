@@ -48,8 +48,7 @@ impl SlipwayServer {
     }
 
     fn tools() -> Vec<Tool> {
-        slipway_toolkit::TOOLS
-            .iter()
+        slipway_toolkit::all_tools()
             .map(|t| {
                 let schema = match t.input_schema() {
                     Value::Object(map) => map,

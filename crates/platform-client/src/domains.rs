@@ -55,3 +55,62 @@ pub fn remove_domain(
         removed: name.trim().trim_end_matches('.').to_ascii_lowercase(),
     })
 }
+
+/// Arguments of the `add_domain` tool.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AddDomainArgs {
+    /// App UUID.
+    pub app_id: String,
+    /// The domain, for example orders.example.org (not a wildcard, not under the platform's
+    /// own domains).
+    pub name: String,
+    /// The service to serve (default: the app's first public service).
+    #[serde(default)]
+    pub service: Option<String>,
+    /// Redirect to this other domain of the app instead of serving it (www. to the apex).
+    #[serde(default)]
+    pub redirect_to: Option<String>,
+    /// Environment (default production).
+    #[serde(default)]
+    pub environment: Option<String>,
+}
+
+/// Arguments of the `remove_domain` tool.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DomainArgs {
+    /// App UUID.
+    pub app_id: String,
+    /// The domain.
+    pub name: String,
+    /// Environment (default production).
+    #[serde(default)]
+    pub environment: Option<String>,
+}
+
+/// The `list_domains` tool.
+pub fn list_domains_tool(
+    client: &Client,
+    args: &crate::apps::AppIdArgs,
+) -> Result<DomainList, ToolError> {
+    list_domains(client, &args.app_id)
+}
+
+/// The `add_domain` tool.
+pub fn add_domain_tool(client: &Client, args: &AddDomainArgs) -> Result<Domain, ToolError> {
+    add_domain(
+        client,
+        &args.app_id,
+        &NewDomain {
+            name: args.name.clone(),
+            service: args.service.clone(),
+            redirect_to: args.redirect_to.clone(),
+        },
+    )
+}
+
+/// The `remove_domain` tool.
+pub fn remove_domain_tool(client: &Client, args: &DomainArgs) -> Result<RemovedDomain, ToolError> {
+    remove_domain(client, &args.app_id, &args.name)
+}

@@ -214,7 +214,7 @@ async fn proxy(State(gateway): State<Gateway>, request: Request) -> Response {
     let (app, service) = match domains.route(&host) {
         Some(route) => {
             let name = crate::domains::host_name(&host);
-            let https_port = domains.settings().https_listen.map(|a| a.port());
+            let https_port = domains.https_port();
             if gateway.listener == Listener::PublicHttp
                 && domains.https()
                 && domains.has_certificate(&name)
@@ -228,7 +228,7 @@ async fn proxy(State(gateway): State<Gateway>, request: Request) -> Response {
                 Route::Redirect(target) => {
                     let (scheme, port) = match gateway.listener {
                         Listener::PublicHttps => ("https", https_port),
-                        _ => ("http", domains.settings().http_listen.map(|a| a.port())),
+                        _ => ("http", domains.http_port()),
                     };
                     let default = if scheme == "https" { 443 } else { 80 };
                     return redirect(&format!(

@@ -196,14 +196,12 @@ async fn custom_domains(
         http: bind("--gateway-http-listen", settings.http_listen).await?,
         https: bind("--gateway-https-listen", settings.https_listen).await?,
     };
-    if let Some(port) = public
-        .http
-        .as_ref()
-        .and_then(|l| l.local_addr().ok())
-        .map(|a| a.port())
-    {
-        domains.set_http_port(port);
-    }
+    let port = |l: &Option<tokio::net::TcpListener>| {
+        l.as_ref()
+            .and_then(|l| l.local_addr().ok())
+            .map(|a| a.port())
+    };
+    domains.set_ports(port(&public.http), port(&public.https));
     domains.reload().await?;
     domains.start_worker();
     Ok((domains, public))

@@ -20,8 +20,8 @@ pub use devfile_tools::{
     validate_devfile,
 };
 pub use registry::{
-    CallError, TOOLS, ToolInfo, call, call_outcome, call_outcome_with, call_with, input_schema,
-    output_schema, render,
+    CallError, PLATFORM_TOOLS, TOOLS, ToolInfo, all_tools, call, call_outcome, call_outcome_with,
+    call_with, input_schema, output_schema, render,
 };
 pub use runner::{Chooser, Fallback, Runner};
 pub use scaffold::{ScaffoldArgs, ScaffoldResult, check_scaffold, scaffold_app};

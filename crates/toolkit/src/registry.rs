@@ -75,7 +75,7 @@ macro_rules! local {
 impl ToolInfo {
     /// The tool called `name`, if this build has one.
     pub fn find(name: &str) -> Option<ToolInfo> {
-        TOOLS.into_iter().find(|t| t.name == name)
+        all_tools().find(|t| t.name == name)
     }
 
     /// The JSON Schema of the tool's arguments, generated from the same types the tool
@@ -287,6 +287,35 @@ pub const TOOLS: [ToolInfo; 26] = [
     },
 ];
 
+/// The platform's own operations beyond the spec's 26, offered by every door as the spec's
+/// are (MCP, `slipway call`): an app's custom domains. A table of their own so [`TOOLS`]
+/// stays exactly the spec's.
+pub const PLATFORM_TOOLS: [ToolInfo; 3] = [
+    ToolInfo {
+        name: "list_domains",
+        description: "An app's custom domains, each with its certificate's state: pending (and why, such as DNS not pointing at the platform yet), issued (issuer, expiry), renewing, failed (with the CA's message).",
+        needs_platform: true,
+        imp: platform!(p::domains::list_domains_tool),
+    },
+    ToolInfo {
+        name: "add_domain",
+        description: "Serve an app on a domain of its own (editors and owners): name such as orders.example.org, optionally service, or redirect_to another of the app's domains (www. to the apex). The certificate is issued by ACME once the name's DNS points at the platform: tell the user to add the A/AAAA record, then check list_domains. Refused with the rule for a wildcard, an IP address, a name under the platform's own domains or one another app has.",
+        needs_platform: true,
+        imp: platform!(p::domains::add_domain_tool),
+    },
+    ToolInfo {
+        name: "remove_domain",
+        description: "Stop serving an app on a domain; its certificate and key are deleted. Confirm with the user first.",
+        needs_platform: true,
+        imp: platform!(p::domains::remove_domain_tool),
+    },
+];
+
+/// Every tool of this build: the spec's 26, then the platform's own.
+pub fn all_tools() -> impl Iterator<Item = ToolInfo> {
+    TOOLS.into_iter().chain(PLATFORM_TOOLS)
+}
+
 /// The JSON Schema of tool `name`'s arguments (see [`ToolInfo::input_schema`]).
 pub fn input_schema(name: &str) -> Option<Value> {
     ToolInfo::find(name).map(|t| t.input_schema())
@@ -409,7 +438,7 @@ pub fn call_outcome_with(
         other => return Err(CallError::NotAnObject(slipway_server::json::kind(&other))),
     };
     let Some(tool) = ToolInfo::find(name) else {
-        let names: Vec<&str> = TOOLS.iter().map(|t| t.name).collect();
+        let names: Vec<&str> = all_tools().map(|t| t.name).collect();
         return Err(CallError::UnknownTool(name.to_owned(), names.join(", ")));
     };
     Ok((tool.imp.run)(endpoint, args))

@@ -54,8 +54,9 @@ struct Inner {
     certificates: Certificates,
     challenges: Challenges,
     resolver: probe::Resolver,
-    /// Where the HTTP gateway listens (its port is what the probe asks), once bound.
-    http_port: RwLock<Option<u16>>,
+    /// The ports the custom-domain listeners are bound to (plain, TLS): the probe asks the
+    /// first, URLs and redirects name them.
+    ports: RwLock<(Option<u16>, Option<u16>)>,
     wake: tokio::sync::Notify,
     /// The operator's certificate (`--tls-cert`), set when serving starts.
     operator: Arc<RwLock<Option<slipway_server::tls::Tls>>>,
@@ -96,7 +97,7 @@ impl Domains {
                 certificates: Certificates::new(fallback),
                 challenges: Challenges::default(),
                 resolver,
-                http_port: RwLock::new(None),
+                ports: RwLock::new((None, None)),
                 wake: tokio::sync::Notify::new(),
                 operator,
                 issuer: tokio::sync::Mutex::new(None),
@@ -154,21 +155,19 @@ impl Domains {
         self.inner.certificates.has(&host_name(host))
     }
 
-    /// Records the HTTP gateway's port once bound (the probe asks it).
-    pub fn set_http_port(&self, port: u16) {
-        *self
-            .inner
-            .http_port
-            .write()
-            .unwrap_or_else(|e| e.into_inner()) = Some(port);
+    /// Records the listeners' ports once bound (plain HTTP, HTTPS).
+    pub fn set_ports(&self, http: Option<u16>, https: Option<u16>) {
+        *self.inner.ports.write().unwrap_or_else(|e| e.into_inner()) = (http, https);
     }
 
-    fn http_port(&self) -> Option<u16> {
-        *self
-            .inner
-            .http_port
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
+    /// The plain HTTP listener's port (the probe asks it; HTTP-01 is proven there).
+    pub fn http_port(&self) -> Option<u16> {
+        self.inner.ports.read().unwrap_or_else(|e| e.into_inner()).0
+    }
+
+    /// The HTTPS listener's port.
+    pub fn https_port(&self) -> Option<u16> {
+        self.inner.ports.read().unwrap_or_else(|e| e.into_inner()).1
     }
 
     /// Reads every domain again: the routes, and the certificates served (a removed domain's
@@ -261,20 +260,13 @@ impl Domains {
 
     /// The address people use for a domain.
     pub fn url(&self, row: &DomainRow) -> String {
-        let https = self.https();
-        match (
-            https,
-            self.inner.settings.https_listen,
-            self.inner.settings.http_listen,
-        ) {
-            (true, Some(addr), _) if addr.port() != 443 => {
-                format!("https://{}:{}", row.name, addr.port())
-            }
-            (true, _, _) => format!("https://{}", row.name),
-            (false, _, Some(addr)) if addr.port() != 80 => {
-                format!("http://{}:{}", row.name, addr.port())
-            }
-            _ => format!("http://{}", row.name),
+        let (scheme, port, default) = match self.https_port() {
+            Some(port) => ("https", Some(port), 443),
+            None => ("http", self.http_port(), 80),
+        };
+        match port {
+            Some(p) if p != default => format!("{scheme}://{}:{p}", row.name),
+            _ => format!("{scheme}://{}", row.name),
         }
     }
 }

@@ -28,6 +28,8 @@ impl Platform {
                 let mut config =
                     slipway_platform::PlatformConfig::new("127.0.0.1:0".parse().unwrap(), data_dir);
                 config.gateway_listen = None;
+                // Custom domains are served (plain HTTP only), so the domain tools run.
+                config.domains.http_listen = Some("127.0.0.1:0".parse().unwrap());
                 config.builder = slipway_platform::BuilderKind::Native;
                 let state = slipway_platform::prepare(&config).await.unwrap();
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
