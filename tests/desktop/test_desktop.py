@@ -561,6 +561,17 @@ class DesktopTest(unittest.TestCase):
         # The Jobs tab says how to declare a job when the app has none.
         s.tab("jobs")
         s.wait_text("#jobs-empty", lambda t: "attributes" in t and "schedule" in t, timeout=20)
+        # The Domains tab: a wildcard is refused under the field, naming the rule; this
+        # window's own platform serves no custom domains, and says how one is set up.
+        s.tab("domains")
+        s.wait_text("#domains-empty", lambda t: "A or AAAA record" in t, timeout=20)
+        s.fill("#domain-add-form [name=domain_name]", "*.example.org")
+        s.click("#domain-add")
+        s.wait_text("#in-domain_name-err", lambda t: "wildcard" in t, timeout=20)
+        self.assertEqual(s.read("return document.activeElement.id;"), "in-domain_name")
+        s.fill("#domain-add-form [name=domain_name]", "desk-run.example.org")
+        s.click("#domain-add")
+        s.wait_text("#domain-add-form [role=alert]", lambda t: "--gateway-http-listen" in t, timeout=20)
         # The Notifications tab says who hears the app, and its deliveries.
         s.tab("notifications")
         s.wait_for("#app-subscriptions, #app-subscriptions-empty", timeout=20)
@@ -832,7 +843,7 @@ return bad;
                 s.wait_for("#app-name", timeout=60)
                 time.sleep(2)
                 # Every page of the app, reached from the tab bar with the arrow keys.
-                pages = ["overview", "builds", "deployments", "logs", "secrets", "resources", "jobs", "notifications", "access"]
+                pages = ["overview", "builds", "deployments", "logs", "secrets", "resources", "jobs", "domains", "notifications", "access"]
                 for i, page in enumerate(pages):
                     if i:
                         s.js("""document.querySelector('#app-tabs [aria-selected=true]').focus();

@@ -2,12 +2,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  APP_TABS, runLine, appDataLines, buildDuration, buildStepLine, dataRemovedText, deleteDataText, deploymentSecrets, devLogLines, diffLines, humanBytes, keepLast, limitsText, maskedUrl,
+  APP_TABS, domainServes, domainStateLine, runLine, appDataLines, buildDuration, buildStepLine, dataRemovedText, deleteDataText, deploymentSecrets, devLogLines, diffLines, humanBytes, keepLast, limitsText, maskedUrl,
   resourceActions, resourceLine, resourceSize, scanHeadline, scanPackages, servicesUpdated, volumeLine, watchStateLine,
 } from "../js/views/apps/format.js";
 
 test("an app has nine pages, overview first", () => {
-  assert.deepEqual(APP_TABS.map((t) => t.id), ["overview", "builds", "deployments", "logs", "secrets", "resources", "jobs", "notifications", "access"]);
+  assert.deepEqual(APP_TABS.map((t) => t.id), ["overview", "builds", "deployments", "logs", "secrets", "resources", "jobs", "domains", "notifications", "access"]);
 });
 
 test("a build's duration in seconds, or minutes and seconds; nothing while it runs", () => {
@@ -148,4 +148,19 @@ test("a job's last run in a few words", () => {
   assert.equal(runLine(null), "never");
   assert.equal(runLine({ status: "succeeded", started_at: "2026-11-28T03:00:01Z" }), "succeeded 2026-11-28T03:00:01Z");
   assert.equal(runLine({ status: "missed", started_at: null, scheduled_at: "2026-11-28T03:00:00Z" }), "missed 2026-11-28T03:00:00Z");
+});
+
+test("a domain's state says what to do about it", () => {
+  const cert = { source: "acme", issuer: "Pebble Intermediate", serial: "ab", not_before: "2026-11-01T00:00:00Z", expires_at: "2027-01-30T00:00:00Z", renews_at: "2026-12-31T00:00:00Z" };
+  assert.equal(domainStateLine({ state: "issued", certificate: cert }), "Issued by Pebble Intermediate, valid until 2027-01-30; renews 2026-12-31.");
+  assert.equal(domainStateLine({ state: "issued", certificate: { ...cert, source: "operator", renews_at: null, issuer: "Ops CA" } }),
+    "Served with the platform's certificate (Ops CA), valid until 2027-01-30.");
+  assert.equal(domainStateLine({ state: "pending", reason: "DNS not pointing here: x resolves to 192.0.2.1", certificate: null }),
+    "Waiting: DNS not pointing here: x resolves to 192.0.2.1");
+  assert.equal(domainStateLine({ state: "failed", reason: "the CA refused: blocked", next_attempt_at: "2026-11-28T20:10:00Z", certificate: null }),
+    "Not issued: the CA refused: blocked Trying again 2026-11-28 20:10.");
+  assert.match(domainStateLine({ state: "renewing", reason: null, certificate: cert }), /^Renewing \(the current certificate, valid until 2027-01-30, is still served\)\.$/);
+  assert.equal(domainServes({ redirect_to: "example.org" }), "→ example.org");
+  assert.equal(domainServes({ service: "web" }), "web");
+  assert.equal(domainServes({}), "the app's first public service");
 });

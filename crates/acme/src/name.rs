@@ -153,7 +153,8 @@ mod tests {
     fn each_broken_rule_is_named() {
         let long = format!("{}.example.org", "a".repeat(64));
         let very_long = format!("{}example.org", "abcdefghi.".repeat(26));
-        let cases: &[(&str, fn(&NameError) -> bool)] = &[
+        type Check = fn(&NameError) -> bool;
+        let cases: &[(&str, Check)] = &[
             ("", |e| matches!(e, NameError::Empty)),
             (".", |e| matches!(e, NameError::Empty)),
             ("*.example.org", |e| matches!(e, NameError::Wildcard(_))),

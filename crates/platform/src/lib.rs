@@ -153,12 +153,21 @@ pub async fn prepare(config: &PlatformConfig) -> Result<AppState, PlatformError>
     }
     let sso = single_sign_on(config, &boot.account_id)?;
     let (domains, public) = custom_domains(config, &db, &vault).await?;
-    Ok(
-        AppState::new(db, runner, deployer, signer, vault, lock, gateway, domains)
-            .with_sso(sso)
-            .with_notifier(notifier)
-            .with_public_listeners(public),
+    Ok(AppState::new(
+        db,
+        runner,
+        deployer,
+        signer,
+        vault,
+        lock,
+        http::Gateways {
+            gateway,
+            domains,
+            public,
+        },
     )
+    .with_sso(sso)
+    .with_notifier(notifier))
 }
 
 /// Binds the custom domains' listeners (`--gateway-http-listen`, `--gateway-https-listen`),

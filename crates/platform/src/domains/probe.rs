@@ -22,7 +22,7 @@ pub enum Resolver {
     /// The system's resolver (getaddrinfo: `/etc/hosts`, then DNS).
     System,
     /// One DNS server (`--dns-resolver`).
-    Server(hickory_resolver::TokioResolver),
+    Server(Box<hickory_resolver::TokioResolver>),
 }
 
 impl std::fmt::Debug for Resolver {
@@ -56,7 +56,7 @@ impl Resolver {
         )
         .build()
         .map_err(|e| format!("--dns-resolver {server}: {e}"))?;
-        Ok(Self::Server(resolver))
+        Ok(Self::Server(Box::new(resolver)))
     }
 
     async fn addresses(&self, name: &str) -> Result<Vec<IpAddr>, String> {

@@ -135,13 +135,6 @@ async fn add(
     let redirect_to = fields.string("redirect_to")?;
     let (mut tx, caller) = state.begin_as(&headers, Access::Write).await?;
     let (app, _) = authorized_app(&mut tx, &caller, &app_id, AppAction::ManageDomains).await?;
-    if !state.domains().enabled() {
-        return Err(ApiError::FailedPrecondition(
-            "this platform serves no custom domains: its operator starts it with \
-             --gateway-http-listen and --gateway-https-listen (ports 80 and 443)"
-                .into(),
-        ));
-    }
     let existing = store::of_app(&mut tx, &app.id).await?;
     let seen: Vec<Existing<'_>> = existing
         .iter()
@@ -158,6 +151,13 @@ async fn add(
         &seen,
     )
     .map_err(refused)?;
+    if !state.domains().enabled() {
+        return Err(ApiError::FailedPrecondition(
+            "this platform serves no custom domains: its operator starts it with \
+             --gateway-http-listen and --gateway-https-listen (ports 80 and 443)"
+                .into(),
+        ));
+    }
     let inserted = store::insert(
         &mut tx,
         checked.name.as_str(),

@@ -74,6 +74,17 @@ pub struct AppState {
     public: Arc<Mutex<PublicListeners>>,
 }
 
+/// The gateways' listeners and the custom domains they serve, made at start.
+#[derive(Debug)]
+pub(crate) struct Gateways {
+    /// `--gateway-listen`.
+    pub gateway: Option<tokio::net::TcpListener>,
+    /// Custom domains: routes, certificates, the worker's wake-up.
+    pub domains: crate::domains::Domains,
+    /// The custom domains' listeners.
+    pub public: PublicListeners,
+}
+
 /// The custom domains' listeners, bound at start.
 #[derive(Debug, Default)]
 pub(crate) struct PublicListeners {
@@ -91,9 +102,13 @@ impl AppState {
         signer: UrlSigner,
         vault: Vault,
         lock: crate::data_dir::DataDirLock,
-        gateway: Option<tokio::net::TcpListener>,
-        domains: crate::domains::Domains,
+        gateways: Gateways,
     ) -> Self {
+        let Gateways {
+            gateway,
+            domains,
+            public,
+        } = gateways;
         let gateway_addr = gateway.as_ref().and_then(|l| l.local_addr().ok());
         Self {
             db,
@@ -109,7 +124,7 @@ impl AppState {
             notifier: None,
             metrics: slipway_server::metrics::Metrics::new(),
             domains,
-            public: Arc::default(),
+            public: Arc::new(Mutex::new(public)),
         }
     }
 
@@ -122,12 +137,6 @@ impl AppState {
     /// With the notifier (its worker started).
     pub(crate) fn with_notifier(mut self, notifier: crate::notifications::Notifier) -> Self {
         self.notifier = Some(notifier);
-        self
-    }
-
-    /// With the custom domains' listeners.
-    pub(crate) fn with_public_listeners(self, listeners: PublicListeners) -> Self {
-        *self.public.lock().unwrap_or_else(|e| e.into_inner()) = listeners;
         self
     }
 

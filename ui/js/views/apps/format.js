@@ -12,6 +12,7 @@ export const APP_TABS = [
   { id: "secrets", label: "Secrets" },
   { id: "resources", label: "Resources" },
   { id: "jobs", label: "Jobs" },
+  { id: "domains", label: "Domains" },
   { id: "notifications", label: "Alerts" },
   { id: "access", label: "Access" },
 ];
@@ -179,4 +180,28 @@ export function runLine(run) {
   if (!run) return "never";
   const at = run.started_at || run.scheduled_at || "";
   return `${run.status} ${at}`.trim();
+}
+
+/** What a domain serves: "→ example.org" for a redirect, its service, or the primary one. */
+export function domainServes(d) {
+  if (d.redirect_to) return `→ ${d.redirect_to}`;
+  return d.service || "the app's first public service";
+}
+
+/** Where a domain's certificate stands, in one line a person can act on. */
+export function domainStateLine(d) {
+  const c = d.certificate;
+  const until = c ? c.expires_at.slice(0, 10) : "";
+  switch (d.state) {
+    case "issued":
+      return c && c.source === "operator"
+        ? `Served with the platform's certificate (${c.issuer}), valid until ${until}.`
+        : `Issued by ${c ? c.issuer : "the CA"}, valid until ${until}${c && c.renews_at ? `; renews ${c.renews_at.slice(0, 10)}` : ""}.`;
+    case "renewing":
+      return `Renewing (the current certificate, valid until ${until}, is still served)${d.reason ? `: ${d.reason}` : "."}`;
+    case "failed":
+      return `Not issued: ${d.reason || "the CA refused"}${d.next_attempt_at ? ` Trying again ${d.next_attempt_at.slice(0, 16).replace("T", " ")}.` : ""}`;
+    default:
+      return `Waiting: ${d.reason || "the certificate is being requested."}`;
+  }
 }
