@@ -64,6 +64,7 @@ fn crates_depend_on_exactly_the_drawn_crates() {
         ("slipway-server", &[]),
         ("slipway-services", &["slipway-server"]),
         ("slipway-notify", &["slipway-api"]),
+        ("slipway-acme", &[]),
         ("slipway-image", &["slipway-server"]),
         (
             "slipway-runtime",
@@ -74,6 +75,7 @@ fn crates_depend_on_exactly_the_drawn_crates() {
         (
             "slipway-platform",
             &[
+                "slipway-acme",
                 "slipway-api",
                 "slipway-devfile",
                 "slipway-identity",
@@ -162,6 +164,7 @@ fn care_and_platform_are_independent_and_the_graph_has_no_cycle() {
         "slipway-server",
         "slipway-services",
         "slipway-notify",
+        "slipway-acme",
         "slipway-image",
         "slipway-runtime",
         "slipway-identity",
