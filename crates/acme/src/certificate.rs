@@ -59,7 +59,7 @@ impl CertInfo {
         Ok(Self {
             names,
             issuer,
-            serial: cert.raw_serial_as_string().replace(':', ""),
+            serial: serial_hex(cert.raw_serial()),
             not_before: cert.validity().not_before.timestamp(),
             not_after: cert.validity().not_after.timestamp(),
         })
@@ -83,6 +83,16 @@ impl CertInfo {
         let lifetime = (self.not_after - self.not_before).max(0);
         self.not_after - lifetime / 3
     }
+}
+
+/// A serial number as hex, without the zero byte DER puts before a high first byte (as
+/// `openssl x509 -serial` and browsers show it).
+fn serial_hex(raw: &[u8]) -> String {
+    let start = raw
+        .iter()
+        .position(|b| *b != 0)
+        .unwrap_or(raw.len().saturating_sub(1));
+    raw[start..].iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Seconds since the epoch, now.
@@ -133,6 +143,13 @@ mod tests {
         assert!(!info.covers("a.shop.apps.example.org"));
         assert!(!info.covers("apps.example.org"));
         assert!(!info.covers("example.org"));
+    }
+
+    #[test]
+    fn serials_lose_only_their_leading_zero_bytes() {
+        assert_eq!(serial_hex(&[0x00, 0xce, 0x0e]), "ce0e");
+        assert_eq!(serial_hex(&[0x01, 0x00]), "0100");
+        assert_eq!(serial_hex(&[0x00]), "00");
     }
 
     #[test]

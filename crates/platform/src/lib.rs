@@ -211,6 +211,13 @@ async fn custom_domains(
             .map(|a| a.port())
     };
     domains.set_ports(port(&public.http), port(&public.https));
+    // The operator's certificate covers names without one of their own from the start; the
+    // server that serves it (watched, reloaded) replaces this copy when it starts serving.
+    if let Some(files) = &config.tls {
+        let tls = slipway_server::tls::Tls::load(files.clone())
+            .map_err(|e| PlatformError::Config(e.to_string()))?;
+        domains.set_operator(Some(tls));
+    }
     domains.reload().await?;
     domains.start_worker();
     Ok((domains, public))
@@ -303,7 +310,10 @@ pub async fn spawn_with_tls(
     // Live log streams end, and both listeners stop, when `shutdown` completes.
     let stop = state.shutting_down().clone();
     tokio::spawn(stop.after(shutdown));
-    state.domains().set_operator(tls.clone());
+    if tls.is_some() {
+        // The served (watched) certificate replaces the copy `prepare` loaded.
+        state.domains().set_operator(tls.clone());
+    }
     let gateway = state.take_gateway().map(|gateway_listener| {
         let app = gateway::router(
             state.deployer().clone(),

@@ -266,9 +266,9 @@ async fn domain(app: &TestApp, id: &str, name: &str) -> Value {
     body
 }
 
-/// Polls a domain until `done` holds (60 s at most).
+/// Polls a domain until `done` holds (two minutes at most: CI runs suites side by side).
 async fn wait_domain(app: &TestApp, id: &str, name: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(60);
+    let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         let body = domain(app, id, name).await;
         if done(&body) {
@@ -536,7 +536,7 @@ async fn a_domain_gets_a_certificate_serves_https_redirects_http_renews_and_goes
         // every request in the meantime is answered.
         let first = cert["serial"].as_str().unwrap().to_ascii_lowercase();
         assert_eq!(served_serial("orders.example.org", https_port).await, first);
-        let deadline = Instant::now() + Duration::from_secs(60);
+        let deadline = Instant::now() + Duration::from_secs(120);
         let renewed = loop {
             let out = https_get("orders.example.org", https_port, &root, "/").await;
             assert!(
@@ -691,6 +691,68 @@ async fn websockets_pass_through_the_gateway_and_viewers_cannot_add_domains() {
             .await;
         assert_eq!(status, StatusCode::OK, "{listed}");
         assert_eq!(listed["domains"], json!([]));
+        app.finish().await;
+    }
+}
+
+#[tokio::test]
+async fn a_domain_the_operators_certificate_covers_is_served_with_it_and_no_ca_is_asked() {
+    if !which("curl") {
+        return;
+    }
+    for backend in backends() {
+        let dir = tempfile::tempdir().unwrap();
+        // The operator's certificate: a wildcard for the company's names, from its own CA.
+        let ca_key = rcgen::KeyPair::generate().unwrap();
+        let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        ca_params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, "Corp CA");
+        let ca = ca_params.self_signed(&ca_key).unwrap();
+        let key = rcgen::KeyPair::generate().unwrap();
+        let cert = rcgen::CertificateParams::new(vec!["*.corp.example.org".into()])
+            .unwrap()
+            .signed_by(&key, &rcgen::Issuer::new(ca_params, ca_key))
+            .unwrap();
+        let files = slipway_server::tls::TlsFiles {
+            cert: dir.path().join("tls.crt"),
+            key: dir.path().join("tls.key"),
+        };
+        std::fs::write(&files.cert, cert.pem()).unwrap();
+        std::fs::write(&files.key, key.serialize_pem()).unwrap();
+        std::fs::write(dir.path().join("ca.pem"), ca.pem()).unwrap();
+        let https_port = free_port();
+        let app = spawn_app_configured(backend, move |config| {
+            config.tls = Some(files);
+            config.domains.http_listen = Some(SocketAddr::from(([127, 0, 0, 1], 0)));
+            config.domains.https_listen = Some(SocketAddr::from(([127, 0, 0, 1], https_port)));
+            // Nothing listens there: asking this "CA" anything would fail the domain.
+            config.domains.acme.directory = "https://127.0.0.1:9/dir".into();
+        })
+        .await;
+        let id = deploy_app(&app, "intranet").await;
+        let (status, added) = add(&app, &id, json!({"name": "wiki.corp.example.org"})).await;
+        assert_eq!(status, StatusCode::CREATED, "{added}");
+        let issued = wait_domain(&app, &id, "wiki.corp.example.org", |d| {
+            d["state"] == "issued"
+        })
+        .await;
+        assert_eq!(issued["certificate"]["source"], "operator", "{issued}");
+        assert_eq!(issued["certificate"]["issuer"], "Corp CA", "{issued}");
+        assert!(issued["certificate"]["renews_at"].is_null(), "{issued}");
+        assert!(issued["reason"].is_null(), "{issued}");
+        conforms(&app, "Domain", &issued).await;
+        let out = https_get(
+            "wiki.corp.example.org",
+            https_port,
+            &dir.path().join("ca.pem"),
+            "/",
+        )
+        .await;
+        let (body, last) = out.rsplit_once('\n').unwrap();
+        assert!(last.starts_with("2 200"), "{out}");
+        assert!(body.contains("\"proto\": \"https\""), "{out}");
         app.finish().await;
     }
 }
