@@ -13,6 +13,11 @@ pub const MAX_NAME: usize = 253;
 /// Longest label (RFC 1035).
 pub const MAX_LABEL: usize = 63;
 
+/// The rule of [`DomainName::parse_exact`] as a regular expression (with at most
+/// [`MAX_NAME`] characters), as the platform's OpenAPI document states it.
+pub const PATTERN: &str =
+    "^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\\.)+[a-z]([a-z0-9-]{0,61}[a-z0-9])?$";
+
 /// A checked domain name: lowercase ASCII, no trailing dot, at least two labels.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct DomainName(String);
@@ -54,9 +59,20 @@ pub enum NameError {
         /// The label at fault.
         label: String,
     },
-    /// The last label is all digits, which no top-level domain is.
-    #[error("{0:?} ends in a numeric label; no top-level domain is numeric")]
+    /// The last label starts with a digit, which no top-level domain does (and an IPv4
+    /// address does).
+    #[error(
+        "{0:?}: the last label must start with a letter; no top-level domain starts with a digit"
+    )]
     NumericTld(String),
+    /// Written otherwise than DNS compares it (capitals, spaces, a final dot).
+    #[error("{given:?} must be written as {canonical:?}: lowercase, without spaces or a final dot")]
+    NotCanonical {
+        /// The name as given.
+        given: String,
+        /// How to write it.
+        canonical: String,
+    },
 }
 
 impl DomainName {
@@ -102,11 +118,25 @@ impl DomainName {
         }
         if labels
             .last()
-            .is_some_and(|tld| tld.bytes().all(|b| b.is_ascii_digit()))
+            .is_some_and(|tld| !tld.starts_with(|c: char| c.is_ascii_lowercase()))
         {
             return Err(NameError::NumericTld(name));
         }
         Ok(Self(name))
+    }
+
+    /// [`DomainName::parse`], refusing a name not already written as DNS compares it: what
+    /// an API takes, so the one pattern its document states is the whole rule (clients
+    /// normalise what people type before they send it).
+    pub fn parse_exact(input: &str) -> Result<Self, NameError> {
+        let name = Self::parse(input)?;
+        if name.0 != input {
+            return Err(NameError::NotCanonical {
+                given: input.to_owned(),
+                canonical: name.0,
+            });
+        }
+        Ok(name)
     }
 
     /// The name.
@@ -177,11 +207,76 @@ mod tests {
             ),
             (&very_long, |e| matches!(e, NameError::TooLong { .. })),
             ("a.example.123", |e| matches!(e, NameError::NumericTld(_))),
+            ("a.example.1com", |e| matches!(e, NameError::NumericTld(_))),
         ];
         for (given, check) in cases {
             let e = DomainName::parse(given).unwrap_err();
             assert!(check(&e), "{given:?} gave {e:?}");
             assert!(!e.to_string().is_empty());
+        }
+    }
+
+    #[test]
+    fn exact_names_are_written_as_dns_compares_them() {
+        assert_eq!(
+            DomainName::parse_exact("orders.example.org")
+                .unwrap()
+                .as_str(),
+            "orders.example.org"
+        );
+        for given in [
+            "Orders.example.org",
+            "orders.example.org.",
+            " orders.example.org",
+        ] {
+            assert!(
+                matches!(
+                    DomainName::parse_exact(given),
+                    Err(NameError::NotCanonical { canonical, .. }) if canonical == "orders.example.org"
+                ),
+                "{given}"
+            );
+        }
+    }
+
+    /// The pattern the platform's OpenAPI document states for a domain name accepts exactly
+    /// what `parse_exact` does.
+    #[test]
+    fn the_documented_pattern_is_the_rule() {
+        let pattern = regex::Regex::new(PATTERN).unwrap();
+        let long = format!("{}.example.org", "a".repeat(63));
+        let too_long = format!("{}example.org", "abcdefghi.".repeat(25));
+        for case in [
+            "orders.example.org",
+            "a.b",
+            "xn--bcher-kva.example",
+            "a-1.b-2.c3",
+            "1.example.org",
+            "Orders.example.org",
+            "orders.example.org.",
+            "*.example.org",
+            "192.0.2.1",
+            "::1",
+            "localhost",
+            "-a.example.org",
+            "a-.example.org",
+            "a..example.org",
+            "a_b.example.org",
+            "a.example.1com",
+            "a.example.123",
+            "",
+            " a.example.org",
+            &long,
+            &too_long,
+            "a.b-",
+            "a.-b",
+        ] {
+            let by_pattern = pattern.is_match(case) && case.len() <= MAX_NAME;
+            assert_eq!(
+                by_pattern,
+                DomainName::parse_exact(case).is_ok(),
+                "{case:?}"
+            );
         }
     }
 

@@ -31,13 +31,30 @@ pub fn list_domains(client: &Client, app_id: &str) -> Result<DomainList, ToolErr
 
 /// One domain.
 pub fn get_domain(client: &Client, app_id: &str, name: &str) -> Result<Domain, ToolError> {
-    let path = format!("{}/{}", domains_path(app_id)?, segment("name", name)?);
+    let path = format!(
+        "{}/{}",
+        domains_path(app_id)?,
+        segment("name", &normalize(name))?
+    );
     client.typed(Method::GET, &path, None)
 }
 
-/// Adds a domain; its certificate is issued once the name points at the platform.
+/// A name as DNS compares it: what people type (`Orders.Example.org.`) is what the platform
+/// takes (`orders.example.org`), which refuses any other spelling.
+pub fn normalize(name: &str) -> String {
+    let name = name.trim();
+    name.strip_suffix('.').unwrap_or(name).to_ascii_lowercase()
+}
+
+/// Adds a domain (its names normalised first); its certificate is issued once the name
+/// points at the platform.
 pub fn add_domain(client: &Client, app_id: &str, domain: &NewDomain) -> Result<Domain, ToolError> {
-    let body = serde_json::to_value(domain)
+    let domain = NewDomain {
+        name: normalize(&domain.name),
+        service: domain.service.clone(),
+        redirect_to: domain.redirect_to.as_deref().map(normalize),
+    };
+    let body = serde_json::to_value(&domain)
         .map_err(|e| ToolError::Internal(format!("the domain cannot be sent: {e}")))?;
     client.typed(Method::POST, &domains_path(app_id)?, Some(&body))
 }
@@ -48,11 +65,12 @@ pub fn remove_domain(
     app_id: &str,
     name: &str,
 ) -> Result<RemovedDomain, ToolError> {
-    let path = format!("{}/{}", domains_path(app_id)?, segment("name", name)?);
+    let name = normalize(name);
+    let path = format!("{}/{}", domains_path(app_id)?, segment("name", &name)?);
     client.json(Method::DELETE, &path, None)?;
     Ok(RemovedDomain {
         app_id: app_id.trim().to_owned(),
-        removed: name.trim().trim_end_matches('.').to_ascii_lowercase(),
+        removed: name,
     })
 }
 

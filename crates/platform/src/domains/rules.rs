@@ -29,6 +29,9 @@ pub enum RuleError {
     /// Not a service name (field `service`).
     #[error("service: {0:?} must be a service name (1 to 63 lowercase letters, digits or hyphens)")]
     Service(String),
+    /// The redirect target is not a domain name (field `redirect_to`).
+    #[error("redirect_to: {0}")]
+    RedirectName(NameError),
     /// The redirect target is not another domain of this app (field `redirect_to`).
     #[error(
         "redirect_to: {target} must be another domain of this app that does not itself redirect; add it first"
@@ -72,7 +75,7 @@ pub fn check(
     platform_domains: &[&str],
     app_domains: &[Existing<'_>],
 ) -> Result<Checked, RuleError> {
-    let name = DomainName::parse(name)?;
+    let name = DomainName::parse_exact(name)?;
     if let Some(domain) = platform_domains.iter().find(|d| name.is_within(d)) {
         return Err(RuleError::PlatformDomain {
             name: name.to_string(),
@@ -98,7 +101,7 @@ pub fn check(
             let refused = || RuleError::RedirectTarget {
                 target: target.to_owned(),
             };
-            let target = DomainName::parse(target).map_err(|_| refused())?;
+            let target = DomainName::parse_exact(target).map_err(RuleError::RedirectName)?;
             let ok = target != name
                 && app_domains
                     .iter()
@@ -124,7 +127,7 @@ mod tests {
 
     #[test]
     fn a_plain_domain_and_a_redirect_pass() {
-        let c = check("Orders.Example.org", Some("web"), None, PLATFORM, &[]).unwrap();
+        let c = check("orders.example.org", Some("web"), None, PLATFORM, &[]).unwrap();
         assert_eq!(c.name.as_str(), "orders.example.org");
         assert_eq!(c.service.as_deref(), Some("web"));
         let apex = [Existing {
@@ -134,7 +137,7 @@ mod tests {
         let c = check(
             "www.example.org",
             None,
-            Some("Example.org"),
+            Some("example.org"),
             PLATFORM,
             &apex,
         )
@@ -150,6 +153,14 @@ mod tests {
         }];
         let cases: Vec<(Result<Checked, RuleError>, &str)> = vec![
             (check("*.example.org", None, None, PLATFORM, &[]), "name:"),
+            (
+                check("Orders.example.org", None, None, PLATFORM, &[]),
+                "lowercase",
+            ),
+            (
+                check("a.example.org", None, Some("B.example.org"), PLATFORM, &[]),
+                "redirect_to:",
+            ),
             (
                 check("shop.localhost", None, None, PLATFORM, &[]),
                 "under localhost",

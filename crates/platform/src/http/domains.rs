@@ -109,18 +109,30 @@ async fn of_this_app(
         .ok_or_else(|| ApiError::NotFound(format!("the app has no domain {:?}", name.trim())))
 }
 
+/// A refusal as the API answers it: what the request's shape breaks is a 400 (the OpenAPI
+/// document states those rules), what it breaks against the stored state or the platform's
+/// own names is a 409, each naming its field.
 fn refused(e: RuleError) -> ApiError {
-    let field = match &e {
-        RuleError::Name(_) | RuleError::PlatformDomain { .. } | RuleError::TooMany => "name",
-        RuleError::ServiceAndRedirect | RuleError::RedirectTarget { .. } => "redirect_to",
-        RuleError::Service(_) => "service",
+    let (field, shape) = match &e {
+        RuleError::Name(_) => ("name", true),
+        RuleError::PlatformDomain { .. } | RuleError::TooMany => ("name", false),
+        RuleError::ServiceAndRedirect | RuleError::RedirectName(_) => ("redirect_to", true),
+        RuleError::RedirectTarget { .. } => ("redirect_to", false),
+        RuleError::Service(_) => ("service", true),
     };
     let text = e.to_string();
     let message = text
         .strip_prefix(&format!("{field}: "))
         .unwrap_or(&text)
         .to_owned();
-    ApiError::invalid(field, message)
+    if shape {
+        ApiError::invalid(field, message)
+    } else {
+        ApiError::Precondition {
+            field: field.to_owned(),
+            message,
+        }
+    }
 }
 
 async fn add(

@@ -50,6 +50,15 @@ pub enum ApiError {
     /// 409 `failed_precondition`: the resource is not in a state that allows this.
     #[error("failed precondition: {0}")]
     FailedPrecondition(String),
+    /// 409 `failed_precondition` because of one field's value against the stored state (a
+    /// redirect to a domain the app does not have); `field` names it.
+    #[error("failed precondition on {field}: {message}")]
+    Precondition {
+        /// The field.
+        field: String,
+        /// Why its value does not fit the state.
+        message: String,
+    },
     /// 413 `payload_too_large`.
     #[error("payload too large")]
     PayloadTooLarge,
@@ -112,9 +121,9 @@ impl ApiError {
             ApiError::PermissionDenied(_) => StatusCode::FORBIDDEN,
             ApiError::NotFound(_) | ApiError::NoRoute => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
-            ApiError::AlreadyExists { .. } | ApiError::FailedPrecondition(_) => {
-                StatusCode::CONFLICT
-            }
+            ApiError::AlreadyExists { .. }
+            | ApiError::FailedPrecondition(_)
+            | ApiError::Precondition { .. } => StatusCode::CONFLICT,
             ApiError::PayloadTooLarge | ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::Identity(e) => {
@@ -163,6 +172,11 @@ impl ApiError {
                 )
             }
             ApiError::FailedPrecondition(m) => ("failed_precondition", m.clone(), None),
+            ApiError::Precondition { field, message } => (
+                "failed_precondition",
+                format!("{field}: {message}"),
+                Some(field.clone()),
+            ),
             ApiError::PayloadTooLarge => (
                 "payload_too_large",
                 "the request body is too large".to_owned(),

@@ -542,6 +542,24 @@ mod tests {
         assert_eq!(email["to"]["items"]["pattern"], ADDRESS_PATTERN);
     }
 
+    #[test]
+    fn domain_names_follow_the_acme_crates_rule() {
+        let doc = doc();
+        let request = &schema(&doc, "DomainRequest")["properties"];
+        for field in ["name", "redirect_to"] {
+            assert_eq!(
+                request[field]["pattern"],
+                slipway_acme::name::PATTERN,
+                "{field}"
+            );
+            assert_eq!(
+                request[field]["maxLength"],
+                slipway_acme::name::MAX_NAME,
+                "{field}"
+            );
+        }
+    }
+
     /// Only inputs no schema can describe are marked opaque (the schemathesis hooks excuse
     /// the server's rejections of exactly these).
     #[test]

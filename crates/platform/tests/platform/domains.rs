@@ -386,31 +386,65 @@ async fn a_domain_gets_a_certificate_serves_https_redirects_http_renews_and_goes
         let id = deploy_app(&app, "shop").await;
         let root = ca.root().await;
 
-        // Refused before anything is stored or asked of the CA, each naming the rule.
-        for (body, field, says) in [
-            (json!({"name": "*.example.org"}), "name", "wildcard"),
+        // Refused before anything is stored or asked of the CA, each naming the rule: what
+        // the request's shape breaks is a 400, what it breaks against the platform's names
+        // or the app's domains a 409.
+        for (body, status, code, field, says) in [
             (
-                json!({"name": "web.shop.localhost"}),
+                json!({"name": "*.example.org"}),
+                400,
+                "invalid_argument",
                 "name",
-                "under localhost",
+                "wildcard",
             ),
-            (json!({"name": "not a name"}), "name", "label"),
             (
-                json!({"name": "a.example.org", "redirect_to": "b.example.org"}),
-                "redirect_to",
-                "another domain of this app",
+                json!({"name": "Orders.Example.org"}),
+                400,
+                "invalid_argument",
+                "name",
+                "lowercase",
+            ),
+            (
+                json!({"name": "orders.example.org."}),
+                400,
+                "invalid_argument",
+                "name",
+                "final dot",
+            ),
+            (
+                json!({"name": "not a name"}),
+                400,
+                "invalid_argument",
+                "name",
+                "label",
             ),
             (
                 json!({"name": "a.example.org", "service": "Web!"}),
+                400,
+                "invalid_argument",
                 "service",
                 "service name",
+            ),
+            (
+                json!({"name": "web.shop.localhost"}),
+                409,
+                "failed_precondition",
+                "name",
+                "under localhost",
+            ),
+            (
+                json!({"name": "a.example.org", "redirect_to": "b.example.org"}),
+                409,
+                "failed_precondition",
+                "redirect_to",
+                "another domain of this app",
             ),
         ] {
             let reply = add(&app, &id, body.clone()).await;
             assert_error(
                 &reply,
-                StatusCode::BAD_REQUEST,
-                "invalid_argument",
+                StatusCode::from_u16(status).unwrap(),
+                code,
                 Some(field),
             );
             assert!(
@@ -420,14 +454,14 @@ async fn a_domain_gets_a_certificate_serves_https_redirects_http_renews_and_goes
             );
         }
 
-        let (status, added) = add(&app, &id, json!({"name": "Orders.Example.org"})).await;
+        let (status, added) = add(&app, &id, json!({"name": "orders.example.org"})).await;
         assert_eq!(status, StatusCode::CREATED, "{added}");
         assert_eq!(added["name"], "orders.example.org");
         assert_eq!(
             added["url"],
             format!("https://orders.example.org:{https_port}")
         );
-        let taken = add(&app, &id, json!({"name": "orders.example.org."})).await;
+        let taken = add(&app, &id, json!({"name": "orders.example.org"})).await;
         assert_error(&taken, StatusCode::CONFLICT, "already_exists", Some("name"));
 
         let issued = wait_domain(&app, &id, "orders.example.org", |d| d["state"] == "issued").await;
