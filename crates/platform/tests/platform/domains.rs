@@ -79,6 +79,27 @@ fn free_port() -> u16 {
         .port()
 }
 
+/// A CA called `ca_name` and a certificate it signed for `names`, written to `dir` as
+/// `<stem>-ca.pem`, `<stem>.pem` and `<stem>.key`.
+fn write_pair(dir: &Path, ca_name: &str, names: &[&str], stem: &str) {
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, ca_name);
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let key = rcgen::KeyPair::generate().unwrap();
+    let names: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
+    let cert = rcgen::CertificateParams::new(names)
+        .unwrap()
+        .signed_by(&key, &rcgen::Issuer::new(ca_params, ca_key))
+        .unwrap();
+    std::fs::write(dir.join(format!("{stem}-ca.pem")), ca.pem()).unwrap();
+    std::fs::write(dir.join(format!("{stem}.pem")), cert.pem()).unwrap();
+    std::fs::write(dir.join(format!("{stem}.key")), key.serialize_pem()).unwrap();
+}
+
 /// pebble and its DNS server, stopped when dropped.
 struct Ca {
     dir: tempfile::TempDir,
@@ -95,21 +116,12 @@ impl Ca {
     async fn start(http_port: u16, validity: u64) -> Self {
         let dir = tempfile::tempdir().unwrap();
         // A CA of the test's own for pebble's HTTPS API (Debian's pebble ships none).
-        let ca_key = rcgen::KeyPair::generate().unwrap();
-        let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-        ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-        ca_params
-            .distinguished_name
-            .push(rcgen::DnType::CommonName, "pebble API test CA");
-        let ca = ca_params.self_signed(&ca_key).unwrap();
-        let leaf_key = rcgen::KeyPair::generate().unwrap();
-        let leaf_params =
-            rcgen::CertificateParams::new(vec!["localhost".into(), "127.0.0.1".into()]).unwrap();
-        let issuer = rcgen::Issuer::new(ca_params, ca_key);
-        let leaf = leaf_params.signed_by(&leaf_key, &issuer).unwrap();
-        std::fs::write(dir.path().join("api-ca.pem"), ca.pem()).unwrap();
-        std::fs::write(dir.path().join("api.pem"), leaf.pem()).unwrap();
-        std::fs::write(dir.path().join("api.key"), leaf_key.serialize_pem()).unwrap();
+        write_pair(
+            dir.path(),
+            "pebble API test CA",
+            &["localhost", "127.0.0.1"],
+            "api",
+        );
 
         let (listen, management, dns, challtest) =
             (free_port(), free_port(), free_port(), free_port());
@@ -737,25 +749,11 @@ async fn a_domain_the_operators_certificate_covers_is_served_with_it_and_no_ca_i
     for backend in backends() {
         let dir = tempfile::tempdir().unwrap();
         // The operator's certificate: a wildcard for the company's names, from its own CA.
-        let ca_key = rcgen::KeyPair::generate().unwrap();
-        let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-        ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-        ca_params
-            .distinguished_name
-            .push(rcgen::DnType::CommonName, "Corp CA");
-        let ca = ca_params.self_signed(&ca_key).unwrap();
-        let key = rcgen::KeyPair::generate().unwrap();
-        let cert = rcgen::CertificateParams::new(vec!["*.corp.example.org".into()])
-            .unwrap()
-            .signed_by(&key, &rcgen::Issuer::new(ca_params, ca_key))
-            .unwrap();
+        write_pair(dir.path(), "Corp CA", &["*.corp.example.org"], "tls");
         let files = slipway_server::tls::TlsFiles {
-            cert: dir.path().join("tls.crt"),
+            cert: dir.path().join("tls.pem"),
             key: dir.path().join("tls.key"),
         };
-        std::fs::write(&files.cert, cert.pem()).unwrap();
-        std::fs::write(&files.key, key.serialize_pem()).unwrap();
-        std::fs::write(dir.path().join("ca.pem"), ca.pem()).unwrap();
         let https_port = free_port();
         let app = spawn_app_configured(backend, move |config| {
             config.tls = Some(files);
@@ -780,7 +778,7 @@ async fn a_domain_the_operators_certificate_covers_is_served_with_it_and_no_ca_i
         let out = https_get(
             "wiki.corp.example.org",
             https_port,
-            &dir.path().join("ca.pem"),
+            &dir.path().join("tls-ca.pem"),
             "/",
         )
         .await;
