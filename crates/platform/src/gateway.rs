@@ -132,12 +132,11 @@ pub async fn serve(
 /// `(app, service)` of a gateway host under `localhost` or `domain`, or `None` when the
 /// host is not one.
 pub fn parse_host(host: &str, domain: Option<&str>) -> Option<(String, Option<String>)> {
-    let host = host.trim().to_ascii_lowercase();
-    let name = match host.rsplit_once(':') {
-        Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => name.to_owned(),
-        _ => host,
-    };
-    let name = name.trim_end_matches('.');
+    parse_name(&crate::domains::host_name(host), domain)
+}
+
+/// [`parse_host`] of a host already made a [`crate::domains::host_name`].
+fn parse_name(name: &str, domain: Option<&str>) -> Option<(String, Option<String>)> {
     let under = |suffix: &str| name.strip_suffix(suffix)?.strip_suffix('.');
     let labels = under(DOMAIN).or_else(|| under(&domain?.to_ascii_lowercase()))?;
     let parts: Vec<&str> = labels.split('.').collect();
@@ -172,14 +171,6 @@ fn redirect(location: &str) -> Response {
     }
 }
 
-/// `:port` when `port` is not the scheme's default.
-fn port_suffix(port: Option<u16>, default: u16) -> String {
-    match port {
-        Some(p) if p != default => format!(":{p}"),
-        _ => String::new(),
-    }
-}
-
 async fn proxy(State(gateway): State<Gateway>, request: Request) -> Response {
     let peer = request
         .extensions()
@@ -211,17 +202,17 @@ async fn proxy(State(gateway): State<Gateway>, request: Request) -> Response {
         )
             .into_response();
     }
-    let (app, service) = match domains.route(&host) {
+    let name = crate::domains::host_name(&host);
+    let (app, service) = match domains.route(&name) {
         Some(route) => {
-            let name = crate::domains::host_name(&host);
             let https_port = domains.https_port();
             if gateway.listener == Listener::PublicHttp
-                && domains.https()
+                && https_port.is_some()
                 && domains.has_certificate(&name)
             {
                 return redirect(&format!(
-                    "https://{name}{}{path}",
-                    port_suffix(https_port, 443)
+                    "{}{path}",
+                    crate::domains::origin("https", &name, https_port)
                 ));
             }
             match route {
@@ -230,10 +221,9 @@ async fn proxy(State(gateway): State<Gateway>, request: Request) -> Response {
                         Listener::PublicHttps => ("https", https_port),
                         _ => ("http", domains.http_port()),
                     };
-                    let default = if scheme == "https" { 443 } else { 80 };
                     return redirect(&format!(
-                        "{scheme}://{target}{}{path}",
-                        port_suffix(port, default)
+                        "{}{path}",
+                        crate::domains::origin(scheme, &target, port)
                     ));
                 }
                 Route::App { app, service } => (app, service),
@@ -244,7 +234,7 @@ async fn proxy(State(gateway): State<Gateway>, request: Request) -> Response {
                 crate::deploy::UrlScheme::Domain(d) => Some(d.as_str()),
                 _ => None,
             };
-            let Some(parsed) = parse_host(&host, domain) else {
+            let Some(parsed) = parse_name(&name, domain) else {
                 return plain(StatusCode::NOT_FOUND, "unknown host");
             };
             parsed

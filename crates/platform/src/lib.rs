@@ -367,8 +367,9 @@ pub async fn spawn_with_tls(
     let served =
         slipway_server::serve::serve_maybe_tls(listener, tls, router(state.clone()), stop.begun())
             .await;
-    // The API stopped (on an error too): the gateways stop with it.
+    // The API stopped (on an error too): the gateways and the certificate worker stop with it.
     stop.begin();
+    state.domains().stop_worker();
     for task in public_tasks {
         if let Ok(Err(e)) = task.await {
             tracing::error!(error = %e, "custom-domain gateway failed");

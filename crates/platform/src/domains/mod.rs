@@ -62,6 +62,8 @@ struct Inner {
     operator: Arc<RwLock<Option<slipway_server::tls::Tls>>>,
     /// The ACME account, opened on first need (and again after a failure to open it).
     issuer: tokio::sync::Mutex<Option<slipway_acme::Issuer>>,
+    /// The certificate worker, stopped with the server (a restarted server starts its own).
+    worker: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 impl Domains {
@@ -101,6 +103,7 @@ impl Domains {
                 wake: tokio::sync::Notify::new(),
                 operator,
                 issuer: tokio::sync::Mutex::new(None),
+                worker: std::sync::Mutex::new(None),
             }),
         })
     }
@@ -108,11 +111,6 @@ impl Domains {
     /// Whether custom domains are served at all (a gateway listener for them is configured).
     pub fn enabled(&self) -> bool {
         self.inner.settings.http_listen.is_some() || self.inner.settings.https_listen.is_some()
-    }
-
-    /// Whether HTTPS is served for them.
-    pub fn https(&self) -> bool {
-        self.inner.settings.https_listen.is_some()
     }
 
     /// The listeners' settings.
@@ -139,20 +137,20 @@ impl Domains {
         &self.inner.challenges
     }
 
-    /// Where a request for `host` goes, when it is a custom domain.
-    pub fn route(&self, host: &str) -> Option<Route> {
-        let name = host_name(host);
+    /// Where a request for `name` (a [`host_name`]) goes, when it is a custom domain.
+    pub fn route(&self, name: &str) -> Option<Route> {
         self.inner
             .routes
             .read()
             .unwrap_or_else(|e| e.into_inner())
-            .get(&name)
+            .get(name)
             .cloned()
     }
 
-    /// Whether `host` has a certificate served (plain HTTP then redirects to HTTPS).
-    pub fn has_certificate(&self, host: &str) -> bool {
-        self.inner.certificates.has(&host_name(host))
+    /// Whether `name` (a [`host_name`]) has a certificate served (plain HTTP then redirects
+    /// to HTTPS).
+    pub fn has_certificate(&self, name: &str) -> bool {
+        self.inner.certificates.has(name)
     }
 
     /// Records the listeners' ports once bound (plain HTTP, HTTPS).
@@ -260,14 +258,19 @@ impl Domains {
 
     /// The address people use for a domain.
     pub fn url(&self, row: &DomainRow) -> String {
-        let (scheme, port, default) = match self.https_port() {
-            Some(port) => ("https", Some(port), 443),
-            None => ("http", self.http_port(), 80),
-        };
-        match port {
-            Some(p) if p != default => format!("{scheme}://{}:{p}", row.name),
-            _ => format!("{scheme}://{}", row.name),
+        match self.https_port() {
+            Some(port) => origin("https", &row.name, Some(port)),
+            None => origin("http", &row.name, self.http_port()),
         }
+    }
+}
+
+/// `scheme://name[:port]`, the port left out when it is the scheme's default (80, 443).
+pub fn origin(scheme: &str, name: &str, port: Option<u16>) -> String {
+    let default = if scheme == "https" { 443 } else { 80 };
+    match port {
+        Some(p) if p != default => format!("{scheme}://{name}:{p}"),
+        _ => format!("{scheme}://{name}"),
     }
 }
 
@@ -296,5 +299,29 @@ mod tests {
             "orders.example.org"
         );
         assert_eq!(super::host_name("orders.example.org"), "orders.example.org");
+    }
+
+    #[test]
+    fn origins_leave_out_the_default_port() {
+        assert_eq!(
+            super::origin("https", "a.example.org", Some(443)),
+            "https://a.example.org"
+        );
+        assert_eq!(
+            super::origin("https", "a.example.org", Some(8443)),
+            "https://a.example.org:8443"
+        );
+        assert_eq!(
+            super::origin("http", "a.example.org", Some(80)),
+            "http://a.example.org"
+        );
+        assert_eq!(
+            super::origin("http", "a.example.org", Some(443)),
+            "http://a.example.org:443"
+        );
+        assert_eq!(
+            super::origin("http", "a.example.org", None),
+            "http://a.example.org"
+        );
     }
 }

@@ -21,10 +21,10 @@ const MAX_SLEEP: Duration = Duration::from_secs(300);
 const OPERATOR_RECHECK_MS: i64 = 3_600_000;
 
 impl Domains {
-    /// Starts the worker; it runs until the runtime stops.
-    pub fn start_worker(&self) -> tokio::task::JoinHandle<()> {
+    /// Starts the worker; it runs until [`Domains::stop_worker`].
+    pub fn start_worker(&self) {
         let domains = self.clone();
-        tokio::spawn(async move {
+        let task = tokio::spawn(async move {
             loop {
                 let sleep = match domains.pass().await {
                     Ok(sleep) => sleep,
@@ -38,7 +38,29 @@ impl Domains {
                     () = domains.inner.wake.notified() => {}
                 }
             }
-        })
+        });
+        let old = self
+            .inner
+            .worker
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .replace(task);
+        if let Some(old) = old {
+            old.abort();
+        }
+    }
+
+    /// Stops the worker (the server is stopping: its pool is about to close).
+    pub fn stop_worker(&self) {
+        if let Some(task) = self
+            .inner
+            .worker
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        {
+            task.abort();
+        }
     }
 
     /// Looks at every due domain; returns how long to sleep until the next one.

@@ -660,8 +660,8 @@ async fn a_domain_gets_a_certificate_serves_https_redirects_http_renews_and_goes
         assert_eq!(names, ["api.blocked.example.org", "elsewhere.example.org"]);
 
         // Deleting the app takes its domains with it.
-        let (status, _) = app.delete_app(&app.owner, &id).await;
-        assert_eq!(status, StatusCode::NO_CONTENT);
+        let (status, body) = app.delete_app(&app.owner, &id).await;
+        assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
         drop(ca);
         app.finish().await;
     }
