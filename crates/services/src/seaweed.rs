@@ -249,22 +249,32 @@ impl Seaweed {
         Ok(())
     }
 
-    /// A signed GET's body.
+    /// A signed GET's body. A server just started answers 500 to reads until its volume
+    /// server has joined its master (its listings work before that), so a 5xx is asked
+    /// again for up to 30 s before it counts.
     async fn fetch(&self, url: impl AsRef<str>, action: &str) -> Result<Vec<u8>, ServiceError> {
-        let answer = self
-            .http
-            .get(url.as_ref())
-            .send()
-            .await
-            .map_err(|e| self.refused(action, e.to_string()))?;
-        if !answer.status().is_success() {
-            return Err(self.refused(action, format!("HTTP {}", answer.status())));
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let answer = self
+                .http
+                .get(url.as_ref())
+                .send()
+                .await
+                .map_err(|e| self.refused(action, e.to_string()))?;
+            let status = answer.status();
+            if status.is_server_error() && Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                continue;
+            }
+            if !status.is_success() {
+                return Err(self.refused(action, format!("HTTP {status}")));
+            }
+            return Ok(answer
+                .bytes()
+                .await
+                .map_err(|e| self.refused(action, e.to_string()))?
+                .to_vec());
         }
-        Ok(answer
-            .bytes()
-            .await
-            .map_err(|e| self.refused(action, e.to_string()))?
-            .to_vec())
     }
 
     fn refused(&self, action: &str, reason: String) -> ServiceError {
