@@ -65,6 +65,7 @@ fn crates_depend_on_exactly_the_drawn_crates() {
         ("slipway-services", &["slipway-server"]),
         ("slipway-notify", &["slipway-api"]),
         ("slipway-acme", &[]),
+        ("slipway-git", &[]),
         ("slipway-image", &["slipway-server"]),
         (
             "slipway-runtime",
@@ -78,6 +79,7 @@ fn crates_depend_on_exactly_the_drawn_crates() {
                 "slipway-acme",
                 "slipway-api",
                 "slipway-devfile",
+                "slipway-git",
                 "slipway-identity",
                 "slipway-image",
                 "slipway-notify",
@@ -165,6 +167,7 @@ fn care_and_platform_are_independent_and_the_graph_has_no_cycle() {
         "slipway-services",
         "slipway-notify",
         "slipway-acme",
+        "slipway-git",
         "slipway-image",
         "slipway-runtime",
         "slipway-identity",

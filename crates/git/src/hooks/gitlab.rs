@@ -1,0 +1,68 @@
+//! GitLab's `Push Hook` and `Merge Request Hook` payloads.
+
+use serde::Deserialize;
+
+use super::{Event, HookError, PullAction, bad, branch_of};
+
+#[derive(Deserialize)]
+struct Push {
+    #[serde(rename = "ref")]
+    refname: String,
+    after: String,
+}
+
+#[derive(Deserialize)]
+struct MergeRequestEvent {
+    object_attributes: MergeRequest,
+}
+
+#[derive(Deserialize)]
+struct MergeRequest {
+    iid: u64,
+    #[serde(default)]
+    action: String,
+    target_branch: String,
+    last_commit: LastCommit,
+    /// Present on an `update` that pushed commits.
+    #[serde(default)]
+    oldrev: Option<String>,
+    #[serde(default)]
+    title: String,
+}
+
+#[derive(Deserialize)]
+struct LastCommit {
+    id: String,
+}
+
+pub(super) fn event(name: &str, body: &[u8]) -> Result<Event, HookError> {
+    match name {
+        "Push Hook" => {
+            let p: Push = serde_json::from_slice(body).map_err(|e| bad(name, &e))?;
+            Ok(Event::Push {
+                branch: branch_of(&p.refname),
+                deleted: super::is_zero(&p.after),
+                refname: p.refname,
+                sha: p.after,
+            })
+        }
+        "Merge Request Hook" => {
+            let m: MergeRequestEvent = serde_json::from_slice(body).map_err(|e| bad(name, &e))?;
+            let mr = m.object_attributes;
+            let action = match mr.action.as_str() {
+                "open" | "reopen" => PullAction::Opened,
+                "update" if mr.oldrev.is_some() => PullAction::Updated,
+                "close" | "merge" => PullAction::Closed,
+                other => PullAction::Other(other.to_owned()),
+            };
+            Ok(Event::PullRequest {
+                number: mr.iid,
+                action,
+                head_sha: mr.last_commit.id,
+                base_branch: mr.target_branch,
+                title: mr.title,
+            })
+        }
+        other => Ok(Event::Other(other.to_owned())),
+    }
+}
