@@ -53,6 +53,9 @@ pub struct Deployment {
     pub finished_at: Option<String>,
     /// What each service ran.
     pub services: Vec<ServiceRun>,
+    /// The commit it was built from, when its builds came from the app's git source.
+    #[serde(default)]
+    pub commit: Option<crate::git::GitCommit>,
 }
 
 /// One page of an app's deployments.

@@ -15,6 +15,7 @@ pub mod apps;
 pub mod builds;
 pub mod deployments;
 pub mod domains;
+pub mod git;
 pub mod jobs;
 pub mod notifications;
 pub mod people;

@@ -147,10 +147,7 @@ impl<'a> Git<'a> {
         if let Credential::SshKey(key) = self.credential {
             let path = self.scratch.join("deploy-key");
             write_private(&path, key)?;
-            ssh.push_str(&format!(
-                " -o IdentitiesOnly=yes -i {}",
-                shell_quote(&path)
-            ));
+            ssh.push_str(&format!(" -o IdentitiesOnly=yes -i {}", shell_quote(&path)));
         }
         env.push(("GIT_SSH_COMMAND".into(), ssh.into()));
         env.push(("GIT_CONFIG_COUNT".into(), config.len().to_string().into()));
@@ -247,7 +244,11 @@ impl<'a> Git<'a> {
 fn classify(said: &str) -> GitErrorKind {
     let lower = said.to_ascii_lowercase();
     let has = |needles: &[&str]| needles.iter().any(|n| lower.contains(n));
-    if has(&["couldn't find remote ref", "remote branch", "not found in upstream"]) {
+    if has(&[
+        "couldn't find remote ref",
+        "remote branch",
+        "not found in upstream",
+    ]) {
         GitErrorKind::NoBranch
     } else if has(&[
         "authentication failed",
@@ -334,13 +335,31 @@ mod tests {
     #[test]
     fn failures_are_told_apart_from_gits_messages() {
         for (said, kind) in [
-            ("fatal: couldn't find remote ref refs/heads/nope", GitErrorKind::NoBranch),
-            ("fatal: Authentication failed for 'https://x/'", GitErrorKind::Unauthorized),
-            ("fatal: could not read Username for 'https://x': terminal prompts disabled", GitErrorKind::Unauthorized),
-            ("git@x: Permission denied (publickey).", GitErrorKind::Unauthorized),
+            (
+                "fatal: couldn't find remote ref refs/heads/nope",
+                GitErrorKind::NoBranch,
+            ),
+            (
+                "fatal: Authentication failed for 'https://x/'",
+                GitErrorKind::Unauthorized,
+            ),
+            (
+                "fatal: could not read Username for 'https://x': terminal prompts disabled",
+                GitErrorKind::Unauthorized,
+            ),
+            (
+                "git@x: Permission denied (publickey).",
+                GitErrorKind::Unauthorized,
+            ),
             ("remote: Repository not found.", GitErrorKind::RepoNotFound),
-            ("fatal: unable to access 'https://nohost/': Could not resolve host: nohost", GitErrorKind::Unreachable),
-            ("fatal: unable to access 'http://127.0.0.1:1/': Failed to connect", GitErrorKind::Unreachable),
+            (
+                "fatal: unable to access 'https://nohost/': Could not resolve host: nohost",
+                GitErrorKind::Unreachable,
+            ),
+            (
+                "fatal: unable to access 'http://127.0.0.1:1/': Failed to connect",
+                GitErrorKind::Unreachable,
+            ),
             ("fatal: bad object", GitErrorKind::Failed),
         ] {
             assert_eq!(classify(said), kind, "{said}");
@@ -356,7 +375,10 @@ mod tests {
         let said = git.clean(&format!(
             "hint: try again\nfatal: ghp_abc123secret refused\n> Authorization: Basic {basic}\n"
         ));
-        assert!(!said.contains("ghp_abc123secret") && !said.contains(&basic), "{said}");
+        assert!(
+            !said.contains("ghp_abc123secret") && !said.contains(&basic),
+            "{said}"
+        );
         assert!(!said.contains("hint:"), "{said}");
         assert!(format!("{cred:?}").find("ghp").is_none());
     }

@@ -54,7 +54,8 @@ impl<'a> Fetcher<'a> {
     /// after: it may hold the key file).
     async fn git(&self, dir: Option<&Path>, args: &[&str]) -> Result<Vec<u8>, GitError> {
         std::fs::create_dir_all(&self.cache).map_err(|e| io("make the cache", &e))?;
-        let scratch = tempfile::tempdir_in(&self.cache).map_err(|e| io("make a scratch directory", &e))?;
+        let scratch =
+            tempfile::tempdir_in(&self.cache).map_err(|e| io("make a scratch directory", &e))?;
         let known = self.known_hosts();
         let git = Git::new(
             Path::new("git"),
@@ -87,7 +88,8 @@ impl<'a> Fetcher<'a> {
         let repo = self.repo();
         if !repo.join("HEAD").exists() {
             let path = repo.to_string_lossy().into_owned();
-            self.git(None, &["init", "--quiet", "--bare", &path]).await?;
+            self.git(None, &["init", "--quiet", "--bare", &path])
+                .await?;
         }
         let refspec = format!("+{refname}:{KEPT}");
         self.git(
@@ -222,7 +224,11 @@ mod tests {
                 .env("GIT_COMMITTER_EMAIL", "ada@example.com")
                 .output()
                 .unwrap();
-            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
             String::from_utf8_lossy(&out.stdout).trim().to_owned()
         };
         std::fs::create_dir_all(work.join("app")).unwrap();

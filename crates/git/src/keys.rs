@@ -81,7 +81,8 @@ mod tests {
             .await
             .unwrap();
         assert!(
-            key.private.starts_with("-----BEGIN OPENSSH PRIVATE KEY-----"),
+            key.private
+                .starts_with("-----BEGIN OPENSSH PRIVATE KEY-----"),
             "{}",
             &key.private[..40]
         );

@@ -14,8 +14,10 @@
 //!    domains                               notification deliveries and their worker;
 //!                                          custom domains and their certificate worker
 //! 7  deploy, jobs                          long-running work
-//! 8  http, gateway                         transports
-//! 9  embedded (and lib.rs)                 the whole server
+//! 8  gitsource                             git sources: webhooks, fetches, polling (over
+//!                                          the build runner)
+//! 9  http, gateway                         transports
+//! 10 embedded (and lib.rs)                 the whole server
 //! ```
 
 #[cfg(test)]
@@ -40,11 +42,12 @@ mod tests {
         ("domains", 6),
         ("deploy", 7),
         ("jobs", 7),
-        ("http", 8),
-        ("gateway", 8),
-        ("embedded", 9),
-        ("layers", 9),
-        ("lib", 9),
+        ("gitsource", 8),
+        ("http", 9),
+        ("gateway", 9),
+        ("embedded", 10),
+        ("layers", 10),
+        ("lib", 10),
     ];
 
     #[test]

@@ -19,6 +19,7 @@ pub mod domains;
 pub mod embedded;
 mod error;
 pub mod gateway;
+pub mod gitsource;
 pub mod http;
 pub mod jobs;
 mod layers;
@@ -167,7 +168,8 @@ pub async fn prepare(config: &PlatformConfig) -> Result<AppState, PlatformError>
         },
     )
     .with_sso(sso)
-    .with_notifier(notifier))
+    .with_notifier(notifier)
+    .with_git_worker())
 }
 
 /// Binds the custom domains' listeners (`--gateway-http-listen`, `--gateway-https-listen`),
@@ -370,6 +372,7 @@ pub async fn spawn_with_tls(
     // The API stopped (on an error too): the gateways and the certificate worker stop with it.
     stop.begin();
     state.domains().stop_worker();
+    state.git().stop_worker();
     for task in public_tasks {
         if let Ok(Err(e)) = task.await {
             tracing::error!(error = %e, "custom-domain gateway failed");

@@ -34,6 +34,8 @@ pub enum AppAction {
     Subscribe,
     /// Add and remove the app's custom domains.
     ManageDomains,
+    /// Connect, change and disconnect the app's git source; deploy its branch now.
+    ConnectGit,
 }
 
 impl AppAction {
@@ -53,12 +55,13 @@ impl AppAction {
             AppAction::WriteSecrets => "create, update, delete app secrets",
             AppAction::Subscribe => "subscribe channels to its notifications",
             AppAction::ManageDomains => "add, remove custom domains",
+            AppAction::ConnectGit => "connect, disconnect a git source",
         }
     }
 }
 
 /// Every action, in matrix order.
-pub const ACTIONS: [AppAction; 13] = [
+pub const ACTIONS: [AppAction; 14] = [
     AppAction::View,
     AppAction::ReadLogs,
     AppAction::ReadScan,
@@ -72,6 +75,7 @@ pub const ACTIONS: [AppAction; 13] = [
     AppAction::WriteSecrets,
     AppAction::Subscribe,
     AppAction::ManageDomains,
+    AppAction::ConnectGit,
 ];
 
 /// The weakest role that may do `action`.
@@ -87,7 +91,8 @@ pub fn minimum_role(action: AppAction) -> Role {
         | AppAction::ManageRoles
         | AppAction::ReadSecrets
         | AppAction::WriteSecrets
-        | AppAction::ManageDomains => Role::Editor,
+        | AppAction::ManageDomains
+        | AppAction::ConnectGit => Role::Editor,
         AppAction::Delete | AppAction::Subscribe => Role::Owner,
     }
 }

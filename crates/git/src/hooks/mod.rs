@@ -150,7 +150,13 @@ pub fn read(headers: &HeaderMap, body: &[u8], secret: &str) -> Result<Delivery, 
     };
     match sender {
         Sender::GitHub => {
-            verify_hmac(headers, "x-hub-signature-256", Some("sha256="), body, secret)?;
+            verify_hmac(
+                headers,
+                "x-hub-signature-256",
+                Some("sha256="),
+                body,
+                secret,
+            )?;
             Ok(Delivery {
                 sender,
                 id: non_empty(header(headers, "x-github-delivery")),

@@ -52,7 +52,10 @@ fn a_tampered_unsigned_or_wrongly_signed_delivery_is_refused() {
         read(&h, GITHUB_PUSH.as_bytes(), "another secret"),
         Err(HookError::BadSignature("X-Hub-Signature-256"))
     );
-    let h = headers(&[("X-GitHub-Event", "push"), ("X-Hub-Signature-256", "sha1=abc")]);
+    let h = headers(&[
+        ("X-GitHub-Event", "push"),
+        ("X-Hub-Signature-256", "sha1=abc"),
+    ]);
     assert!(matches!(
         read(&h, GITHUB_PUSH.as_bytes(), SECRET),
         Err(HookError::BadSignature(_))
@@ -81,7 +84,10 @@ fn a_tampered_unsigned_or_wrongly_signed_delivery_is_refused() {
 fn github_pull_requests_pings_and_other_events() {
     let body = r#"{"action":"synchronize","number":7,"pull_request":{"title":"Faster","head":{"sha":"abc","ref":"feature/x"},"base":{"ref":"main"}}}"#;
     let sig = format!("sha256={}", sign(SECRET, body.as_bytes()));
-    let h = headers(&[("X-GitHub-Event", "pull_request"), ("X-Hub-Signature-256", &sig)]);
+    let h = headers(&[
+        ("X-GitHub-Event", "pull_request"),
+        ("X-Hub-Signature-256", &sig),
+    ]);
     assert_eq!(
         read(&h, body.as_bytes(), SECRET).unwrap().event,
         Event::PullRequest {
@@ -92,19 +98,30 @@ fn github_pull_requests_pings_and_other_events() {
             title: "Faster".into(),
         }
     );
-    for (name, want) in [("ping", Event::Ping), ("issues", Event::Other("issues".into()))] {
+    for (name, want) in [
+        ("ping", Event::Ping),
+        ("issues", Event::Other("issues".into())),
+    ] {
         let h = headers(&[
             ("X-GitHub-Event", name),
-            ("X-Hub-Signature-256", &format!("sha256={}", sign(SECRET, b"{}"))),
+            (
+                "X-Hub-Signature-256",
+                &format!("sha256={}", sign(SECRET, b"{}")),
+            ),
         ]);
         assert_eq!(read(&h, b"{}", SECRET).unwrap().event, want);
     }
     let deleted = r#"{"ref":"refs/tags/v1","after":"0000000000000000000000000000000000000000"}"#;
     let h = headers(&[
         ("X-GitHub-Event", "push"),
-        ("X-Hub-Signature-256", &format!("sha256={}", sign(SECRET, deleted.as_bytes()))),
+        (
+            "X-Hub-Signature-256",
+            &format!("sha256={}", sign(SECRET, deleted.as_bytes())),
+        ),
     ]);
-    let Event::Push { branch, deleted, .. } = read(&h, deleted.as_bytes(), SECRET).unwrap().event
+    let Event::Push {
+        branch, deleted, ..
+    } = read(&h, deleted.as_bytes(), SECRET).unwrap().event
     else {
         panic!("a push")
     };
@@ -138,7 +155,10 @@ fn gitlab_deliveries_carry_the_shared_token() {
             r#"{{"object_kind":"merge_request","object_attributes":{{"iid":4,"action":"{action}","target_branch":"main","source_branch":"f","title":"T","last_commit":{{"id":"cafe"}}{oldrev}}}}}"#
         )
     };
-    let h = headers(&[("X-Gitlab-Event", "Merge Request Hook"), ("X-Gitlab-Token", SECRET)]);
+    let h = headers(&[
+        ("X-Gitlab-Event", "Merge Request Hook"),
+        ("X-Gitlab-Token", SECRET),
+    ]);
     for (action, oldrev, want) in [
         ("open", "", PullAction::Opened),
         ("update", r#","oldrev":"beef""#, PullAction::Updated),
@@ -147,8 +167,12 @@ fn gitlab_deliveries_carry_the_shared_token() {
         ("close", "", PullAction::Closed),
     ] {
         let body = mr(action, oldrev);
-        let Event::PullRequest { number, action, head_sha, .. } =
-            read(&h, body.as_bytes(), SECRET).unwrap().event
+        let Event::PullRequest {
+            number,
+            action,
+            head_sha,
+            ..
+        } = read(&h, body.as_bytes(), SECRET).unwrap().event
         else {
             panic!("a merge request")
         };
@@ -161,7 +185,11 @@ fn gitea_and_forgejo_sign_without_a_prefix() {
     let body = r#"{"action":"synchronized","number":2,"pull_request":{"title":"x","head":{"sha":"f00d","ref":"b"},"base":{"ref":"main"}}}"#;
     for (event, sig, delivery) in [
         ("X-Gitea-Event", "X-Gitea-Signature", "X-Gitea-Delivery"),
-        ("X-Forgejo-Event", "X-Forgejo-Signature", "X-Forgejo-Delivery"),
+        (
+            "X-Forgejo-Event",
+            "X-Forgejo-Signature",
+            "X-Forgejo-Delivery",
+        ),
     ] {
         let h = headers(&[
             (event, "pull_request"),
@@ -174,9 +202,16 @@ fn gitea_and_forgejo_sign_without_a_prefix() {
         assert_eq!((d.sender, d.id.as_deref()), (Sender::Gitea, Some("g-1")));
         assert!(matches!(
             d.event,
-            Event::PullRequest { number: 2, action: PullAction::Updated, .. }
+            Event::PullRequest {
+                number: 2,
+                action: PullAction::Updated,
+                ..
+            }
         ));
-        let h = headers(&[(event, "pull_request"), (sig, &sign("nope", body.as_bytes()))]);
+        let h = headers(&[
+            (event, "pull_request"),
+            (sig, &sign("nope", body.as_bytes())),
+        ]);
         assert!(matches!(
             read(&h, body.as_bytes(), SECRET),
             Err(HookError::BadSignature(_))

@@ -333,7 +333,12 @@ impl Deployer {
         target: &DeploymentRecord,
     ) -> Result<Vec<String>, sqlx::Error> {
         let mut blockers = Vec::new();
-        for service in deployments::services(tx, &target.id).await? {
+        let services = deployments::services(tx, &target.id).await?;
+        if services.is_empty() {
+            // A git deploy whose fetch, devfile or build failed is recorded with no services.
+            blockers.push("it ran nothing: it failed before any service started".to_owned());
+        }
+        for service in services {
             let digest = service.manifest_digest.clone();
             let data_dir = self.inner.data_dir.clone();
             let verified = tokio::task::spawn_blocking(move || {

@@ -84,6 +84,7 @@ async fn view(tx: &mut Tx, record: DeploymentRecord) -> Result<Deployment, sqlx:
         created_at: rfc3339(record.created_at),
         finished_at: record.finished_at.map(rfc3339),
         services,
+        commit: record.commit.map(super::git::commit_view),
     })
 }
 

@@ -23,6 +23,10 @@ pub enum ApiError {
     /// 401 `unauthenticated`: no bearer token, or an unknown one.
     #[error("unauthenticated")]
     Unauthenticated,
+    /// 401 `unauthenticated`: a webhook delivery not signed with the app's secret (the
+    /// message says which header).
+    #[error("unauthenticated: {0}")]
+    Unsigned(String),
     /// 403 `permission_denied`: the caller sees the resource but its role does not allow this.
     #[error("permission denied: {0}")]
     PermissionDenied(String),
@@ -117,7 +121,7 @@ impl ApiError {
             ApiError::Invalid { .. } | ApiError::InvalidBody(_) | ApiError::InvalidDevfile(_) => {
                 StatusCode::BAD_REQUEST
             }
-            ApiError::Unauthenticated => StatusCode::UNAUTHORIZED,
+            ApiError::Unauthenticated | ApiError::Unsigned(_) => StatusCode::UNAUTHORIZED,
             ApiError::PermissionDenied(_) => StatusCode::FORBIDDEN,
             ApiError::NotFound(_) | ApiError::NoRoute => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
@@ -148,6 +152,7 @@ impl ApiError {
                 "a valid 'Authorization: Bearer <token>' header is required".to_owned(),
                 None,
             ),
+            ApiError::Unsigned(m) => ("unauthenticated", m.clone(), None),
             ApiError::PermissionDenied(m) => ("permission_denied", m.clone(), None),
             ApiError::NotFound(m) => ("not_found", m.clone(), None),
             ApiError::NoRoute => ("no_route", "no such route".to_owned(), None),

@@ -69,7 +69,7 @@ fn unix_now() -> i64 {
 
 /// `http://<Host>` (`https://` when the request came over TLS) of the request, so listed URLs
 /// work from where the caller stands.
-fn origin(headers: &HeaderMap, over_tls: bool) -> String {
+pub(super) fn origin(headers: &HeaderMap, over_tls: bool) -> String {
     let scheme = if over_tls { "https" } else { "http" };
     headers
         .get(header::HOST)

@@ -8,6 +8,7 @@ pub mod deployments;
 pub mod domains;
 pub mod error;
 pub mod extract;
+pub mod git;
 pub mod jobs;
 pub mod logs;
 pub mod metrics;
@@ -72,6 +73,8 @@ pub struct AppState {
     domains: crate::domains::Domains,
     /// The custom domains' listeners (plain, TLS) until [`crate::spawn`] serves them.
     public: Arc<Mutex<PublicListeners>>,
+    /// Git sources: connecting, webhook deliveries, the worker that fetches and queues.
+    git: crate::gitsource::GitSources,
 }
 
 /// The gateways' listeners and the custom domains they serve, made at start.
@@ -110,7 +113,14 @@ impl AppState {
             public,
         } = gateways;
         let gateway_addr = gateway.as_ref().and_then(|l| l.local_addr().ok());
+        let git = crate::gitsource::GitSources::new(
+            db.clone(),
+            vault.clone(),
+            runner.clone(),
+            runner.data_dir(),
+        );
         Self {
+            git,
             db,
             runner,
             deployer,
@@ -140,9 +150,20 @@ impl AppState {
         self
     }
 
+    /// With the git sources' worker started.
+    pub(crate) fn with_git_worker(self) -> Self {
+        self.git.start_worker();
+        self
+    }
+
     /// Takes the custom domains' listeners (once, to serve them).
     pub(crate) fn take_public_listeners(&self) -> PublicListeners {
         std::mem::take(&mut *self.public.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Git sources.
+    pub fn git(&self) -> &crate::gitsource::GitSources {
+        &self.git
     }
 
     /// Custom domains.
@@ -275,6 +296,11 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("post", "/v1/apps/{app_id}/domains"),
     ("get", "/v1/apps/{app_id}/domains/{name}"),
     ("delete", "/v1/apps/{app_id}/domains/{name}"),
+    ("get", "/v1/apps/{app_id}/git"),
+    ("put", "/v1/apps/{app_id}/git"),
+    ("delete", "/v1/apps/{app_id}/git"),
+    ("post", "/v1/apps/{app_id}/git/deploy"),
+    ("post", "/v1/hooks/git/{app_id}"),
     ("get", "/v1/apps/{app_id}/jobs"),
     ("get", "/v1/apps/{app_id}/jobs/{job}/runs"),
     ("post", "/v1/apps/{app_id}/jobs/{job}/run"),
@@ -348,6 +374,7 @@ pub fn router(state: AppState) -> Router {
         .merge(status::router())
         .merge(deployments::router())
         .merge(domains::router())
+        .merge(git::router())
         .merge(logs::router())
         .merge(secrets::router())
         .merge(resources::router())

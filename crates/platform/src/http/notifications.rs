@@ -159,12 +159,7 @@ fn strings(map: &serde_json::Map<String, Value>, name: &str) -> Result<Vec<Strin
 }
 
 fn new_secret() -> String {
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).expect("the system's random source works");
-    format!(
-        "whsec_{}",
-        bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()
-    )
+    crate::vault::random_secret("whsec_")
 }
 
 async fn add_channel(

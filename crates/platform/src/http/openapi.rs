@@ -560,6 +560,104 @@ mod tests {
         }
     }
 
+    #[test]
+    fn git_sources_follow_the_git_crates_rules() {
+        let doc = doc();
+        let request = schema(&doc, "GitConnectRequest");
+        let mut fields = strings(&Value::Array(
+            request["properties"]
+                .as_object()
+                .expect("properties")
+                .keys()
+                .map(|k| Value::String(k.clone()))
+                .collect(),
+        ));
+        fields.sort();
+        let mut wanted: Vec<String> = crate::http::git::CONNECT_FIELDS
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect();
+        wanted.sort();
+        assert_eq!(fields, wanted);
+        let p = &request["properties"];
+        assert_eq!(p["repo_url"]["pattern"], slipway_git::remote::PATTERN);
+        assert_eq!(p["repo_url"]["maxLength"], slipway_git::remote::MAX_LEN);
+        assert_eq!(p["branch"]["pattern"], slipway_git::remote::BRANCH_PATTERN);
+        assert_eq!(p["path"]["pattern"], slipway_git::remote::PATH_PATTERN);
+        assert_eq!(p["path"]["maxLength"], slipway_git::remote::MAX_PATH);
+        assert_eq!(
+            p["token"]["pattern"],
+            crate::gitsource::credentials::TOKEN_PATTERN
+        );
+        assert_eq!(
+            p["token"]["maxLength"],
+            crate::gitsource::credentials::MAX_TOKEN
+        );
+        let range = crate::gitsource::credentials::POLL_RANGE;
+        assert_eq!(p["poll_interval_seconds"]["minimum"], *range.start());
+        assert_eq!(p["poll_interval_seconds"]["maximum"], *range.end());
+        // What the document accepts, the rules accept, and the other way round.
+        let valid = validator(&doc, request);
+        for (body, accepted) in [
+            (
+                serde_json::json!({"repo_url": "https://github.com/a/b.git"}),
+                true,
+            ),
+            (
+                serde_json::json!({"repo_url": "https://github.com/a/b", "token": "ghp_x"}),
+                true,
+            ),
+            (
+                serde_json::json!({"repo_url": "git@github.com:a/b.git"}),
+                true,
+            ),
+            (
+                serde_json::json!({"repo_url": "git@github.com:a/b.git", "auth": "deploy_key", "path": "svc/api", "branch": "release/1"}),
+                true,
+            ),
+            (
+                serde_json::json!({"repo_url": "https://h/a", "auth": "token"}),
+                false,
+            ),
+            (
+                serde_json::json!({"repo_url": "git@h:a", "token": "t"}),
+                false,
+            ),
+            (
+                serde_json::json!({"repo_url": "git@h:a", "auth": "none"}),
+                false,
+            ),
+            (
+                serde_json::json!({"repo_url": "https://h/a", "auth": "deploy_key"}),
+                false,
+            ),
+            (
+                serde_json::json!({"repo_url": "https://h/a", "auth": "none", "token": "t"}),
+                false,
+            ),
+            (serde_json::json!({"repo_url": "https://u:p@h/a"}), false),
+            (
+                serde_json::json!({"repo_url": "https://h/a", "path": "../x"}),
+                false,
+            ),
+        ] {
+            assert_eq!(valid.is_valid(&body), accepted, "document: {body}");
+            let o = body.as_object().expect("object");
+            let text = |k: &str| o.get(k).and_then(Value::as_str).map(str::to_owned);
+            let checked = crate::gitsource::credentials::check(
+                crate::gitsource::credentials::ConnectRequest {
+                    repo_url: text("repo_url").unwrap_or_default(),
+                    branch: text("branch"),
+                    path: text("path"),
+                    auth: text("auth").and_then(|a| slipway_api::git::GitAuth::parse(&a)),
+                    token: text("token"),
+                    poll_interval_seconds: None,
+                },
+            );
+            assert_eq!(checked.is_ok(), accepted, "rules: {body}");
+        }
+    }
+
     /// Only inputs no schema can describe are marked opaque (the schemathesis hooks excuse
     /// the server's rejections of exactly these).
     #[test]

@@ -305,6 +305,7 @@ pub async fn delete(tx: &mut Tx, id: &str) -> Result<bool, sqlx::Error> {
     super::job_runs::delete_for_app(tx, id).await?;
     super::notifications::delete_for_app(tx, id).await?;
     super::domains::delete_for_app(tx, id).await?;
+    super::git::delete(tx, id).await?;
     access::delete_resource(tx, id).await?;
     sqlx::query("DELETE FROM service_principal WHERE app_id = $1")
         .bind(id.to_owned())

@@ -313,6 +313,26 @@ pub async fn latest_full_build(
     row.as_ref().map(record).transpose()
 }
 
+/// Records the commit a queued job builds (a git source's deploy).
+pub async fn set_commit(
+    tx: &mut Tx,
+    id: &str,
+    commit: &super::git::LastCommit,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE build SET commit_sha = $1, commit_branch = $2, commit_author = $3, \
+         commit_subject = $4 WHERE id = $5",
+    )
+    .bind(commit.sha.clone())
+    .bind(commit.branch.clone())
+    .bind(commit.author.clone())
+    .bind(commit.subject.clone())
+    .bind(id.to_owned())
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
 /// Deletes every job of `app_id`.
 pub async fn delete_for_app(tx: &mut Tx, app_id: &str) -> Result<(), sqlx::Error> {
     sqlx::query("DELETE FROM build WHERE app_id = $1")

@@ -35,6 +35,8 @@ pub struct DeploymentRecord {
     pub devfile_digest: Option<String>,
     /// The deployment a rollback went back to.
     pub rollback_of: Option<String>,
+    /// The commit its builds came from (a git source's deploy).
+    pub commit: Option<super::git::LastCommit>,
 }
 
 /// Why and by whom a deployment is started.
@@ -88,7 +90,8 @@ pub struct NewService {
 }
 
 const COLUMNS: &str = "id, app_id, status, reason, devfile, created_at, finished_at, cause, \
-                       started_by, devfile_digest, rollback_of";
+                       started_by, devfile_digest, rollback_of, commit_sha, commit_branch, \
+                       commit_author, commit_subject";
 
 /// A stored status spelling as its enum; an unknown one is a decode error.
 fn decode<T>(raw: String, parse: fn(&str) -> Option<T>) -> Result<T, sqlx::Error> {
@@ -115,6 +118,30 @@ fn record(row: &AnyRow) -> Result<DeploymentRecord, sqlx::Error> {
         started_by: row.try_get(8)?,
         devfile_digest: row.try_get(9)?,
         rollback_of: row.try_get(10)?,
+        commit: commit_at(row, 11)?,
+    })
+}
+
+/// The commit columns from `first` on (sha, branch, author, subject), when set.
+pub(crate) fn commit_at(
+    row: &AnyRow,
+    first: usize,
+) -> Result<Option<super::git::LastCommit>, sqlx::Error> {
+    let sha: Option<String> = row.try_get(first)?;
+    Ok(match sha {
+        Some(sha) => Some(super::git::LastCommit {
+            sha,
+            branch: row
+                .try_get::<Option<String>, _>(first + 1)?
+                .unwrap_or_default(),
+            author: row
+                .try_get::<Option<String>, _>(first + 2)?
+                .unwrap_or_default(),
+            subject: row
+                .try_get::<Option<String>, _>(first + 3)?
+                .unwrap_or_default(),
+        }),
+        None => None,
     })
 }
 
@@ -165,6 +192,56 @@ pub async fn create(
         .execute(&mut **tx)
         .await?;
     }
+    // The commit its builds came from: the first service's build's (one upload or one
+    // fetched commit builds every service).
+    if let Some(first) = services.first() {
+        sqlx::query(
+            "UPDATE deployment SET \
+             commit_sha = (SELECT b.commit_sha FROM build b WHERE b.id = $1), \
+             commit_branch = (SELECT b.commit_branch FROM build b WHERE b.id = $1), \
+             commit_author = (SELECT b.commit_author FROM build b WHERE b.id = $1), \
+             commit_subject = (SELECT b.commit_subject FROM build b WHERE b.id = $1) \
+             WHERE id = $2",
+        )
+        .bind(first.build_id.clone())
+        .bind(id.clone())
+        .execute(&mut **tx)
+        .await?;
+    }
+    Ok(id)
+}
+
+/// Records a deployment that failed before anything could run (a git source's fetch, its
+/// devfile or its build failed): `FAILED` with the reason and the commit, no services.
+pub async fn record_failed(
+    tx: &mut Tx,
+    app_id: &str,
+    devfile: &str,
+    reason: &str,
+    commit: Option<&super::git::LastCommit>,
+) -> Result<String, sqlx::Error> {
+    let id = uuid::Uuid::new_v4().to_string();
+    let now = now_millis();
+    sqlx::query(
+        "INSERT INTO deployment (id, app_id, status, reason, devfile, created_at, finished_at, \
+         updated_at, cause, started_by, devfile_digest, rollback_of, commit_sha, commit_branch, \
+         commit_author, commit_subject) \
+         VALUES ($1, $2, $3, $4, $5, $6, $6, $6, $7, NULL, $8, NULL, $9, $10, $11, $12)",
+    )
+    .bind(id.clone())
+    .bind(app_id.to_owned())
+    .bind(DeploymentStatus::Failed.as_str())
+    .bind(reason.to_owned())
+    .bind(devfile.to_owned())
+    .bind(now)
+    .bind(DeploymentCause::Build.as_str())
+    .bind(devfile_digest(devfile))
+    .bind(commit.map(|c| c.sha.clone()))
+    .bind(commit.map(|c| c.branch.clone()))
+    .bind(commit.map(|c| c.author.clone()))
+    .bind(commit.map(|c| c.subject.clone()))
+    .execute(&mut **tx)
+    .await?;
     Ok(id)
 }
 
@@ -391,7 +468,8 @@ pub async fn fail_unfinished(tx: &mut Tx, reason: &str) -> Result<Vec<String>, s
 /// The `RUNNING` deployments of enabled apps (what a restart brings back), oldest first.
 pub async fn running_of_enabled_apps(tx: &mut Tx) -> Result<Vec<DeploymentRecord>, sqlx::Error> {
     let sql = "SELECT d.id, d.app_id, d.status, d.reason, d.devfile, d.created_at, \
-               d.finished_at, d.cause, d.started_by, d.devfile_digest, d.rollback_of \
+               d.finished_at, d.cause, d.started_by, d.devfile_digest, d.rollback_of, \
+               d.commit_sha, d.commit_branch, d.commit_author, d.commit_subject \
                FROM deployment d JOIN app a ON a.id = d.app_id \
                WHERE d.status = $1 AND a.enabled = 1 ORDER BY d.created_at, d.id";
     let rows = sqlx::query(sql)

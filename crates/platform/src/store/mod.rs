@@ -8,6 +8,7 @@ pub mod audit;
 pub mod builds;
 pub mod deployments;
 pub mod domains;
+pub mod git;
 pub mod job_runs;
 pub mod metrics;
 pub mod notifications;

@@ -90,6 +90,7 @@ impl Vault {
         let mut used = secrets::key_ids_in_use(&mut tx).await?;
         used.extend(crate::store::notifications::key_ids_in_use(&mut tx).await?);
         used.extend(crate::store::domains::key_ids_in_use(&mut tx).await?);
+        used.extend(crate::store::git::key_ids_in_use(&mut tx).await?);
         tx.commit().await?;
         let held = self.keys.ids();
         let missing: Vec<&String> = used.iter().filter(|id| !held.contains(id)).collect();
@@ -160,10 +161,36 @@ impl Vault {
         self.keys.seal(&tls_aad(id), key)
     }
 
+    /// Seals an app's git credential and webhook secret (one JSON document).
+    pub fn seal_git(&self, app_id: &str, plain: &[u8]) -> Result<Sealed, SealError> {
+        self.keys.seal(&git_aad(app_id), plain)
+    }
+
+    /// Opens what [`Vault::seal_git`] sealed for that app.
+    pub fn open_git(&self, app_id: &str, sealed: &Sealed) -> Result<Vec<u8>, SealError> {
+        self.keys.open(&git_aad(app_id), sealed)
+    }
+
     /// Opens what [`Vault::seal_tls`] sealed under that id.
     pub fn open_tls(&self, id: &str, sealed: &Sealed) -> Result<Vec<u8>, SealError> {
         self.keys.open(&tls_aad(id), sealed)
     }
+}
+
+/// 32 bytes of the system's random source in hex after `prefix`: a webhook secret.
+pub fn random_secret(prefix: &str) -> String {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).expect("the system's random source works");
+    format!(
+        "{prefix}{}",
+        bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()
+    )
+}
+
+/// What a git source's credential and webhook secret are sealed to: the app, so sealed
+/// values copied to another app's row do not open.
+fn git_aad(app_id: &str) -> Vec<u8> {
+    format!("git/{app_id}").into_bytes()
 }
 
 /// What a TLS key is sealed to: its `tls_secret` id, so a key copied to another row does not
@@ -196,37 +223,34 @@ pub async fn rotate_key(
     let mut keys = MasterKeys::load_given(key_path)?;
     let key_id = keys.add_active_key()?;
     let mut tx = db.begin_write().await?;
+    let reseal = |aad: &[u8], sealed: &Sealed, what: &dyn Fn() -> String| {
+        keys.open(aad, sealed)
+            .and_then(|plain| keys.seal(aad, &plain))
+            .map_err(|e| PlatformError::Config(format!("cannot re-seal {}: {e}", what())))
+    };
     let all = secrets::all_sealed(&mut tx).await?;
     for (secret_id, version, sealed) in &all {
-        let reseal = keys
-            .open(&aad(secret_id, *version), sealed)
-            .and_then(|plain| keys.seal(&aad(secret_id, *version), &plain))
-            .map_err(|e| {
-                PlatformError::Config(format!(
-                    "cannot re-seal version {version} of secret {secret_id}: {e}"
-                ))
-            })?;
-        secrets::reseal(&mut tx, secret_id, *version, &reseal).await?;
+        let again = reseal(&aad(secret_id, *version), sealed, &|| {
+            format!("version {version} of secret {secret_id}")
+        })?;
+        secrets::reseal(&mut tx, secret_id, *version, &again).await?;
     }
     let channels = crate::store::notifications::all_sealed(&mut tx).await?;
     for (channel_id, sealed) in &channels {
-        let reseal = keys
-            .open(&channel_aad(channel_id), sealed)
-            .and_then(|plain| keys.seal(&channel_aad(channel_id), &plain))
-            .map_err(|e| {
-                PlatformError::Config(format!(
-                    "cannot re-seal notification channel {channel_id}: {e}"
-                ))
-            })?;
-        crate::store::notifications::reseal(&mut tx, channel_id, &reseal).await?;
+        let again = reseal(&channel_aad(channel_id), sealed, &|| {
+            format!("notification channel {channel_id}")
+        })?;
+        crate::store::notifications::reseal(&mut tx, channel_id, &again).await?;
     }
-    let tls = crate::store::domains::all_sealed(&mut tx).await?;
-    for (id, sealed) in &tls {
-        let reseal = keys
-            .open(&tls_aad(id), sealed)
-            .and_then(|plain| keys.seal(&tls_aad(id), &plain))
-            .map_err(|e| PlatformError::Config(format!("cannot re-seal TLS key {id}: {e}")))?;
-        crate::store::domains::reseal(&mut tx, id, &reseal).await?;
+    for (id, sealed) in &crate::store::domains::all_sealed(&mut tx).await? {
+        let again = reseal(&tls_aad(id), sealed, &|| format!("TLS key {id}"))?;
+        crate::store::domains::reseal(&mut tx, id, &again).await?;
+    }
+    for (app_id, sealed) in &crate::store::git::all_sealed(&mut tx).await? {
+        let again = reseal(&git_aad(app_id), sealed, &|| {
+            format!("the git credential of app {app_id}")
+        })?;
+        crate::store::git::reseal(&mut tx, app_id, &again).await?;
     }
     tx.commit().await?;
     keys.retire_inactive_keys()?;

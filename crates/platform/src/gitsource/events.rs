@@ -1,0 +1,130 @@
+//! A webhook delivery: verified with the app's secret before anything in it is read,
+//! recorded by its delivery id (a redelivery queues nothing), and turned into a deploy
+//! waiting on the source (a push to the source's branch) or a reason it is ignored, in
+//! words the forge's delivery log shows the person.
+
+use slipway_api::git::HookOutcome;
+use slipway_git::{Event, HookError, PullAction};
+
+use super::GitSources;
+use crate::store::git as store;
+
+/// Why a delivery is refused.
+#[derive(Debug, thiserror::Error)]
+pub enum HookRefusal {
+    /// The app has no git source (or no such app).
+    #[error("the app has no git source")]
+    NoSource,
+    /// Not signed with the app's secret, or not a forge's delivery at all (401).
+    #[error("{0}")]
+    Unverified(HookError),
+    /// A signed payload that is not the event it says (400).
+    #[error("{0}")]
+    Unreadable(HookError),
+    /// The source's secret cannot be opened.
+    #[error("{0}")]
+    Sealed(String),
+    /// The database.
+    #[error(transparent)]
+    Database(#[from] sqlx::Error),
+}
+
+impl GitSources {
+    /// Acts on one delivery for `app_id`.
+    pub async fn receive(
+        &self,
+        app_id: &str,
+        headers: &axum::http::HeaderMap,
+        body: &[u8],
+    ) -> Result<HookOutcome, HookRefusal> {
+        let mut tx = self.inner.db.begin_write().await?;
+        let row = store::get(&mut tx, app_id)
+            .await?
+            .ok_or(HookRefusal::NoSource)?;
+        let secret = self
+            .secrets(&row)
+            .map_err(HookRefusal::Sealed)?
+            .webhook_secret;
+        let delivery = slipway_git::hooks::read(headers, body, &secret).map_err(|e| match e {
+            // No forge's headers at all is no signature either.
+            HookError::Unsigned(_) | HookError::BadSignature(_) | HookError::UnknownSender => {
+                HookRefusal::Unverified(e)
+            }
+            other => HookRefusal::Unreadable(other),
+        })?;
+        if let Some(id) = &delivery.id
+            && !store::first_delivery(&mut tx, app_id, id).await?
+        {
+            tx.commit().await?;
+            return Ok(HookOutcome::Ignored(format!(
+                "delivery {id} was received before; a redelivery deploys nothing again"
+            )));
+        }
+        let outcome = match delivery.event {
+            Event::Ping => HookOutcome::Ignored(format!(
+                "ping: the hook works; pushes to {} deploy",
+                row.branch
+            )),
+            Event::Push {
+                branch: Some(branch),
+                deleted: false,
+                refname,
+                sha,
+            } if branch == row.branch => {
+                store::set_pending(&mut tx, app_id, &refname, Some(&sha), "push").await?;
+                HookOutcome::Queued(format!(
+                    "push of {} to {branch}: fetching, building and deploying it",
+                    short(&sha)
+                ))
+            }
+            Event::Push {
+                branch: Some(branch),
+                deleted: true,
+                ..
+            } => HookOutcome::Ignored(format!(
+                "branch {branch} was deleted; the running deployment keeps serving"
+            )),
+            Event::Push {
+                branch: Some(branch),
+                ..
+            } => HookOutcome::Ignored(format!("push to {branch}; this app deploys {}", row.branch)),
+            Event::Push { refname, .. } => HookOutcome::Ignored(format!(
+                "push to {refname}, not a branch; this app deploys {}",
+                row.branch
+            )),
+            Event::PullRequest { number, action, .. } => HookOutcome::Ignored(format!(
+                "pull request #{number} {}: this platform builds no preview environments yet; \
+                 pushes to {} deploy",
+                action_name(&action),
+                row.branch
+            )),
+            Event::Other(name) => HookOutcome::Ignored(format!(
+                "{name} events deploy nothing; send push events (and pull requests) to this hook"
+            )),
+        };
+        tx.commit().await?;
+        if matches!(outcome, HookOutcome::Queued(_)) {
+            tracing::info!(
+                app_id,
+                sender = delivery.sender.name(),
+                "git push queued a deploy"
+            );
+            self.wake();
+        }
+        Ok(outcome)
+    }
+}
+
+fn action_name(action: &PullAction) -> &str {
+    match action {
+        PullAction::Opened => "opened",
+        PullAction::Updated => "updated",
+        PullAction::Closed => "closed",
+        PullAction::Other(name) => name,
+    }
+}
+
+/// A commit id as people read it.
+pub(crate) fn short(sha: &str) -> &str {
+    &sha[..sha.len().min(12)]
+}
