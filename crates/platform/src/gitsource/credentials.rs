@@ -54,7 +54,7 @@ fn refuse(field: &'static str, message: impl Into<String>) -> ConnectError {
 }
 
 /// The shortest and longest polling intervals.
-pub const POLL_RANGE: std::ops::RangeInclusive<i64> = 60..=86_400;
+pub const POLL_RANGE: std::ops::RangeInclusive<i64> = 10..=86_400;
 /// The longest token taken.
 pub const MAX_TOKEN: usize = 4096;
 

@@ -15,6 +15,7 @@ mod builds;
 mod container;
 mod deploy;
 mod domains;
+mod git;
 mod history;
 mod isolation;
 mod jobs;
