@@ -181,4 +181,7 @@ pub struct Diagnosis {
     pub last_good_deployment_id: Option<String>,
     /// What changed from that one to the latest.
     pub changes_since_last_good: Option<DeploymentDiff>,
+    /// The commit the latest deployment was built from (a git source's deploy).
+    #[serde(default)]
+    pub commit: Option<crate::git::GitCommit>,
 }

@@ -90,3 +90,25 @@ pub enum HookOutcome {
     /// Nothing was queued, on purpose: why.
     Ignored(String),
 }
+
+/// What `PUT /v1/apps/{app_id}/git` takes (absent fields take their defaults).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct GitConnect {
+    /// The repository's address: https://…, ssh://… or user@host:path.
+    pub repo_url: String,
+    /// The branch that deploys (default main).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// The devfile's directory (default the root).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// How to read it (default: token with a token, deploy_key for ssh, else none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth: Option<GitAuth>,
+    /// An access token (never through an assistant: the CLI and the desktop take it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+    /// Also poll this often, in seconds (10 to 86400).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub poll_interval_seconds: Option<u64>,
+}

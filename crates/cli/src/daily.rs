@@ -542,16 +542,28 @@ fn deployment_line(d: &Deployment) -> String {
         .map(|s| format!("{}@v{}", s.path, s.version))
         .collect();
     format!(
-        "{}  {:<10} {:<8} {}{}",
+        "{}  {:<10} {:<8} {}{}{}",
         d.id,
         d.status.as_str(),
         d.cause.as_str(),
         d.created_at,
+        d.commit.as_ref().map(commit_words).unwrap_or_default(),
         if secrets.is_empty() {
             String::new()
         } else {
             format!("  secrets {}", secrets.join(", "))
         }
+    )
+}
+
+/// A commit as one line shows it: `  abc123def456 (main) Subject — Author`.
+fn commit_words(c: &slipway_platform_client::git::GitCommit) -> String {
+    format!(
+        "  {} ({}) {} — {}",
+        &c.sha[..c.sha.len().min(12)],
+        c.branch,
+        c.subject,
+        c.author
     )
 }
 
@@ -602,6 +614,9 @@ fn show_diagnosis(r: &Diagnosis, id: &str) {
     println!("status: {}", r.status.as_str());
     if let Some(reason) = &r.reason {
         println!("reason: {reason}");
+    }
+    if let Some(c) = &r.commit {
+        println!("commit:{}", commit_words(c));
     }
     for s in &r.failing_services {
         println!(

@@ -14,7 +14,7 @@
 //! 3  platform, care, dev, people   the servers' commands (their backup subcommands go to
 //!                                  `backup`); `slipway dev` and `people` (on `daily`'s client)
 //! 4  tokens, resources             (on `people`'s output)
-//! 5  jobs, notify, domains         (on `people`'s output and `resources`' app lookup)
+//! 5  jobs, notify, domains, git  (on `people`'s output and `resources`' app lookup)
 //! 6  layers, main                  this check; the crate root, which dispatches to all
 //! ```
 //!
@@ -44,6 +44,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("jobs", 5),
     ("notify", 5),
     ("domains", 5),
+    ("git", 5),
     ("layers", 6),
     ("main", 6),
 ];

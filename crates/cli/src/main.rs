@@ -8,6 +8,7 @@ mod daily;
 mod data_dir;
 mod dev;
 mod domains;
+mod git;
 mod jobs;
 #[cfg(test)]
 mod layers;
@@ -82,6 +83,9 @@ enum Command {
     /// An app's custom domains with certificates issued and renewed by ACME: add (a name to
     /// serve, or --redirect-to another), list (each one's state and why), show, remove.
     Domains(domains::DomainsArgs),
+    /// Deploy an app from a branch of its repository: connect (a token or a deploy key),
+    /// status (the webhook to set up, the last commit built), deploy now, disconnect.
+    Git(git::GitArgs),
     /// Create a new app project from a template.
     New(daily::NewArgs),
     /// Build and deploy the project (validates first; shows progress).
@@ -138,6 +142,7 @@ fn run(cli: Cli) -> ExitCode {
         Command::Jobs(args) => jobs::run(args),
         Command::Notify(args) => notify::run(args),
         Command::Domains(args) => domains::run(args),
+        Command::Git(args) => git::run(args),
         Command::New(args) => daily::new(args),
         Command::Build(args) => daily::build(args),
         Command::Dev(args) => dev::dev(args),

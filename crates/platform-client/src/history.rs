@@ -106,6 +106,7 @@ mod tests {
             created_at: "t".into(),
             finished_at: finished.then(|| "t".to_owned()),
             services: Vec::new(),
+            commit: None,
         }
     }
 

@@ -10,7 +10,7 @@
 //! 4  apps, people                               the app tools and the .app file; people
 //! 5  pack, builds, history, secrets, sharing,   the calls over apps and people
 //!    stream, tokens, join, resources,
-//!    jobs, notifications, domains
+//!    jobs, notifications, domains, git
 //! 6  build, sso                                 build_app (packs, uploads, waits); sign-in
 //! 7  layers, lib
 //! ```
@@ -38,6 +38,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("jobs", 5),
     ("notifications", 5),
     ("domains", 5),
+    ("git", 5),
     ("join", 5),
     ("build", 6),
     ("sso", 6),

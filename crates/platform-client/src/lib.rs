@@ -14,6 +14,7 @@ pub mod domains;
 mod endpoint;
 mod error;
 pub mod fsutil;
+pub mod git;
 pub mod history;
 pub mod jobs;
 pub mod join;

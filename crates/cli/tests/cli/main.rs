@@ -12,6 +12,7 @@ mod care_staff;
 mod daily;
 mod dev;
 mod domains;
+mod git;
 mod jobs;
 mod local_platform;
 mod notify;

@@ -394,5 +394,8 @@ async fn diagnosis(
         devfile,
         last_good_deployment_id: last_good.map(|d| d.id.clone()),
         changes_since_last_good,
+        commit: latest
+            .and_then(|d| d.commit.clone())
+            .map(super::git::commit_view),
     }))
 }
