@@ -75,10 +75,42 @@ pub struct GitSource {
     pub last_error: Option<String>,
     /// A deploy waiting to be fetched (its ref), if any.
     pub pending: Option<String>,
+    /// How many pull requests may have a preview at once (0: none).
+    pub max_previews: u32,
+    /// For a preview: the app whose pull request it builds.
+    pub preview_of: Option<String>,
+    /// For a preview: the pull request's number.
+    pub pull_request: Option<u64>,
     /// Who connected it.
     pub connected_by: String,
     /// RFC 3339.
     pub connected_at: String,
+}
+
+/// A pull request's preview: an app of its own, built from the request's head.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Preview {
+    /// The pull request's number.
+    pub number: u64,
+    /// The preview's app.
+    pub app_id: String,
+    /// Its name (`<app>-pr-<number>`).
+    pub app_name: String,
+    /// Its status.
+    pub status: crate::AppStatus,
+    /// Where it answers, once deployed.
+    pub url: Option<String>,
+    /// The commit last built.
+    pub commit: Option<GitCommit>,
+    /// Why the last attempt failed.
+    pub last_error: Option<String>,
+}
+
+/// An app's previews.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PreviewList {
+    /// By pull request number.
+    pub previews: Vec<Preview>,
 }
 
 /// What the platform did with a webhook delivery (exactly one of the two is set).
@@ -111,4 +143,7 @@ pub struct GitConnect {
     /// Also poll this often, in seconds (10 to 86400).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub poll_interval_seconds: Option<u64>,
+    /// Pull requests with a preview at once, at most (0 to 20; default 5; 0: no previews).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_previews: Option<u32>,
 }

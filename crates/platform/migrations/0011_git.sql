@@ -27,10 +27,17 @@ CREATE TABLE git_source (
     last_subject TEXT,
     last_error TEXT,
     polled_at BIGINT,
+    -- How many pull requests may have a preview at once (0: no previews).
+    max_previews BIGINT NOT NULL,
+    -- A preview's source: the app whose pull request it builds, and the request's number.
+    preview_of TEXT,
+    preview_number BIGINT,
     created_by TEXT NOT NULL,
     created_at BIGINT NOT NULL,
     updated_at BIGINT NOT NULL
 );
+
+CREATE INDEX git_source_preview ON git_source (preview_of, preview_number);
 
 CREATE TABLE git_delivery (
     app_id TEXT NOT NULL REFERENCES app (id),

@@ -58,6 +58,9 @@ pub const DEPLOYMENTS_DIR: &str = "deployments";
 /// The backing servers' data, configuration and logs (`slipway-services`).
 pub const SERVICES_DIR: &str = "services";
 
+/// The git sources' caches (a bare repository per app) under the data directory.
+pub const GIT_DIR: &str = "git";
+
 /// The apps' volumes: `volumes/<app_id>/<volume name>`.
 pub const VOLUMES_DIR: &str = "volumes";
 

@@ -14,10 +14,11 @@
 //!    domains                               notification deliveries and their worker;
 //!                                          custom domains and their certificate worker
 //! 7  deploy, jobs                          long-running work
-//! 8  gitsource                             git sources: webhooks, fetches, polling (over
-//!                                          the build runner)
-//! 9  http, gateway                         transports
-//! 10 embedded (and lib.rs)                 the whole server
+//! 8  teardown                              deleting an app with all it has
+//! 9  gitsource                             git sources: webhooks, fetches, polling (over
+//!                                          the build runner); pull requests' previews
+//! 10 http, gateway                         transports
+//! 11 embedded (and lib.rs)                 the whole server
 //! ```
 
 #[cfg(test)]
@@ -42,12 +43,13 @@ mod tests {
         ("domains", 6),
         ("deploy", 7),
         ("jobs", 7),
-        ("gitsource", 8),
-        ("http", 9),
-        ("gateway", 9),
-        ("embedded", 10),
-        ("layers", 10),
-        ("lib", 10),
+        ("teardown", 8),
+        ("gitsource", 9),
+        ("http", 10),
+        ("gateway", 10),
+        ("embedded", 11),
+        ("layers", 11),
+        ("lib", 11),
     ];
 
     #[test]

@@ -31,6 +31,7 @@ pub mod policy;
 pub mod resources;
 pub mod retention;
 mod store;
+pub mod teardown;
 pub mod vault;
 
 use std::future::Future;

@@ -32,8 +32,10 @@ pub struct ConnectRequest {
     pub auth: Option<GitAuth>,
     /// The token (`auth: token`).
     pub token: Option<String>,
-    /// Polling interval, seconds (60 to 86400).
+    /// Polling interval, seconds.
     pub poll_interval_seconds: Option<i64>,
+    /// Previews at once, at most.
+    pub max_previews: Option<i64>,
 }
 
 /// A connect refused: the field and the rule.
@@ -55,6 +57,11 @@ fn refuse(field: &'static str, message: impl Into<String>) -> ConnectError {
 
 /// The shortest and longest polling intervals.
 pub const POLL_RANGE: std::ops::RangeInclusive<i64> = 10..=86_400;
+/// How many previews an app may have at once: the range, and the default.
+pub const PREVIEWS_RANGE: std::ops::RangeInclusive<i64> = 0..=20;
+/// See [`PREVIEWS_RANGE`].
+pub const DEFAULT_PREVIEWS: i64 = 5;
+
 /// The longest token taken.
 pub const MAX_TOKEN: usize = 4096;
 
@@ -73,6 +80,7 @@ pub struct Checked {
     auth: GitAuth,
     token: Option<String>,
     poll: Option<i64>,
+    max_previews: i64,
 }
 
 /// Checks every field before anything is made or stored.
@@ -129,7 +137,19 @@ pub fn check(req: ConnectRequest) -> Result<Checked, ConnectError> {
             ),
         ));
     }
+    let max_previews = req.max_previews.unwrap_or(DEFAULT_PREVIEWS);
+    if !PREVIEWS_RANGE.contains(&max_previews) {
+        return Err(refuse(
+            "max_previews",
+            format!(
+                "must be from {} to {}",
+                PREVIEWS_RANGE.start(),
+                PREVIEWS_RANGE.end()
+            ),
+        ));
+    }
     Ok(Checked {
+        max_previews,
         remote,
         branch,
         path,
@@ -202,6 +222,7 @@ impl GitSources {
                 deploy_key: key.as_ref().map(|k| k.public.as_str()),
                 sealed: &sealed,
                 poll_seconds: checked.poll,
+                max_previews: checked.max_previews,
                 created_by: user_id,
             },
         )

@@ -60,6 +60,33 @@ impl GitSources {
                 "delivery {id} was received before; a redelivery deploys nothing again"
             )));
         }
+        let sender = delivery.sender;
+        let (outcome, teardown) = self.act(&mut tx, &row, delivery).await?;
+        tx.commit().await?;
+        if let Some(teardown) = teardown {
+            self.finish_teardown(teardown);
+        }
+        if matches!(outcome, HookOutcome::Queued(_)) {
+            tracing::info!(
+                app_id,
+                sender = sender.name(),
+                "git push queued a deploy"
+            );
+            self.wake();
+        }
+        Ok(outcome)
+    }
+
+    /// What a verified, first-seen delivery does to `row`'s source, in `tx`; a closed pull
+    /// request's preview to clean once committed.
+    async fn act(
+        &self,
+        tx: &mut crate::db::Tx,
+        row: &crate::store::git::GitSourceRow,
+        delivery: slipway_git::Delivery,
+    ) -> Result<(HookOutcome, Option<crate::teardown::Teardown>), HookRefusal> {
+        let app_id = row.app_id.as_str();
+        let mut teardown = None;
         let outcome = match delivery.event {
             Event::Ping => HookOutcome::Ignored(format!(
                 "ping: the hook works; pushes to {} deploy",
@@ -71,7 +98,7 @@ impl GitSources {
                 refname,
                 sha,
             } if branch == row.branch => {
-                store::set_pending(&mut tx, app_id, &refname, Some(&sha), "push").await?;
+                store::set_pending(tx, app_id, &refname, Some(&sha), "push").await?;
                 HookOutcome::Queued(format!(
                     "push of {} to {branch}: fetching, building and deploying it",
                     short(&sha)
@@ -92,26 +119,47 @@ impl GitSources {
                 "push to {refname}, not a branch; this app deploys {}",
                 row.branch
             )),
-            Event::PullRequest { number, action, .. } => HookOutcome::Ignored(format!(
-                "pull request #{number} {}: this platform builds no preview environments yet; \
-                 pushes to {} deploy",
+            Event::PullRequest { .. } if row.preview_of.is_some() => HookOutcome::Ignored(
+                "this is a preview's hook; pull requests go to its app's hook".into(),
+            ),
+            Event::PullRequest {
+                number,
+                action,
+                base_branch,
+                ..
+            } if base_branch != row.branch => HookOutcome::Ignored(format!(
+                "pull request #{number} {} into {base_branch}; previews are of pull requests into {}",
                 action_name(&action),
                 row.branch
             )),
+            Event::PullRequest {
+                number,
+                action,
+                head_sha,
+                title,
+                ..
+            } => {
+                let handled = self
+                    .pull_request(
+                        tx,
+                        row,
+                        &super::previews::PullRequest {
+                            sender: delivery.sender,
+                            number,
+                            action: &action,
+                            head_sha: &head_sha,
+                            title: &title,
+                        },
+                    )
+                    .await?;
+                teardown = handled.deleted;
+                handled.outcome
+            }
             Event::Other(name) => HookOutcome::Ignored(format!(
                 "{name} events deploy nothing; send push events (and pull requests) to this hook"
             )),
         };
-        tx.commit().await?;
-        if matches!(outcome, HookOutcome::Queued(_)) {
-            tracing::info!(
-                app_id,
-                sender = delivery.sender.name(),
-                "git push queued a deploy"
-            );
-            self.wake();
-        }
-        Ok(outcome)
+        Ok((outcome, teardown))
     }
 }
 

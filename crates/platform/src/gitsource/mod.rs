@@ -10,22 +10,21 @@
 //! - [`credentials`]: what is sealed, and connecting.
 //! - [`events`]: a webhook delivery verified, deduplicated and turned into a deploy or a
 //!   reason to ignore it.
+//! - [`previews`]: a pull request's own app, opened, rebuilt and deleted with it.
 //! - [`worker`]: the loop that fetches, packs, queues and polls.
 
 pub mod credentials;
 pub mod events;
+pub mod previews;
 pub mod worker;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::db::Db;
+use crate::deploy::Deployer;
 use crate::jobs::Runner;
 use crate::vault::Vault;
-
-/// The directory of the sources' caches (a bare repository per app) under the data
-/// directory.
-pub const GIT_DIR: &str = "git";
 
 /// The shared handle: the HTTP API connects sources and hands it deliveries, the worker
 /// deploys.
@@ -44,19 +43,22 @@ struct Inner {
     db: Db,
     vault: Vault,
     runner: Runner,
+    deployer: Deployer,
     data_dir: PathBuf,
     wake: tokio::sync::Notify,
     worker: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 impl GitSources {
-    /// The handle over the platform's database, vault and build runner.
-    pub fn new(db: Db, vault: Vault, runner: Runner, data_dir: PathBuf) -> Self {
+    /// The handle over the platform's database, vault, build runner and deployer.
+    pub fn new(db: Db, vault: Vault, runner: Runner, deployer: Deployer) -> Self {
+        let data_dir = runner.data_dir();
         Self {
             inner: Arc::new(Inner {
                 db,
                 vault,
                 runner,
+                deployer,
                 data_dir,
                 wake: tokio::sync::Notify::new(),
                 worker: std::sync::Mutex::new(None),
@@ -66,7 +68,10 @@ impl GitSources {
 
     /// The cache of `app_id`'s source.
     fn cache(&self, app_id: &str) -> PathBuf {
-        self.inner.data_dir.join(GIT_DIR).join(app_id)
+        self.inner
+            .data_dir
+            .join(crate::data_dir::GIT_DIR)
+            .join(app_id)
     }
 
     /// Tells the worker a deploy is waiting.

@@ -17,7 +17,6 @@ use crate::model::Role;
 use crate::pagination::{Cursor, next_page, parse_page_size};
 use crate::policy::{self, AppAction};
 use crate::store::apps::{self, AppRecord, NewApp};
-use crate::store::{builds, deployments};
 
 pub use crate::apps::{DESCRIPTION_MAX, DISPLAY_NAME_MAX};
 
@@ -224,31 +223,21 @@ async fn delete(
     crate::store::access::lock_resource(&mut tx, &parse_app_id(&app_id)?).await?;
     let (app, _) = authorized_app(&mut tx, &caller, &app_id, AppAction::Delete).await?;
     let id = app.id.clone();
-    let build_ids = builds::ids_of_app(&mut tx, &id).await?;
-    let resources = crate::store::resources::of_app(&mut tx, &id).await?;
-    let deployment_ids: Vec<String> = deployments::of_app_newest_first(&mut tx, &id)
-        .await?
-        .into_iter()
-        .map(|d| d.id)
-        .collect();
-    if !apps::delete(&mut tx, &id).await? {
+    let previews = crate::store::git::previews_of(&mut tx, &id).await?;
+    let Some(teardown) = crate::teardown::delete_rows(&mut tx, &id).await? else {
         return Err(app_not_found(&id));
+    };
+    // Its pull requests' previews go with it.
+    let mut gone = vec![teardown];
+    for preview in previews {
+        gone.extend(crate::teardown::delete_rows(&mut tx, &preview).await?);
     }
     tx.commit().await?;
-    // Stops every process of the app (and any deployment still starting), then removes its
-    // unpacked images and runtime logs.
-    state.deployer().remove(&id, &deployment_ids).await;
-    // Its resources' data goes with it (the delete confirmations name it).
-    state.deployer().resources().destroy_app(&resources).await;
+    for teardown in gone {
+        teardown.finish(state.deployer(), state.runner()).await;
+    }
     // Its custom domains (deleted with it) stop being served.
     super::domains::reload(&state).await;
-    for build_id in &build_ids {
-        state.runner().cancel(build_id);
-        let log = state.runner().log(build_id);
-        if let Some(dir) = log.path().parent() {
-            let _ = tokio::fs::remove_dir_all(dir).await;
-        }
-    }
     tracing::info!(app_id = %id, app_name = %app.name, "app deleted");
     Ok(StatusCode::NO_CONTENT)
 }

@@ -11,7 +11,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use slipway_api::git::{GitAuth, GitCommit, GitSource, HookOutcome};
+use slipway_api::git::{GitAuth, GitCommit, GitSource, HookOutcome, Preview, PreviewList};
 
 use super::apps::authorized_app;
 use super::error::ApiError;
@@ -32,6 +32,7 @@ pub(crate) const CONNECT_FIELDS: &[&str] = &[
     "auth",
     "token",
     "poll_interval_seconds",
+    "max_previews",
 ];
 
 /// The routes of this module, relative to `/v1`.
@@ -42,6 +43,7 @@ pub fn router() -> Router<AppState> {
             get(read).put(connect).delete(disconnect),
         )
         .route("/apps/{app_id}/git/deploy", post(deploy_now))
+        .route("/apps/{app_id}/previews", get(previews))
         .route("/hooks/git/{app_id}", post(hook))
 }
 
@@ -65,6 +67,12 @@ fn view(row: GitSourceRow, webhook_url: String, secret: Option<String>) -> GitSo
         last_commit: row.last.map(commit_view),
         last_error: row.last_error,
         pending: row.pending_ref,
+        max_previews: u32::try_from(row.max_previews).unwrap_or(0),
+        pull_request: row
+            .preview_of
+            .as_ref()
+            .and_then(|(_, n)| u64::try_from(*n).ok()),
+        preview_of: row.preview_of.map(|(app, _)| app),
         connected_by: row.created_by,
         connected_at: rfc3339(row.created_at),
         app_id: row.app_id,
@@ -141,6 +149,7 @@ async fn connect(
         auth,
         token: fields.string("token")?,
         poll_interval_seconds: fields.integer("poll_interval_seconds")?,
+        max_previews: fields.integer("max_previews")?,
     };
     let checked = credentials::check(request).map_err(|e| ApiError::invalid(e.field, e.message))?;
     let (mut tx, caller) = state.begin_as(&headers, Access::Write).await?;
@@ -171,10 +180,18 @@ async fn disconnect(
 ) -> Result<StatusCode, ApiError> {
     let (mut tx, caller) = state.begin_as(&headers, Access::Write).await?;
     let (app, _) = authorized_app(&mut tx, &caller, &app_id, AppAction::ConnectGit).await?;
+    // Its pull requests' previews go with it.
+    let mut gone = Vec::new();
+    for preview in store::previews_of(&mut tx, &app.id).await? {
+        gone.extend(crate::teardown::delete_rows(&mut tx, &preview).await?);
+    }
     if !store::delete(&mut tx, &app.id).await? {
         return Err(no_source());
     }
     tx.commit().await?;
+    for teardown in gone {
+        teardown.finish(state.deployer(), state.runner()).await;
+    }
     state.git().remove_cache(&app.id);
     tracing::info!(app_id = %app.id, "git source disconnected");
     Ok(StatusCode::NO_CONTENT)
@@ -206,6 +223,36 @@ async fn deploy_now(
         ))),
     )
         .into_response())
+}
+
+async fn previews(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(app_id): Path<String>,
+) -> Result<Json<PreviewList>, ApiError> {
+    let (mut tx, caller) = state.begin_as(&headers, Access::Read).await?;
+    let (app, _) = authorized_app(&mut tx, &caller, &app_id, AppAction::View).await?;
+    let mut previews = Vec::new();
+    for row in store::previews(&mut tx, &app.id).await? {
+        let Some(preview) = crate::store::apps::get(&mut tx, &row.app_id).await? else {
+            continue;
+        };
+        previews.push(Preview {
+            number: row
+                .preview_of
+                .as_ref()
+                .and_then(|(_, n)| u64::try_from(*n).ok())
+                .unwrap_or(0),
+            app_id: preview.id,
+            app_name: preview.name,
+            status: preview.status,
+            url: preview.url,
+            commit: row.last.map(commit_view),
+            last_error: row.last_error,
+        });
+    }
+    tx.commit().await?;
+    Ok(Json(PreviewList { previews }))
 }
 
 /// Largest webhook body read (GitHub caps its payloads at 25 MB).

@@ -117,7 +117,7 @@ impl AppState {
             db.clone(),
             vault.clone(),
             runner.clone(),
-            runner.data_dir(),
+            deployer.clone(),
         );
         Self {
             git,
@@ -300,6 +300,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("put", "/v1/apps/{app_id}/git"),
     ("delete", "/v1/apps/{app_id}/git"),
     ("post", "/v1/apps/{app_id}/git/deploy"),
+    ("get", "/v1/apps/{app_id}/previews"),
     ("post", "/v1/hooks/git/{app_id}"),
     ("get", "/v1/apps/{app_id}/jobs"),
     ("get", "/v1/apps/{app_id}/jobs/{job}/runs"),

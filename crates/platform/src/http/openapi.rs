@@ -596,6 +596,9 @@ mod tests {
         let range = crate::gitsource::credentials::POLL_RANGE;
         assert_eq!(p["poll_interval_seconds"]["minimum"], *range.start());
         assert_eq!(p["poll_interval_seconds"]["maximum"], *range.end());
+        let previews = crate::gitsource::credentials::PREVIEWS_RANGE;
+        assert_eq!(p["max_previews"]["minimum"], *previews.start());
+        assert_eq!(p["max_previews"]["maximum"], *previews.end());
         // What the document accepts, the rules accept, and the other way round.
         let valid = validator(&doc, request);
         for (body, accepted) in [
@@ -652,6 +655,7 @@ mod tests {
                     auth: text("auth").and_then(|a| slipway_api::git::GitAuth::parse(&a)),
                     token: text("token"),
                     poll_interval_seconds: None,
+                    max_previews: None,
                 },
             );
             assert_eq!(checked.is_ok(), accepted, "rules: {body}");

@@ -40,6 +40,10 @@ pub struct GitSourceRow {
     pub last_error: Option<String>,
     /// When polling last asked (epoch ms).
     pub polled_at: Option<i64>,
+    /// Pull requests with a preview at once, at most.
+    pub max_previews: i64,
+    /// For a preview: the app whose pull request it builds, and the request's number.
+    pub preview_of: Option<(String, i64)>,
     /// Who connected it.
     pub created_by: String,
     /// Epoch ms.
@@ -77,6 +81,8 @@ pub struct NewSource<'a> {
     pub sealed: &'a Sealed,
     /// Polling.
     pub poll_seconds: Option<i64>,
+    /// Previews at once, at most.
+    pub max_previews: i64,
     /// Who.
     pub created_by: &'a str,
 }
@@ -87,7 +93,7 @@ macro_rules! select {
             "SELECT app_id, repo_url, branch, path, auth, deploy_key, key_id, nonce, ciphertext, \
              poll_seconds, pending_ref, pending_sha, pending_trigger, pending_at, last_sha, \
              last_branch, last_author, last_subject, last_error, polled_at, created_by, \
-             created_at FROM git_source ",
+             created_at, max_previews, preview_of, preview_number FROM git_source ",
             $rest
         )
     };
@@ -124,6 +130,14 @@ fn row(r: &sqlx::any::AnyRow) -> Result<GitSourceRow, sqlx::Error> {
         polled_at: r.try_get(19)?,
         created_by: r.try_get(20)?,
         created_at: r.try_get(21)?,
+        max_previews: r.try_get(22)?,
+        preview_of: match (
+            r.try_get::<Option<String>, _>(23)?,
+            r.try_get::<Option<i64>, _>(24)?,
+        ) {
+            (Some(app), Some(n)) => Some((app, n)),
+            _ => None,
+        },
     })
 }
 
@@ -134,6 +148,77 @@ pub async fn get(tx: &mut Tx, app_id: &str) -> Result<Option<GitSourceRow>, sqlx
         .fetch_optional(&mut **tx)
         .await?;
     r.as_ref().map(row).transpose()
+}
+
+/// The previews of `parent`'s pull requests, by number.
+pub async fn previews(tx: &mut Tx, parent: &str) -> Result<Vec<GitSourceRow>, sqlx::Error> {
+    let rows = sqlx::query(select!("WHERE preview_of = $1 ORDER BY preview_number"))
+        .bind(parent.to_owned())
+        .fetch_all(&mut **tx)
+        .await?;
+    rows.iter().map(row).collect()
+}
+
+/// The app ids of `parent`'s previews.
+pub async fn previews_of(tx: &mut Tx, parent: &str) -> Result<Vec<String>, sqlx::Error> {
+    Ok(previews(tx, parent)
+        .await?
+        .into_iter()
+        .map(|r| r.app_id)
+        .collect())
+}
+
+/// The preview of `parent`'s pull request `number`.
+pub async fn preview(
+    tx: &mut Tx,
+    parent: &str,
+    number: i64,
+) -> Result<Option<GitSourceRow>, sqlx::Error> {
+    let r = sqlx::query(select!("WHERE preview_of = $1 AND preview_number = $2"))
+        .bind(parent.to_owned())
+        .bind(number)
+        .fetch_optional(&mut **tx)
+        .await?;
+    r.as_ref().map(row).transpose()
+}
+
+/// The source of a new preview app: `parent`'s repository and credential (sealed for the
+/// preview), building `refname` (the pull request's head) at once.
+pub async fn insert_preview(
+    tx: &mut Tx,
+    app_id: &str,
+    parent: &GitSourceRow,
+    sealed: &Sealed,
+    number: i64,
+    refname: &str,
+    sha: &str,
+) -> Result<(), sqlx::Error> {
+    let now = now_millis();
+    sqlx::query(
+        "INSERT INTO git_source (app_id, repo_url, branch, path, auth, deploy_key, key_id, \
+         nonce, ciphertext, poll_seconds, pending_ref, pending_sha, pending_trigger, pending_at, \
+         max_previews, preview_of, preview_number, created_by, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULL, $10, $11, 'pull_request', $12, 0, \
+         $13, $14, $15, $12, $12)",
+    )
+    .bind(app_id.to_owned())
+    .bind(parent.repo_url.clone())
+    .bind(parent.branch.clone())
+    .bind(parent.path.clone())
+    .bind(parent.auth.clone())
+    .bind(parent.deploy_key.clone())
+    .bind(sealed.key_id.clone())
+    .bind(sealed.nonce.clone())
+    .bind(sealed.ciphertext.clone())
+    .bind(refname.to_owned())
+    .bind(sha.to_owned())
+    .bind(now)
+    .bind(parent.app_id.clone())
+    .bind(number)
+    .bind(parent.created_by.clone())
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
 }
 
 /// Every source (the worker's pass: pending deploys and due polls).
@@ -155,8 +240,9 @@ pub async fn upsert(tx: &mut Tx, new: &NewSource<'_>) -> Result<(), sqlx::Error>
     sqlx::query(
         "INSERT INTO git_source (app_id, repo_url, branch, path, auth, deploy_key, key_id, \
          nonce, ciphertext, poll_seconds, pending_ref, pending_sha, pending_trigger, pending_at, \
-         created_by, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, NULL, 'connect', $12, $13, $12, $12)",
+         max_previews, created_by, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, NULL, 'connect', $12, $14, $13, \
+         $12, $12)",
     )
     .bind(new.app_id.to_owned())
     .bind(new.repo_url.to_owned())
@@ -171,6 +257,7 @@ pub async fn upsert(tx: &mut Tx, new: &NewSource<'_>) -> Result<(), sqlx::Error>
     .bind(format!("refs/heads/{}", new.branch))
     .bind(now)
     .bind(new.created_by.to_owned())
+    .bind(new.max_previews)
     .execute(&mut **tx)
     .await?;
     Ok(())

@@ -200,6 +200,20 @@ impl Checkout {
         );
         git(dir, &["rev-parse", "HEAD"])
     }
+
+    /// Publishes the checkout's HEAD as `refname` (a forge's pull request ref).
+    fn publish(&self, refname: &str) {
+        git(
+            self.dir.path(),
+            &[
+                "push",
+                "-q",
+                "-f",
+                self.bare.to_str().unwrap(),
+                &format!("HEAD:{refname}"),
+            ],
+        );
+    }
 }
 
 async fn register(app: &TestApp, name: &str) -> String {
@@ -421,6 +435,110 @@ async fn a_signed_push_deploys_the_new_commit_and_nothing_else_does() {
         )
         .await;
         assert_eq!(status, StatusCode::NOT_FOUND);
+
+        // A pull request into main: an app of its own, rebuilt on a push, gone when closed.
+        let head = repo.commit("", "api-pr", "Try a change", "feature/x");
+        repo.publish("refs/pull/1/head");
+        let pr = |action: &str, sha: &str, base: &str| {
+            json!({"action": action, "number": 1, "pull_request": {
+                "title": "Try a change", "head": {"sha": sha, "ref": "feature/x"},
+                "base": {"ref": base}}})
+        };
+        let (status, answer) = deliver(
+            &app,
+            &id,
+            "pull_request",
+            "p-0",
+            &pr("opened", &head, "release"),
+            &secret,
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{answer}");
+        assert!(
+            answer["ignored"].as_str().unwrap().contains("into release"),
+            "{answer}"
+        );
+        let (status, answer) = deliver(
+            &app,
+            &id,
+            "pull_request",
+            "p-1",
+            &pr("opened", &head, "main"),
+            &secret,
+        )
+        .await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{answer}");
+        assert!(
+            answer["queued"].as_str().unwrap().contains("gitapp-pr-1"),
+            "{answer}"
+        );
+        let (status, listed) = app
+            .send(
+                Method::GET,
+                &format!("/v1/apps/{id}/previews"),
+                Some(&app.owner),
+                None,
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{listed}");
+        assert_eq!(listed["previews"][0]["number"], 1, "{listed}");
+        assert_eq!(listed["previews"][0]["app_name"], "gitapp-pr-1");
+        let preview = listed["previews"][0]["app_id"].as_str().unwrap().to_owned();
+        let d = wait_deployment(&app, &preview, Some(&head)).await;
+        assert_eq!(d["status"], "RUNNING", "{backend:?}: {d}");
+        let (_, body) = through_gateway(&app, "gitapp-pr-1.localhost").await;
+        assert!(body.starts_with("hello from api-pr"), "{body}");
+        let (_, body) = through_gateway(&app, "gitapp.localhost").await;
+        assert!(
+            body.starts_with("hello from api-v2"),
+            "the app itself is unchanged: {body}"
+        );
+        let newer = repo.commit("", "api-pr2", "Address review", "feature/x");
+        repo.publish("refs/pull/1/head");
+        let (status, answer) = deliver(
+            &app,
+            &id,
+            "pull_request",
+            "p-2",
+            &pr("synchronize", &newer, "main"),
+            &secret,
+        )
+        .await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{answer}");
+        let d = wait_deployment(&app, &preview, Some(&newer)).await;
+        assert_eq!(d["status"], "RUNNING", "{backend:?}: {d}");
+        let (_, body) = through_gateway(&app, "gitapp-pr-1.localhost").await;
+        assert!(body.starts_with("hello from api-pr2"), "{body}");
+        let (status, answer) = deliver(
+            &app,
+            &id,
+            "pull_request",
+            "p-3",
+            &pr("closed", &newer, "main"),
+            &secret,
+        )
+        .await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{answer}");
+        assert!(
+            answer["queued"].as_str().unwrap().contains("deleted"),
+            "{answer}"
+        );
+        let (status, _) = app.get_app(&app.owner, &preview).await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+        let (_, listed) = app
+            .send(
+                Method::GET,
+                &format!("/v1/apps/{id}/previews"),
+                Some(&app.owner),
+                None,
+            )
+            .await;
+        assert_eq!(listed["previews"], json!([]));
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while through_gateway(&app, "gitapp-pr-1.localhost").await.0 != StatusCode::NOT_FOUND {
+            assert!(Instant::now() < deadline, "the preview still answers");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
 
         // Disconnected: the app keeps serving, its hook is gone.
         let (status, _) = app
