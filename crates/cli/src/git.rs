@@ -1,4 +1,4 @@
-//! `slipway git connect|status|deploy|disconnect`: deploy an app from a branch of its
+//! `slipway git connect|status|deploy|disconnect` and `slipway previews`: deploy an app from a branch of its
 //! repository (docs/git.md). The app is `--app` (its name or id), else the project's `.app`.
 //! A token is read from an environment variable (`--token-env`) or standard input
 //! (`--token-stdin`), never from the command line, where `ps` and the shell's history keep
@@ -16,6 +16,52 @@ use slipway_platform_client::{Client, ToolError};
 use crate::people::Output;
 use crate::resources::app_id;
 use crate::table::when;
+
+/// `slipway previews`: the app's pull requests' previews.
+#[derive(Debug, Args)]
+pub struct PreviewsArgs {
+    /// The app's name or id; default: the one in ./.app.
+    #[arg(long)]
+    app: Option<String>,
+    #[command(flatten)]
+    output: Output,
+}
+
+pub fn previews(args: PreviewsArgs) -> ExitCode {
+    let client = match args.output.client() {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    args.output.show(
+        the_app(&client, args.app.as_deref()).and_then(|id| git::list_previews(&client, &id)),
+        |list| {
+            if list.previews.is_empty() {
+                println!(
+                    "No previews: a pull request into the deployed branch gets one (`slipway git status` shows the hook to set up)."
+                );
+                return;
+            }
+            let rows: Vec<Vec<String>> = list
+                .previews
+                .iter()
+                .map(|p| {
+                    vec![
+                        format!("#{}", p.number),
+                        p.app_name.clone(),
+                        p.status.as_str().to_owned(),
+                        p.commit
+                            .as_ref()
+                            .map(|c| c.sha[..c.sha.len().min(12)].to_owned())
+                            .unwrap_or_default(),
+                        p.url.clone().unwrap_or_default(),
+                        p.last_error.clone().unwrap_or_default(),
+                    ]
+                })
+                .collect();
+            crate::table::table(&["PR", "APP", "STATUS", "COMMIT", "URL", "WHY"], &rows);
+        },
+    )
+}
 
 #[derive(Debug, Args)]
 pub struct GitArgs {
@@ -54,6 +100,9 @@ enum GitCommand {
         /// repositories that cannot reach the platform: 30s, 2m, 1h.
         #[arg(long, value_name = "INTERVAL", value_parser = humantime::parse_duration)]
         poll: Option<Duration>,
+        /// How many pull requests may have a preview app at once (default 5; 0: none).
+        #[arg(long, value_name = "N")]
+        max_previews: Option<u32>,
     },
     /// The app's source: repository, branch, the commit last built, why the last attempt
     /// failed, the webhook to set up.
@@ -104,6 +153,7 @@ pub fn run(args: GitArgs) -> ExitCode {
             token_env,
             token_stdin,
             poll,
+            max_previews,
         } => out.show(
             token(token_env.as_deref(), token_stdin).and_then(|token| {
                 let id = the_app(&client, app)?;
@@ -114,6 +164,7 @@ pub fn run(args: GitArgs) -> ExitCode {
                     auth: token.as_ref().map(|_| GitAuth::Token),
                     token,
                     poll_interval_seconds: poll.map(|p| p.as_secs()),
+                    max_previews,
                 };
                 git::connect_git(&client, &id, &source)
             }),

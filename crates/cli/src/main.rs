@@ -86,6 +86,8 @@ enum Command {
     /// Deploy an app from a branch of its repository: connect (a token or a deploy key),
     /// status (the webhook to set up, the last commit built), deploy now, disconnect.
     Git(git::GitArgs),
+    /// The previews of an app's pull requests (each an app of its own, <app>-pr-<n>).
+    Previews(git::PreviewsArgs),
     /// Create a new app project from a template.
     New(daily::NewArgs),
     /// Build and deploy the project (validates first; shows progress).
@@ -143,6 +145,7 @@ fn run(cli: Cli) -> ExitCode {
         Command::Notify(args) => notify::run(args),
         Command::Domains(args) => domains::run(args),
         Command::Git(args) => git::run(args),
+        Command::Previews(args) => git::previews(args),
         Command::New(args) => daily::new(args),
         Command::Build(args) => daily::build(args),
         Command::Dev(args) => dev::dev(args),

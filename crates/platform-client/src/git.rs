@@ -4,7 +4,9 @@
 
 use reqwest::Method;
 use serde::{Deserialize, Serialize};
-pub use slipway_api::git::{GitAuth, GitCommit, GitConnect, GitSource, HookOutcome};
+pub use slipway_api::git::{
+    GitAuth, GitCommit, GitConnect, GitSource, HookOutcome, Preview, PreviewList,
+};
 
 use crate::apps::uuid_arg;
 use crate::client::Client;
@@ -48,4 +50,10 @@ pub fn disconnect_git(client: &Client, app_id: &str) -> Result<Disconnected, Too
 /// Fetches and deploys the tip of the source's branch now.
 pub fn deploy_git(client: &Client, app_id: &str) -> Result<HookOutcome, ToolError> {
     client.typed(Method::POST, &format!("{}/deploy", git_path(app_id)?), None)
+}
+
+/// The previews of the app's pull requests.
+pub fn list_previews(client: &Client, app_id: &str) -> Result<PreviewList, ToolError> {
+    let id = uuid_arg("app_id", app_id)?;
+    client.typed(Method::GET, &format!("/v1/apps/{id}/previews"), None)
 }

@@ -158,6 +158,13 @@ fn a_git_source_is_connected_shown_deployed_and_disconnected_from_the_cli() {
     assert!(!ok);
     assert!(err.contains("repo_url"), "{err}");
 
+    let (ok, out, err) = text(&slipway(&project, &env, &["previews"]));
+    assert!(ok, "{out}{err}");
+    assert!(out.contains("No previews"), "{out}");
+    let (ok, out, err) = text(&slipway(&project, &env, &["previews", "--json"]));
+    assert!(ok, "{out}{err}");
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(json["previews"], serde_json::json!([]));
     let (ok, out, err) = text(&slipway(&project, &env, &["git", "deploy"]));
     assert!(ok, "{out}{err}");
     assert!(out.contains("Deploying the tip of main"), "{out}");

@@ -67,11 +67,7 @@ impl GitSources {
             self.finish_teardown(teardown);
         }
         if matches!(outcome, HookOutcome::Queued(_)) {
-            tracing::info!(
-                app_id,
-                sender = sender.name(),
-                "git push queued a deploy"
-            );
+            tracing::info!(app_id, sender = sender.name(), "git push queued a deploy");
             self.wake();
         }
         Ok(outcome)
