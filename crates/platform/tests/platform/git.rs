@@ -654,3 +654,131 @@ async fn failures_are_failed_deployments_with_the_reason_and_polling_needs_no_ho
         app.finish().await;
     }
 }
+
+/// An OpenSSH server on a loopback port for this test alone: its own host key, and the
+/// keys `authorized_keys` lists (empty at first), for the user running the test.
+struct SshServer {
+    port: u16,
+    dir: tempfile::TempDir,
+    child: std::process::Child,
+}
+
+impl SshServer {
+    fn start() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let host_key = dir.path().join("host_ed25519");
+        let out = std::process::Command::new("ssh-keygen")
+            .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+            .arg(&host_key)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        std::fs::write(dir.path().join("authorized_keys"), "").unwrap();
+        // sshd refuses to start without its privilege separation directory.
+        std::fs::create_dir_all("/run/sshd").unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let config = dir.path().join("sshd_config");
+        std::fs::write(
+            &config,
+            format!(
+                "Port {port}\nListenAddress 127.0.0.1\nHostKey {}\nAuthorizedKeysFile {}\n\
+                 PasswordAuthentication no\nKbdInteractiveAuthentication no\n\
+                 PubkeyAuthentication yes\nPermitRootLogin prohibit-password\nStrictModes no\n\
+                 UsePAM no\nPidFile {}\n",
+                host_key.display(),
+                dir.path().join("authorized_keys").display(),
+                dir.path().join("sshd.pid").display(),
+            ),
+        )
+        .unwrap();
+        let child = std::process::Command::new("/usr/sbin/sshd")
+            .args(["-D", "-e", "-f"])
+            .arg(&config)
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("sshd (openssh-server) runs");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "sshd never listened");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Self { port, dir, child }
+    }
+
+    fn authorize(&self, public_key: &str) {
+        std::fs::write(
+            self.dir.path().join("authorized_keys"),
+            format!("{public_key}\n"),
+        )
+        .unwrap();
+    }
+}
+
+impl Drop for SshServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_deploy_key_reads_a_repository_over_ssh_once_it_is_added() {
+    let backend = backends().remove(0);
+    let app = spawn_app(backend).await;
+    let server = GitServer::start().await;
+    let repo = Checkout::new(&server, "keyed.git");
+    let sha = repo.commit("", "api-ssh", "Over SSH", "main");
+    let ssh = SshServer::start();
+    let user = String::from_utf8(
+        std::process::Command::new("id")
+            .arg("-un")
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let url = format!(
+        "ssh://{}@127.0.0.1:{}{}",
+        user.trim(),
+        ssh.port,
+        server.bare("keyed.git").display()
+    );
+    let id = register(&app, "keyed").await;
+    let (status, source) = connect(&app, &id, &json!({"repo_url": url})).await;
+    assert_eq!(status, StatusCode::OK, "{source}");
+    assert_eq!(source["auth"], "deploy_key");
+    let key = source["deploy_key"].as_str().unwrap().to_owned();
+    assert!(key.starts_with("ssh-ed25519 "), "{key}");
+
+    // Not added to the repository yet: the server refuses it, and the deployment says so.
+    let d = wait_deployment(&app, &id, None).await;
+    assert_eq!(d["status"], "FAILED", "{d}");
+    assert!(
+        d["reason"]
+            .as_str()
+            .unwrap()
+            .contains("refused the credential"),
+        "{d}"
+    );
+
+    // Added: deploying again reads the repository with it.
+    ssh.authorize(&key);
+    let (status, answer) = app
+        .send(
+            Method::POST,
+            &format!("/v1/apps/{id}/git/deploy"),
+            Some(&app.owner),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{answer}");
+    let d = wait_deployment(&app, &id, Some(&sha)).await;
+    assert_eq!(d["status"], "RUNNING", "{d}");
+    let (_, body) = through_gateway(&app, "keyed.localhost").await;
+    assert!(body.starts_with("hello from api-ssh"), "{body}");
+    app.finish().await;
+}
