@@ -31,8 +31,10 @@ SPEC_TOOLS = sorted([
     "create_secret", "get_secret", "list_secrets", "update_secret", "delete_secret", "share_secret",
     "list_grantable_roles", "list_app_permissions", "grant_app_role", "revoke_app_role", "list_account_users",
 ])
-# The platform's own tools beyond the spec's: an app's custom domains.
-PLATFORM_TOOLS = sorted(["list_domains", "add_domain", "remove_domain"])
+# The platform's own tools beyond the spec's: an app's custom domains and its git source.
+PLATFORM_TOOLS = sorted(["list_domains", "add_domain", "remove_domain", "get_git_source",
+                         "connect_git_source", "deploy_git_source", "disconnect_git_source",
+                         "list_previews"])
 
 
 def free_port():
@@ -213,6 +215,7 @@ class McpEndToEnd(unittest.TestCase):
                 removed = await self.call(session, "remove_domain", {"app_id": app_id, "name": "demo.example.org"})
                 self.assertEqual(removed["removed"], "demo.example.org", removed)
 
+
                 disabled = await self.call(session, "disable_app", {"app_id": app_id})
                 self.assertTrue(disabled["success"], disabled)
                 self.assertEqual((await self.call(session, "get_app_status", {"app_id": app_id}))["status"], "suspended")
@@ -260,6 +263,24 @@ class McpEndToEnd(unittest.TestCase):
                 # No channel hears it yet: no subscription, no delivery.
                 told = json.loads((await session.read_resource(f"slipway://apps/{app_id}/notifications")).contents[0].text)
                 self.assertEqual(told, {"subscriptions": [], "deliveries": []})
+
+                # A git source over SSH: a deploy key is made and shown (the host resolves nowhere,
+                # so its fetch fails: a failed deployment); a token is not an argument at all; a
+                # local path is refused naming the field.
+                source = await self.call(session, "connect_git_source", {
+                    "app_id": app_id, "repo_url": "git@git.invalid:acme/demo.git", "path": "svc"})
+                self.assertEqual((source["success"], source["auth"]), (True, "deploy_key"), source)
+                self.assertTrue(source["deploy_key"].startswith("ssh-ed25519 "), source)
+                with_token = await session.call_tool("connect_git_source", {
+                    "app_id": app_id, "repo_url": "https://git.invalid/a.git", "token": "t"})
+                self.assertTrue(with_token.is_error)
+                local = await session.call_tool("connect_git_source", {"app_id": app_id, "repo_url": "/srv/a.git"})
+                self.assertTrue(local.is_error)
+                self.assertEqual(json.loads(local.content[0].text).get("field"), "repo_url")
+                self.assertEqual((await self.call(session, "get_git_source", {"app_id": app_id}))["path"], "svc")
+                self.assertEqual((await self.call(session, "list_previews", {"app_id": app_id}))["previews"], [])
+                self.assertIn("queued", await self.call(session, "deploy_git_source", {"app_id": app_id}))
+                await self.call(session, "disconnect_git_source", {"app_id": app_id})
 
                 deleted = await self.call(session, "delete_app", {"app_id": app_id})
                 self.assertTrue(deleted["success"], deleted)

@@ -288,9 +288,9 @@ pub const TOOLS: [ToolInfo; 26] = [
 ];
 
 /// The platform's own operations beyond the spec's 26, offered by every door as the spec's
-/// are (MCP, `slipway call`): an app's custom domains. A table of their own so [`TOOLS`]
-/// stays exactly the spec's.
-pub const PLATFORM_TOOLS: [ToolInfo; 3] = [
+/// are (MCP, `slipway call`): an app's custom domains and its git source. A table of their
+/// own so [`TOOLS`] stays exactly the spec's.
+pub const PLATFORM_TOOLS: [ToolInfo; 8] = [
     ToolInfo {
         name: "list_domains",
         description: "An app's custom domains, each with its certificate's state: pending (and why, such as DNS not pointing at the platform yet), issued (issuer, expiry), renewing, failed (with the CA's message).",
@@ -308,6 +308,36 @@ pub const PLATFORM_TOOLS: [ToolInfo; 3] = [
         description: "Stop serving an app on a domain; its certificate and key are deleted. Confirm with the user first.",
         needs_platform: true,
         imp: platform!(p::domains::remove_domain_tool),
+    },
+    ToolInfo {
+        name: "get_git_source",
+        description: "The repository an app deploys from: address, branch, directory, the commit last built (sha, author, subject), why the last attempt failed, the webhook URL to add to the repository (and its secret, for the app's owners), the deploy key to add for an SSH address.",
+        needs_platform: true,
+        imp: platform!(p::git::get_git_tool),
+    },
+    ToolInfo {
+        name: "connect_git_source",
+        description: "Deploy an app from a branch of its repository (editors and owners): repo_url (a public https address, or an ssh address read with a deploy key the platform makes: show the user the returned deploy_key to add to the repository, read-only), branch (default main), path (the devfile's directory). The branch's tip deploys at once; tell the user to add the returned webhook (webhook_url, webhook_secret) for pushes. Never ask the user for a token: for a private https repository they run `slipway git connect --token-env VAR` themselves.",
+        needs_platform: true,
+        imp: platform!(p::git::connect_git_tool),
+    },
+    ToolInfo {
+        name: "deploy_git_source",
+        description: "Fetch the tip of an app's git branch now and deploy it (editors and owners); get_app_status and get_git_source show how it went.",
+        needs_platform: true,
+        imp: platform!(p::git::deploy_git_tool),
+    },
+    ToolInfo {
+        name: "disconnect_git_source",
+        description: "Stop deploying an app from its repository (editors and owners); the running deployment keeps serving, and its pull requests' preview apps are deleted with their data. Confirm with the user first.",
+        needs_platform: true,
+        imp: platform!(p::git::disconnect_git_tool),
+    },
+    ToolInfo {
+        name: "list_previews",
+        description: "The preview apps of an app's pull requests (<app>-pr-<n>): each one's number, app, status, URL, the commit built and why it failed.",
+        needs_platform: true,
+        imp: platform!(p::git::list_previews_tool),
     },
 ];
 

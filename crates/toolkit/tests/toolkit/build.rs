@@ -391,6 +391,22 @@ fn every_tool_result_matches_its_output_schema() {
         "remove_domain",
         json!({"app_id": slow_id, "name": "slow.example.org"}),
     );
+    // Its git source, over SSH with a deploy key (the host resolves nowhere here).
+    let source = ok(
+        "connect_git_source",
+        json!({"app_id": slow_id, "repo_url": "git@git.invalid:acme/slow.git"}),
+    );
+    assert!(
+        source["deploy_key"]
+            .as_str()
+            .unwrap()
+            .starts_with("ssh-ed25519 "),
+        "{source}"
+    );
+    ok("get_git_source", json!({"app_id": slow_id}));
+    ok("deploy_git_source", json!({"app_id": slow_id}));
+    ok("list_previews", json!({"app_id": slow_id}));
+    ok("disconnect_git_source", json!({"app_id": slow_id}));
     ok("delete_app", json!({"app_id": slow_id}));
     ok("delete_app", app);
     let all: std::collections::BTreeSet<String> = slipway_toolkit::all_tools()
