@@ -204,7 +204,13 @@ async fn deploy_now(
 ) -> Result<Response, ApiError> {
     let (mut tx, caller) = state.begin_as(&headers, Access::Write).await?;
     let (app, _) = authorized_app(&mut tx, &caller, &app_id, AppAction::ConnectGit).await?;
-    let row = store::get(&mut tx, &app.id).await?.ok_or_else(no_source)?;
+    let row = store::get(&mut tx, &app.id).await?.ok_or_else(|| {
+        ApiError::FailedPrecondition(
+            "the app has no git source to deploy from (connect one: PUT /v1/apps/{app_id}/git, \
+             or slipway git connect)"
+                .into(),
+        )
+    })?;
     store::set_pending(
         &mut tx,
         &app.id,
