@@ -2,12 +2,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  APP_TABS, domainServes, domainStateLine, runLine, appDataLines, buildDuration, buildStepLine, dataRemovedText, deleteDataText, deploymentSecrets, devLogLines, diffLines, humanBytes, keepLast, limitsText, maskedUrl,
+  APP_TABS, commitLine, domainServes, domainStateLine, runLine, appDataLines, buildDuration, buildStepLine, dataRemovedText, deleteDataText, deploymentSecrets, devLogLines, diffLines, humanBytes, keepLast, limitsText, maskedUrl,
   resourceActions, resourceLine, resourceSize, scanHeadline, scanPackages, servicesUpdated, volumeLine, watchStateLine,
 } from "../js/views/apps/format.js";
 
 test("an app has nine pages, overview first", () => {
-  assert.deepEqual(APP_TABS.map((t) => t.id), ["overview", "builds", "deployments", "logs", "secrets", "resources", "jobs", "domains", "notifications", "access"]);
+  assert.deepEqual(APP_TABS.map((t) => t.id), ["overview", "builds", "deployments", "logs", "secrets", "resources", "jobs", "source", "domains", "notifications", "access"]);
 });
 
 test("a build's duration in seconds, or minutes and seconds; nothing while it runs", () => {
@@ -163,4 +163,11 @@ test("a domain's state says what to do about it", () => {
   assert.equal(domainServes({ redirect_to: "example.org" }), "→ example.org");
   assert.equal(domainServes({ service: "web" }), "web");
   assert.equal(domainServes({}), "the app's first public service");
+});
+
+test("a commit reads as its short id, subject, branch and author", () => {
+  assert.equal(
+    commitLine({ sha: "1a2b3c4d5e6f7a8b9c0d", subject: "Fix the cart", branch: "main", author: "Ada" }),
+    "1a2b3c4d5e6f Fix the cart (main) — Ada",
+  );
 });

@@ -4,7 +4,7 @@ import { html, useEffect, useState } from "../../../vendor/preact-htm.js";
 import { useAlive } from "../../components/hooks.js";
 import { Muted } from "../../components/notice.js";
 import { StatusBadge } from "../../components/status-badge.js";
-import { deploymentSecrets } from "./format.js";
+import { commitLine, deploymentSecrets } from "./format.js";
 import { DiffView } from "./overview.js";
 
 const RELOAD_AFTER_ROLLBACK_MS = 3000;
@@ -54,7 +54,7 @@ function DeploymentRow({ api, app, deployment: d, first, onRollback }) {
   return html`<tr data-deployment-row=${d.id}>
     <td>${d.created_at}</td>
     <td><${StatusBadge} status=${d.status} /></td>
-    <td>${d.cause}${d.reason ? ` — ${d.reason}` : ""}</td>
+    <td>${d.cause}${d.reason ? ` — ${d.reason}` : ""}${d.commit ? html`<div class="mono hint" data-commit=${d.commit.sha}>${commitLine(d.commit)}</div>` : null}</td>
     <td class="mono">${secrets || "—"}</td>
     <td>
       <div class="row">

@@ -1,5 +1,5 @@
 // One app: its name, status and actions above a tab bar of its pages (overview, builds,
-// deployments, logs, secrets, resources, jobs, domains, alerts, access). A page is built on its first visit and kept
+// deployments, logs, secrets, resources, jobs, source, domains, alerts, access). A page is built on its first visit and kept
 // while the app stays open, so a build, a watch or a half-typed secret survives switching tabs.
 import { html, useEffect, useState } from "../../../vendor/preact-htm.js";
 import { useAlive } from "../../components/hooks.js";
@@ -9,6 +9,7 @@ import { AccessPage } from "./access.js";
 import { BuildsPage } from "./builds.js";
 import { DeploymentsPage } from "./deployments.js";
 import { DomainsPage } from "./domains.js";
+import { SourcePage } from "./source.js";
 import { APP_TABS } from "./format.js";
 import { Lifecycle } from "./lifecycle.js";
 import { LogsPage } from "./logs.js";
@@ -79,6 +80,7 @@ export function AppDetail({ api, appId, tab, onTab, onListChanged, onStatus, onD
     ${page("secrets", () => html`<${SecretsPage} api=${api} app=${app} />`)}
     ${page("resources", () => html`<${ResourcesPage} api=${api} app=${app} onChanged=${load} />`)}
     ${page("jobs", () => html`<${JobsPage} api=${api} app=${app} />`)}
+    ${page("source", () => html`<${SourcePage} api=${api} app=${app} />`)}
     ${page("domains", () => html`<${DomainsPage} api=${api} app=${app} />`)}
     ${page("notifications", () => html`<${NotificationsPage} api=${api} app=${app} />`)}
     ${page("access", () => html`<${AccessPage} api=${api} app=${app} />`)}`;

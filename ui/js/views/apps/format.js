@@ -12,6 +12,7 @@ export const APP_TABS = [
   { id: "secrets", label: "Secrets" },
   { id: "resources", label: "Resources" },
   { id: "jobs", label: "Jobs" },
+  { id: "source", label: "Source" },
   { id: "domains", label: "Domains" },
   { id: "notifications", label: "Alerts" },
   { id: "access", label: "Access" },
@@ -204,4 +205,9 @@ export function domainStateLine(d) {
     default:
       return `Waiting: ${d.reason || "the certificate is being requested."}`;
   }
+}
+
+/** A commit as one line: "1a2b3c4d5e6f Subject (branch) — Author". */
+export function commitLine(c) {
+  return `${text(c.sha).slice(0, 12)} ${text(c.subject)} (${text(c.branch)}) — ${text(c.author)}`;
 }
