@@ -561,28 +561,6 @@ class DesktopTest(unittest.TestCase):
         # The Jobs tab says how to declare a job when the app has none.
         s.tab("jobs")
         s.wait_text("#jobs-empty", lambda t: "attributes" in t and "schedule" in t, timeout=20)
-        # The Source tab: a local path is refused under its field; an SSH address connects,
-        # showing the deploy key to add and the webhook with its secret; the first fetch
-        # fails (the host resolves nowhere) and says why; disconnecting asks first.
-        s.tab("source")
-        s.wait_text("#source-empty", lambda t: "Connect its repository" in t, timeout=20)
-        s.fill("#git-connect-form [name=repo_url]", "/srv/git/shop.git")
-        s.click("#git-connect")
-        s.wait_text("#in-repo_url-err", lambda t: "local paths" in t, timeout=20)
-        s.fill("#git-connect-form [name=repo_url]", "git@git.invalid:acme/desk-run.git")
-        s.click("#git-connect")
-        s.wait_text("#source-deploy-key", lambda t: t.startswith("ssh-ed25519 "), timeout=20)
-        s.wait_text("#source-webhook-secret", lambda t: t.startswith("whsec_"), timeout=20)
-        s.wait_text("#previews-empty", lambda t: "preview" in t, timeout=20)
-        deadline = time.time() + 30
-        while time.time() < deadline and not s.read("return !!document.querySelector('#source-error');"):
-            s.click("#source-refresh")
-            time.sleep(0.5)
-        s.wait_text("#source-error", lambda t: "cannot reach git.invalid" in t, timeout=20)
-        s.click("#source-disconnect")
-        s.click("#confirm-disconnect")
-        s.wait_text("#source-note", lambda t: "Disconnected" in t, timeout=20)
-        s.wait_text("#source-empty", lambda t: "Connect its repository" in t, timeout=20)
         # The Domains tab: a wildcard is refused under the field, naming the rule; this
         # window's own platform serves no custom domains, and says how one is set up.
         s.tab("domains")
@@ -657,6 +635,29 @@ class DesktopTest(unittest.TestCase):
         s.click("#watch-switch")
         s.wait_text("#watch-state", lambda t: t.startswith("Not watching"), timeout=60)
 
+        # The Source tab: a local path is refused under its field; an SSH address connects,
+        # showing the deploy key to add and the webhook with its secret; the first fetch
+        # fails (the host resolves nowhere: a failed deployment, so this comes after the history's
+        # checks) and says why; disconnecting asks first.
+        s.tab("source")
+        s.wait_text("#source-empty", lambda t: "Connect its repository" in t, timeout=20)
+        s.fill("#git-connect-form [name=repo_url]", "/srv/git/shop.git")
+        s.click("#git-connect")
+        s.wait_text("#in-repo_url-err", lambda t: "local paths" in t, timeout=20)
+        s.fill("#git-connect-form [name=repo_url]", "git@git.invalid:acme/desk-run.git")
+        s.click("#git-connect")
+        s.wait_text("#source-deploy-key", lambda t: t.startswith("ssh-ed25519 "), timeout=20)
+        s.wait_text("#source-webhook-secret", lambda t: t.startswith("whsec_"), timeout=20)
+        s.wait_text("#previews-empty", lambda t: "preview" in t, timeout=20)
+        deadline = time.time() + 30
+        while time.time() < deadline and not s.read("return !!document.querySelector('#source-error');"):
+            s.click("#source-refresh")
+            time.sleep(0.5)
+        s.wait_text("#source-error", lambda t: "cannot reach git.invalid" in t, timeout=20)
+        s.click("#source-disconnect")
+        s.click("#confirm-disconnect")
+        s.wait_text("#source-note", lambda t: "Disconnected" in t, timeout=20)
+        s.wait_text("#source-empty", lambda t: "Connect its repository" in t, timeout=20)
         # Delete offers to remove the project's .app file (it names the deleted app).
         self.assertTrue(os.path.exists(os.path.join(project, ".app")))
         s.click("#app-detail button.danger")
