@@ -6,12 +6,10 @@
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use slipway_platform_client::Client;
-use slipway_platform_client::ToolError;
 use slipway_platform_client::domains::{self, Domain, NewDomain};
 
 use crate::people::Output;
-use crate::resources::app_id;
+use crate::resources::the_app;
 use crate::table::{table, when};
 
 #[derive(Debug, Args)]
@@ -51,13 +49,6 @@ enum DomainsCommand {
         /// The name.
         name: String,
     },
-}
-
-fn the_app(client: &Client, app: Option<&str>) -> Result<String, ToolError> {
-    match app {
-        Some(app) => app_id(client, app),
-        None => crate::daily::app_id(None).map_err(|e| ToolError::invalid("app", e)),
-    }
 }
 
 pub fn run(args: DomainsArgs) -> ExitCode {

@@ -10,11 +10,11 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
+use slipway_platform_client::ToolError;
 use slipway_platform_client::git::{self, GitAuth, GitConnect, GitSource};
-use slipway_platform_client::{Client, ToolError};
 
 use crate::people::Output;
-use crate::resources::app_id;
+use crate::resources::the_app;
 use crate::table::when;
 
 /// `slipway previews`: the app's pull requests' previews.
@@ -111,13 +111,6 @@ enum GitCommand {
     Deploy,
     /// Stop deploying from the repository (the running deployment keeps serving).
     Disconnect,
-}
-
-fn the_app(client: &Client, app: Option<&str>) -> Result<String, ToolError> {
-    match app {
-        Some(app) => app_id(client, app),
-        None => crate::daily::app_id(None).map_err(|e| ToolError::invalid("app", e)),
-    }
 }
 
 /// The token `--token-env` or `--token-stdin` names, if any.

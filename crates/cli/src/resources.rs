@@ -139,6 +139,14 @@ pub fn run(args: ResourcesArgs) -> ExitCode {
 }
 
 /// The id of the app `app` names: an id as it is, else the app of that name.
+/// The app `--app` names (its name or id), else the one in the project's `.app`.
+pub(crate) fn the_app(client: &Client, app: Option<&str>) -> Result<String, ToolError> {
+    match app {
+        Some(app) => app_id(client, app),
+        None => crate::daily::app_id(None).map_err(|e| ToolError::invalid("app", e)),
+    }
+}
+
 pub(crate) fn app_id(client: &Client, app: &str) -> Result<String, ToolError> {
     let app = app.trim();
     if uuid_like(app) {

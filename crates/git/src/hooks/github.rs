@@ -1,72 +1,21 @@
-//! GitHub's `push` and `pull_request` payloads (the fields the platform reads).
+//! GitHub's `push` and `pull_request` events.
 
-use serde::Deserialize;
+use super::{Event, HookError, PullAction};
 
-use super::{Event, HookError, PullAction, bad, branch_of};
-
-#[derive(Deserialize)]
-struct Push {
-    #[serde(rename = "ref")]
-    refname: String,
-    after: String,
-    #[serde(default)]
-    deleted: bool,
-}
-
-#[derive(Deserialize)]
-struct PullRequestEvent {
-    action: String,
-    number: u64,
-    pull_request: PullRequest,
-}
-
-#[derive(Deserialize)]
-pub(super) struct PullRequest {
-    pub(super) head: Head,
-    pub(super) base: Base,
-    #[serde(default)]
-    pub(super) title: String,
-}
-
-#[derive(Deserialize)]
-pub(super) struct Head {
-    pub(super) sha: String,
-}
-
-#[derive(Deserialize)]
-pub(super) struct Base {
-    #[serde(rename = "ref")]
-    pub(super) refname: String,
+fn action(name: &str) -> PullAction {
+    match name {
+        "opened" | "reopened" => PullAction::Opened,
+        "synchronize" => PullAction::Updated,
+        "closed" => PullAction::Closed,
+        other => PullAction::Other(other.to_owned()),
+    }
 }
 
 pub(super) fn event(name: &str, body: &[u8]) -> Result<Event, HookError> {
     match name {
         "ping" => Ok(Event::Ping),
-        "push" => {
-            let p: Push = serde_json::from_slice(body).map_err(|e| bad(name, &e))?;
-            Ok(Event::Push {
-                branch: branch_of(&p.refname),
-                deleted: p.deleted || super::is_zero(&p.after),
-                refname: p.refname,
-                sha: p.after,
-            })
-        }
-        "pull_request" => {
-            let p: PullRequestEvent = serde_json::from_slice(body).map_err(|e| bad(name, &e))?;
-            let action = match p.action.as_str() {
-                "opened" | "reopened" => PullAction::Opened,
-                "synchronize" => PullAction::Updated,
-                "closed" => PullAction::Closed,
-                other => PullAction::Other(other.to_owned()),
-            };
-            Ok(Event::PullRequest {
-                number: p.number,
-                action,
-                head_sha: p.pull_request.head.sha,
-                base_branch: p.pull_request.base.refname,
-                title: p.pull_request.title,
-            })
-        }
+        "push" => super::push(name, body),
+        "pull_request" => super::pull_request(name, body, action),
         other => Ok(Event::Other(other.to_owned())),
     }
 }

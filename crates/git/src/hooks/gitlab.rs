@@ -2,14 +2,7 @@
 
 use serde::Deserialize;
 
-use super::{Event, HookError, PullAction, bad, branch_of};
-
-#[derive(Deserialize)]
-struct Push {
-    #[serde(rename = "ref")]
-    refname: String,
-    after: String,
-}
+use super::{Event, HookError, PullAction, bad};
 
 #[derive(Deserialize)]
 struct MergeRequestEvent {
@@ -37,15 +30,7 @@ struct LastCommit {
 
 pub(super) fn event(name: &str, body: &[u8]) -> Result<Event, HookError> {
     match name {
-        "Push Hook" => {
-            let p: Push = serde_json::from_slice(body).map_err(|e| bad(name, &e))?;
-            Ok(Event::Push {
-                branch: branch_of(&p.refname),
-                deleted: super::is_zero(&p.after),
-                refname: p.refname,
-                sha: p.after,
-            })
-        }
+        "Push Hook" => super::push(name, body),
         "Merge Request Hook" => {
             let m: MergeRequestEvent = serde_json::from_slice(body).map_err(|e| bad(name, &e))?;
             let mr = m.object_attributes;

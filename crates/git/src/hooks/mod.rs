@@ -262,6 +262,72 @@ pub(crate) fn is_zero(sha: &str) -> bool {
     !sha.is_empty() && sha.bytes().all(|b| b == b'0')
 }
 
+/// A push payload as all three forges write it: the ref, the commit it points at now, and
+/// (GitHub) whether it was deleted; the others write the all-zero id for a deletion.
+#[derive(serde::Deserialize)]
+struct Push {
+    #[serde(rename = "ref")]
+    refname: String,
+    after: String,
+    #[serde(default)]
+    deleted: bool,
+}
+
+/// Reads a push payload of event `name`.
+pub(crate) fn push(name: &str, body: &[u8]) -> Result<Event, HookError> {
+    let p: Push = serde_json::from_slice(body).map_err(|e| bad(name, &e))?;
+    Ok(Event::Push {
+        branch: branch_of(&p.refname),
+        deleted: p.deleted || is_zero(&p.after),
+        refname: p.refname,
+        sha: p.after,
+    })
+}
+
+/// A pull request payload in GitHub's shape (Gitea and Forgejo write the same), its action
+/// read by `action` (the forges name "new commits" differently).
+#[derive(serde::Deserialize)]
+struct PullRequestEvent {
+    action: String,
+    number: u64,
+    pull_request: PullRequestBody,
+}
+
+#[derive(serde::Deserialize)]
+struct PullRequestBody {
+    head: Head,
+    base: Base,
+    #[serde(default)]
+    title: String,
+}
+
+#[derive(serde::Deserialize)]
+struct Head {
+    sha: String,
+}
+
+#[derive(serde::Deserialize)]
+struct Base {
+    #[serde(rename = "ref")]
+    refname: String,
+}
+
+/// Reads a GitHub-shaped pull request payload of event `name`.
+pub(crate) fn pull_request(
+    name: &str,
+    body: &[u8],
+    action: fn(&str) -> PullAction,
+) -> Result<Event, HookError> {
+    let p: PullRequestEvent = serde_json::from_slice(body).map_err(|e| bad(name, &e))?;
+    Ok(Event::PullRequest {
+        number: p.number,
+        action: action(&p.action),
+        head_sha: p.pull_request.head.sha,
+        base_branch: p.pull_request.base.refname,
+        title: p.pull_request.title,
+    })
+}
+
 pub(crate) fn bad(event: &str, e: &serde_json::Error) -> HookError {
     HookError::BadPayload {
         event: event.to_owned(),
