@@ -380,6 +380,43 @@ async fn a_signed_push_deploys_the_new_commit_and_nothing_else_does() {
             answer["ignored"], "push to feature/x; this app deploys main",
             "{answer}"
         );
+        // GitLab's and Gitea's deliveries, verified their way (the shared token; the HMAC
+        // without a prefix).
+        let gitlab = |token: &str| {
+            app.client
+                .post(format!("{}/v1/hooks/git/{id}", app.base))
+                .header("x-gitlab-event", "Push Hook")
+                .header("x-gitlab-token", token.to_owned())
+                .header("idempotency-key", format!("gl-{token}"))
+                .body(json!({"ref": "refs/heads/release", "after": second}).to_string())
+        };
+        let r = gitlab(&secret).send().await.unwrap();
+        assert_eq!(r.status(), StatusCode::OK);
+        let answer: Value = r.json().await.unwrap();
+        assert_eq!(answer["ignored"], "push to release; this app deploys main");
+        assert_eq!(
+            gitlab("a-guess").send().await.unwrap().status(),
+            StatusCode::UNAUTHORIZED
+        );
+        let ping = json!({"zen": "hi"}).to_string();
+        let r = app
+            .client
+            .post(format!("{}/v1/hooks/git/{id}", app.base))
+            .header("x-gitea-event", "push")
+            .header("x-gitea-delivery", "gt-1")
+            .header(
+                "x-gitea-signature",
+                slipway_git::hooks::sign(&secret, ping.as_bytes()),
+            )
+            .body(ping)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            r.status(),
+            StatusCode::BAD_REQUEST,
+            "signed, but not a push payload"
+        );
         // A tampered delivery (signed for another body) and an unsigned one: 401, nothing queued.
         let text = push.to_string();
         let signature = format!(
