@@ -123,8 +123,9 @@ pub enum HookOutcome {
     Ignored(String),
 }
 
-/// What `PUT /v1/apps/{app_id}/git` takes (absent fields take their defaults).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+/// What `PUT /v1/apps/{app_id}/git` takes (absent fields take their defaults). Its `Debug`
+/// leaves the token out.
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GitConnect {
     /// The repository's address: https://…, ssh://… or user@host:path.
     pub repo_url: String,
@@ -146,4 +147,16 @@ pub struct GitConnect {
     /// Pull requests with a preview at once, at most (0 to 20; default 5; 0: no previews).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_previews: Option<u32>,
+}
+
+impl std::fmt::Debug for GitConnect {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GitConnect")
+            .field("repo_url", &self.repo_url)
+            .field("branch", &self.branch)
+            .field("path", &self.path)
+            .field("auth", &self.auth)
+            .field("token", &self.token.as_ref().map(|_| "…"))
+            .finish_non_exhaustive()
+    }
 }

@@ -21,6 +21,10 @@ struct MergeRequest {
     oldrev: Option<String>,
     #[serde(default)]
     title: String,
+    #[serde(default)]
+    source_project_id: Option<u64>,
+    #[serde(default)]
+    target_project_id: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -41,6 +45,10 @@ pub(super) fn event(name: &str, body: &[u8]) -> Result<Event, HookError> {
                 other => PullAction::Other(other.to_owned()),
             };
             Ok(Event::PullRequest {
+                from_fork: match (mr.source_project_id, mr.target_project_id) {
+                    (Some(source), Some(target)) => source != target,
+                    _ => true,
+                },
                 number: mr.iid,
                 action,
                 head_sha: mr.last_commit.id,

@@ -83,6 +83,9 @@ pub enum Event {
         base_branch: String,
         /// Its title.
         title: String,
+        /// Its head is in another repository (a fork), or the payload does not say where:
+        /// its code is anyone's, so it gets no preview.
+        from_fork: bool,
     },
     /// Any other event, by the forge's name for it.
     Other(String),
@@ -304,12 +307,21 @@ struct PullRequestBody {
 #[derive(serde::Deserialize)]
 struct Head {
     sha: String,
+    #[serde(default)]
+    repo: Option<Repo>,
 }
 
 #[derive(serde::Deserialize)]
 struct Base {
     #[serde(rename = "ref")]
     refname: String,
+    #[serde(default)]
+    repo: Option<Repo>,
+}
+
+#[derive(serde::Deserialize)]
+struct Repo {
+    full_name: String,
 }
 
 /// Reads a GitHub-shaped pull request payload of event `name`.
@@ -319,7 +331,12 @@ pub(crate) fn pull_request(
     action: fn(&str) -> PullAction,
 ) -> Result<Event, HookError> {
     let p: PullRequestEvent = serde_json::from_slice(body).map_err(|e| bad(name, &e))?;
+    let from_fork = match (&p.pull_request.head.repo, &p.pull_request.base.repo) {
+        (Some(head), Some(base)) => head.full_name != base.full_name,
+        _ => true,
+    };
     Ok(Event::PullRequest {
+        from_fork,
         number: p.number,
         action: action(&p.action),
         head_sha: p.pull_request.head.sha,

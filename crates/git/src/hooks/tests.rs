@@ -82,7 +82,7 @@ fn a_tampered_unsigned_or_wrongly_signed_delivery_is_refused() {
 
 #[test]
 fn github_pull_requests_pings_and_other_events() {
-    let body = r#"{"action":"synchronize","number":7,"pull_request":{"title":"Faster","head":{"sha":"abc","ref":"feature/x"},"base":{"ref":"main"}}}"#;
+    let body = r#"{"action":"synchronize","number":7,"pull_request":{"title":"Faster","head":{"sha":"abc","ref":"feature/x","repo":{"full_name":"acme/shop"}},"base":{"ref":"main","repo":{"full_name":"acme/shop"}}}}"#;
     let sig = format!("sha256={}", sign(SECRET, body.as_bytes()));
     let h = headers(&[
         ("X-GitHub-Event", "pull_request"),
@@ -96,8 +96,31 @@ fn github_pull_requests_pings_and_other_events() {
             head_sha: "abc".into(),
             base_branch: "main".into(),
             title: "Faster".into(),
+            from_fork: false,
         }
     );
+    // From a fork, or a payload that does not say: no preview.
+    for (head, base) in [("mallory/shop", "acme/shop"), ("", "")] {
+        let body = if head.is_empty() {
+            r#"{"action":"opened","number":8,"pull_request":{"head":{"sha":"f"},"base":{"ref":"main"}}}"#.to_owned()
+        } else {
+            format!(
+                r#"{{"action":"opened","number":8,"pull_request":{{"head":{{"sha":"f","repo":{{"full_name":"{head}"}}}},"base":{{"ref":"main","repo":{{"full_name":"{base}"}}}}}}}}"#
+            )
+        };
+        let sig = format!("sha256={}", sign(SECRET, body.as_bytes()));
+        let h = headers(&[
+            ("X-GitHub-Event", "pull_request"),
+            ("X-Hub-Signature-256", &sig),
+        ]);
+        assert!(matches!(
+            read(&h, body.as_bytes(), SECRET).unwrap().event,
+            Event::PullRequest {
+                from_fork: true,
+                ..
+            }
+        ));
+    }
     for (name, want) in [
         ("ping", Event::Ping),
         ("issues", Event::Other("issues".into())),
@@ -152,7 +175,7 @@ fn gitlab_deliveries_carry_the_shared_token() {
     );
     let mr = |action: &str, oldrev: &str| {
         format!(
-            r#"{{"object_kind":"merge_request","object_attributes":{{"iid":4,"action":"{action}","target_branch":"main","source_branch":"f","title":"T","last_commit":{{"id":"cafe"}}{oldrev}}}}}"#
+            r#"{{"object_kind":"merge_request","object_attributes":{{"iid":4,"action":"{action}","target_branch":"main","source_branch":"f","title":"T","source_project_id":9,"target_project_id":9,"last_commit":{{"id":"cafe"}}{oldrev}}}}}"#
         )
     };
     let h = headers(&[
@@ -182,7 +205,7 @@ fn gitlab_deliveries_carry_the_shared_token() {
 
 #[test]
 fn gitea_and_forgejo_sign_without_a_prefix() {
-    let body = r#"{"action":"synchronized","number":2,"pull_request":{"title":"x","head":{"sha":"f00d","ref":"b"},"base":{"ref":"main"}}}"#;
+    let body = r#"{"action":"synchronized","number":2,"pull_request":{"title":"x","head":{"sha":"f00d","ref":"b","repo":{"full_name":"t/a"}},"base":{"ref":"main","repo":{"full_name":"t/a"}}}}"#;
     for (event, sig, delivery) in [
         ("X-Gitea-Event", "X-Gitea-Signature", "X-Gitea-Delivery"),
         (

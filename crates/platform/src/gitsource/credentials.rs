@@ -19,7 +19,6 @@ pub struct Secrets {
 }
 
 /// A connect request, as the API received it.
-#[derive(Debug)]
 pub struct ConnectRequest {
     /// The repository's address.
     pub repo_url: String,
@@ -36,6 +35,18 @@ pub struct ConnectRequest {
     pub poll_interval_seconds: Option<i64>,
     /// Previews at once, at most.
     pub max_previews: Option<i64>,
+}
+
+impl std::fmt::Debug for ConnectRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConnectRequest")
+            .field("repo_url", &self.repo_url)
+            .field("branch", &self.branch)
+            .field("path", &self.path)
+            .field("auth", &self.auth)
+            .field("token", &self.token.as_ref().map(|_| "…"))
+            .finish_non_exhaustive()
+    }
 }
 
 /// A connect refused: the field and the rule.

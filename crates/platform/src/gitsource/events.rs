@@ -130,6 +130,14 @@ impl GitSources {
             )),
             Event::PullRequest {
                 number,
+                from_fork: true,
+                ..
+            } => HookOutcome::Ignored(format!(
+                "pull request #{number} comes from a fork (or does not say where from): its code \
+                 is not the repository's, so it gets no preview"
+            )),
+            Event::PullRequest {
+                number,
                 action,
                 head_sha,
                 title,

@@ -174,9 +174,15 @@ impl GitSources {
                 access::grant(tx, &preview.id, &grant.user_id, role).await?;
             }
         }
+        // The parent's credential, with a webhook secret of the preview's own: the preview's
+        // owner need not be an owner of the app, whose secret is for its owners.
         let sealed = self
             .secrets(row)
             .ok()
+            .map(|s| super::credentials::Secrets {
+                credential: s.credential,
+                webhook_secret: crate::vault::random_secret("whsec_"),
+            })
             .and_then(|s| serde_json::to_vec(&s).ok())
             .and_then(|plain| self.inner.vault.seal_git(&preview.id, &plain).ok());
         let Some(sealed) = sealed else {

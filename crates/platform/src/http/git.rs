@@ -268,13 +268,15 @@ async fn hook(
     State(state): State<AppState>,
     headers: HeaderMap,
     Path(app_id): Path<String>,
-    body: Result<Bytes, BytesRejection>,
+    body: axum::body::Body,
 ) -> Result<Response, ApiError> {
     let app_id = super::apps::parse_app_id(&app_id)?;
-    let body = body.map_err(|_| ApiError::InvalidBody("the delivery could not be read".into()))?;
-    if body.len() > MAX_HOOK_BYTES {
-        return Err(ApiError::PayloadTooLarge);
-    }
+    // Read as a stream, past the JSON routes' 64 KiB limit: a push of many commits is larger.
+    let body = axum::body::to_bytes(body, MAX_HOOK_BYTES)
+        .await
+        .map_err(|_| {
+            ApiError::TooLarge(format!("a delivery may be at most {MAX_HOOK_BYTES} bytes"))
+        })?;
     let outcome = state
         .git()
         .receive(&app_id, &headers, &body)

@@ -276,7 +276,9 @@ pub async fn delete(tx: &mut Tx, app_id: &str) -> Result<bool, sqlx::Error> {
     Ok(done.rows_affected() > 0)
 }
 
-/// Asks for a deploy of `refname` (replacing one still waiting: the newer push wins).
+/// Asks for a deploy of `refname` (replacing one still waiting: the newer push wins). Its
+/// `pending_at` only grows, even within a millisecond, so the worker never clears a newer
+/// deploy as the one it served.
 pub async fn set_pending(
     tx: &mut Tx,
     app_id: &str,
@@ -287,7 +289,8 @@ pub async fn set_pending(
     let now = now_millis();
     sqlx::query(
         "UPDATE git_source SET pending_ref = $1, pending_sha = $2, pending_trigger = $3, \
-         pending_at = $4, updated_at = $4 WHERE app_id = $5",
+         pending_at = CASE WHEN pending_at >= $4 THEN pending_at + 1 ELSE $4 END, \
+         updated_at = $4 WHERE app_id = $5",
     )
     .bind(refname.to_owned())
     .bind(sha.map(str::to_owned))
@@ -357,21 +360,17 @@ pub async fn first_delivery(
     app_id: &str,
     delivery_id: &str,
 ) -> Result<bool, sqlx::Error> {
-    let seen = sqlx::query("SELECT 1 FROM git_delivery WHERE app_id = $1 AND delivery_id = $2")
-        .bind(app_id.to_owned())
-        .bind(delivery_id.to_owned())
-        .fetch_optional(&mut **tx)
-        .await?;
-    if seen.is_some() {
-        return Ok(false);
-    }
-    sqlx::query("INSERT INTO git_delivery (app_id, delivery_id, received_at) VALUES ($1, $2, $3)")
-        .bind(app_id.to_owned())
-        .bind(delivery_id.to_owned())
-        .bind(now_millis())
-        .execute(&mut **tx)
-        .await?;
-    Ok(true)
+    // One statement, so two copies of a delivery arriving at once cannot both pass.
+    let done = sqlx::query(
+        "INSERT INTO git_delivery (app_id, delivery_id, received_at) VALUES ($1, $2, $3) \
+         ON CONFLICT (app_id, delivery_id) DO NOTHING",
+    )
+    .bind(app_id.to_owned())
+    .bind(delivery_id.to_owned())
+    .bind(now_millis())
+    .execute(&mut **tx)
+    .await?;
+    Ok(done.rows_affected() > 0)
 }
 
 /// Every sealed credential, by app (key rotation).

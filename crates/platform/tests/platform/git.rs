@@ -380,6 +380,15 @@ async fn a_signed_push_deploys_the_new_commit_and_nothing_else_does() {
             answer["ignored"], "push to feature/x; this app deploys main",
             "{answer}"
         );
+        // A push of many commits is larger than the API's 64 KiB JSON bodies: still read.
+        let big = json!({"ref": "refs/heads/feature/big", "after": second,
+            "commits": vec![json!({"message": "x".repeat(1000)}); 200]});
+        let (status, answer) = deliver(&app, &id, "push", "d-big", &big, &secret).await;
+        assert_eq!(status, StatusCode::OK, "{answer}");
+        assert!(
+            answer["ignored"].as_str().unwrap().contains("feature/big"),
+            "{answer}"
+        );
         // GitLab's and Gitea's deliveries, verified their way (the shared token; the HMAC
         // without a prefix).
         let gitlab = |token: &str| {
@@ -478,8 +487,9 @@ async fn a_signed_push_deploys_the_new_commit_and_nothing_else_does() {
         repo.publish("refs/pull/1/head");
         let pr = |action: &str, sha: &str, base: &str| {
             json!({"action": action, "number": 1, "pull_request": {
-                "title": "Try a change", "head": {"sha": sha, "ref": "feature/x"},
-                "base": {"ref": base}}})
+                "title": "Try a change",
+                "head": {"sha": sha, "ref": "feature/x", "repo": {"full_name": "acme/shop"}},
+                "base": {"ref": base, "repo": {"full_name": "acme/shop"}}}})
         };
         let (status, answer) = deliver(
             &app,
@@ -493,6 +503,15 @@ async fn a_signed_push_deploys_the_new_commit_and_nothing_else_does() {
         assert_eq!(status, StatusCode::OK, "{answer}");
         assert!(
             answer["ignored"].as_str().unwrap().contains("into release"),
+            "{answer}"
+        );
+        // From a fork: its code is anyone's, so no preview.
+        let mut forked = pr("opened", &head, "main");
+        forked["pull_request"]["head"]["repo"]["full_name"] = json!("mallory/shop");
+        let (status, answer) = deliver(&app, &id, "pull_request", "p-f", &forked, &secret).await;
+        assert_eq!(status, StatusCode::OK, "{answer}");
+        assert!(
+            answer["ignored"].as_str().unwrap().contains("fork"),
             "{answer}"
         );
         let (status, answer) = deliver(
