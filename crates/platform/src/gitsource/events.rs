@@ -37,10 +37,12 @@ impl GitSources {
         headers: &axum::http::HeaderMap,
         body: &[u8],
     ) -> Result<HookOutcome, HookRefusal> {
-        let mut tx = self.inner.db.begin_write().await?;
-        let row = store::get(&mut tx, app_id)
+        // Verified in a read transaction: an unsigned flood never queues for the writer.
+        let mut read = self.inner.db.begin_read().await?;
+        let row = store::get(&mut read, app_id)
             .await?
             .ok_or(HookRefusal::NoSource)?;
+        read.commit().await?;
         let secret = self
             .secrets(&row)
             .map_err(HookRefusal::Sealed)?
@@ -52,6 +54,14 @@ impl GitSources {
             }
             other => HookRefusal::Unreadable(other),
         })?;
+        let mut tx = self.inner.db.begin_write().await?;
+        // Read again under the writer: disconnected (or reconnected) meanwhile.
+        let Some(row) = store::get(&mut tx, app_id)
+            .await?
+            .filter(|now| now.created_at == row.created_at)
+        else {
+            return Err(HookRefusal::NoSource);
+        };
         if let Some(id) = &delivery.id
             && !store::first_delivery(&mut tx, app_id, id).await?
         {
