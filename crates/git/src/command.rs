@@ -117,6 +117,10 @@ impl<'a> Git<'a> {
             // export-subst and attributes only).
             ("core.hooksPath", "/dev/null".into()),
             ("advice.detachedHead", "false".into()),
+            // A transfer slower than 1 KB/s for a minute is a dead one: give up instead of
+            // holding the worker until the deadline.
+            ("http.lowSpeedLimit", "1000".into()),
+            ("http.lowSpeedTime", "60".into()),
         ];
         if cfg!(test) {
             // This crate's tests fetch from bare repositories on disk.
@@ -137,7 +141,10 @@ impl<'a> Git<'a> {
                 format!("Authorization: Basic {}", basic(token)),
             ));
         }
-        let mut ssh = String::from("ssh -o BatchMode=yes -o ConnectTimeout=20");
+        let mut ssh = String::from(
+            "ssh -o BatchMode=yes -o ConnectTimeout=20 -o ServerAliveInterval=15 \
+             -o ServerAliveCountMax=4",
+        );
         if let Some(known) = self.known_hosts {
             ssh.push_str(&format!(
                 " -o StrictHostKeyChecking=accept-new -o UserKnownHostsFile={}",
