@@ -29,6 +29,32 @@ pub const MAX_CONCURRENT_BUILDS: usize = 2;
 pub const RESTART_REASON: &str = "server restarted during the build";
 
 pub use crate::data_dir::CONTEXTS_DIR;
+use slipway_runtime::build::context::ContextError;
+
+/// A build context whose devfile passed [`Runner::check_context`].
+#[derive(Debug)]
+pub struct CheckedContext {
+    /// The devfile's text, as it is in the context.
+    pub devfile_text: String,
+    /// The devfile, parsed.
+    pub devfile: Devfile,
+}
+
+/// Why a context cannot be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ContextCheck {
+    /// The archive: unreadable, unsafe, too large, or without a devfile.
+    #[error(transparent)]
+    Context(#[from] ContextError),
+    /// The devfile breaks rules (each error listed).
+    #[error("the devfile is not valid: {}", errors.join("; "))]
+    Invalid {
+        /// Every rule broken.
+        errors: Vec<String>,
+        /// The devfile's text.
+        devfile: String,
+    },
+}
 
 /// Runs build jobs. Cheap to clone.
 #[derive(Debug, Clone)]
@@ -218,6 +244,38 @@ impl Runner {
     /// The log of `build_id`.
     pub fn log(&self, build_id: &str) -> BuildLog {
         BuildLog::new(&self.inner.data_dir, build_id)
+    }
+
+    /// Checks a stored context the way every build's is checked (an upload's, a git commit's):
+    /// a readable archive whose devfile is valid against the files it holds.
+    pub async fn check_context(
+        &self,
+        path: &Path,
+        encoding: Encoding,
+    ) -> Result<CheckedContext, ContextCheck> {
+        let path = path.to_path_buf();
+        let inspected = tokio::task::spawn_blocking(move || {
+            slipway_runtime::build::context::inspect(&path, encoding)
+        })
+        .await
+        .map_err(|e| ContextError::Io(std::io::Error::other(e)))??;
+        let report = slipway_devfile::validate(&inspected.devfile, Some(&inspected));
+        if !report.valid() {
+            return Err(ContextCheck::Invalid {
+                errors: report.errors(),
+                devfile: inspected.devfile,
+            });
+        }
+        match Devfile::parse(&inspected.devfile) {
+            Ok(devfile) => Ok(CheckedContext {
+                devfile_text: inspected.devfile,
+                devfile,
+            }),
+            Err(e) => Err(ContextCheck::Invalid {
+                errors: vec![e.to_string()],
+                devfile: inspected.devfile,
+            }),
+        }
     }
 
     /// Why `service` cannot be built by the builder in use, if it cannot.

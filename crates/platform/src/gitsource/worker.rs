@@ -9,11 +9,12 @@ use std::time::Duration;
 
 use slipway_devfile::Devfile;
 use slipway_git::{Fetcher, GitErrorKind, RemoteUrl};
-use slipway_runtime::build::context::{self, ContextError, Encoding};
+use slipway_runtime::build::context::{ContextError, Encoding};
 
 use super::GitSources;
 use super::events::short;
 use crate::db::now_millis;
+use crate::jobs::ContextCheck;
 use crate::model::BuildStatus;
 use crate::store::builds::{self, NewBuild};
 use crate::store::git::{self as store, GitSourceRow, LastCommit};
@@ -195,13 +196,14 @@ async fn prepare(
         .archive(&commit.sha, &row.path, context_path)
         .await
         .map_err(|e| fail(e.message, Some(&commit)))?;
-    let path = context_path.to_path_buf();
-    let inspected = tokio::task::spawn_blocking(move || context::inspect(&path, Encoding::Zstd))
+    let checked = sources
+        .inner
+        .runner
+        .check_context(context_path, Encoding::Zstd)
         .await
-        .map_err(|e| fail(format!("checking the commit: {e}"), Some(&commit)))?
-        .map_err(|e| {
-            let reason = match e {
-                ContextError::NoDevfile => format!(
+        .map_err(|e| match e {
+            ContextCheck::Context(ContextError::NoDevfile) => fail(
+                format!(
                     "commit {} has no devfile.yaml in {}",
                     short(&commit.sha),
                     if row.path.is_empty() {
@@ -210,33 +212,34 @@ async fn prepare(
                         format!("{:?}", row.path)
                     }
                 ),
-                other => format!("the commit's files: {other}"),
-            };
-            fail(reason, Some(&commit))
+                Some(&commit),
+            ),
+            ContextCheck::Context(other) => {
+                fail(format!("the commit's files: {other}"), Some(&commit))
+            }
+            ContextCheck::Invalid { errors, devfile } => Failure {
+                reason: format!(
+                    "the devfile of commit {} is not valid: {}",
+                    short(&commit.sha),
+                    errors.join("; ")
+                ),
+                commit: Some(commit.clone()),
+                devfile,
+            },
         })?;
-    let devfile_failure = |reason: String| Failure {
-        reason,
-        commit: Some(commit.clone()),
-        devfile: inspected.devfile.clone(),
-    };
-    let report = slipway_devfile::validate(&inspected.devfile, Some(&inspected));
-    if !report.valid() {
-        return Err(devfile_failure(format!(
-            "the devfile of commit {} is not valid: {}",
-            short(&commit.sha),
-            report.errors().join("; ")
-        )));
-    }
-    let devfile = Devfile::parse(&inspected.devfile)
-        .map_err(|e| devfile_failure(format!("the devfile: {e}")))?;
-    if let Some(problem) = devfile
+    if let Some(problem) = checked
+        .devfile
         .services()
         .iter()
         .find_map(|s| sources.inner.runner.unbuildable(s))
     {
-        return Err(devfile_failure(problem));
+        return Err(Failure {
+            reason: problem,
+            commit: Some(commit),
+            devfile: checked.devfile_text,
+        });
     }
-    Ok((commit, inspected.devfile.clone(), devfile))
+    Ok((commit, checked.devfile_text, checked.devfile))
 }
 
 /// A fetch failure in words a person acts on.

@@ -26,7 +26,7 @@ use super::{Access, AppState};
 use crate::apps::RegisterError;
 use crate::db::rfc3339;
 use crate::deploy::AppUrls;
-use crate::jobs::Runner;
+use crate::jobs::{ContextCheck, Runner};
 use crate::model::BuildStatus;
 use crate::model::Role;
 use crate::policy::{self, AppAction};
@@ -35,7 +35,7 @@ use crate::store::builds::{self, BuildRecord, NewBuild};
 /// A build as the API shows it, as `slipway-api` defines it for the server and its clients.
 pub use slipway_api::Build;
 use slipway_image::sign::{ALGORITHM, SIGNED_PREFIX};
-use slipway_runtime::build::context::{self, ContextError, Encoding};
+use slipway_runtime::build::context::{ContextError, Encoding};
 
 /// Largest accepted build-context upload (512 MiB, compressed).
 pub const MAX_UPLOAD_BYTES: u64 = 512 << 20;
@@ -381,30 +381,25 @@ struct CheckedContext {
     devfile: Devfile,
 }
 
-/// Receives the upload and checks it: a readable archive whose devfile is valid against the
-/// files it holds.
+/// Receives the upload and checks it ([`Runner::check_context`]).
 async fn receive_context(
     runner: &Runner,
     body: Body,
     encoding: Encoding,
 ) -> Result<CheckedContext, ApiError> {
     let temp = receive_to_temp(runner, ".upload-", body).await?;
-    let temp_path = temp.path().to_path_buf();
-    let inspected = tokio::task::spawn_blocking(move || context::inspect(&temp_path, encoding))
+    let checked = runner
+        .check_context(temp.path(), encoding)
         .await
-        .map_err(|e| internal("checking the upload", e))?
-        .map_err(context_error)?;
-    let report = slipway_devfile::validate(&inspected.devfile, Some(&inspected));
-    if !report.valid() {
-        return Err(ApiError::InvalidDevfile(report.errors()));
-    }
-    let devfile = Devfile::parse(&inspected.devfile)
-        .map_err(|e| ApiError::InvalidDevfile(vec![e.to_string()]))?;
+        .map_err(|e| match e {
+            ContextCheck::Context(e) => context_error(e),
+            ContextCheck::Invalid { errors, .. } => ApiError::InvalidDevfile(errors),
+        })?;
     Ok(CheckedContext {
         temp,
         encoding,
-        devfile_text: inspected.devfile,
-        devfile,
+        devfile_text: checked.devfile_text,
+        devfile: checked.devfile,
     })
 }
 
