@@ -24,7 +24,7 @@
 //! ```
 
 use std::fs::File;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use nix::fcntl::{Flock, FlockArg};
 
@@ -60,6 +60,11 @@ pub const SERVICES_DIR: &str = "services";
 
 /// The git sources' caches (a bare repository per app) under the data directory.
 pub const GIT_DIR: &str = "git";
+
+/// The cache of `app_id`'s git source (a bare repository, its known hosts).
+pub fn git_cache(data_dir: &Path, app_id: &str) -> PathBuf {
+    data_dir.join(GIT_DIR).join(app_id)
+}
 
 /// The apps' volumes: `volumes/<app_id>/<volume name>`.
 pub const VOLUMES_DIR: &str = "volumes";

@@ -56,12 +56,8 @@ impl Teardown {
                 let _ = tokio::fs::remove_dir_all(dir).await;
             }
         }
-        let _ = tokio::fs::remove_dir_all(
-            runner
-                .data_dir()
-                .join(crate::data_dir::GIT_DIR)
-                .join(&self.app_id),
-        )
-        .await;
+        let _ =
+            tokio::fs::remove_dir_all(crate::data_dir::git_cache(&runner.data_dir(), &self.app_id))
+                .await;
     }
 }

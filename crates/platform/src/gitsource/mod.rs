@@ -68,10 +68,7 @@ impl GitSources {
 
     /// The cache of `app_id`'s source.
     fn cache(&self, app_id: &str) -> PathBuf {
-        self.inner
-            .data_dir
-            .join(crate::data_dir::GIT_DIR)
-            .join(app_id)
+        crate::data_dir::git_cache(&self.inner.data_dir, app_id)
     }
 
     /// Tells the worker a deploy is waiting.
