@@ -134,15 +134,18 @@ impl AppTables {
         wait_active(&self.socket, table).await
     }
 
-    /// Removes the table and its items.
+    /// Removes the table and its items, and returns once it is gone from the server's list:
+    /// dynalite answers while the table is still DELETING and drops it a moment later, so a
+    /// caller asking "was that the last table?" straight after would still see it.
     pub async fn delete_table(&self, table: &str) -> Result<(), ServiceError> {
         match call(&self.socket, "DeleteTable", &json!({"TableName": table})).await {
-            Ok(_) => Ok(()),
+            Ok(_) => {}
             Err(ServiceError::Refused { reason, .. }) if reason.contains("ResourceNotFound") => {
-                Ok(())
+                return Ok(());
             }
-            Err(e) => Err(e),
+            Err(e) => return Err(e),
         }
+        wait_gone(&self.socket, table).await
     }
 
     /// The server's process id.
@@ -207,6 +210,26 @@ async fn wait_active(socket: &Path, table: &str) -> Result<(), ServiceError> {
             ));
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Waits until `table` is no longer described (a deletion finished).
+async fn wait_gone(socket: &Path, table: &str) -> Result<(), ServiceError> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match describe(socket, table).await {
+            Err(ServiceError::Refused { reason, .. }) if reason.contains("ResourceNotFound") => {
+                return Ok(());
+            }
+            Err(e) => return Err(e),
+            Ok(_) if Instant::now() > deadline => {
+                return Err(refused(
+                    "delete a table",
+                    format!("{table} is still listed after 30s"),
+                ));
+            }
+            Ok(_) => tokio::time::sleep(Duration::from_millis(20)).await,
+        }
     }
 }
 
