@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use slipway_platform_client::{self as platform, Tokens};
+use slipway_platform_client::{self as platform, TokenScope, Tokens};
 
 use crate::people::Output;
 use crate::table::{table, when};
@@ -28,6 +28,17 @@ enum TokensCommand {
         /// How long it works (1-365 days; the platform's default is 90).
         #[arg(long, value_name = "N")]
         expires_in_days: Option<u32>,
+        /// It only reads: no build, deploy, change, sharing or deletion.
+        #[arg(long)]
+        read_only: bool,
+        /// It reaches only this app (a name or an id); repeat for more. Without it, every app
+        /// you can reach; with it, nothing of the account beyond those apps.
+        #[arg(long = "app", value_name = "APP")]
+        apps: Vec<String>,
+        /// It reads and writes no secret value (app, personal and shared secrets, resource
+        /// credentials); it still lists secret paths.
+        #[arg(long)]
+        no_secrets: bool,
     },
     /// Revoke one of your tokens: it stops working at once.
     Revoke {
@@ -47,13 +58,26 @@ pub fn run(args: TokensArgs) -> ExitCode {
         TokensCommand::Create {
             name,
             expires_in_days,
+            read_only,
+            apps,
+            no_secrets,
         } => out.show(
-            platform::create_token(&client, &name, expires_in_days),
+            platform::create_token(
+                &client,
+                &name,
+                expires_in_days,
+                &TokenScope {
+                    read_only,
+                    apps: (!apps.is_empty()).then_some(apps),
+                    secrets: !no_secrets,
+                },
+            ),
             |r| {
                 println!(
-                    "Created token {:?} (id {}); it expires at {}.",
+                    "Created token {:?} (id {}, scope {}); it expires at {}.",
                     r.name,
                     r.id,
+                    r.scope.describe(),
                     r.expires_at.as_deref().unwrap_or("never")
                 );
                 println!("It is shown only now; keep it somewhere safe:");
@@ -77,6 +101,7 @@ fn show_tokens(r: &Tokens) {
                 when(Some(&t.created_at), ""),
                 when(t.expires_at.as_deref(), "never"),
                 when(t.last_used_at.as_deref(), "never"),
+                t.scope.describe(),
                 if t.current { "← this one" } else { "" }.to_owned(),
             ]
         })
@@ -88,6 +113,7 @@ fn show_tokens(r: &Tokens) {
             "CREATED (UTC)",
             "EXPIRES (UTC)",
             "LAST USED (UTC)",
+            "SCOPE",
             "",
         ],
         &rows,

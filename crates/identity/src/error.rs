@@ -22,6 +22,10 @@ pub enum IdentityError {
     /// 403: only an admin of the account may do this.
     #[error("only an admin of the account may {0}")]
     AdminOnly(&'static str),
+    /// 403: the request's token was made with a narrower scope than this needs (the person
+    /// may well be allowed; a token with the scope would be).
+    #[error("this token's scope does not allow it: {0}")]
+    InsufficientScope(String),
     /// 404: no person of the caller's account has this id or e-mail.
     #[error("no person of this account is {0}")]
     PersonNotFound(String),
@@ -75,6 +79,7 @@ impl IdentityError {
             IdentityError::PersonNotFound(_) => "user_not_found",
             IdentityError::InviteNotFound(_) => "invite_not_found",
             IdentityError::TokenNotFound(_) => "token_not_found",
+            IdentityError::InsufficientScope(_) => "insufficient_scope",
             IdentityError::LastAdmin(_) => "last_admin",
             IdentityError::AlreadyMember(_) => "already_member",
             IdentityError::RemoveSelf => "cannot_remove_self",
@@ -88,7 +93,7 @@ impl IdentityError {
         match self {
             IdentityError::Invalid { .. } => 400,
             IdentityError::Unauthenticated | IdentityError::TokenExpired(_) => 401,
-            IdentityError::AdminOnly(_) => 403,
+            IdentityError::AdminOnly(_) | IdentityError::InsufficientScope(_) => 403,
             IdentityError::PersonNotFound(_)
             | IdentityError::InviteNotFound(_)
             | IdentityError::TokenNotFound(_) => 404,

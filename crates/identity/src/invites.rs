@@ -206,6 +206,7 @@ pub async fn accept(tx: &mut Tx, code: &str, name: Option<&str>) -> Result<Joine
         &person.id,
         "first token (invite)",
         Some(TOKEN_DAYS.default),
+        &crate::model::TokenScope::FULL,
     )
     .await?;
     Ok(Joined {

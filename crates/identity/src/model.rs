@@ -2,6 +2,8 @@
 
 /// The account role, as `slipway-api` spells it for the server and its clients.
 pub use slipway_api::AccountRole;
+/// What a token may do, as `slipway-api` spells it.
+pub use slipway_api::TokenScope;
 
 /// The role a stored `account_role` holds: rows from before the identity migration said
 /// `owner` for the user an account was created with, who is an admin; anything else not
@@ -24,6 +26,9 @@ pub struct Caller {
     pub role: AccountRole,
     /// The id of the token the request came with (a token list marks it `current`).
     pub token_id: String,
+    /// What that token may do: the person's rights bound what a request may do, and the
+    /// token's scope narrows them further.
+    pub scope: TokenScope,
 }
 
 impl Caller {

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::audit::{self, Action};
 use crate::error::IdentityError;
-use crate::model::{Caller, PersonRef};
+use crate::model::{Caller, PersonRef, TokenScope};
 use crate::rules::{self, Days, TOKEN_DAYS};
 use crate::store::people as people_rows;
 use crate::store::tokens::{self as rows, NewToken as Row};
@@ -24,6 +24,42 @@ pub const TOKEN_PREFIX: &str = "slw_";
 /// How stale a recorded last use may get before a request records a new one: last use is
 /// kept to the minute so that reading requests do not each become a write.
 const TOUCH_EVERY_MS: i64 = 60_000;
+
+/// What a token's scope allows, asked by every operation it narrows (the platform's app
+/// endpoints through its policy, the account-wide ones at their start).
+impl Caller {
+    /// `Ok` unless the token is read-only; `what` says what was asked ("build").
+    pub fn require_writes(&self, what: &str) -> Result<(), IdentityError> {
+        if self.scope.read_only {
+            return Err(IdentityError::InsufficientScope(format!(
+                "it is read-only, and {what} changes something; use a read-write token"
+            )));
+        }
+        Ok(())
+    }
+
+    /// `Ok` unless the token is kept from secret values.
+    pub fn require_secrets(&self, what: &str) -> Result<(), IdentityError> {
+        if !self.scope.secrets {
+            return Err(IdentityError::InsufficientScope(format!(
+                "it was made without secrets, and {what} reaches a secret value; use a token made with secrets"
+            )));
+        }
+        Ok(())
+    }
+
+    /// `Ok` unless the token is limited to some apps: what is not one app's (making apps, the
+    /// account's people, channels, audit, personal and shared secrets, other tokens) is
+    /// beyond it.
+    pub fn require_account_wide(&self, what: &str) -> Result<(), IdentityError> {
+        if self.scope.apps.is_some() {
+            return Err(IdentityError::InsufficientScope(format!(
+                "it is limited to some apps, and {what} is not one app's; use a token for every app"
+            )));
+        }
+        Ok(())
+    }
+}
 
 /// The caller a token stands for, and the last-use record to write after the request (kept
 /// out of the request's own transaction, which may only read).
@@ -69,6 +105,7 @@ pub async fn authenticate(tx: &mut Tx, token: &Token) -> Result<Authenticated, I
             user_id: found.user_id,
             account_id: found.account_id,
             token_id: found.token_id,
+            scope: stored_scope(found.scope.as_deref()),
         },
         touch,
     })
@@ -101,8 +138,30 @@ pub async fn list(tx: &mut Tx, caller: &Caller) -> Result<Vec<TokenInfo>, Identi
             created_at: rfc3339(r.created_at),
             expires_at: r.expires_at.map(rfc3339),
             last_used_at: r.last_used_at.map(rfc3339),
+            scope: stored_scope(r.scope.as_deref()),
         })
         .collect())
+}
+
+/// A stored scope: NULL is the person's whole right; a value that does not parse (never
+/// written by this code) is read as nothing at all, so a damaged row grants less, not more.
+fn stored_scope(raw: Option<&str>) -> TokenScope {
+    match raw {
+        None => TokenScope::FULL,
+        Some(json) => serde_json::from_str(json).unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "a token's stored scope does not parse; it reads nothing");
+            TokenScope {
+                read_only: true,
+                apps: Some(Vec::new()),
+                secrets: false,
+            }
+        }),
+    }
+}
+
+/// The scope as stored: NULL for the whole right.
+fn scope_to_store(scope: &TokenScope) -> Option<String> {
+    (!scope.is_full()).then(|| serde_json::to_string(scope).expect("a scope serialises"))
 }
 
 /// A token just made: the only time it exists in clear.
@@ -119,6 +178,8 @@ pub struct NewToken {
     pub created_at: String,
     /// When it stops working (null: never; only the bootstrap token and `user add`).
     pub expires_at: Option<String>,
+    /// What it may do.
+    pub scope: TokenScope,
 }
 
 pub(crate) fn expose<S: serde::Serializer>(token: &Token, s: S) -> Result<S::Ok, S::Error> {
@@ -131,6 +192,7 @@ pub(crate) async fn issue(
     user_id: &str,
     name: &str,
     days: Option<i64>,
+    scope: &TokenScope,
 ) -> Result<NewToken, IdentityError> {
     let token = Token::generate(TOKEN_PREFIX).map_err(|e| IdentityError::Random(e.to_string()))?;
     let id = uuid::Uuid::new_v4().to_string();
@@ -145,6 +207,7 @@ pub(crate) async fn issue(
             name,
             created_at: now,
             expires_at,
+            scope: scope_to_store(scope),
         },
     )
     .await?;
@@ -154,6 +217,7 @@ pub(crate) async fn issue(
         token,
         created_at: rfc3339(now),
         expires_at: expires_at.map(rfc3339),
+        scope: scope.clone(),
     })
 }
 
@@ -164,7 +228,7 @@ pub(crate) async fn issue_recorded(
     name: &str,
     days: i64,
 ) -> Result<NewToken, IdentityError> {
-    let made = issue(tx, &person.id, name, Some(days)).await?;
+    let made = issue(tx, &person.id, name, Some(days), &TokenScope::FULL).await?;
     let me = PersonRef {
         id: person.id.clone(),
         email: person.email.clone(),
@@ -189,7 +253,7 @@ pub async fn issue_unlimited(
     user_id: &str,
     name: &str,
 ) -> Result<NewToken, IdentityError> {
-    issue(tx, user_id, name, None).await
+    issue(tx, user_id, name, None, &TokenScope::FULL).await
 }
 
 /// `POST /v1/tokens`: a new token of the caller's.
@@ -198,10 +262,24 @@ pub async fn create(
     caller: &Caller,
     name: &str,
     days: Option<i64>,
+    scope: &TokenScope,
 ) -> Result<NewToken, IdentityError> {
     let name = rules::parse_token_name(name)?;
     let days = TOKEN_DAYS.check(days)?;
-    let made = issue(tx, &caller.user_id, &name, Some(days)).await?;
+    if scope.apps.as_ref().is_some_and(Vec::is_empty) {
+        return Err(IdentityError::invalid(
+            "apps",
+            "must name at least one app, or be left out for every app",
+        ));
+    }
+    if !scope.within(&caller.scope) {
+        return Err(IdentityError::InsufficientScope(format!(
+            "a token can be given only what the token making it may do ({}), and this one asks for more ({})",
+            caller.scope.describe(),
+            scope.describe()
+        )));
+    }
+    let made = issue(tx, &caller.user_id, &name, Some(days), scope).await?;
     let actor = actor(tx, caller).await?;
     let until = made.expires_at.clone().unwrap_or_default();
     audit::record(
@@ -210,7 +288,7 @@ pub async fn create(
         Some(&actor),
         Action::TokenCreated,
         &name,
-        &format!("expires {until}"),
+        &format!("expires {until}; scope {}", scope.describe()),
     )
     .await?;
     Ok(made)
@@ -220,6 +298,12 @@ pub async fn create(
 /// request on.
 pub async fn revoke(tx: &mut Tx, caller: &Caller, id: &str) -> Result<(), IdentityError> {
     let id = id.trim();
+    if id != caller.token_id && !caller.scope.is_full() {
+        return Err(IdentityError::InsufficientScope(
+            "a token of narrower scope may revoke only itself, not its person's other tokens"
+                .into(),
+        ));
+    }
     let name = rows::name_of(tx, &caller.user_id, id)
         .await?
         .ok_or_else(|| IdentityError::TokenNotFound(id.to_owned()))?;

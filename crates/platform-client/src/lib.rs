@@ -70,4 +70,6 @@ pub use sharing::{
 };
 pub use slipway_server::token::Token;
 pub use sso::{SsoSignIn, SsoStatus, SsoToken, sso_status};
-pub use tokens::{NewToken, TokenInfo, Tokens, create_token, list_tokens, revoke_token};
+pub use tokens::{
+    NewToken, TokenInfo, TokenScope, Tokens, create_token, list_tokens, revoke_token,
+};

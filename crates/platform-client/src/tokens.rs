@@ -10,8 +10,9 @@ use crate::client::Client;
 use crate::error::ToolError;
 use crate::model::secret;
 use crate::people::{Revoked, check_days, segment};
-/// A token as listed, `slipway-api`'s: the type the platform serialises.
-pub use slipway_api::TokenInfo;
+/// A token as listed, and what a token may do: `slipway-api`'s, the types the platform
+/// serialises.
+pub use slipway_api::{TokenInfo, TokenScope};
 
 /// The longest token name the platform keeps.
 const NAME_MAX: usize = 100;
@@ -38,6 +39,9 @@ pub struct NewToken {
     pub created_at: String,
     /// When it stops working (null: never).
     pub expires_at: Option<String>,
+    /// What it may do.
+    #[serde(default)]
+    pub scope: TokenScope,
 }
 
 /// The caller's tokens (`current` marks the one this client uses; never a secret).
@@ -46,11 +50,13 @@ pub fn list_tokens(client: &Client) -> Result<Tokens, ToolError> {
 }
 
 /// Creates a token named `name` lasting `expires_in_days` (1–365; the platform's default is
-/// 90). Its `token` is shown this once.
+/// 90) that may do what `scope` allows (its `apps` given by name or id). Its `token` is shown
+/// this once.
 pub fn create_token(
     client: &Client,
     name: &str,
     expires_in_days: Option<u32>,
+    scope: &TokenScope,
 ) -> Result<NewToken, ToolError> {
     let name = name.trim();
     if name.is_empty() {
@@ -65,6 +71,19 @@ pub fn create_token(
     let mut body = json!({ "name": name });
     if let Some(days) = expires_in_days {
         body["expires_in_days"] = json!(check_days("expires_in_days", days, 365)?);
+    }
+    if scope.apps.as_ref().is_some_and(Vec::is_empty) {
+        return Err(ToolError::invalid(
+            "apps",
+            "must name at least one app, or be left out for every app",
+        ));
+    }
+    if !scope.is_full() {
+        body["read_only"] = json!(scope.read_only);
+        body["secrets"] = json!(scope.secrets);
+        if let Some(apps) = &scope.apps {
+            body["apps"] = json!(apps);
+        }
     }
     client.typed(Method::POST, "/v1/tokens", Some(&body))
 }
@@ -96,7 +115,7 @@ mod tests {
             ("ci", Some(0), "expires_in_days"),
             ("ci", Some(366), "expires_in_days"),
         ] {
-            let e = create_token(&c, name, days).unwrap_err();
+            let e = create_token(&c, name, days, &TokenScope::FULL).unwrap_err();
             assert_eq!(e.field(), Some(field), "{name:?} {days:?}: {e}");
         }
         assert_eq!(revoke_token(&c, " ").unwrap_err().field(), Some("id"));

@@ -60,6 +60,43 @@ impl AppAction {
     }
 }
 
+impl AppAction {
+    /// Whether the action changes something (a read-only token may not do it).
+    pub fn changes(self) -> bool {
+        !matches!(
+            self,
+            AppAction::View
+                | AppAction::ReadLogs
+                | AppAction::ReadScan
+                | AppAction::ViewPermissions
+                | AppAction::ListSecrets
+                | AppAction::ReadSecrets
+        )
+    }
+
+    /// Whether the action reaches a secret value (a token made without secrets may not).
+    pub fn reaches_secrets(self) -> bool {
+        matches!(self, AppAction::ReadSecrets | AppAction::WriteSecrets)
+    }
+}
+
+/// `Ok` when the caller's token's scope allows `action` (its role is [`require`]'s to
+/// check): a read-only token does nothing that [`AppAction::changes`], a token made without
+/// secrets nothing that [`AppAction::reaches_secrets`]. Which apps a token reaches is decided
+/// where apps are found (`store::apps::get_visible`): another app is not there for it.
+pub fn require_scope(
+    caller: &crate::model::Caller,
+    action: AppAction,
+) -> Result<(), slipway_identity::IdentityError> {
+    if action.changes() {
+        caller.require_writes(action.describe())?;
+    }
+    if action.reaches_secrets() {
+        caller.require_secrets(action.describe())?;
+    }
+    Ok(())
+}
+
 /// Every action, in matrix order.
 pub const ACTIONS: [AppAction; 14] = [
     AppAction::View,

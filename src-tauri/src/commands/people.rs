@@ -173,7 +173,7 @@ pub async fn tokens_create(
 ) -> Result<Value, CommandError> {
     with_client(tools.runner(), move |c| {
         let days = days_arg(expires_in_days.as_ref())?;
-        tokens::create_token(c, &name, days)
+        tokens::create_token(c, &name, days, &tokens::TokenScope::FULL)
     })
     .await
 }

@@ -15,6 +15,8 @@ pub(crate) struct Found {
     pub role: String,
     pub expires_at: Option<i64>,
     pub last_used_at: Option<i64>,
+    /// The stored scope (JSON), NULL for the person's whole right.
+    pub scope: Option<String>,
 }
 
 /// A token as its owner lists it.
@@ -25,6 +27,7 @@ pub(crate) struct TokenRow {
     pub created_at: i64,
     pub expires_at: Option<i64>,
     pub last_used_at: Option<i64>,
+    pub scope: Option<String>,
 }
 
 /// A token to store.
@@ -35,13 +38,15 @@ pub(crate) struct NewToken<'a> {
     pub name: &'a str,
     pub created_at: i64,
     pub expires_at: Option<i64>,
+    /// JSON, or NULL for the person's whole right.
+    pub scope: Option<String>,
 }
 
 /// Stores a token's hash.
 pub(crate) async fn insert(tx: &mut Tx, token: &NewToken<'_>) -> Result<(), sqlx::Error> {
     sqlx::query(
-        "INSERT INTO api_token (token_hash, id, user_id, name, created_at, expires_at) \
-         VALUES ($1, $2, $3, $4, $5, $6)",
+        "INSERT INTO api_token (token_hash, id, user_id, name, created_at, expires_at, scope) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
     )
     .bind(token.hash.clone())
     .bind(token.id.to_owned())
@@ -49,6 +54,7 @@ pub(crate) async fn insert(tx: &mut Tx, token: &NewToken<'_>) -> Result<(), sqlx
     .bind(token.name.to_owned())
     .bind(token.created_at)
     .bind(token.expires_at)
+    .bind(token.scope.clone())
     .execute(&mut **tx)
     .await?;
     Ok(())
@@ -57,7 +63,7 @@ pub(crate) async fn insert(tx: &mut Tx, token: &NewToken<'_>) -> Result<(), sqlx
 /// The token with this hash, when its person is not removed.
 pub(crate) async fn lookup(tx: &mut Tx, hash: &str) -> Result<Option<Found>, sqlx::Error> {
     let r = sqlx::query(
-        "SELECT t.id, u.id, u.account_id, u.account_role, t.expires_at, t.last_used_at \
+        "SELECT t.id, u.id, u.account_id, u.account_role, t.expires_at, t.last_used_at, t.scope \
          FROM api_token t JOIN account_user u ON u.id = t.user_id \
          WHERE t.token_hash = $1 AND u.removed_at IS NULL",
     )
@@ -72,6 +78,7 @@ pub(crate) async fn lookup(tx: &mut Tx, hash: &str) -> Result<Option<Found>, sql
             role: r.try_get(3)?,
             expires_at: r.try_get(4)?,
             last_used_at: r.try_get(5)?,
+            scope: r.try_get(6)?,
         })
     })
     .transpose()
@@ -87,7 +94,7 @@ impl Found {
 /// A person's tokens, newest first.
 pub(crate) async fn list_for(tx: &mut Tx, user_id: &str) -> Result<Vec<TokenRow>, sqlx::Error> {
     let rows = sqlx::query(
-        "SELECT id, name, created_at, expires_at, last_used_at FROM api_token \
+        "SELECT id, name, created_at, expires_at, last_used_at, scope FROM api_token \
          WHERE user_id = $1 ORDER BY created_at DESC, id",
     )
     .bind(user_id.to_owned())
@@ -101,6 +108,7 @@ pub(crate) async fn list_for(tx: &mut Tx, user_id: &str) -> Result<Vec<TokenRow>
                 created_at: r.try_get(2)?,
                 expires_at: r.try_get(3)?,
                 last_used_at: r.try_get(4)?,
+                scope: r.try_get(5)?,
             })
         })
         .collect()

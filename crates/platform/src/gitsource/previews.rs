@@ -155,6 +155,7 @@ impl GitSources {
             account_id,
             role: AccountRole::Member,
             token_id: String::new(),
+            scope: slipway_api::TokenScope::FULL,
         };
         let preview = match apps::register(tx, &caller, &new).await {
             Ok(app) => app,

@@ -123,6 +123,7 @@ pub(crate) async fn authorized_app(
         .await?
         .ok_or_else(|| app_not_found(&id))?;
     policy::require(role, action)?;
+    policy::require_scope(caller, action)?;
     Ok((app, role))
 }
 
@@ -134,6 +135,7 @@ async fn register(
 ) -> Result<Response, ApiError> {
     let (mut tx, caller) = state.begin_as(&headers, Access::Write).await?;
     let new = parse_register(&json_object(body)?)?;
+    caller.require_account_wide("registering an app")?;
     let app = crate::apps::register_app(&mut tx, &caller, &new).await?;
     tx.commit().await?;
     let location = format!("/v1/apps/{}", app.id);

@@ -284,12 +284,14 @@ async fn app_of_devfile(
             .await?
             .ok_or_else(|| in_devfile(RegisterError::Taken(name.to_string())))?;
         policy::require(role, AppAction::Build)?;
+        policy::require_scope(caller, AppAction::Build)?;
         return Ok(ResolvedApp {
             id: app.id,
             name: app.name,
             created: false,
         });
     }
+    caller.require_account_wide("registering an app")?;
     let app = crate::apps::register_app(tx, caller, &new)
         .await
         .map_err(in_devfile)?;
@@ -687,6 +689,7 @@ async fn cancel(
     let (mut tx, caller) = state.begin_as(&headers, Access::Write).await?;
     let (build, role) = visible_build(&mut tx, &caller, &build_id).await?;
     policy::require(role, AppAction::Build)?;
+    policy::require_scope(&caller, AppAction::Build)?;
     if build.status.is_finished() {
         return Err(ApiError::FailedPrecondition(format!(
             "build {} is already {}; only queued or in_progress builds can be cancelled",

@@ -245,6 +245,7 @@ impl From<crate::vault::access::AccessError> for ApiError {
             AccessError::NoApp(_) | AccessError::NoSecret(_) => ApiError::NotFound(e.to_string()),
             AccessError::Denied(d) => d.into(),
             AccessError::NotCreator => ApiError::PermissionDenied(e.to_string()),
+            AccessError::Scope(e) => e.into(),
             AccessError::Database(e) => ApiError::Database(e),
         }
     }
@@ -267,7 +268,21 @@ impl From<slipway_server::http::BodyError> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        slipway_server::http::error_response(self.status(), self.body(), || loggable(&self))
+        let scope = matches!(
+            self,
+            ApiError::Identity(slipway_identity::IdentityError::InsufficientScope(_))
+        );
+        let mut response =
+            slipway_server::http::error_response(self.status(), self.body(), || loggable(&self));
+        if scope {
+            // RFC 6750 §3.1: a client that can ask for more (an MCP client's step-up) reads
+            // this header.
+            response.headers_mut().insert(
+                axum::http::header::WWW_AUTHENTICATE,
+                axum::http::HeaderValue::from_static(r#"Bearer error="insufficient_scope""#),
+            );
+        }
+        response
     }
 }
 

@@ -137,6 +137,20 @@ impl Fields {
         }
     }
 
+    /// A list of strings (absent or null is `None`), at most `max` long.
+    pub(crate) fn strings(&self, name: &str, max: usize) -> Result<Option<Vec<String>>, ApiError> {
+        let rule = || ApiError::invalid(name, format!("must be a list of at most {max} strings"));
+        match self.map.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Array(items)) if items.len() <= max => items
+                .iter()
+                .map(|v| v.as_str().map(str::to_owned).ok_or_else(rule))
+                .collect::<Result<Vec<_>, _>>()
+                .map(Some),
+            Some(_) => Err(rule()),
+        }
+    }
+
     /// A whole number: a JSON number without a fraction in a body (`7` or `7.0`, as JSON
     /// Schema's `integer`), digits in a query string; absent or null is `None`.
     pub(crate) fn integer(&self, name: &str) -> Result<Option<i64>, ApiError> {

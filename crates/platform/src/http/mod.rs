@@ -255,9 +255,15 @@ impl AppState {
         let token = bearer(headers)?;
         let mut tx = match access {
             Access::Read => self.db.begin_read().await?,
-            Access::Write => self.db.begin_write().await?,
+            Access::Write | Access::AuditedRead => self.db.begin_write().await?,
         };
         let known = slipway_identity::tokens::authenticate(&mut tx, &token).await?;
+        if access == Access::Write {
+            // Every request that changes something says so here, so a read-only token is
+            // refused before any of it runs (the app endpoints ask the policy again, by
+            // action).
+            known.caller.require_writes("this request")?;
+        }
         if let Some(touch) = known.touch {
             // Last use is recorded beside the request, never inside it: a reading request
             // stays a read, and a failed record loses a figure, not the request.
@@ -275,6 +281,9 @@ pub(crate) enum Access {
     Read,
     /// Writes.
     Write,
+    /// Reads that record that they read (a secret's value): a write transaction, but a
+    /// read-only token may make it.
+    AuditedRead,
 }
 
 /// The `(method, path)` of every API route, as written in the OpenAPI document. A test

@@ -119,6 +119,7 @@ async fn list_channels(
     headers: HeaderMap,
 ) -> Result<Json<ChannelList>, ApiError> {
     let (mut tx, caller) = state.begin_as(&headers, Access::Read).await?;
+    caller.require_account_wide("the account's notification channels")?;
     let channels = rows::channels(&mut tx, &caller.account_id).await?;
     tx.commit().await?;
     Ok(Json(ChannelList {
@@ -187,6 +188,7 @@ async fn add_channel(
         .check(new_secret)
         .map_err(|e| ApiError::invalid(e.field, e.rule))?;
     let (mut tx, caller) = state.begin_as(&headers, Access::Write).await?;
+    caller.require_account_wide("the account's notification channels")?;
     require_admin(&mut tx, &caller, "manage notification channels").await?;
     let id = format!("chn_{}", uuid::Uuid::new_v4().simple());
     let plain = serde_json::to_vec(&config).map_err(|e| ApiError::Internal(e.to_string()))?;
@@ -238,6 +240,7 @@ async fn delete_channel(
     Path(ident): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let (mut tx, caller) = state.begin_as(&headers, Access::Write).await?;
+    caller.require_account_wide("the account's notification channels")?;
     require_admin(&mut tx, &caller, "manage notification channels").await?;
     let found = channel(&mut tx, &caller, &ident).await?;
     rows::delete_channel(&mut tx, &found.id).await?;
@@ -255,6 +258,7 @@ async fn test_channel(
 ) -> Result<Json<TestResult>, ApiError> {
     let notifier = state.notifier()?;
     let (mut tx, caller) = state.begin_as(&headers, Access::Write).await?;
+    caller.require_account_wide("the account's notification channels")?;
     require_admin(&mut tx, &caller, "test notification channels").await?;
     let found = channel(&mut tx, &caller, &ident).await?;
     let who = slipway_identity::people::me(&mut tx, &caller).await?;
@@ -294,12 +298,17 @@ async fn may(
     app_id: Option<&str>,
     action: AppAction,
 ) -> Result<bool, ApiError> {
-    if caller.is_admin() && slipway_identity::people::is_admin(tx, &caller.user_id).await? {
+    // A token limited to some apps sees only their subscriptions, an admin's too.
+    let account_wide = caller.scope.apps.is_none();
+    if account_wide
+        && caller.is_admin()
+        && slipway_identity::people::is_admin(tx, &caller.user_id).await?
+    {
         return Ok(true);
     }
     Ok(match app_id {
         Some(id) => authorized_app(tx, caller, id, action).await.is_ok(),
-        None => action == AppAction::View,
+        None => account_wide && action == AppAction::View,
     })
 }
 
@@ -467,6 +476,9 @@ async fn list_deliveries(
     let channel_ident = fields.string("channel")?;
     let app_raw = fields.string("app_id")?;
     let (mut tx, caller) = state.begin_as(&headers, Access::Read).await?;
+    if app_raw.is_none() {
+        caller.require_account_wide("the deliveries of every app")?;
+    }
     let app_id = match &app_raw {
         Some(raw) => Some(
             authorized_app(&mut tx, &caller, raw, AppAction::View)

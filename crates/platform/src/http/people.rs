@@ -85,6 +85,7 @@ async fn change_role(
     let fields = Fields::from_body(json_object(body)?, &["role"])?;
     let role = fields.required("role")?;
     let (mut tx, caller) = state.begin_as(&headers, Access::Write).await?;
+    caller.require_account_wide("the account's people")?;
     let person = people::set_role(&mut tx, &caller, &id, &role).await?;
     tx.commit().await?;
     Ok(Json(person))
@@ -105,6 +106,7 @@ async fn remove_person(
     Path(id): Path<String>,
 ) -> Result<Json<Removed>, ApiError> {
     let (mut tx, caller) = state.begin_as(&headers, Access::Write).await?;
+    caller.require_account_wide("the account's people")?;
     let person = people::removal(&mut tx, &caller, &id).await?;
     // Every app they own is locked before the owners are counted, in one order, so a
     // concurrent revoke of a co-owner cannot leave an app with no owner at all.
@@ -139,6 +141,7 @@ async fn invite(
     let role = fields.string("role")?;
     let days = fields.integer("expires_in_days")?;
     let (mut tx, caller) = state.begin_as(&headers, Access::Write).await?;
+    caller.require_account_wide("the account's people")?;
     let made = invites::create(&mut tx, &caller, &email, role.as_deref(), days).await?;
     tx.commit().await?;
     tracing::info!(invite_id = %made.invite.id, "invite created");
@@ -157,6 +160,7 @@ async fn list_invites(
     headers: HeaderMap,
 ) -> Result<Json<Invites>, ApiError> {
     let (mut tx, caller) = state.begin_as(&headers, Access::Read).await?;
+    caller.require_account_wide("the account's invites")?;
     let invites = invites::list(&mut tx, &caller).await?;
     tx.commit().await?;
     Ok(Json(Invites { invites }))
@@ -168,6 +172,7 @@ async fn revoke_invite(
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let (mut tx, caller) = state.begin_as(&headers, Access::Write).await?;
+    caller.require_account_wide("the account's invites")?;
     invites::revoke(&mut tx, &caller, &id).await?;
     tx.commit().await?;
     Ok(Json(json!({"id": id.trim(), "revoked": true})))
@@ -196,6 +201,7 @@ async fn read_audit(
     let limit = fields.integer("limit")?;
     let page_token = fields.string("page_token")?;
     let (mut tx, caller) = state.begin_as(&headers, Access::Read).await?;
+    caller.require_account_wide("the account's audit")?;
     let page = audit::page(&mut tx, &caller, limit, page_token.as_deref()).await?;
     tx.commit().await?;
     Ok(Json(page))

@@ -29,6 +29,7 @@ async fn get_scan(
     let (mut tx, caller) = state.begin_as(&headers, Access::Read).await?;
     let (build, role) = visible_build(&mut tx, &caller, &build_id).await?;
     crate::policy::require(role, crate::policy::AppAction::ReadScan)?;
+    crate::policy::require_scope(&caller, crate::policy::AppAction::ReadScan)?;
     tx.commit().await?;
     let query = query_map(query, &["refresh"])?;
     let refresh = match query.get("refresh").map(String::as_str) {

@@ -347,7 +347,7 @@ async fn get_one(
     headers: HeaderMap,
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Result<Json<SecretValue>, ApiError> {
-    let (mut tx, caller) = state.begin_as(&headers, Access::Write).await?;
+    let (mut tx, caller) = state.begin_as(&headers, Access::AuditedRead).await?;
     let fields = Fields::from_query(query, TARGET_FIELDS)?;
     let target = Target::read(&fields, "secret_type", "secret_path")?;
     let wanted = match fields.string("version")? {
@@ -441,7 +441,7 @@ async fn list(
     headers: HeaderMap,
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Result<Json<SecretPage>, ApiError> {
-    let (mut tx, caller) = state.begin_as(&headers, Access::Write).await?;
+    let (mut tx, caller) = state.begin_as(&headers, Access::AuditedRead).await?;
     let fields = Fields::from_query(query, LIST_FIELDS)?;
     let scope = fields.scope("secret_type")?;
     let app_id = fields.app_id(scope, "secret_type")?;

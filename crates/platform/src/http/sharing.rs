@@ -231,6 +231,7 @@ async fn begin_change(
     let (app, mine) = authorized_app(&mut tx, &caller, app_id, AppAction::ViewPermissions).await?;
     let req = role_request(&mut tx, &caller, body).await?;
     policy::require(mine, AppAction::ManageRoles)?;
+    policy::require_scope(&caller, AppAction::ManageRoles)?;
     let theirs = access::role_of(&mut tx, &app.id, &req.member.id, &caller.account_id).await?;
     check_rank(mine, req.role, theirs, verb)?;
     Ok(Change {

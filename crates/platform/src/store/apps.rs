@@ -152,6 +152,11 @@ pub async fn get_visible(
     caller: &Caller,
     id: &str,
 ) -> Result<Option<(AppRecord, Role)>, sqlx::Error> {
+    // An app the request's token does not reach is not there for it, as one of another
+    // account is not.
+    if !caller.scope.reaches(id) {
+        return Ok(None);
+    }
     let Some(role) = access::role_of(tx, id, &caller.user_id, &caller.account_id).await? else {
         return Ok(None);
     };
@@ -164,8 +169,8 @@ pub async fn get_visible(
     row.map(|r| Ok((record(&r)?, role))).transpose()
 }
 
-/// Up to `limit` apps the caller may see, in `(created_at, id)` order, starting after
-/// `after`.
+/// Up to `limit` apps the caller may see (and the request's token reaches), in
+/// `(created_at, id)` order, starting after `after`.
 pub async fn list_visible(
     tx: &mut Tx,
     caller: &Caller,
@@ -187,10 +192,20 @@ pub async fn list_visible(
         .bind(caller.user_id.clone())
         .bind(time)
         .bind(id)
-        .bind(i64::from(limit))
+        // A token limited to some apps reads the whole list (an account's apps are a few
+        // hundred at most) and keeps its own: a page is then as long as it should be.
+        .bind(if caller.scope.apps.is_some() {
+            i64::MAX
+        } else {
+            i64::from(limit)
+        })
         .fetch_all(&mut **tx)
         .await?;
-    rows.iter().map(record).collect()
+    rows.iter()
+        .map(record)
+        .filter(|r| r.as_ref().map_or(true, |a| caller.scope.reaches(&a.id)))
+        .take(limit as usize)
+        .collect()
 }
 
 /// Stores the devfile of the app's latest build upload.

@@ -30,6 +30,9 @@ pub enum AccessError {
         "changing or deleting a shared secret needs the member who created it or the account's owner"
     )]
     NotCreator,
+    /// The request's token's scope does not reach it (403 `insufficient_scope`).
+    #[error(transparent)]
+    Scope(#[from] slipway_identity::IdentityError),
     /// The database failed.
     #[error(transparent)]
     Database(#[from] sqlx::Error),
@@ -136,6 +139,16 @@ pub fn authorize(
     op: Op,
     secret: Option<&SecretRow>,
 ) -> Result<(), AccessError> {
+    if ns.scope != Scope::App {
+        // A token limited to apps reaches none of a person's own or the account's secrets.
+        caller.require_account_wide("personal and shared secrets")?;
+        if op != Op::List {
+            caller.require_secrets("a personal or shared secret")?;
+        }
+        if matches!(op, Op::Create | Op::Change) {
+            caller.require_writes("changing a secret")?;
+        }
+    }
     match ns.scope {
         Scope::User => Ok(()),
         Scope::App => {
@@ -144,7 +157,8 @@ pub fn authorize(
                 Op::Read => AppAction::ReadSecrets,
                 Op::Create | Op::Change => AppAction::WriteSecrets,
             };
-            Ok(policy::require(ns.role.unwrap_or(Role::Viewer), action)?)
+            policy::require(ns.role.unwrap_or(Role::Viewer), action)?;
+            Ok(policy::require_scope(caller, action)?)
         }
         Scope::Shared => {
             // Reading and creating are open to every member; a change is checked once the

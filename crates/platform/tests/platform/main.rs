@@ -29,6 +29,7 @@ mod podman;
 mod prebuilt;
 mod resources;
 mod scan;
+mod scopes;
 mod secrets;
 mod sharing;
 mod stream;
