@@ -107,8 +107,14 @@ enum Command {
     /// Explain why an app is where it is: failing services' logs, a failed build, the
     /// devfile's findings, what changed since the last good deployment.
     Why(daily::WhyArgs),
-    /// Serve the tools to an AI assistant over MCP (stdio). Logs go to stderr.
-    Mcp,
+    /// Serve the tools to an AI assistant over MCP (stdio). Logs go to stderr. The platform
+    /// serves the same tools at its /mcp (less the ones that need your files).
+    Mcp {
+        /// Offer only these toolsets, comma-separated (devfiles, apps, builds, logs, secrets,
+        /// sharing, domains, git), for assistants that cap how many tools they take.
+        #[arg(long, value_name = "LIST", value_parser = parse_toolsets)]
+        toolsets: Option<Vec<slipway_mcp::Toolset>>,
+    },
     /// The platform server that apps are registered, built and deployed on.
     Platform {
         #[command(subcommand)]
@@ -154,9 +160,9 @@ fn run(cli: Cli) -> ExitCode {
         Command::Deployments(args) => daily::deployments(args),
         Command::Rollback(args) => daily::rollback(args),
         Command::Why(args) => daily::why(args),
-        Command::Mcp => {
+        Command::Mcp { toolsets } => {
             logging::init_tracing();
-            match tokio::runtime::Runtime::new().map(|rt| rt.block_on(slipway_mcp::serve_stdio())) {
+            match tokio::runtime::Runtime::new().map(|rt| rt.block_on(serve_mcp(toolsets))) {
                 Ok(Ok(())) => ExitCode::SUCCESS,
                 Ok(Err(e)) => {
                     eprintln!("error: {e}");
@@ -170,4 +176,32 @@ fn run(cli: Cli) -> ExitCode {
         }
         Command::Platform { command } => platform::run(command),
     }
+}
+
+/// `--toolsets`: a comma-separated list of toolset names.
+fn parse_toolsets(raw: &str) -> Result<Vec<slipway_mcp::Toolset>, String> {
+    slipway_mcp::Toolset::parse_list(raw)
+}
+
+/// `slipway mcp`: the stdio server, whose platform tools fall back to an embedded platform
+/// (data under [`slipway_platform::embedded::default_data_dir`]) when none is configured,
+/// stopped with its apps when the client disconnects.
+async fn serve_mcp(
+    toolsets: Option<Vec<slipway_mcp::Toolset>>,
+) -> Result<(), slipway_mcp::McpServerError> {
+    use std::sync::Arc;
+    let embedded = Arc::new(slipway_platform::embedded::Lazy::new(
+        slipway_platform::embedded::default_data_dir(),
+    ));
+    let fallback = Arc::clone(&embedded);
+    let runner = slipway_toolkit::Runner::with_fallback(Box::new(move || {
+        fallback
+            .endpoint()
+            .map(|(url, token)| slipway_platform_client::Endpoint::new(url, token))
+            .map_err(slipway_toolkit::ToolError::Unavailable)
+    }));
+    let served = slipway_mcp::serve_stdio(runner, toolsets).await;
+    // Stopping joins the platform's thread: do it off the async threads.
+    let _ = tokio::task::spawn_blocking(move || embedded.shutdown()).await;
+    served
 }

@@ -203,9 +203,10 @@ pub struct ServeArgs {
     /// the proxy's CA appended.
     #[arg(long, value_name = "FILE|system|none", default_value = "system")]
     build_ca_bundle: slipway_platform::BuildCaBundle,
-    /// The platform's address as people's browsers reach it (single sign-on returns to
-    /// <URL>/auth/oidc/callback), for example https://slipway.example.org.
-    #[arg(long, value_name = "URL", requires = "oidc_issuer")]
+    /// The platform's address as people's browsers and assistants reach it, for example
+    /// https://slipway.example.org: single sign-on returns to <URL>/auth/oidc/callback, and
+    /// the tool server at <URL>/mcp accepts requests for this name (and loopback) only.
+    #[arg(long, value_name = "URL")]
     public_url: Option<String>,
     /// Sign people in with this OpenID Connect provider (its issuer URL; discovery is under
     /// it). Needs --public-url, --oidc-client-id and --oidc-client-secret-file.
@@ -371,6 +372,7 @@ impl ServeArgs {
             },
             dns_resolver: args.dns_resolver,
         };
+        config.public_url = args.public_url.clone();
         config.oidc = match (
             args.public_url,
             args.oidc_issuer,

@@ -39,6 +39,8 @@ pub enum Action {
     SsoSignedIn,
     /// A single sign-on was refused.
     SsoRefused,
+    /// An AI assistant called a tool through the platform's MCP server.
+    ToolCalled,
 }
 
 impl Action {
@@ -55,6 +57,7 @@ impl Action {
             Action::TokenRevoked => "token.revoked",
             Action::SsoSignedIn => "sso.signed_in",
             Action::SsoRefused => "sso.refused",
+            Action::ToolCalled => "mcp.tool_called",
         }
     }
 }

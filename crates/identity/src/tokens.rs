@@ -325,6 +325,31 @@ pub async fn revoke(tx: &mut Tx, caller: &Caller, id: &str) -> Result<(), Identi
     Ok(())
 }
 
+/// Records, in its own transaction, that the caller did `action` to `subject` (`detail` says
+/// how): for what is not a change of its own, such as an assistant's tool call, which the
+/// audit keeps whatever the call's outcome.
+pub async fn record(
+    db: &Db,
+    caller: &Caller,
+    action: Action,
+    subject: &str,
+    detail: &str,
+) -> Result<(), IdentityError> {
+    let mut tx = db.begin_write().await?;
+    let actor = actor(&mut tx, caller).await?;
+    audit::record(
+        &mut tx,
+        &caller.account_id,
+        Some(&actor),
+        action,
+        subject,
+        detail,
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
 /// The caller as an audit entry names them.
 pub(crate) async fn actor(tx: &mut Tx, caller: &Caller) -> Result<PersonRef, IdentityError> {
     let row = people_rows::find_by_id(tx, &caller.user_id)

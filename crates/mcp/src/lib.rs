@@ -4,12 +4,18 @@
 use std::sync::Arc;
 
 mod context;
+pub mod remote;
+pub mod tools;
+
+pub use slipway_platform_client::{Endpoint, Transport};
+pub use slipway_toolkit::Toolset;
+pub use tools::{Door, Offer, Withheld};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
     GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, ServerCapabilities, ServerConfig, Tool,
+    ReadResourceResponse, ReadResourceResult, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
@@ -17,6 +23,9 @@ use serde_json::Value;
 
 /// The workflow the assistant is asked to follow (the spec's recommended order).
 pub const INSTRUCTIONS: &str = include_str!("instructions.md");
+
+/// What the platform's server adds to them: what it cannot do, and where that is done.
+pub const REMOTE_INSTRUCTIONS: &str = include_str!("remote_instructions.md");
 
 /// Why the server stopped.
 #[derive(Debug, thiserror::Error)]
@@ -26,38 +35,146 @@ pub enum McpServerError {
     Transport(String),
 }
 
-/// The tool server: each call goes to the toolkit's runner, which finds the platform (or,
-/// when none is configured, the embedded one this server starts on first use).
-#[derive(Debug, Clone, Default)]
+/// The tool server. On the caller's machine ([`Door::Local`]) each call goes to the toolkit's
+/// runner, which finds the platform (or the fallback the CLI gives, an embedded one); on the
+/// platform ([`Door::Remote`]) each request brings its [`RemoteCaller`], and the call is the
+/// caller's own API request, carried in-process.
+#[derive(Debug, Clone)]
 pub struct SlipwayServer {
     runner: Arc<slipway_toolkit::Runner>,
+    door: Door,
+    /// `--toolsets` of `slipway mcp` (the remote door reads `?toolsets=` per request).
+    toolsets: Option<Vec<Toolset>>,
+}
+
+impl Default for SlipwayServer {
+    fn default() -> Self {
+        Self::local(slipway_toolkit::Runner::new(), None)
+    }
+}
+
+/// Who calls the remote door, put into each request's extensions by the platform after it
+/// authenticated the bearer token.
+#[derive(Clone)]
+pub struct RemoteCaller {
+    /// The platform with the caller's token, carried in-process.
+    pub endpoint: slipway_platform_client::Endpoint,
+    /// What the caller's token may do.
+    pub scope: slipway_api::TokenScope,
+    /// The toolsets the client asked for (`?toolsets=`); `None` for all.
+    pub toolsets: Option<Vec<Toolset>>,
+    /// Told of every tool call, for the platform's audit; the answer waits for it.
+    pub audit: Option<Audit>,
+}
+
+impl std::fmt::Debug for RemoteCaller {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RemoteCaller")
+            .field("endpoint", &self.endpoint)
+            .field("scope", &self.scope)
+            .field("toolsets", &self.toolsets)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Records a tool call (the platform writes it into the account's audit).
+pub type Audit = Arc<
+    dyn Fn(ToolCallRecord) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>
+        + Send
+        + Sync,
+>;
+
+/// One tool call as the audit records it: never an argument's value beyond the app it
+/// named.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCallRecord {
+    /// The tool.
+    pub tool: String,
+    /// The app it named (`app_id`), if any.
+    pub app_id: Option<String>,
+    /// The client, as it named itself.
+    pub client: Option<String>,
+    /// `None` on success, else the error's code (`permission_denied`, `not_found`, …).
+    pub error: Option<String>,
 }
 
 impl SlipwayServer {
-    /// A server whose platform tools fall back to `embedded` when no platform is configured.
-    pub fn with_embedded(embedded: Arc<slipway_platform::embedded::Lazy>) -> Self {
-        let runner = slipway_toolkit::Runner::with_fallback(Box::new(move || {
-            embedded
-                .endpoint()
-                .map(|(url, token)| slipway_platform_client::Endpoint::new(url, token))
-                .map_err(slipway_toolkit::ToolError::Unavailable)
-        }));
+    /// A server on the caller's machine, offering `toolsets` (all when `None`).
+    pub fn local(runner: slipway_toolkit::Runner, toolsets: Option<Vec<Toolset>>) -> Self {
         Self {
             runner: Arc::new(runner),
+            door: Door::Local,
+            toolsets,
         }
     }
 
-    fn tools() -> Vec<Tool> {
-        slipway_toolkit::all_tools()
-            .map(|t| {
-                let schema = match t.input_schema() {
-                    Value::Object(map) => map,
-                    _ => Default::default(),
-                };
-                Tool::new(t.name, t.description, Arc::new(schema))
-            })
-            .collect()
+    /// The platform's server: every request must carry a [`RemoteCaller`].
+    pub fn remote() -> Self {
+        Self {
+            runner: Arc::new(slipway_toolkit::Runner::new()),
+            door: Door::Remote,
+            toolsets: None,
+        }
     }
+
+    /// The remote caller of a request, when this is the remote door.
+    fn caller(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Option<RemoteCaller>, McpError> {
+        if self.door == Door::Local {
+            return Ok(None);
+        }
+        context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<RemoteCaller>())
+            .cloned()
+            .map(Some)
+            .ok_or_else(|| McpError::internal_error("the request was not authenticated", None))
+    }
+
+    fn offer(&self, caller: Option<&RemoteCaller>) -> Offer {
+        match caller {
+            Some(c) => Offer {
+                door: Door::Remote,
+                toolsets: c.toolsets.clone(),
+                scope: Some(c.scope.clone()),
+            },
+            None => Offer {
+                door: self.door,
+                toolsets: self.toolsets.clone(),
+                scope: None,
+            },
+        }
+    }
+
+    /// A platform client: the remote caller's, or the runner's.
+    fn client(
+        &self,
+        caller: Option<&RemoteCaller>,
+    ) -> Result<slipway_platform_client::Client, slipway_toolkit::ToolError> {
+        match caller {
+            Some(c) => slipway_platform_client::Client::new(c.endpoint.clone()),
+            None => self.runner.client(),
+        }
+    }
+}
+
+/// The client's name, as it introduced itself (older protocol versions) or per request.
+fn client_name(context: &RequestContext<RoleServer>) -> Option<String> {
+    if let Some(info) = context.meta.client_info() {
+        return Some(info.name);
+    }
+    if let Some(info) = context.peer.peer_info() {
+        return Some(info.client_info.name.clone());
+    }
+    context
+        .extensions
+        .get::<http::request::Parts>()
+        .and_then(|p| p.headers.get(http::header::USER_AGENT))
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.chars().take(100).collect())
 }
 
 impl ServerHandler for SlipwayServer {
@@ -70,15 +187,21 @@ impl ServerHandler for SlipwayServer {
                 .build(),
         )
         .with_server_info(Implementation::new("slipway", env!("CARGO_PKG_VERSION")))
-        .with_instructions(INSTRUCTIONS)
+        .with_instructions(match self.door {
+            Door::Local => INSTRUCTIONS.to_owned(),
+            Door::Remote => format!("{INSTRUCTIONS}{REMOTE_INSTRUCTIONS}"),
+        })
     }
 
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(Self::tools()))
+        let caller = self.caller(&context)?;
+        Ok(ListToolsResult::with_all_items(
+            self.offer(caller.as_ref()).tools(),
+        ))
     }
 
     async fn list_prompts(
@@ -92,13 +215,14 @@ impl ServerHandler for SlipwayServer {
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        let runner = Arc::clone(&self.runner);
+        let caller = self.caller(&context)?;
+        let server = self.clone();
         let args = request.arguments.unwrap_or_default();
         let name = request.name.clone();
         let result = tokio::task::spawn_blocking(move || {
-            context::get_prompt(|| runner.client(), &name, &args)
+            context::get_prompt(|| server.client(caller.as_ref()), &name, &args)
         })
         .await
         .map_err(|e| McpError::internal_error(format!("the prompt stopped: {e}"), None))?;
@@ -120,12 +244,13 @@ impl ServerHandler for SlipwayServer {
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let runner = Arc::clone(&self.runner);
+        let caller = self.caller(&context)?;
+        let server = self.clone();
         let listed = tokio::task::spawn_blocking(move || {
-            runner
-                .client()
+            server
+                .client(caller.as_ref())
                 .map_err(context::ContextError::from)
                 .and_then(|c| context::resources(&c))
         })
@@ -143,13 +268,14 @@ impl ServerHandler for SlipwayServer {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        let runner = Arc::clone(&self.runner);
+        let caller = self.caller(&context)?;
+        let server = self.clone();
         let uri = request.uri.clone();
         let read = tokio::task::spawn_blocking(move || {
-            runner
-                .client()
+            server
+                .client(caller.as_ref())
                 .map_err(context::ContextError::from)
                 .and_then(|c| context::read(&c, &uri))
         })
@@ -167,21 +293,64 @@ impl ServerHandler for SlipwayServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        let caller = self.caller(&context)?;
         let name = request.name.to_string();
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         tracing::info!(tool = %name, "tool call");
+        // A tool this client is not offered is an error of the call, naming why (the
+        // platform's HTTP layer answers a scope's refusal 403 before it gets here).
+        if let Err(withheld) = self.offer(caller.as_ref()).check(&name) {
+            if withheld == tools::Withheld::Unknown {
+                return Err(McpError::invalid_params(
+                    format!("unknown tool {name:?}"),
+                    None,
+                ));
+            }
+            return Ok(CallToolResponse::Complete(failure(
+                &slipway_toolkit::ToolError::PermissionDenied(format!(
+                    "{name} is not offered here: {withheld}"
+                )),
+            )));
+        }
+        if caller.is_some()
+            && let Some(field) = tools::file_argument(&args)
+        {
+            return Ok(CallToolResponse::Complete(failure(
+                &slipway_toolkit::ToolError::invalid(
+                    field,
+                    "names a file on your machine, which the platform cannot reach: give the content instead, or run `slipway mcp` on your machine",
+                ),
+            )));
+        }
+        let app_id = args
+            .get("app_id")
+            .and_then(Value::as_str)
+            .map(|s| s.chars().take(64).collect());
         let runner = Arc::clone(&self.runner);
-        let outcome = tokio::task::spawn_blocking(move || runner.call_outcome(&name, args))
-            .await
-            .map_err(|e| McpError::internal_error(format!("the tool call stopped: {e}"), None))?
-            .map_err(|e| McpError::invalid_params(e.to_string(), None))?;
+        let endpoint = caller.as_ref().map(|c| c.endpoint.clone());
+        let tool = name.clone();
+        let outcome = tokio::task::spawn_blocking(move || match endpoint {
+            Some(endpoint) => slipway_toolkit::call_outcome_with(Some(&endpoint), &tool, args),
+            None => runner.call_outcome(&tool, args),
+        })
+        .await
+        .map_err(|e| McpError::internal_error(format!("the tool call stopped: {e}"), None))?
+        .map_err(|e| McpError::invalid_params(e.to_string(), None))?;
+        if let Some(audit) = caller.as_ref().and_then(|c| c.audit.clone()) {
+            audit(ToolCallRecord {
+                tool: name,
+                app_id,
+                client: client_name(&context),
+                error: outcome.as_ref().err().map(|e| e.code().to_owned()),
+            })
+            .await;
+        }
         // The outcome says whether the tool failed; the rendered JSON is what the client reads.
-        let failed = outcome.is_err();
         let result = slipway_toolkit::render(&outcome);
         let text = serde_json::to_string_pretty(&result).unwrap_or_else(|_| result.to_string());
-        let mut reply = if failed {
+        let mut reply = if outcome.is_err() {
             CallToolResult::error(vec![ContentBlock::text(text)])
         } else {
             CallToolResult::success(vec![ContentBlock::text(text)])
@@ -191,27 +360,29 @@ impl ServerHandler for SlipwayServer {
     }
 }
 
-/// Serves MCP on stdin/stdout until the client disconnects. With no platform configured,
-/// platform tools use an embedded one (data under
-/// [`slipway_platform::embedded::default_data_dir`]), stopped with its apps when the client
-/// disconnects.
-pub async fn serve_stdio() -> Result<(), McpServerError> {
-    let embedded = Arc::new(slipway_platform::embedded::Lazy::new(
-        slipway_platform::embedded::default_data_dir(),
-    ));
-    let served = async {
-        let service = SlipwayServer::with_embedded(Arc::clone(&embedded))
-            .serve(rmcp::transport::stdio())
-            .await
-            .map_err(|e| McpServerError::Transport(e.to_string()))?;
-        service
-            .waiting()
-            .await
-            .map_err(|e| McpServerError::Transport(e.to_string()))?;
-        Ok(())
-    }
-    .await;
-    // Stopping joins the platform's thread: do it off the async threads.
-    let _ = tokio::task::spawn_blocking(move || embedded.shutdown()).await;
-    served
+/// A failed call as the client reads it: `isError`, with the failure's JSON.
+fn failure(error: &slipway_toolkit::ToolError) -> CallToolResult {
+    let body = error.to_json();
+    let text = serde_json::to_string_pretty(&body).unwrap_or_else(|_| body.to_string());
+    let mut reply = CallToolResult::error(vec![ContentBlock::text(text)]);
+    reply.structured_content = Some(body);
+    reply
+}
+
+/// Serves MCP on stdin/stdout until the client disconnects, offering `toolsets` (all when
+/// `None`); platform tools use `runner`'s platform (the CLI gives it an embedded one as its
+/// fallback).
+pub async fn serve_stdio(
+    runner: slipway_toolkit::Runner,
+    toolsets: Option<Vec<Toolset>>,
+) -> Result<(), McpServerError> {
+    let service = SlipwayServer::local(runner, toolsets)
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| McpServerError::Transport(e.to_string()))?;
+    service
+        .waiting()
+        .await
+        .map_err(|e| McpServerError::Transport(e.to_string()))?;
+    Ok(())
 }

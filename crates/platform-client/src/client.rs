@@ -32,9 +32,17 @@ pub struct Answer {
     pub attempts: u32,
 }
 
+/// The HTTP client whose request builders in-process endpoints use (they never send through
+/// it): made once, as making one starts a thread.
+static BUILDER: std::sync::OnceLock<Http> = std::sync::OnceLock::new();
+
 impl Client {
     /// A client for `endpoint`.
     pub fn new(endpoint: Endpoint) -> Result<Self, ToolError> {
+        if endpoint.transport.is_some() {
+            let http = BUILDER.get_or_init(Http::new).clone();
+            return Ok(Self { endpoint, http });
+        }
         let http = crate::trust::client_builder(&endpoint.url)?
             .connect_timeout(Duration::from_secs(10))
             .timeout(Duration::from_secs(300))
@@ -97,6 +105,11 @@ impl Client {
         path: &str,
         last_event_id: Option<&str>,
     ) -> Result<Response, ToolError> {
+        if self.endpoint.transport.is_some() {
+            return Err(ToolError::Unavailable(
+                "a live stream is not available inside the platform's tool server".into(),
+            ));
+        }
         let mut request = self
             .request(Method::GET, path)
             .header("accept", "text/event-stream")
@@ -130,6 +143,17 @@ impl Client {
 
     /// Sends with back-off (0.5 s, 1 s) on timeouts, connection failures, 502, 503 and 504.
     fn send(&self, build: impl Fn() -> RequestBuilder) -> Result<Answer, ToolError> {
+        if let Some(transport) = &self.endpoint.transport {
+            let request = build()
+                .build()
+                .map_err(|e| ToolError::Internal(format!("a request to the platform: {e}")))?;
+            let (status, body) = transport
+                .send(in_process(&request)?)
+                .map_err(ToolError::Unavailable)?;
+            let status = reqwest::StatusCode::from_u16(status)
+                .map_err(|e| ToolError::Internal(format!("the platform's answer: {e}")))?;
+            return self.read(status, &String::from_utf8_lossy(&body), 1);
+        }
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -164,10 +188,21 @@ impl Client {
     fn answer(&self, response: Response, attempts: u32) -> Result<Answer, ToolError> {
         let status = response.status();
         let text = response.text().unwrap_or_default();
+        self.read(status, &text, attempts)
+    }
+
+    /// An answer's status and text as the tools read it: the parsed body, or the error the
+    /// status and the platform's message make.
+    fn read(
+        &self,
+        status: reqwest::StatusCode,
+        text: &str,
+        attempts: u32,
+    ) -> Result<Answer, ToolError> {
         let body: Value = if text.is_empty() {
             Value::Null
         } else {
-            serde_json::from_str(&text).unwrap_or(Value::String(text))
+            serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
         };
         if status.is_success() {
             return Ok(Answer { body, attempts });
@@ -193,6 +228,30 @@ impl Client {
             _ => ToolError::Internal(format!("platform answered {status}: {message}")),
         })
     }
+}
+
+/// `request` as an in-process transport takes it: the route's path and query, the headers
+/// (the bearer token among them), the body.
+fn in_process(request: &reqwest::blocking::Request) -> Result<http::Request<Vec<u8>>, ToolError> {
+    let url = request.url();
+    let target = match url.query() {
+        Some(q) => format!("{}?{q}", url.path()),
+        None => url.path().to_owned(),
+    };
+    let body = request
+        .body()
+        .and_then(|b| b.as_bytes())
+        .map(<[u8]>::to_vec)
+        .unwrap_or_default();
+    let mut built = http::Request::builder()
+        .method(request.method().as_str())
+        .uri(target);
+    for (name, value) in request.headers() {
+        built = built.header(name.as_str(), value.as_bytes());
+    }
+    built
+        .body(body)
+        .map_err(|e| ToolError::Internal(format!("a request to the platform: {e}")))
 }
 
 /// A platform answer read as `T`; one of another shape is an internal error (the platform and

@@ -8,19 +8,44 @@ pub const ENV_URL: &str = "SLIPWAY_PLATFORM_URL";
 pub const ENV_TOKEN: &str = "SLIPWAY_TOKEN";
 
 /// A platform base URL and the bearer token to present to it.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone)]
 pub struct Endpoint {
     /// Base URL without a trailing slash.
     pub url: String,
     /// Bearer token (never logged: `Debug` hides it).
     pub token: String,
+    /// How requests travel when not over the network: the platform's own MCP server hands
+    /// its API router here, so a tool call is the very API request a client would send,
+    /// checked the same way, without a loopback connection.
+    pub transport: Option<std::sync::Arc<dyn Transport>>,
 }
+
+/// Carries a request to the platform and brings back its status and body.
+pub trait Transport: Send + Sync {
+    /// Sends `request` (its URI is the route's path and query) and returns the answer's
+    /// status and body, or why nothing came back.
+    fn send(&self, request: http::Request<Vec<u8>>) -> Result<(u16, Vec<u8>), String>;
+}
+
+impl PartialEq for Endpoint {
+    fn eq(&self, other: &Self) -> bool {
+        let same_transport = match (&self.transport, &other.transport) {
+            (None, None) => true,
+            (Some(a), Some(b)) => std::sync::Arc::ptr_eq(a, b),
+            _ => false,
+        };
+        self.url == other.url && self.token == other.token && same_transport
+    }
+}
+
+impl Eq for Endpoint {}
 
 impl std::fmt::Debug for Endpoint {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Endpoint")
             .field("url", &self.url)
             .field("token", &"<redacted>")
+            .field("in_process", &self.transport.is_some())
             .finish()
     }
 }
@@ -31,7 +56,15 @@ impl Endpoint {
         Self {
             url: url.into().trim_end_matches('/').to_owned(),
             token: token.into(),
+            transport: None,
         }
+    }
+
+    /// This endpoint, its requests carried by `transport` instead of the network.
+    #[must_use]
+    pub fn with_transport(mut self, transport: std::sync::Arc<dyn Transport>) -> Self {
+        self.transport = Some(transport);
+        self
     }
 
     /// The endpoint of `environment` (default `production`): `SLIPWAY_PLATFORM_URL` and

@@ -125,6 +125,22 @@ impl ToolError {
         }
     }
 
+    /// A short stable word for the kind of failure (an audit entry's outcome).
+    pub fn code(&self) -> &'static str {
+        match self {
+            ToolError::InvalidArgument { .. } => "invalid_argument",
+            ToolError::NotFound(_) => "not_found",
+            ToolError::Conflict { .. } => "conflict",
+            ToolError::Io(_) => "io",
+            ToolError::NotConfigured(_) => "not_configured",
+            ToolError::PermissionDenied(_) => "permission_denied",
+            ToolError::BuildFailed(_) | ToolError::BuildsFailed(_) => "build_failed",
+            ToolError::InvalidDevfile { .. } => "invalid_devfile",
+            ToolError::Unavailable(_) => "unavailable",
+            ToolError::Internal(_) => "internal",
+        }
+    }
+
     /// Whether the same call may succeed if tried again.
     pub fn retryable(&self) -> bool {
         matches!(self, ToolError::Io(_) | ToolError::Unavailable(_))

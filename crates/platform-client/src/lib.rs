@@ -47,7 +47,7 @@ pub use build::{
 };
 pub use build::{Files as ProjectFiles, upload_services};
 pub use client::{Client, fetch_text};
-pub use endpoint::{ENV_TOKEN, ENV_URL, Endpoint};
+pub use endpoint::{ENV_TOKEN, ENV_URL, Endpoint, Transport};
 pub use error::{FailedBuilds, ToolError};
 pub use join::{Joined, accept_invite};
 pub use model::{

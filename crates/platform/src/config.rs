@@ -62,6 +62,10 @@ pub struct PlatformConfig {
     /// Single sign-on with an OpenID Connect provider (`--public-url`, `--oidc-*`); `None`
     /// signs people in with tokens and invites only.
     pub oidc: Option<OidcSettings>,
+    /// The platform's address as people and assistants reach it (`--public-url`): what
+    /// `/mcp` accepts as its Host and Origin besides loopback, and the address its metadata
+    /// names. Single sign-on returns to it too.
+    pub public_url: Option<String>,
     /// Serve the API and the gateway over HTTPS with this certificate and key
     /// (`--tls-cert`, `--tls-key`), re-read on `SIGHUP` and when the files change.
     pub tls: Option<slipway_server::tls::TlsFiles>,
@@ -252,6 +256,7 @@ impl PlatformConfig {
             gateway_mode: GatewayMode::Ports,
             public_domain: None,
             oidc: None,
+            public_url: None,
             tls: None,
             services_postgres_url: None,
             notify_retries: Retries::default(),

@@ -169,6 +169,13 @@ pub async fn prepare(config: &PlatformConfig) -> Result<AppState, PlatformError>
         },
     )
     .with_sso(sso)
+    .with_mcp(
+        config
+            .public_url
+            .as_deref()
+            .or(config.oidc.as_ref().map(|o| o.public_url.as_str())),
+        config.tls.is_some(),
+    )
     .with_notifier(notifier)
     .with_git_worker())
 }

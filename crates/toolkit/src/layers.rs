@@ -5,7 +5,8 @@
 //! 0  templates, links, devfile_tools    the offline tools' parts; the slipway:// grammar
 //! 1  scaffold                           scaffold_app (renders a template, validates, writes)
 //! 2  registry                           the tool table, the dispatcher, render
-//! 3  runner                             the dispatcher with a fallback platform
+//! 3  runner, hints                      the dispatcher with a fallback platform; each tool's
+//!                                       title, annotations and toolset
 //! 4  layers, lib
 //! ```
 
@@ -16,6 +17,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("scaffold", 1),
     ("registry", 2),
     ("runner", 3),
+    ("hints", 3),
     ("layers", 4),
     ("lib", 4),
 ];

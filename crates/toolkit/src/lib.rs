@@ -7,6 +7,7 @@
 //! lives here or in the crates it calls (the devfile engine, the platform client).
 
 mod devfile_tools;
+pub mod hints;
 #[cfg(test)]
 mod layers;
 pub mod links;
@@ -19,6 +20,7 @@ pub use devfile_tools::{
     GenerateDevfileResult, ValidateDevfileArgs, ValidateDevfileResult, generate_devfile,
     validate_devfile,
 };
+pub use hints::{FILE_ARGUMENTS, Hints, Toolset, hints};
 pub use registry::{
     CallError, PLATFORM_TOOLS, TOOLS, ToolInfo, all_tools, call, call_outcome, call_outcome_with,
     call_with, input_schema, output_schema, render,

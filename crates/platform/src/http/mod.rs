@@ -11,6 +11,7 @@ pub mod extract;
 pub mod git;
 pub mod jobs;
 pub mod logs;
+pub(crate) mod mcp;
 pub mod metrics;
 pub mod notifications;
 pub mod openapi;
@@ -75,6 +76,8 @@ pub struct AppState {
     public: Arc<Mutex<PublicListeners>>,
     /// Git sources: connecting, webhook deliveries, the worker that fetches and queues.
     git: crate::gitsource::GitSources,
+    /// Where `/mcp` is reached from (its Host and Origin allow-lists).
+    mcp: mcp::McpSettings,
 }
 
 /// The gateways' listeners and the custom domains they serve, made at start.
@@ -135,7 +138,18 @@ impl AppState {
             metrics: slipway_server::metrics::Metrics::new(),
             domains,
             public: Arc::new(Mutex::new(public)),
+            mcp: mcp::McpSettings::default(),
         }
+    }
+
+    /// With `/mcp` reached at `public_url` (and loopback), over TLS or not.
+    pub(crate) fn with_mcp(mut self, public_url: Option<&str>, tls: bool) -> Self {
+        self.mcp = mcp::McpSettings::new(public_url, tls);
+        self
+    }
+
+    pub(crate) fn mcp(&self) -> &mcp::McpSettings {
+        &self.mcp
     }
 
     /// The state with single sign-on (or without, for `None`).
@@ -374,9 +388,17 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("get", "/metrics"),
 ];
 
-/// The application: `/v1/…`, `/v1/openapi.json`, `/health` and `/metrics`; every request is
-/// counted by its route template.
+/// The application: `/v1/…`, `/v1/openapi.json`, `/health`, `/metrics` and `/mcp` (whose
+/// tools call the rest in-process); every request is counted by its route template.
 pub fn router(state: AppState) -> Router {
+    let api = api_router(state.clone());
+    let mcp = mcp::router(state.clone(), api.clone());
+    let mcp = slipway_server::http::finish(mcp, slipway_mcp::remote::MAX_BODY);
+    api.merge(state.metrics().track(mcp))
+}
+
+/// Everything but `/mcp`.
+fn api_router(state: AppState) -> Router {
     let v1 = apps::router()
         .merge(builds::router())
         .merge(prebuilt::router())

@@ -20,6 +20,7 @@ mod history;
 mod isolation;
 mod jobs;
 mod matrix;
+mod mcp;
 mod metrics;
 mod notifications;
 mod openapi;

@@ -72,7 +72,10 @@ async fn scoped_tokens_do_only_what_their_scope_allows() {
             (status, &read["data"]["v"]),
             (StatusCode::OK, &json!("s3cret"))
         );
-        refused(&app.register_raw(&reader, &json!({"name": "more", "display_name": "More"})).await);
+        refused(
+            &app.register_raw(&reader, &json!({"name": "more", "display_name": "More"}))
+                .await,
+        );
         refused(&app.delete_app(&reader, &billing_id).await);
         let disable = format!("/v1/apps/{orders_id}/disable");
         refused(&call(&app, Method::POST, &disable, &reader, json!({})).await);
@@ -127,7 +130,10 @@ async fn scoped_tokens_do_only_what_their_scope_allows() {
             StatusCode::NOT_FOUND
         );
         assert_eq!(app.get_app(&one, &orders_id).await.0, StatusCode::OK);
-        refused(&app.register_raw(&one, &json!({"name": "more", "display_name": "More"})).await);
+        refused(
+            &app.register_raw(&one, &json!({"name": "more", "display_name": "More"}))
+                .await,
+        );
         refused(&call(&app, Method::GET, "/v1/account/audit", &one, Value::Null).await);
         let personal = json!({"secret_type": "user", "secret_path": "mine", "data": {"v": 1}});
         refused(&call(&app, Method::POST, "/v1/secrets", &one, personal).await);

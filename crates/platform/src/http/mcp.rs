@@ -1,0 +1,408 @@
+//! `/mcp`: the platform's tool server for AI assistants (Streamable HTTP, protocol 2026-07-28
+//! and the versions before it), with the tools of `slipway mcp` that need no files on the
+//! caller's machine (docs/mcp.md).
+//!
+//! Before the MCP service (`slipway_mcp::remote`) sees a request, this layer:
+//! - checks `Host` and `Origin` against the platform's own names (`--public-url` and
+//!   loopback): a page that rebinds a name to the platform gets a 403, not a tool;
+//! - authenticates the bearer token, or answers 401 with `WWW-Authenticate` naming the
+//!   protected resource metadata (RFC 9728, served at
+//!   `/.well-known/oauth-protected-resource/mcp`);
+//! - refuses a `tools/call` the token's scope does not allow with 403 `insufficient_scope`
+//!   (RFC 6750), before anything runs;
+//! - hands the service the caller: their token's scope, the toolsets asked for
+//!   (`?toolsets=apps,logs`), and an endpoint that carries each tool's API request to this
+//!   very router in-process (so a tool call is checked exactly as the same request from the
+//!   CLI would be), and writes every tool call into the account's audit.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get};
+use serde_json::{Value, json};
+use tower::ServiceExt as _;
+
+use super::error::ApiError;
+use super::{Access, AppState};
+
+/// Where the platform is reached, for the allow-lists and the metadata's addresses.
+#[derive(Debug, Clone)]
+pub(crate) struct McpSettings {
+    /// `--public-url`, without a trailing slash.
+    public_url: Option<String>,
+    /// Whether the API is served over TLS (the scheme of an address made from `Host`).
+    tls: bool,
+}
+
+impl McpSettings {
+    pub(crate) fn new(public_url: Option<&str>, tls: bool) -> Self {
+        Self {
+            public_url: public_url.map(|u| u.trim_end_matches('/').to_owned()),
+            tls,
+        }
+    }
+
+    /// Host names a request may name: loopback's, and the public URL's.
+    fn hosts(&self) -> Vec<String> {
+        let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1"]
+            .map(str::to_owned)
+            .to_vec();
+        if let Some(host) = self.public().and_then(|u| u.host_str().map(str::to_owned)) {
+            hosts.push(host.trim_matches(['[', ']']).to_ascii_lowercase());
+        }
+        hosts
+    }
+
+    /// Browser origins a request may come from: loopback's on any port, the public URL's.
+    fn origins(&self) -> Vec<String> {
+        let mut origins: Vec<String> = [
+            "http://localhost:*",
+            "http://127.0.0.1:*",
+            "https://localhost:*",
+            "https://127.0.0.1:*",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        if let Some(url) = self.public() {
+            origins.push(url.origin().ascii_serialization());
+        }
+        origins
+    }
+
+    fn public(&self) -> Option<url::Url> {
+        self.public_url
+            .as_deref()
+            .and_then(|u| url::Url::parse(u).ok())
+    }
+
+    /// The platform's base address: the public URL, or the one the request came to.
+    fn base(&self, headers: &HeaderMap) -> String {
+        if let Some(url) = &self.public_url {
+            return url.clone();
+        }
+        let host = headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or("localhost");
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://{host}")
+    }
+}
+
+impl Default for McpSettings {
+    fn default() -> Self {
+        Self::new(None, false)
+    }
+}
+
+/// `/mcp` and its protected resource metadata.
+pub(crate) fn router(state: AppState, api: Router) -> Router {
+    let settings = state.mcp().clone();
+    let service = slipway_mcp::remote::service(
+        settings.hosts(),
+        settings.origins(),
+        tokio_util::sync::CancellationToken::new(),
+    );
+    let mcp = Mcp {
+        state,
+        service,
+        api,
+        settings,
+    };
+    Router::new()
+        .route("/mcp", any(serve))
+        .route(METADATA_PATH, get(metadata))
+        // RFC 9728 §3.1: a client that knows only the server's origin asks here.
+        .route("/.well-known/oauth-protected-resource", get(metadata))
+        .with_state(mcp)
+}
+
+/// The protected resource metadata of `/mcp`.
+const METADATA_PATH: &str = "/.well-known/oauth-protected-resource/mcp";
+
+#[derive(Clone)]
+struct Mcp {
+    state: AppState,
+    service: slipway_mcp::remote::Service,
+    /// The API router, which tools' requests go to in-process.
+    api: Router,
+    settings: McpSettings,
+}
+
+/// `GET /.well-known/oauth-protected-resource/mcp` (RFC 9728).
+async fn metadata(State(mcp): State<Mcp>, headers: HeaderMap) -> Response {
+    let base = mcp.settings.base(&headers);
+    (
+        [(header::CACHE_CONTROL, "max-age=3600")],
+        axum::Json(json!({
+            "resource": format!("{base}/mcp"),
+            "resource_name": "Slipway",
+            "bearer_methods_supported": ["header"],
+            "resource_documentation": format!("{base}/v1/openapi.json"),
+        })),
+    )
+        .into_response()
+}
+
+async fn serve(State(mcp): State<Mcp>, request: Request) -> Response {
+    let (mut parts, body) = request.into_parts();
+    if let Err(refused) = check_origin(&mcp.settings, &parts.headers) {
+        return refused;
+    }
+    let token = match super::bearer(&parts.headers) {
+        Ok(token) => token,
+        Err(e) => return unauthorized(&mcp.settings, &parts.headers, e),
+    };
+    let caller = match authenticate(&mcp.state, &parts.headers).await {
+        Ok(caller) => caller,
+        Err(e) if e.status() == StatusCode::UNAUTHORIZED => {
+            return unauthorized(&mcp.settings, &parts.headers, e);
+        }
+        Err(e) => return e.into_response(),
+    };
+    let toolsets = match toolsets(parts.uri.query()) {
+        Ok(sets) => sets,
+        Err(e) => return e.into_response(),
+    };
+    let bytes = match axum::body::to_bytes(body, slipway_mcp::remote::MAX_BODY).await {
+        Ok(bytes) => bytes,
+        Err(_) => return ApiError::PayloadTooLarge.into_response(),
+    };
+    let offer = slipway_mcp::Offer {
+        door: slipway_mcp::Door::Remote,
+        toolsets: toolsets.clone(),
+        scope: Some(caller.scope.clone()),
+    };
+    if let Some(tool) = called_tool(&bytes)
+        && let Err(slipway_mcp::Withheld::Scope(why)) = offer.check(&tool)
+    {
+        return insufficient_scope(&tool, &why);
+    }
+    let endpoint = slipway_mcp::Endpoint::new("http://platform.invalid", token.expose())
+        .with_transport(Arc::new(InProcess {
+            api: mcp.api.clone(),
+            runtime: tokio::runtime::Handle::current(),
+        }));
+    parts.extensions.insert(slipway_mcp::RemoteCaller {
+        endpoint,
+        scope: caller.scope.clone(),
+        toolsets,
+        audit: Some(audit(mcp.state.db().clone(), caller)),
+    });
+    let request = Request::from_parts(parts, Body::from(bytes));
+    let Ok(response) = mcp.service.oneshot(request).await;
+    response.map(Body::new)
+}
+
+/// `Host` must name this platform, and a browser's `Origin` must be one of its own.
+#[allow(
+    clippy::result_large_err,
+    reason = "the refusal is the response itself"
+)]
+fn check_origin(settings: &McpSettings, headers: &HeaderMap) -> Result<(), Response> {
+    let forbidden = |what: &str| {
+        ApiError::PermissionDenied(format!(
+            "{what} is not this platform's; set --public-url to the address clients use"
+        ))
+        .into_response()
+    };
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .map(host_name)
+        .unwrap_or_default();
+    if !settings.hosts().contains(&host) {
+        return Err(forbidden("the Host header"));
+    }
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let origin = origin.to_str().unwrap_or_default();
+        if !origin_allowed(settings, origin) {
+            return Err(forbidden("the Origin header"));
+        }
+    }
+    Ok(())
+}
+
+/// A `Host` value's name, lower-case, without its port or IPv6 brackets.
+fn host_name(raw: &str) -> String {
+    let raw = raw.trim();
+    let name = if let Some(rest) = raw.strip_prefix('[') {
+        rest.split(']').next().unwrap_or_default()
+    } else {
+        raw.rsplit_once(':').map_or(raw, |(name, _)| name)
+    };
+    name.to_ascii_lowercase()
+}
+
+fn origin_allowed(settings: &McpSettings, origin: &str) -> bool {
+    let Ok(url) = url::Url::parse(origin) else {
+        return false;
+    };
+    let serialized = url.origin().ascii_serialization();
+    settings.origins().iter().any(|allowed| {
+        match allowed.strip_suffix(":*") {
+            // Any port of a loopback origin.
+            Some(prefix) => {
+                serialized == prefix
+                    || serialized
+                        .strip_prefix(prefix)
+                        .is_some_and(|rest| rest.starts_with(':'))
+            }
+            None => *allowed == serialized,
+        }
+    })
+}
+
+async fn authenticate(
+    state: &AppState,
+    headers: &HeaderMap,
+) -> Result<crate::model::Caller, ApiError> {
+    let (tx, caller) = state.begin_as(headers, Access::Read).await?;
+    tx.commit().await?;
+    Ok(caller)
+}
+
+/// `?toolsets=apps,logs`: `None` without it.
+fn toolsets(query: Option<&str>) -> Result<Option<Vec<slipway_mcp::Toolset>>, ApiError> {
+    let Some(query) = query else {
+        return Ok(None);
+    };
+    for (name, value) in url::form_urlencoded::parse(query.as_bytes()) {
+        if name == "toolsets" {
+            return slipway_mcp::Toolset::parse_list(&value)
+                .map(Some)
+                .map_err(|rule| ApiError::invalid("toolsets", rule));
+        }
+    }
+    Ok(None)
+}
+
+/// The tool a JSON-RPC `tools/call` request names (a batch or anything else: none).
+fn called_tool(body: &Bytes) -> Option<String> {
+    let message: Value = serde_json::from_slice(body).ok()?;
+    if message.get("method")?.as_str()? != "tools/call" {
+        return None;
+    }
+    Some(message.pointer("/params/name")?.as_str()?.to_owned())
+}
+
+/// 401 with the header that leads a client to the metadata (MCP authorization, RFC 9728 §5.1).
+fn unauthorized(settings: &McpSettings, headers: &HeaderMap, error: ApiError) -> Response {
+    let mut response = error.into_response();
+    *response.status_mut() = StatusCode::UNAUTHORIZED;
+    let value = format!(
+        r#"Bearer resource_metadata="{}{METADATA_PATH}""#,
+        settings.base(headers)
+    );
+    if let Ok(value) = HeaderValue::from_str(&value) {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, value);
+    }
+    response
+}
+
+/// 403 for a tool the token's scope does not allow (RFC 6750 §3.1).
+fn insufficient_scope(tool: &str, why: &str) -> Response {
+    let mut response = ApiError::Identity(slipway_identity::IdentityError::InsufficientScope(
+        format!("{tool}: {why}"),
+    ))
+    .into_response();
+    let value = format!(
+        r#"Bearer error="insufficient_scope", error_description="{}""#,
+        why.replace('"', "'")
+    );
+    if let Ok(value) = HeaderValue::from_str(&value) {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, value);
+    }
+    response
+}
+
+/// Writes each tool call into the account's audit: who, which client, which tool, which app,
+/// how it ended (never an argument's value).
+fn audit(db: crate::db::Db, caller: crate::model::Caller) -> slipway_mcp::Audit {
+    Arc::new(move |call: slipway_mcp::ToolCallRecord| {
+        let (db, caller) = (db.clone(), caller.clone());
+        Box::pin(async move {
+            let detail = format!(
+                "app {}; client {}; {}",
+                call.app_id.as_deref().unwrap_or("none"),
+                call.client.as_deref().unwrap_or("unnamed"),
+                call.error.as_deref().unwrap_or("success"),
+            );
+            if let Err(e) = slipway_identity::tokens::record(
+                &db,
+                &caller,
+                slipway_identity::audit::Action::ToolCalled,
+                &call.tool,
+                &detail,
+            )
+            .await
+            {
+                tracing::error!(error = %e, tool = %call.tool, "could not record a tool call in the audit");
+            }
+        })
+    })
+}
+
+/// Carries a tool's API request to the platform's router without a network.
+struct InProcess {
+    api: Router,
+    runtime: tokio::runtime::Handle,
+}
+
+impl slipway_mcp::Transport for InProcess {
+    fn send(&self, request: axum::http::Request<Vec<u8>>) -> Result<(u16, Vec<u8>), String> {
+        // Called from the tool's blocking thread, never from an async one.
+        let api = self.api.clone();
+        self.runtime.block_on(async move {
+            let Ok(response) = api.oneshot(request.map(Body::from)).await;
+            let status = response.status().as_u16();
+            let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+                .await
+                .map_err(|e| format!("reading the platform's answer: {e}"))?;
+            Ok((status, body.to_vec()))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_lose_ports_and_brackets() {
+        assert_eq!(host_name("LocalHost:8700"), "localhost");
+        assert_eq!(host_name("[::1]:8700"), "::1");
+        assert_eq!(host_name("slipway.example.org"), "slipway.example.org");
+    }
+
+    #[test]
+    fn origins_are_the_platforms_own() {
+        let s = McpSettings::new(Some("https://slipway.example.org/"), true);
+        assert!(origin_allowed(&s, "https://slipway.example.org"));
+        assert!(origin_allowed(&s, "http://localhost:5173"));
+        assert!(origin_allowed(&s, "http://127.0.0.1"));
+        assert!(!origin_allowed(&s, "https://evil.example"));
+        assert!(!origin_allowed(&s, "http://localhost.evil.example:80"));
+        assert!(!origin_allowed(&s, "null"));
+        assert!(s.hosts().contains(&"slipway.example.org".to_owned()));
+    }
+
+    #[test]
+    fn only_tool_calls_name_a_tool() {
+        let call = Bytes::from_static(
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"delete_app"}}"#,
+        );
+        assert_eq!(called_tool(&call).as_deref(), Some("delete_app"));
+        let list = Bytes::from_static(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+        assert_eq!(called_tool(&list), None);
+        assert_eq!(called_tool(&Bytes::from_static(b"[")), None);
+    }
+}
