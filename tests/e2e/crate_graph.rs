@@ -115,11 +115,7 @@ fn crates_depend_on_exactly_the_drawn_crates() {
         ),
         (
             "slipway-mcp",
-            &[
-                "slipway-api",
-                "slipway-platform-client",
-                "slipway-toolkit",
-            ],
+            &["slipway-api", "slipway-platform-client", "slipway-toolkit"],
         ),
         (
             "slipway-desktop",
