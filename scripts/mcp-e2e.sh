@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Drives `slipway mcp` with the official Python MCP client (a client this project did not
-# write) through the whole workflow against a real platform server.
+# Drives `slipway mcp` and the platform's `/mcp` with the official Python MCP client (a client
+# this project did not write) through the whole workflow against a real platform server.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv="${MCP_VENV:-/tmp/slipway-mcp-venv}"
@@ -9,4 +9,9 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import mcp" 2>/dev/nu
   "$venv/bin/pip" install --quiet --disable-pip-version-check "mcp>=2.3,<3"
 fi
 cargo build -q -p slipway-cli
-SLIPWAY_BIN="$PWD/target/debug/slipway" "$venv/bin/python" tests/mcp/test_mcp.py
+# The stdio server (`slipway mcp`), then the platform's own (`/mcp`, Streamable HTTP), side by
+# side: each starts its own platform.
+SLIPWAY_BIN="$PWD/target/debug/slipway" "$venv/bin/python" tests/mcp/test_mcp.py &
+stdio=$!
+(cd tests/mcp && SLIPWAY_BIN="$PWD/../../target/debug/slipway" "$venv/bin/python" -m unittest test_remote_mcp)
+wait "$stdio"

@@ -4,7 +4,7 @@ Starts a real platform server, then drives the tool server the way an assistant 
 list the spec's 26 tools and the platform's domain tools, templates -> scaffold -> validate -> register -> app secrets
 (create, get, list, update, share) -> build -> status until RUNNING -> logs -> sharing (account
 users, grantable roles, grant, permissions, revoke) -> disable -> enable -> delete, checking the
-result keys the spec names.
+result keys the spec names, and every result against its tool's outputSchema.
 Run by scripts/mcp-e2e.sh with the `mcp` package installed; SLIPWAY_BIN is the slipway binary.
 """
 
@@ -18,6 +18,7 @@ import time
 import unittest
 import urllib.request
 
+import jsonschema
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
@@ -75,6 +76,9 @@ class McpEndToEnd(unittest.TestCase):
         data = result.structured_content
         if data is None:
             data = json.loads(result.content[0].text)
+        if not result.is_error:
+            # Every result conforms to the outputSchema its tool publishes.
+            jsonschema.validate(data, self.schemas[tool])
         return data
 
     async def workflow(self):
@@ -93,6 +97,9 @@ class McpEndToEnd(unittest.TestCase):
                 for t in tools.tools:
                     self.assertEqual(t.input_schema.get("type"), "object", t.name)
                     self.assertTrue(t.description, t.name)
+                    self.assertTrue(t.title, t.name)
+                    self.assertEqual(t.output_schema.get("type"), "object", t.name)
+                self.schemas = {t.name: t.output_schema for t in tools.tools}
 
                 templates = await self.call(session, "get_available_templates", {})
                 self.assertEqual(len(templates["templates"]), 6)

@@ -1,0 +1,170 @@
+"""End-to-end test of the platform's own tool server, `/mcp`, through the official Python MCP
+client (its unified `Client` over Streamable HTTP, negotiating the newest protocol it and the
+server share), authenticated with a personal token as a bearer header.
+
+Starts a real platform server and checks what an assistant meets: the tools offered (every one
+but those that need the caller's files), each call's result valid against its tool's
+outputSchema (jsonschema), a read-only token that neither lists nor runs a write tool (the call
+is refused before it runs), an app-limited token that sees only its app, the audit naming the
+calls, and a revoked token refused.
+Run by scripts/mcp-e2e.sh with the `mcp` package installed; SLIPWAY_BIN is the slipway binary.
+"""
+
+import asyncio
+import json
+import os
+import subprocess
+import tempfile
+import time
+import unittest
+import urllib.error
+import urllib.request
+
+import jsonschema
+from mcp.client.client import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from test_mcp import PLATFORM_TOOLS, SPEC_TOOLS, free_port
+
+SLIPWAY = os.environ["SLIPWAY_BIN"]
+FILE_TOOLS = {"scaffold_app", "build_app"}
+
+
+class RemoteMcp(unittest.TestCase):
+    def setUp(self):
+        self.work = tempfile.mkdtemp(prefix="slipway-remote-mcp-")
+        data = os.path.join(self.work, "platform")
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.platform = subprocess.Popen(
+            [SLIPWAY, "platform", "serve", "--listen", f"127.0.0.1:{self.port}", "--data-dir", data,
+             "--builder", "native"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        token_file = os.path.join(data, "bootstrap-token")
+        deadline = time.time() + 30
+        while not os.path.exists(token_file) and time.time() < deadline:
+            time.sleep(0.1)
+        with open(token_file) as f:
+            self.token = f.read().strip()
+        while time.time() < deadline:
+            try:
+                urllib.request.urlopen(f"{self.base}/health")
+                break
+            except OSError:
+                time.sleep(0.1)
+
+    def tearDown(self):
+        self.platform.terminate()
+        self.platform.wait(timeout=30)
+
+    def api(self, method, path, token, body=None):
+        request = urllib.request.Request(
+            f"{self.base}{path}", method=method, data=None if body is None else json.dumps(body).encode(),
+            headers={"authorization": f"Bearer {token}", "content-type": "application/json"})
+        with urllib.request.urlopen(request) as response:
+            return json.loads(response.read() or b"null")
+
+    def client(self, token, query=""):
+        http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+        return Client(streamable_http_client(f"{self.base}/mcp{query}", http_client=http), mode="auto")
+
+    def test_assistants_act_as_their_token_allows(self):
+        asyncio.run(self.remote())
+
+    async def call(self, client, schemas, tool, args):
+        result = await client.call_tool(tool, args)
+        data = result.structured_content
+        self.assertIsNotNone(data, tool)
+        if not result.is_error:
+            jsonschema.validate(data, schemas[tool])
+        return result, data
+
+    async def remote(self):
+        async with self.client(self.token) as client:
+            listed = await client.list_tools()
+            names = sorted(t.name for t in listed.tools)
+            self.assertEqual(names, sorted(set(SPEC_TOOLS + PLATFORM_TOOLS) - FILE_TOOLS))
+            schemas = {t.name: t.output_schema for t in listed.tools}
+            for t in listed.tools:
+                self.assertTrue(t.title, t.name)
+                self.assertIsNotNone(t.annotations.read_only_hint, t.name)
+                self.assertEqual(t.output_schema.get("type"), "object", t.name)
+            destructive = {t.name for t in listed.tools if t.annotations.destructive_hint}
+            self.assertTrue({"delete_app", "delete_secret", "revoke_app_role", "disable_app"} <= destructive)
+
+            _, templates = await self.call(client, schemas, "get_available_templates", {})
+            self.assertEqual(len(templates["templates"]), 6)
+            _, generated = await self.call(client, schemas, "generate_devfile", {
+                "app_name": "remote-demo", "display_name": "Remote Demo", "description": "A demo.", "port": 8080})
+            _, report = await self.call(client, schemas, "validate_devfile", {
+                "devfile_content": generated["content"]})
+            self.assertTrue(report["valid"], report)
+            result, refused = await self.call(client, schemas, "validate_devfile", {"devfile_path": "/etc/hostname"})
+            self.assertTrue(result.is_error)
+            self.assertEqual(refused["field"], "devfile_path")
+
+            _, orders = await self.call(client, schemas, "register_app", {
+                "name": "orders", "display_name": "Orders"})
+            _, billing = await self.call(client, schemas, "register_app", {
+                "name": "billing", "display_name": "Billing"})
+            for tool, args in [
+                ("list_apps", {}),
+                ("get_app", {"app_id": orders["app_id"]}),
+                ("get_app_status", {"app_id": orders["app_id"]}),
+                ("list_account_users", {}),
+                ("list_grantable_roles", {"app_id": orders["app_id"]}),
+                ("list_app_permissions", {"app_id": orders["app_id"]}),
+                ("list_secrets", {"secret_type": "app", "app_id": orders["app_id"]}),
+                ("create_secret", {"secret_type": "app", "app_id": orders["app_id"], "secret_path": "db",
+                                   "data": json.dumps({"PASSWORD": "pw"})}),
+                ("get_secret", {"secret_type": "app", "app_id": orders["app_id"], "secret_path": "db"}),
+                ("list_domains", {"app_id": orders["app_id"]}),
+                ("list_previews", {"app_id": orders["app_id"]}),
+                ("disable_app", {"app_id": billing["app_id"]}),
+                ("enable_app", {"app_id": billing["app_id"]}),
+            ]:
+                result, data = await self.call(client, schemas, tool, args)
+                self.assertFalse(result.is_error, f"{tool}: {data}")
+
+        # Read-only: no write tool listed; a write call refused (403 before it runs).
+        reader = self.api("POST", "/v1/tokens", self.token, {"name": "assistant", "read_only": True})
+        async with self.client(reader["token"]) as client:
+            listed = await client.list_tools()
+            names = {t.name for t in listed.tools}
+            self.assertIn("get_app_status", names)
+            self.assertFalse({"delete_app", "register_app", "create_secret"} & names, names)
+            with self.assertRaises(Exception):
+                await client.call_tool("delete_app", {"app_id": billing["app_id"]})
+        self.assertEqual(self.api("GET", f"/v1/apps/{billing['app_id']}", self.token)["name"], "billing")
+
+        # One app: the other is not there for it.
+        limited = self.api("POST", "/v1/tokens", self.token, {"name": "orders-assistant", "apps": ["orders"]})
+        async with self.client(limited["token"], "?toolsets=apps") as client:
+            listed = await client.list_tools()
+            self.assertNotIn("register_app", {t.name for t in listed.tools})
+            self.assertNotIn("get_app_logs", {t.name for t in listed.tools}, "only the apps toolset")
+            result = await client.call_tool("list_apps", {})
+            self.assertEqual([a["name"] for a in result.structured_content["apps"]], ["orders"])
+            result = await client.call_tool("get_app", {"app_id": billing["app_id"]})
+            self.assertTrue(result.is_error)
+
+        audit = self.api("GET", "/v1/account/audit", self.token)
+        calls = [e for e in audit["entries"] if e["action"] == "mcp.tool_called"]
+        self.assertTrue(any(e["subject"] == "create_secret" for e in calls))
+        self.assertFalse(any("pw" in e["detail"] for e in calls), "never a value")
+
+        # Revoked: refused at once.
+        self.api("DELETE", f"/v1/tokens/{reader['id']}", self.token)
+        request = urllib.request.Request(
+            f"{self.base}/mcp", method="POST", data=b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
+            headers={"authorization": f"Bearer {reader['token']}", "content-type": "application/json",
+                     "accept": "application/json, text/event-stream"})
+        with self.assertRaises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request)
+        self.assertEqual(refused.exception.code, 401)
+        self.assertIn("resource_metadata=", refused.exception.headers["www-authenticate"])
+
+
+if __name__ == "__main__":
+    unittest.main()
