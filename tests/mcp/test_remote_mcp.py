@@ -39,7 +39,7 @@ class RemoteMcp(unittest.TestCase):
         self.base = f"http://127.0.0.1:{self.port}"
         self.platform = subprocess.Popen(
             [SLIPWAY, "platform", "serve", "--listen", f"127.0.0.1:{self.port}", "--data-dir", data,
-             "--builder", "native"],
+             "--builder", "native", "--gateway-listen", f"127.0.0.1:{free_port()}"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         token_file = os.path.join(data, "bootstrap-token")
         deadline = time.time() + 30

@@ -325,27 +325,41 @@ pub async fn revoke(tx: &mut Tx, caller: &Caller, id: &str) -> Result<(), Identi
     Ok(())
 }
 
-/// Records, in its own transaction, that the caller did `action` to `subject` (`detail` says
-/// how): for what is not a change of its own, such as an assistant's tool call, which the
-/// audit keeps whatever the call's outcome.
-pub async fn record(
-    db: &Db,
-    caller: &Caller,
-    action: Action,
-    subject: &str,
-    detail: &str,
-) -> Result<(), IdentityError> {
+/// One audit entry of something a caller did that is not a change of its own, such as an
+/// assistant's tool call (kept whatever the call's outcome).
+#[derive(Debug, Clone)]
+pub struct Done {
+    /// Who.
+    pub caller: Caller,
+    /// What.
+    pub action: Action,
+    /// What it concerned.
+    pub subject: String,
+    /// How.
+    pub detail: String,
+}
+
+/// Records `entries` in one transaction of their own (many callers' entries at once: the
+/// cost of a commit is shared). A caller no longer there is left out, as its request was
+/// refused.
+pub async fn record(db: &Db, entries: &[Done]) -> Result<(), IdentityError> {
     let mut tx = db.begin_write().await?;
-    let actor = actor(&mut tx, caller).await?;
-    audit::record(
-        &mut tx,
-        &caller.account_id,
-        Some(&actor),
-        action,
-        subject,
-        detail,
-    )
-    .await?;
+    for done in entries {
+        let actor = match actor(&mut tx, &done.caller).await {
+            Ok(actor) => actor,
+            Err(IdentityError::Unauthenticated) => continue,
+            Err(e) => return Err(e),
+        };
+        audit::record(
+            &mut tx,
+            &done.caller.account_id,
+            Some(&actor),
+            done.action,
+            &done.subject,
+            &done.detail,
+        )
+        .await?;
+    }
     tx.commit().await?;
     Ok(())
 }

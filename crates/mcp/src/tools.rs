@@ -3,7 +3,7 @@
 //! asked for, and the scope of the caller's token; each with its title, annotations and
 //! output schema.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use rmcp::model::{Tool, ToolAnnotations};
 use serde_json::Value;
@@ -100,43 +100,60 @@ impl Offer {
 
     /// The tools offered, described for `tools/list`.
     pub fn tools(&self) -> Vec<Tool> {
-        all_tools()
-            .filter_map(|t| self.check(t.name).ok())
-            .map(|(info, h)| self.describe(&info, &h))
+        described(self.door)
+            .iter()
+            .filter(|t| self.check(&t.name).is_ok())
+            .cloned()
             .collect()
     }
+}
 
-    /// The `tools/list` entry of one tool: on the remote door, without the arguments that
-    /// name files (it refuses them).
-    fn describe(&self, info: &ToolInfo, h: &Hints) -> Tool {
-        let mut input = match info.input_schema() {
-            Value::Object(map) => map,
-            _ => Default::default(),
-        };
-        if self.door == Door::Remote {
-            if let Some(Value::Object(props)) = input.get_mut("properties") {
-                for name in FILE_ARGUMENTS {
-                    props.remove(name);
-                }
-            }
-            if let Some(Value::Array(required)) = input.get_mut("required") {
-                required.retain(|r| r.as_str().is_none_or(|r| !FILE_ARGUMENTS.contains(&r)));
+/// Every tool described for `door`, made once: the schemas are generated from the tools'
+/// types, which takes longer than answering the rest of a request.
+fn described(door: Door) -> &'static [Tool] {
+    static LOCAL: OnceLock<Vec<Tool>> = OnceLock::new();
+    static REMOTE: OnceLock<Vec<Tool>> = OnceLock::new();
+    let cell = match door {
+        Door::Local => &LOCAL,
+        Door::Remote => &REMOTE,
+    };
+    cell.get_or_init(|| {
+        all_tools()
+            .filter_map(|info| hints(info.name).map(|h| describe(door, &info, &h)))
+            .collect()
+    })
+}
+
+/// The `tools/list` entry of one tool: on the remote door, without the arguments that name
+/// files (it refuses them).
+fn describe(door: Door, info: &ToolInfo, h: &Hints) -> Tool {
+    let mut input = match info.input_schema() {
+        Value::Object(map) => map,
+        _ => Default::default(),
+    };
+    if door == Door::Remote {
+        if let Some(Value::Object(props)) = input.get_mut("properties") {
+            for name in FILE_ARGUMENTS {
+                props.remove(name);
             }
         }
-        let output = match info.output_schema() {
-            Value::Object(map) => map,
-            _ => Default::default(),
-        };
-        let annotations = ToolAnnotations::new()
-            .read_only(h.read_only)
-            .destructive(h.destructive)
-            .idempotent(h.idempotent)
-            .open_world(h.open_world);
-        Tool::new(info.name, info.description, Arc::new(input))
-            .with_title(h.title)
-            .with_raw_output_schema(Arc::new(output))
-            .with_annotations(annotations)
+        if let Some(Value::Array(required)) = input.get_mut("required") {
+            required.retain(|r| r.as_str().is_none_or(|r| !FILE_ARGUMENTS.contains(&r)));
+        }
     }
+    let output = match info.output_schema() {
+        Value::Object(map) => map,
+        _ => Default::default(),
+    };
+    let annotations = ToolAnnotations::new()
+        .read_only(h.read_only)
+        .destructive(h.destructive)
+        .idempotent(h.idempotent)
+        .open_world(h.open_world);
+    Tool::new(info.name, info.description, Arc::new(input))
+        .with_title(h.title)
+        .with_raw_output_schema(Arc::new(output))
+        .with_annotations(annotations)
 }
 
 /// The first argument of `args` that names a file, which the remote door refuses.

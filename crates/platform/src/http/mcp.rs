@@ -108,6 +108,7 @@ pub(crate) fn router(state: AppState, api: Router) -> Router {
         tokio_util::sync::CancellationToken::new(),
     );
     let mcp = Mcp {
+        audit: Arc::new(AuditWriter::new(state.db().clone())),
         state,
         service,
         api,
@@ -131,6 +132,7 @@ struct Mcp {
     /// The API router, which tools' requests go to in-process.
     api: Router,
     settings: McpSettings,
+    audit: Arc<AuditWriter>,
 }
 
 /// `GET /.well-known/oauth-protected-resource/mcp` (RFC 9728).
@@ -177,7 +179,10 @@ async fn serve(State(mcp): State<Mcp>, request: Request) -> Response {
         toolsets: toolsets.clone(),
         scope: Some(caller.scope.clone()),
     };
-    if let Some(tool) = called_tool(&bytes)
+    // A token of its person's whole right is never refused for its scope: no need to read
+    // the message twice.
+    if !caller.scope.is_full()
+        && let Some(tool) = called_tool(&bytes)
         && let Err(slipway_mcp::Withheld::Scope(why)) = offer.check(&tool)
     {
         return insufficient_scope(&tool, &why);
@@ -191,7 +196,7 @@ async fn serve(State(mcp): State<Mcp>, request: Request) -> Response {
         endpoint,
         scope: caller.scope.clone(),
         toolsets,
-        audit: Some(audit(mcp.state.db().clone(), caller)),
+        audit: Some(audit(mcp.audit.clone(), caller)),
     });
     let request = Request::from_parts(parts, Body::from(bytes));
     let Ok(response) = mcp.service.oneshot(request).await;
@@ -325,10 +330,10 @@ fn insufficient_scope(tool: &str, why: &str) -> Response {
 }
 
 /// Writes each tool call into the account's audit: who, which client, which tool, which app,
-/// how it ended (never an argument's value).
-fn audit(db: crate::db::Db, caller: crate::model::Caller) -> slipway_mcp::Audit {
+/// how it ended (never an argument's value). The answer waits until the entry is committed.
+fn audit(writer: Arc<AuditWriter>, caller: crate::model::Caller) -> slipway_mcp::Audit {
     Arc::new(move |call: slipway_mcp::ToolCallRecord| {
-        let (db, caller) = (db.clone(), caller.clone());
+        let (writer, caller) = (writer.clone(), caller.clone());
         Box::pin(async move {
             let detail = format!(
                 "app {}; client {}; {}",
@@ -336,19 +341,68 @@ fn audit(db: crate::db::Db, caller: crate::model::Caller) -> slipway_mcp::Audit 
                 call.client.as_deref().unwrap_or("unnamed"),
                 call.error.as_deref().unwrap_or("success"),
             );
-            if let Err(e) = slipway_identity::tokens::record(
-                &db,
-                &caller,
-                slipway_identity::audit::Action::ToolCalled,
-                &call.tool,
-                &detail,
-            )
-            .await
-            {
-                tracing::error!(error = %e, tool = %call.tool, "could not record a tool call in the audit");
-            }
+            writer
+                .write(slipway_identity::tokens::Done {
+                    caller,
+                    action: slipway_identity::audit::Action::ToolCalled,
+                    subject: call.tool,
+                    detail,
+                })
+                .await;
         })
     })
+}
+
+/// The audit's writer for tool calls: entries that arrive while a transaction commits go
+/// into the next one together (group commit), so many assistants' calls share one commit
+/// and each still waits for its own entry to be written.
+struct AuditWriter {
+    db: crate::db::Db,
+    queue: std::sync::OnceLock<tokio::sync::mpsc::UnboundedSender<Pending>>,
+}
+
+/// An entry and who waits for it.
+type Pending = (
+    slipway_identity::tokens::Done,
+    tokio::sync::oneshot::Sender<()>,
+);
+
+/// The most entries one transaction writes.
+const AUDIT_BATCH: usize = 256;
+
+impl AuditWriter {
+    fn new(db: crate::db::Db) -> Self {
+        Self {
+            db,
+            queue: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Writes `done`, returning once it is committed (or its write failed, which is logged).
+    async fn write(&self, done: slipway_identity::tokens::Done) {
+        let queue = self.queue.get_or_init(|| {
+            let (send, receive) = tokio::sync::mpsc::unbounded_channel();
+            tokio::spawn(Self::run(self.db.clone(), receive));
+            send
+        });
+        let (written, wait) = tokio::sync::oneshot::channel();
+        if queue.send((done, written)).is_ok() {
+            let _ = wait.await;
+        }
+    }
+
+    async fn run(db: crate::db::Db, mut receive: tokio::sync::mpsc::UnboundedReceiver<Pending>) {
+        let mut batch = Vec::new();
+        while receive.recv_many(&mut batch, AUDIT_BATCH).await > 0 {
+            let (entries, waiting): (Vec<_>, Vec<_>) = batch.drain(..).unzip();
+            if let Err(e) = slipway_identity::tokens::record(&db, &entries).await {
+                tracing::error!(error = %e, entries = entries.len(), "could not record tool calls in the audit");
+            }
+            for waiter in waiting {
+                let _ = waiter.send(());
+            }
+        }
+    }
 }
 
 /// Carries a tool's API request to the platform's router without a network.
