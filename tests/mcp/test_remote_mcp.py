@@ -1,4 +1,4 @@
-"""End-to-end test of the platform's own tool server, `/mcp`, through the official Python MCP
+"""End-to-end tests of the platform's own tool server, `/mcp`, through the official Python MCP
 client (its unified `Client` over Streamable HTTP, negotiating the newest protocol it and the
 server share), authenticated with a personal token as a bearer header.
 
@@ -6,7 +6,11 @@ Starts a real platform server and checks what an assistant meets: the tools offe
 but those that need the caller's files), each call's result valid against its tool's
 outputSchema (jsonschema), a read-only token that neither lists nor runs a write tool (the call
 is refused before it runs), an app-limited token that sees only its app, the audit naming the
-calls, and a revoked token refused.
+calls, and a revoked token refused. Then the SDK's OAuthClientProvider signs an assistant in
+as a client would: it discovers the authorization server from the 401, registers, sends the
+"browser" to the authorization page, where the test reads the code and approves it read-only as
+the signed-in person (the API `slipway grants approve` calls), exchanges the code with PKCE and
+calls tools with the grant's scope; the grant revoked, the next request is refused.
 Run by scripts/mcp-e2e.sh with the `mcp` package installed; SLIPWAY_BIN is the slipway binary.
 """
 
@@ -20,10 +24,14 @@ import unittest
 import urllib.error
 import urllib.request
 
+import urllib.parse
+
 import jsonschema
+from mcp.client.auth import OAuthClientProvider
 from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
 
 from test_mcp import PLATFORM_TOOLS, SPEC_TOOLS, free_port
 
@@ -31,7 +39,9 @@ SLIPWAY = os.environ["SLIPWAY_BIN"]
 FILE_TOOLS = {"scaffold_app", "build_app"}
 
 
-class RemoteMcp(unittest.TestCase):
+class Platform(unittest.TestCase):
+    """A platform server of the test's own, and its owner's token."""
+
     def setUp(self):
         self.work = tempfile.mkdtemp(prefix="slipway-remote-mcp-")
         data = os.path.join(self.work, "platform")
@@ -69,6 +79,9 @@ class RemoteMcp(unittest.TestCase):
         http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
         return Client(streamable_http_client(f"{self.base}/mcp{query}", http_client=http), mode="auto")
 
+
+
+class RemoteMcp(Platform):
     def test_assistants_act_as_their_token_allows(self):
         asyncio.run(self.remote())
 
@@ -164,6 +177,101 @@ class RemoteMcp(unittest.TestCase):
             urllib.request.urlopen(request)
         self.assertEqual(refused.exception.code, 401)
         self.assertIn("resource_metadata=", refused.exception.headers["www-authenticate"])
+
+
+class NoRedirects(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+class Memory:
+    """The SDK's TokenStorage, in memory."""
+
+    def __init__(self):
+        self.tokens = None
+        self.client = None
+
+    async def get_tokens(self):
+        return self.tokens
+
+    async def set_tokens(self, tokens):
+        self.tokens = tokens
+
+    async def get_client_info(self):
+        return self.client
+
+    async def set_client_info(self, client_info):
+        self.client = client_info
+
+
+class OAuthSignIn(Platform):
+    def test_an_assistant_signs_in_with_oauth(self):
+        asyncio.run(self.sign_in())
+
+    def browse(self, url):
+        """The browser and the person: open the authorization URL, read the page's code,
+        approve it read-only and without secrets where signed in, and follow the page back to the client."""
+        opener = urllib.request.build_opener(NoRedirects)
+
+        def location(target):
+            try:
+                opener.open(target)
+            except urllib.error.HTTPError as answer:
+                self.assertIn(answer.code, (302, 303), answer.read()[:300])
+                return urllib.parse.urljoin(target, answer.headers["location"])
+            self.fail(f"{target} did not redirect")
+
+        page = location(url)
+        html = urllib.request.urlopen(page).read().decode()
+        code = html.split('data-code="')[1].split('"')[0]
+        seen = self.api("GET", f"/v1/oauth/requests/{code}", self.token)
+        self.assertEqual(seen["client_name"], "Python assistant")
+        self.api("POST", f"/v1/oauth/requests/{code}/approve", self.token, {"read_only": True, "secrets": False})
+        return location(page)
+
+    async def sign_in(self):
+        self.api("POST", "/v1/apps", self.token, {"name": "orders", "display_name": "Orders"})
+        came_back = {}
+
+        async def redirect_handler(url):
+            came_back["url"] = await asyncio.get_running_loop().run_in_executor(None, self.browse, url)
+
+        async def callback_handler():
+            query = urllib.parse.parse_qs(urllib.parse.urlparse(came_back["url"]).query)
+            return AuthorizationCodeResult(code=query["code"][0], state=query["state"][0], iss=query["iss"][0])
+
+        provider = OAuthClientProvider(
+            server_url=f"{self.base}/mcp",
+            client_metadata=OAuthClientMetadata(
+                client_name="Python assistant", redirect_uris=["http://127.0.0.1:33418/callback"],
+                grant_types=["authorization_code", "refresh_token"], response_types=["code"],
+                token_endpoint_auth_method="none", scope="read write"),
+            storage=Memory(), redirect_handler=redirect_handler, callback_handler=callback_handler)
+        http = create_mcp_http_client(auth=provider)
+        async with Client(streamable_http_client(f"{self.base}/mcp", http_client=http), mode="auto") as client:
+            listed = await client.list_tools()
+            names = {t.name for t in listed.tools}
+            self.assertIn("list_apps", names)
+            self.assertFalse({"delete_app", "register_app", "get_secret"} & names, "read-only, no secrets")
+            result = await client.call_tool("list_apps", {})
+            self.assertEqual([a["name"] for a in result.structured_content["apps"]], ["orders"])
+
+        grants = self.api("GET", "/v1/grants", self.token)["grants"]
+        self.assertEqual([g["client_name"] for g in grants], ["Python assistant"])
+        self.assertTrue(grants[0]["scope"]["read_only"])
+        access = provider.context.current_tokens.access_token
+        self.api("DELETE", f"/v1/grants/{grants[0]['id']}", self.token)
+        request = urllib.request.Request(
+            f"{self.base}/mcp", method="POST", data=b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
+            headers={"authorization": f"Bearer {access}", "content-type": "application/json",
+                     "accept": "application/json, text/event-stream"})
+        with self.assertRaises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request)
+        self.assertEqual(refused.exception.code, 401)
+        # The grant's token is refused by the REST API: it is for /mcp only.
+        with self.assertRaises(urllib.error.HTTPError) as elsewhere:
+            self.api("GET", "/v1/apps", access)
+        self.assertEqual(elsewhere.exception.code, 401)
 
 
 if __name__ == "__main__":

@@ -28,4 +28,4 @@ pub use apps::{
 pub use builds::Build;
 pub use people::{AccountRole, AuditEntry, AuditPage, Person, PersonRef};
 pub use status::{AppStatus, BuildStatus, DeploymentCause, DeploymentStatus, ServiceStatus};
-pub use tokens::{TokenInfo, TokenScope};
+pub use tokens::{GrantInfo, TokenInfo, TokenScope};

@@ -22,6 +22,23 @@ pub struct TokenInfo {
     pub scope: TokenScope,
 }
 
+/// What a person allowed an assistant (an OAuth client) to do, as they list it; never a token.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct GrantInfo {
+    /// Id (to revoke it).
+    pub id: String,
+    /// The client's name, as it gave it.
+    pub client_name: String,
+    /// The client's id (an https URL for a client known by its metadata document).
+    pub client_id: String,
+    /// What it may do.
+    pub scope: TokenScope,
+    /// RFC 3339, UTC.
+    pub created_at: String,
+    /// When one of its tokens was last used (to the minute), or null.
+    pub last_used_at: Option<String>,
+}
+
 /// What a token may do: all of its person's rights (the default), or less. A scope only
 /// narrows: a person's role on an app still decides first, and a token never does more than
 /// the person could.

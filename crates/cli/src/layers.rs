@@ -13,7 +13,7 @@
 //!                                  commands (on the local platform)
 //! 3  platform, care, dev, people   the servers' commands (their backup subcommands go to
 //!                                  `backup`); `slipway dev` and `people` (on `daily`'s client)
-//! 4  tokens, resources             (on `people`'s output)
+//! 4  tokens, grants, resources     (on `people`'s output)
 //! 5  jobs, notify, domains, git  (on `people`'s output and `resources`' app lookup)
 //! 6  layers, main                  this check; the crate root, which dispatches to all
 //! ```
@@ -40,6 +40,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("dev", 3),
     ("people", 3),
     ("tokens", 4),
+    ("grants", 4),
     ("resources", 4),
     ("jobs", 5),
     ("notify", 5),

@@ -9,6 +9,7 @@ mod data_dir;
 mod dev;
 mod domains;
 mod git;
+mod grants;
 mod jobs;
 #[cfg(test)]
 mod layers;
@@ -71,6 +72,9 @@ enum Command {
     People(people::PeopleArgs),
     /// Your own API tokens: list, create (shown once), revoke.
     Tokens(tokens::TokensArgs),
+    /// Assistants you let act for you through the platform's /mcp: approve a sign-in by the
+    /// code its page shows, list them, revoke one.
+    Grants(grants::GrantsArgs),
     /// An app's backing resources (databases, caches) and volumes: list, info, credentials
     /// (editors and owners), rotate, destroy (owners).
     Resources(resources::ResourcesArgs),
@@ -146,6 +150,7 @@ fn run(cli: Cli) -> ExitCode {
         Command::Whoami(args) => daily::whoami(args),
         Command::People(args) => people::run(args),
         Command::Tokens(args) => tokens::run(args),
+        Command::Grants(args) => grants::run(args),
         Command::Resources(args) => resources::run(args),
         Command::Jobs(args) => jobs::run(args),
         Command::Notify(args) => notify::run(args),

@@ -41,6 +41,10 @@ pub enum Action {
     SsoRefused,
     /// An AI assistant called a tool through the platform's MCP server.
     ToolCalled,
+    /// Someone let an assistant (an OAuth client) act for them.
+    AssistantApproved,
+    /// Someone revoked an assistant's grant.
+    AssistantRevoked,
 }
 
 impl Action {
@@ -58,6 +62,8 @@ impl Action {
             Action::SsoSignedIn => "sso.signed_in",
             Action::SsoRefused => "sso.refused",
             Action::ToolCalled => "mcp.tool_called",
+            Action::AssistantApproved => "assistant.approved",
+            Action::AssistantRevoked => "assistant.revoked",
         }
     }
 }

@@ -19,6 +19,9 @@ pub enum IdentityError {
     /// 401: the token's lifetime is over.
     #[error("the token expired at {0}; create a new one (slipway tokens create) or sign in again")]
     TokenExpired(String),
+    /// 401: an assistant's token, issued for the tool server, used anywhere else.
+    #[error("this token was issued to an assistant for {0} and works only there")]
+    WrongAudience(String),
     /// 403: only an admin of the account may do this.
     #[error("only an admin of the account may {0}")]
     AdminOnly(&'static str),
@@ -32,6 +35,9 @@ pub enum IdentityError {
     /// 404: no pending invite has this id, or no invite has this code.
     #[error("{0}")]
     InviteNotFound(String),
+    /// 404: no assistant's sign-in waits with this code.
+    #[error("{0}")]
+    SignInNotFound(String),
     /// 404: the caller has no token with this id.
     #[error("you have no token with id {0}")]
     TokenNotFound(String),
@@ -79,7 +85,9 @@ impl IdentityError {
             IdentityError::PersonNotFound(_) => "user_not_found",
             IdentityError::InviteNotFound(_) => "invite_not_found",
             IdentityError::TokenNotFound(_) => "token_not_found",
+            IdentityError::SignInNotFound(_) => "sign_in_not_found",
             IdentityError::InsufficientScope(_) => "insufficient_scope",
+            IdentityError::WrongAudience(_) => "invalid_token",
             IdentityError::LastAdmin(_) => "last_admin",
             IdentityError::AlreadyMember(_) => "already_member",
             IdentityError::RemoveSelf => "cannot_remove_self",
@@ -92,11 +100,14 @@ impl IdentityError {
     pub fn status(&self) -> u16 {
         match self {
             IdentityError::Invalid { .. } => 400,
-            IdentityError::Unauthenticated | IdentityError::TokenExpired(_) => 401,
+            IdentityError::Unauthenticated
+            | IdentityError::TokenExpired(_)
+            | IdentityError::WrongAudience(_) => 401,
             IdentityError::AdminOnly(_) | IdentityError::InsufficientScope(_) => 403,
             IdentityError::PersonNotFound(_)
             | IdentityError::InviteNotFound(_)
-            | IdentityError::TokenNotFound(_) => 404,
+            | IdentityError::TokenNotFound(_)
+            | IdentityError::SignInNotFound(_) => 404,
             IdentityError::LastAdmin(_)
             | IdentityError::AlreadyMember(_)
             | IdentityError::RemoveSelf => 409,

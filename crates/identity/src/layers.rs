@@ -11,7 +11,7 @@
 //! 2  audit                 what happened to whom
 //! 3  tokens                personal tokens and authentication (TOKEN_PREFIX)
 //! 4  people                people and their roles (the first token of a new person)
-//! 5  invites               invites and joining (INVITE_PREFIX)
+//! 5  invites, oauth        invites and joining (INVITE_PREFIX); assistants' OAuth sign-in
 //! 6  oidc                  single sign-on (admission may join through an invite)
 //! 7  layers (and lib.rs)   declarations, re-exports and the migrations
 //! ```
@@ -28,6 +28,7 @@ mod tests {
         ("tokens", 3),
         ("people", 4),
         ("invites", 5),
+        ("oauth", 5),
         ("oidc", 6),
         ("layers", 7),
         ("lib", 7),

@@ -18,6 +18,7 @@ pub mod invites;
 #[cfg(test)]
 mod layers;
 pub mod model;
+pub mod oauth;
 pub mod oidc;
 pub mod people;
 pub mod rules;

@@ -29,6 +29,9 @@ pub struct Caller {
     /// What that token may do: the person's rights bound what a request may do, and the
     /// token's scope narrows them further.
     pub scope: TokenScope,
+    /// The assistant's grant the token was issued for, if it was (such a token works only at
+    /// the tool server; it approves and revokes nothing).
+    pub grant: Option<String>,
 }
 
 impl Caller {

@@ -106,6 +106,7 @@ pub async fn authenticate(tx: &mut Tx, token: &Token) -> Result<Authenticated, I
             account_id: found.account_id,
             token_id: found.token_id,
             scope: stored_scope(found.scope.as_deref()),
+            grant: found.grant_id,
         },
         touch,
     })
@@ -208,6 +209,7 @@ pub(crate) async fn issue(
             created_at: now,
             expires_at,
             scope: scope_to_store(scope),
+            grant_id: None,
         },
     )
     .await?;

@@ -10,7 +10,7 @@
 //! 4  apps, people                               the app tools and the .app file; people
 //! 5  pack, builds, history, secrets, sharing,   the calls over apps and people
 //!    stream, tokens, join, resources,
-//!    jobs, notifications, domains, git
+//!    jobs, notifications, domains, git, grants
 //! 6  build, sso                                 build_app (packs, uploads, waits); sign-in
 //! 7  layers, lib
 //! ```
@@ -34,6 +34,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("sharing", 5),
     ("stream", 5),
     ("tokens", 5),
+    ("grants", 5),
     ("resources", 5),
     ("jobs", 5),
     ("notifications", 5),

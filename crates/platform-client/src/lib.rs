@@ -15,6 +15,7 @@ mod endpoint;
 mod error;
 pub mod fsutil;
 pub mod git;
+pub mod grants;
 pub mod history;
 pub mod jobs;
 pub mod join;

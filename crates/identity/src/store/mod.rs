@@ -3,6 +3,7 @@
 
 pub(crate) mod audit;
 pub(crate) mod invites;
+pub(crate) mod oauth;
 pub(crate) mod people;
 pub(crate) mod tokens;
 

@@ -17,6 +17,8 @@ pub(crate) struct Found {
     pub last_used_at: Option<i64>,
     /// The stored scope (JSON), NULL for the person's whole right.
     pub scope: Option<String>,
+    /// The assistant's grant it was issued for (its access tokens work at `/mcp` only).
+    pub grant_id: Option<String>,
 }
 
 /// A token as its owner lists it.
@@ -40,13 +42,15 @@ pub(crate) struct NewToken<'a> {
     pub expires_at: Option<i64>,
     /// JSON, or NULL for the person's whole right.
     pub scope: Option<String>,
+    /// The grant an access token belongs to.
+    pub grant_id: Option<&'a str>,
 }
 
 /// Stores a token's hash.
 pub(crate) async fn insert(tx: &mut Tx, token: &NewToken<'_>) -> Result<(), sqlx::Error> {
     sqlx::query(
-        "INSERT INTO api_token (token_hash, id, user_id, name, created_at, expires_at, scope) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        "INSERT INTO api_token (token_hash, id, user_id, name, created_at, expires_at, scope, \
+         grant_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
     )
     .bind(token.hash.clone())
     .bind(token.id.to_owned())
@@ -55,6 +59,7 @@ pub(crate) async fn insert(tx: &mut Tx, token: &NewToken<'_>) -> Result<(), sqlx
     .bind(token.created_at)
     .bind(token.expires_at)
     .bind(token.scope.clone())
+    .bind(token.grant_id.map(str::to_owned))
     .execute(&mut **tx)
     .await?;
     Ok(())
@@ -63,7 +68,8 @@ pub(crate) async fn insert(tx: &mut Tx, token: &NewToken<'_>) -> Result<(), sqlx
 /// The token with this hash, when its person is not removed.
 pub(crate) async fn lookup(tx: &mut Tx, hash: &str) -> Result<Option<Found>, sqlx::Error> {
     let r = sqlx::query(
-        "SELECT t.id, u.id, u.account_id, u.account_role, t.expires_at, t.last_used_at, t.scope \
+        "SELECT t.id, u.id, u.account_id, u.account_role, t.expires_at, t.last_used_at, t.scope, \
+         t.grant_id \
          FROM api_token t JOIN account_user u ON u.id = t.user_id \
          WHERE t.token_hash = $1 AND u.removed_at IS NULL",
     )
@@ -79,6 +85,7 @@ pub(crate) async fn lookup(tx: &mut Tx, hash: &str) -> Result<Option<Found>, sql
             expires_at: r.try_get(4)?,
             last_used_at: r.try_get(5)?,
             scope: r.try_get(6)?,
+            grant_id: r.try_get(7)?,
         })
     })
     .transpose()
@@ -95,7 +102,7 @@ impl Found {
 pub(crate) async fn list_for(tx: &mut Tx, user_id: &str) -> Result<Vec<TokenRow>, sqlx::Error> {
     let rows = sqlx::query(
         "SELECT id, name, created_at, expires_at, last_used_at, scope FROM api_token \
-         WHERE user_id = $1 ORDER BY created_at DESC, id",
+         WHERE user_id = $1 AND grant_id IS NULL ORDER BY created_at DESC, id",
     )
     .bind(user_id.to_owned())
     .fetch_all(&mut **tx)

@@ -156,6 +156,7 @@ impl GitSources {
             role: AccountRole::Member,
             token_id: String::new(),
             scope: slipway_api::TokenScope::FULL,
+            grant: None,
         };
         let preview = match apps::register(tx, &caller, &new).await {
             Ok(app) => app,

@@ -26,8 +26,8 @@ use axum::routing::{any, get};
 use serde_json::{Value, json};
 use tower::ServiceExt as _;
 
+use super::AppState;
 use super::error::ApiError;
-use super::{Access, AppState};
 
 /// Where the platform is reached, for the allow-lists and the metadata's addresses.
 #[derive(Debug, Clone)]
@@ -80,7 +80,7 @@ impl McpSettings {
     }
 
     /// The platform's base address: the public URL, or the one the request came to.
-    fn base(&self, headers: &HeaderMap) -> String {
+    pub(crate) fn base(&self, headers: &HeaderMap) -> String {
         if let Some(url) = &self.public_url {
             return url.clone();
         }
@@ -108,7 +108,6 @@ pub(crate) fn router(state: AppState, api: Router) -> Router {
         tokio_util::sync::CancellationToken::new(),
     );
     let mcp = Mcp {
-        audit: Arc::new(AuditWriter::new(state.db().clone())),
         state,
         service,
         api,
@@ -132,7 +131,6 @@ struct Mcp {
     /// The API router, which tools' requests go to in-process.
     api: Router,
     settings: McpSettings,
-    audit: Arc<AuditWriter>,
 }
 
 /// `GET /.well-known/oauth-protected-resource/mcp` (RFC 9728).
@@ -143,6 +141,8 @@ async fn metadata(State(mcp): State<Mcp>, headers: HeaderMap) -> Response {
         axum::Json(json!({
             "resource": format!("{base}/mcp"),
             "resource_name": "Slipway",
+            "authorization_servers": [base],
+            "scopes_supported": slipway_identity::oauth::SCOPES,
             "bearer_methods_supported": ["header"],
             "resource_documentation": format!("{base}/v1/openapi.json"),
         })),
@@ -191,12 +191,13 @@ async fn serve(State(mcp): State<Mcp>, request: Request) -> Response {
         .with_transport(Arc::new(InProcess {
             api: mcp.api.clone(),
             runtime: tokio::runtime::Handle::current(),
+            key: mcp.state.in_process_key().to_owned(),
         }));
     parts.extensions.insert(slipway_mcp::RemoteCaller {
         endpoint,
         scope: caller.scope.clone(),
         toolsets,
-        audit: Some(audit(mcp.audit.clone(), caller)),
+        audit: Some(audit(mcp.state.db().clone(), caller)),
     });
     let request = Request::from_parts(parts, Body::from(bytes));
     let Ok(response) = mcp.service.oneshot(request).await;
@@ -266,9 +267,7 @@ async fn authenticate(
     state: &AppState,
     headers: &HeaderMap,
 ) -> Result<crate::model::Caller, ApiError> {
-    let (tx, caller) = state.begin_as(headers, Access::Read).await?;
-    tx.commit().await?;
-    Ok(caller)
+    state.caller_of_tool_server(headers).await
 }
 
 /// `?toolsets=apps,logs`: `None` without it.
@@ -330,10 +329,11 @@ fn insufficient_scope(tool: &str, why: &str) -> Response {
 }
 
 /// Writes each tool call into the account's audit: who, which client, which tool, which app,
-/// how it ended (never an argument's value). The answer waits until the entry is committed.
-fn audit(writer: Arc<AuditWriter>, caller: crate::model::Caller) -> slipway_mcp::Audit {
+/// how it ended (never an argument's value). The answer waits until the entry is committed
+/// (on SQLite many callers' entries share a commit: the database layer batches writers).
+fn audit(db: crate::db::Db, caller: crate::model::Caller) -> slipway_mcp::Audit {
     Arc::new(move |call: slipway_mcp::ToolCallRecord| {
-        let (writer, caller) = (writer.clone(), caller.clone());
+        let (db, caller) = (db.clone(), caller.clone());
         Box::pin(async move {
             let detail = format!(
                 "app {}; client {}; {}",
@@ -341,79 +341,32 @@ fn audit(writer: Arc<AuditWriter>, caller: crate::model::Caller) -> slipway_mcp:
                 call.client.as_deref().unwrap_or("unnamed"),
                 call.error.as_deref().unwrap_or("success"),
             );
-            writer
-                .write(slipway_identity::tokens::Done {
-                    caller,
-                    action: slipway_identity::audit::Action::ToolCalled,
-                    subject: call.tool,
-                    detail,
-                })
-                .await;
+            let done = slipway_identity::tokens::Done {
+                caller,
+                action: slipway_identity::audit::Action::ToolCalled,
+                subject: call.tool,
+                detail,
+            };
+            if let Err(e) = slipway_identity::tokens::record(&db, &[done]).await {
+                tracing::error!(error = %e, "could not record a tool call in the audit");
+            }
         })
     })
-}
-
-/// The audit's writer for tool calls: entries that arrive while a transaction commits go
-/// into the next one together (group commit), so many assistants' calls share one commit
-/// and each still waits for its own entry to be written.
-struct AuditWriter {
-    db: crate::db::Db,
-    queue: std::sync::OnceLock<tokio::sync::mpsc::UnboundedSender<Pending>>,
-}
-
-/// An entry and who waits for it.
-type Pending = (
-    slipway_identity::tokens::Done,
-    tokio::sync::oneshot::Sender<()>,
-);
-
-/// The most entries one transaction writes.
-const AUDIT_BATCH: usize = 256;
-
-impl AuditWriter {
-    fn new(db: crate::db::Db) -> Self {
-        Self {
-            db,
-            queue: std::sync::OnceLock::new(),
-        }
-    }
-
-    /// Writes `done`, returning once it is committed (or its write failed, which is logged).
-    async fn write(&self, done: slipway_identity::tokens::Done) {
-        let queue = self.queue.get_or_init(|| {
-            let (send, receive) = tokio::sync::mpsc::unbounded_channel();
-            tokio::spawn(Self::run(self.db.clone(), receive));
-            send
-        });
-        let (written, wait) = tokio::sync::oneshot::channel();
-        if queue.send((done, written)).is_ok() {
-            let _ = wait.await;
-        }
-    }
-
-    async fn run(db: crate::db::Db, mut receive: tokio::sync::mpsc::UnboundedReceiver<Pending>) {
-        let mut batch = Vec::new();
-        while receive.recv_many(&mut batch, AUDIT_BATCH).await > 0 {
-            let (entries, waiting): (Vec<_>, Vec<_>) = batch.drain(..).unzip();
-            if let Err(e) = slipway_identity::tokens::record(&db, &entries).await {
-                tracing::error!(error = %e, entries = entries.len(), "could not record tool calls in the audit");
-            }
-            for waiter in waiting {
-                let _ = waiter.send(());
-            }
-        }
-    }
 }
 
 /// Carries a tool's API request to the platform's router without a network.
 struct InProcess {
     api: Router,
     runtime: tokio::runtime::Handle,
+    /// The process's key, which lets an assistant's token through (see `AppState::begin_as`).
+    key: String,
 }
 
 impl slipway_mcp::Transport for InProcess {
-    fn send(&self, request: axum::http::Request<Vec<u8>>) -> Result<(u16, Vec<u8>), String> {
+    fn send(&self, mut request: axum::http::Request<Vec<u8>>) -> Result<(u16, Vec<u8>), String> {
         // Called from the tool's blocking thread, never from an async one.
+        let key = HeaderValue::from_str(&self.key).map_err(|e| e.to_string())?;
+        request.headers_mut().insert(super::IN_PROCESS_HEADER, key);
         let api = self.api.clone();
         self.runtime.block_on(async move {
             let Ok(response) = api.oneshot(request.map(Body::from)).await;

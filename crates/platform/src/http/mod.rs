@@ -14,6 +14,7 @@ pub mod logs;
 pub(crate) mod mcp;
 pub mod metrics;
 pub mod notifications;
+pub(crate) mod oauth;
 pub mod openapi;
 pub mod people;
 pub mod prebuilt;
@@ -78,7 +79,13 @@ pub struct AppState {
     git: crate::gitsource::GitSources,
     /// Where `/mcp` is reached from (its Host and Origin allow-lists).
     mcp: mcp::McpSettings,
+    /// Marks the API requests `/mcp`'s tools make in-process ([`IN_PROCESS_HEADER`]): random
+    /// per process, so no request from outside can carry it.
+    in_process_key: Arc<str>,
 }
+
+/// The header an in-process request carries the process's key in.
+pub(crate) const IN_PROCESS_HEADER: &str = "x-slipway-in-process";
 
 /// The gateways' listeners and the custom domains they serve, made at start.
 #[derive(Debug)]
@@ -139,7 +146,20 @@ impl AppState {
             domains,
             public: Arc::new(Mutex::new(public)),
             mcp: mcp::McpSettings::default(),
+            in_process_key: uuid::Uuid::new_v4().to_string().into(),
         }
+    }
+
+    /// Whether a request came from `/mcp`'s tools, in-process.
+    fn in_process(&self, headers: &HeaderMap) -> bool {
+        headers
+            .get(IN_PROCESS_HEADER)
+            .is_some_and(|v| v.as_bytes() == self.in_process_key.as_bytes())
+    }
+
+    /// The key in-process requests carry.
+    pub(crate) fn in_process_key(&self) -> &str {
+        &self.in_process_key
     }
 
     /// With `/mcp` reached at `public_url` (and loopback), over TLS or not.
@@ -266,12 +286,40 @@ impl AppState {
         headers: &HeaderMap,
         access: Access,
     ) -> Result<(Tx, Caller), ApiError> {
+        self.begin_for(headers, access, false).await
+    }
+
+    /// The caller of a request to the tool server (`/mcp`), where assistants' tokens work.
+    pub(crate) async fn caller_of_tool_server(
+        &self,
+        headers: &HeaderMap,
+    ) -> Result<Caller, ApiError> {
+        let (tx, caller) = self.begin_for(headers, Access::Read, true).await?;
+        tx.commit().await?;
+        Ok(caller)
+    }
+
+    async fn begin_for(
+        &self,
+        headers: &HeaderMap,
+        access: Access,
+        tool_server: bool,
+    ) -> Result<(Tx, Caller), ApiError> {
         let token = bearer(headers)?;
         let mut tx = match access {
             Access::Read => self.db.begin_read().await?,
             Access::Write | Access::AuditedRead => self.db.begin_write().await?,
         };
         let known = slipway_identity::tokens::authenticate(&mut tx, &token).await?;
+        // An assistant's token works at the tool server only: there, and in the API requests
+        // its tools make in-process (which carry this process's key), nowhere else.
+        if known.caller.grant.is_some() && !tool_server && !self.in_process(headers) {
+            return Err(slipway_identity::IdentityError::WrongAudience(format!(
+                "{}/mcp",
+                self.mcp.base(headers)
+            ))
+            .into());
+        }
         if access == Access::Write {
             // Every request that changes something says so here, so a read-only token is
             // refused before any of it runs (the app endpoints ask the policy again, by
@@ -373,6 +421,11 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("delete", "/v1/account/invites/{id}"),
     ("post", "/v1/invites/accept"),
     ("get", "/v1/account/audit"),
+    ("get", "/v1/oauth/requests/{code}"),
+    ("post", "/v1/oauth/requests/{code}/approve"),
+    ("post", "/v1/oauth/requests/{code}/deny"),
+    ("get", "/v1/grants"),
+    ("delete", "/v1/grants/{id}"),
     ("get", "/v1/tokens"),
     ("post", "/v1/tokens"),
     ("delete", "/v1/tokens/{id}"),
@@ -415,11 +468,13 @@ fn api_router(state: AppState) -> Router {
         .merge(sharing::router())
         .merge(people::router())
         .merge(tokens::router())
+        .merge(oauth::v1_router())
         .merge(sso::v1_router())
         .route("/openapi.json", get(openapi::serve));
     let app = Router::new()
         .nest("/v1", v1)
         .merge(sso::router())
+        .merge(oauth::router())
         .route("/health", get(slipway_server::http::health))
         .route("/metrics", get(metrics::serve))
         .fallback(|| async { ApiError::NoRoute })

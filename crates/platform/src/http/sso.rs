@@ -105,7 +105,7 @@ fn respond(outcome: Outcome) -> Response {
 }
 
 /// A small self-contained page; every text is escaped.
-fn page(status: u16, title: &str, message: &str) -> Response {
+pub(crate) fn page(status: u16, title: &str, message: &str) -> Response {
     let body = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t} · Slipway</title>\
          <style>body{{font:16px system-ui,sans-serif;max-width:36em;margin:4em auto;padding:0 1em}}</style>\
@@ -124,7 +124,7 @@ fn page(status: u16, title: &str, message: &str) -> Response {
         .into_response()
 }
 
-fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     text.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

@@ -78,7 +78,7 @@ const MAX_SCOPED_APPS: usize = 100;
 
 /// The ids of the apps `named` (by id or by name), each one the caller can see; the first
 /// that is not is a 400 on `apps`. Ids are what is kept: a renamed app stays in the scope.
-async fn app_ids(
+pub(crate) async fn app_ids(
     tx: &mut crate::db::Tx,
     caller: &crate::model::Caller,
     named: &[String],

@@ -23,6 +23,7 @@ mod matrix;
 mod mcp;
 mod metrics;
 mod notifications;
+mod oauth;
 mod openapi;
 mod pagination;
 mod people;
