@@ -15,3 +15,5 @@ SLIPWAY_BIN="$PWD/target/debug/slipway" "$venv/bin/python" tests/mcp/test_mcp.py
 stdio=$!
 (cd tests/mcp && SLIPWAY_BIN="$PWD/../../target/debug/slipway" "$venv/bin/python" -m unittest test_remote_mcp)
 wait "$stdio"
+# The official conformance suite against /mcp (revision 2026-07-28, with the baseline).
+bash scripts/mcp-conformance.sh

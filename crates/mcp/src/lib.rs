@@ -273,6 +273,7 @@ impl ServerHandler for SlipwayServer {
         let caller = self.caller(&context)?;
         let server = self.clone();
         let uri = request.uri.clone();
+        let asked = request.uri.clone();
         let read = tokio::task::spawn_blocking(move || {
             server
                 .client(caller.as_ref())
@@ -285,7 +286,11 @@ impl ServerHandler for SlipwayServer {
             Ok(contents) => Ok(ReadResourceResponse::Complete(ReadResourceResult::new(
                 vec![contents],
             ))),
-            Err(context::ContextError::Unknown(m)) => Err(McpError::resource_not_found(m, None)),
+            // SEP-2164: the error names the resource asked for.
+            Err(context::ContextError::Unknown(m)) => Err(McpError::resource_not_found(
+                m,
+                Some(serde_json::json!({"uri": asked})),
+            )),
             Err(e) => Err(McpError::invalid_params(e.to_string(), None)),
         }
     }
