@@ -20,6 +20,7 @@ import urllib.request
 
 import jsonschema
 from mcp import ClientSession, StdioServerParameters
+from mcp_types import ElicitResult
 from mcp.client.stdio import stdio_client
 
 SLIPWAY = os.environ["SLIPWAY_BIN"]
@@ -71,6 +72,14 @@ class McpEndToEnd(unittest.TestCase):
     def test_the_whole_workflow(self):
         asyncio.run(self.workflow())
 
+    # The person at the client: what they were asked, and whether they say yes.
+    asked = []
+    says_yes = True
+
+    async def the_person(self, context, params):
+        self.asked.append(params.message)
+        return ElicitResult(action="accept", content={"confirm": self.says_yes})
+
     async def call(self, session, tool, args):
         result = await session.call_tool(tool, args)
         data = result.structured_content
@@ -85,7 +94,7 @@ class McpEndToEnd(unittest.TestCase):
         env = dict(os.environ, SLIPWAY_PLATFORM_URL=f"http://127.0.0.1:{self.api_port}", SLIPWAY_TOKEN=self.token)
         params = StdioServerParameters(command=SLIPWAY, args=["mcp"], env=env)
         async with stdio_client(params) as (read, write):
-            async with ClientSession(read, write) as session:
+            async with ClientSession(read, write, elicitation_callback=self.the_person) as session:
                 init = await session.initialize()
                 self.assertIn("get_available_templates", init.instructions)
                 tools = await session.list_tools()
@@ -223,6 +232,14 @@ class McpEndToEnd(unittest.TestCase):
                 self.assertEqual(removed["removed"], "demo.example.org", removed)
 
 
+                # A destructive tool asks the person first; a no changes nothing.
+                self.says_yes = False
+                kept = await self.call(session, "disable_app", {"app_id": app_id})
+                self.assertFalse(kept["success"], kept)
+                self.assertIn("did not confirm", kept["error"])
+                self.assertIn(app_id, self.asked[-1])
+                self.assertNotEqual((await self.call(session, "get_app_status", {"app_id": app_id}))["status"], "suspended")
+                self.says_yes = True
                 disabled = await self.call(session, "disable_app", {"app_id": app_id})
                 self.assertTrue(disabled["success"], disabled)
                 self.assertEqual((await self.call(session, "get_app_status", {"app_id": app_id}))["status"], "suspended")

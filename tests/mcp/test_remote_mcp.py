@@ -32,6 +32,7 @@ from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
+from mcp_types import ElicitResult
 
 from test_mcp import PLATFORM_TOOLS, SPEC_TOOLS, free_port
 
@@ -75,9 +76,18 @@ class Platform(unittest.TestCase):
         with urllib.request.urlopen(request) as response:
             return json.loads(response.read() or b"null")
 
+    # The person at the client: what they were asked, and whether they say yes.
+    says_yes = True
+
+    async def the_person(self, context, params):
+        self.asked.append(params.message)
+        return ElicitResult(action="accept", content={"confirm": self.says_yes})
+
     def client(self, token, query=""):
+        self.asked = getattr(self, "asked", [])
         http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
-        return Client(streamable_http_client(f"{self.base}/mcp{query}", http_client=http), mode="auto")
+        return Client(streamable_http_client(f"{self.base}/mcp{query}", http_client=http), mode="auto",
+                      elicitation_callback=self.the_person)
 
 
 
@@ -121,6 +131,14 @@ class RemoteMcp(Platform):
                 "name": "orders", "display_name": "Orders"})
             _, billing = await self.call(client, schemas, "register_app", {
                 "name": "billing", "display_name": "Billing"})
+            # A destructive call asks the person (an input-required result the client answers);
+            # a no leaves the app alone.
+            self.says_yes = False
+            result, refused = await self.call(client, schemas, "delete_app", {"app_id": billing["app_id"]})
+            self.assertTrue(result.is_error, refused)
+            self.assertIn("did not confirm", refused["error"])
+            self.assertIn(billing["app_id"], self.asked[-1])
+            self.says_yes = True
             for tool, args in [
                 ("list_apps", {}),
                 ("get_app", {"app_id": orders["app_id"]}),

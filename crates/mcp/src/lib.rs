@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+mod confirm;
 mod context;
 pub mod remote;
 pub mod tools;
@@ -302,23 +303,27 @@ impl ServerHandler for SlipwayServer {
     ) -> Result<CallToolResponse, McpError> {
         let caller = self.caller(&context)?;
         let name = request.name.to_string();
+        let request_params = request.clone();
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         tracing::info!(tool = %name, "tool call");
         // A tool this client is not offered is an error of the call, naming why (the
         // platform's HTTP layer answers a scope's refusal 403 before it gets here).
-        if let Err(withheld) = self.offer(caller.as_ref()).check(&name) {
-            if withheld == tools::Withheld::Unknown {
+        let (info, hints) = match self.offer(caller.as_ref()).check(&name) {
+            Ok(offered) => offered,
+            Err(tools::Withheld::Unknown) => {
                 return Err(McpError::invalid_params(
                     format!("unknown tool {name:?}"),
                     None,
                 ));
             }
-            return Ok(CallToolResponse::Complete(failure(
-                &slipway_toolkit::ToolError::PermissionDenied(format!(
-                    "{name} is not offered here: {withheld}"
-                )),
-            )));
-        }
+            Err(withheld) => {
+                return Ok(CallToolResponse::Complete(failure(
+                    &slipway_toolkit::ToolError::PermissionDenied(format!(
+                        "{name} is not offered here: {withheld}"
+                    )),
+                )));
+            }
+        };
         if caller.is_some()
             && let Some(field) = tools::file_argument(&args)
         {
@@ -328,6 +333,20 @@ impl ServerHandler for SlipwayServer {
                     "names a file on your machine, which the platform cannot reach: give the content instead, or run `slipway mcp` on your machine",
                 ),
             )));
+        }
+        // What destroys something on the platform runs only once the person said yes.
+        if hints.destructive && info.needs_platform {
+            match confirm::confirm(&request_params, &context, &name, &args).await? {
+                confirm::Confirmation::Confirmed => {}
+                confirm::Confirmation::Ask(question) => {
+                    return Ok(CallToolResponse::InputRequired(question));
+                }
+                confirm::Confirmation::Refused(why) => {
+                    return Ok(CallToolResponse::Complete(failure(
+                        &slipway_toolkit::ToolError::PermissionDenied(why),
+                    )));
+                }
+            }
         }
         let app_id = args
             .get("app_id")
