@@ -354,6 +354,37 @@ fn roles_tokens_removal(platform: &Platform, admin: &Person, bob: &Person) {
         .json();
     assert!(find(&tokens["tokens"], "id", &ci_id).is_none(), "{tokens}");
 
+    // A least-privilege token: it reads, and nothing it asks to change is done.
+    let monitor = bob
+        .slipway(&["tokens", "create", "monitor", "--read-only", "--no-secrets"])
+        .succeeded();
+    assert!(
+        monitor.stdout.contains("read-only, all apps, no secrets"),
+        "{monitor:?}"
+    );
+    let monitor_secret = monitor.stdout.lines().last().unwrap().trim().to_owned();
+    let with_monitor = [
+        ("SLIPWAY_PLATFORM_URL", url),
+        ("SLIPWAY_TOKEN", monitor_secret.as_str()),
+    ];
+    elsewhere
+        .slipway_with(&with_monitor, &["whoami"])
+        .succeeded();
+    let refused = elsewhere
+        .slipway_with(&with_monitor, &["tokens", "create", "more"])
+        .failed();
+    assert!(refused.stderr.contains("read-only"), "{refused:?}");
+    let listed = bob.slipway(&["tokens", "list"]).succeeded();
+    assert!(listed.stdout.contains("SCOPE"), "{listed:?}");
+    // No assistant yet; an unknown sign-in code is said so.
+    let grants = bob
+        .slipway(&["grants", "list", "--json"])
+        .succeeded()
+        .json();
+    assert_eq!(grants["grants"], serde_json::json!([]), "{grants}");
+    let unknown = bob.slipway(&["grants", "approve", "ABCD-EFGH"]).failed();
+    assert!(unknown.stderr.contains("ABCD-EFGH"), "{unknown:?}");
+
     // Removing asks; a script must say --yes. Then Bob's tokens stop working at once.
     let asked = admin
         .slipway(&["people", "remove", "bob@example.org"])
