@@ -431,6 +431,8 @@ mod wiring {
             ("people_audit", json!({"pageToken": 5})),
             ("tokens_create", json!({})),
             ("tokens_revoke", json!({})),
+            ("grants_approve", json!({"readOnly": "yes"})),
+            ("grants_revoke", json!({})),
         ] {
             let refused = invoke(&window, cmd, args).expect_err(cmd).to_string();
             assert!(refused.contains("invalid args"), "{cmd}: {refused}");

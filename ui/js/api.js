@@ -206,6 +206,11 @@ export const tokensList = () => platformCall("tokens_list", {});
 export const tokensCreate = (name, expiresInDays = null) => platformCall("tokens_create", { name, expiresInDays });
 /** Revokes one of this person's tokens. */
 export const tokensRevoke = (id) => platformCall("tokens_revoke", { id });
+/** The assistants you let in through the platform's /mcp (docs/mcp.md). */
+export const grantsList = () => platformCall("grants_list", {});
+/** Approves the sign-in whose page shows `code`; null keeps what the page asked for. */
+export const grantsApprove = (code, readOnly = null, secrets = null) => platformCall("grants_approve", { code, readOnly, secrets });
+export const grantsRevoke = (id) => platformCall("grants_revoke", { id });
 
 /** Accepts an invite on a platform, saves the environment with the token it gives and uses it. */
 export const joinWithInvite = ({ url, code, name, environment }) => platformCall("join_with_invite", { url, code, name: name || null, environment });

@@ -4,7 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
   ACCOUNT_ROLES, PEOPLE_TABS, actionText, actorText, appendPage, days, expiry, fieldErrors, fromNow, inviteLine, otherError,
-  personName, removedLine, removeWarning, revokeWarning, shortTime, tokenExpiry,
+  personName, removedLine, removeWarning, revokeWarning, scopeWords, shortTime, tokenExpiry,
 } from "../js/views/people/format.js";
 import { copiedLine, copyText } from "../js/components/copy.js";
 
@@ -100,4 +100,11 @@ test("Copy writes to the clipboard; without one, or when it refuses, the text is
   assert.match(copiedLine("selected"), /press Ctrl\+C/);
   assert.equal(copiedLine("copied"), "Copied to the clipboard.");
   assert.equal(copiedLine(null), "");
+});
+
+test("a scope reads as what it allows", () => {
+  assert.equal(scopeWords({ read_only: true, apps: null, secrets: false }), "reads only, all your apps, no secret values");
+  assert.equal(scopeWords({ read_only: false, apps: ["a"], secrets: true }), "reads and changes, 1 app, with secret values");
+  assert.equal(scopeWords({ read_only: false, apps: ["a", "b"], secrets: true }), "reads and changes, 2 apps, with secret values");
+  assert.equal(scopeWords(null), "everything you may");
 });

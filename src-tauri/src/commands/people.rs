@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::Value;
 use slipway_platform_client::credentials::{self, RemoteEnvironment};
-use slipway_platform_client::{AccountRole, Endpoint, Me, join, people, sso, tokens};
+use slipway_platform_client::{AccountRole, Endpoint, Me, grants, join, people, sso, tokens};
 use slipway_toolkit::ToolError;
 
 use super::env::SignedInto;
@@ -185,6 +185,42 @@ pub async fn tokens_revoke(
     id: String,
 ) -> Result<Value, CommandError> {
     with_client(tools.runner(), move |c| tokens::revoke_token(c, &id)).await
+}
+
+/// The assistants the caller let act for them through the platform's `/mcp`.
+#[tauri::command]
+pub async fn grants_list(tools: tauri::State<'_, Tools>) -> Result<Value, CommandError> {
+    with_client(tools.runner(), grants::list_grants).await
+}
+
+/// Approves the assistant's sign-in whose page shows `code`, read-only or not, with secret
+/// values or not (`None`: as the page asked).
+#[tauri::command]
+pub async fn grants_approve(
+    tools: tauri::State<'_, Tools>,
+    code: String,
+    read_only: Option<bool>,
+    secrets: Option<bool>,
+) -> Result<Value, CommandError> {
+    with_client(tools.runner(), move |c| {
+        let asked = grants::find_request(c, &code)?.asked;
+        let scope = grants::TokenScope {
+            read_only: read_only.unwrap_or(asked.read_only),
+            apps: asked.apps,
+            secrets: secrets.unwrap_or(asked.secrets),
+        };
+        grants::approve_request(c, &code, Some(&scope))
+    })
+    .await
+}
+
+/// Revokes a grant: the assistant's next request is refused.
+#[tauri::command]
+pub async fn grants_revoke(
+    tools: tauri::State<'_, Tools>,
+    id: String,
+) -> Result<Value, CommandError> {
+    with_client(tools.runner(), move |c| grants::revoke_grant(c, &id)).await
 }
 
 /// The environment's name and platform URL, checked by a sign-in's rules (errors name

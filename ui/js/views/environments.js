@@ -10,6 +10,7 @@ import { Input } from "../components/field.js";
 import { JoinForm } from "./environments/join.js";
 import { SsoForm } from "./environments/sso.js";
 import { Tokens } from "./environments/tokens.js";
+import { Assistants } from "./environments/assistants.js";
 
 const EMPTY = { name: "", platform_url: "", platform_token: "", care_url: "", care_namespace: "", care_token: "", care_admin_token: "" };
 
@@ -107,7 +108,8 @@ function Environments({ api, reload, visit, invite }) {
     </div>
     <${JoinForm} api=${api} reload=${reload} invite=${invite} />
     <${SsoForm} api=${api} reload=${reload} />
-    ${list ? html`<${Tokens} api=${api} environment=${list.current} reload=${reload} />` : null}`;
+    ${list ? html`<${Tokens} api=${api} environment=${list.current} reload=${reload} />` : null}
+    ${list ? html`<${Assistants} api=${api} environment=${list.current} />` : null}`;
 }
 
 export function mount(root, ctx) {

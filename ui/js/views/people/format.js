@@ -122,3 +122,11 @@ export function revokeWarning(token, environment) {
   const where = environment ? `signed out of ${environment}` : "unable to reach this computer's platform with it";
   return `${refused} This window uses this token: once it is revoked, the window is ${where}.`;
 }
+
+/** What a token or an assistant's grant may do, in words (`scope`: {read_only, apps, secrets}). */
+export function scopeWords(scope) {
+  if (!scope) return "everything you may";
+  const access = scope.read_only ? "reads only" : "reads and changes";
+  const apps = scope.apps ? `${scope.apps.length} app${scope.apps.length === 1 ? "" : "s"}` : "all your apps";
+  return `${access}, ${apps}, ${scope.secrets ? "with" : "no"} secret values`;
+}
