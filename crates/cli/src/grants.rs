@@ -42,6 +42,9 @@ enum GrantsCommand {
         /// It may read and write secret values.
         #[arg(long)]
         secrets: bool,
+        /// Do not ask: approve (scripts; a terminal is asked after the request is shown).
+        #[arg(long)]
+        yes: bool,
     },
     /// Decline the sign-in whose code an assistant's page shows.
     Deny {
@@ -70,13 +73,17 @@ pub fn run(args: GrantsArgs) -> ExitCode {
             apps,
             no_secrets,
             secrets,
+            yes,
         } => {
+            // The request first: who asks, to return where, for what; an unknown code ends here.
+            let request = match grants::find_request(&client, &code) {
+                Ok(request) => request,
+                Err(e) => return out.show(Err::<SignInRequest, _>(e), |_| {}),
+            };
             let chosen = read_only || read_write || !apps.is_empty() || no_secrets || secrets;
             let scope = chosen.then(|| {
                 // What was not given stays as the page asked.
-                let asked = grants::find_request(&client, &code)
-                    .map(|r| r.asked)
-                    .unwrap_or_default();
+                let asked = request.asked.clone();
                 TokenScope {
                     read_only: if read_only || read_write {
                         read_only
@@ -95,6 +102,11 @@ pub fn run(args: GrantsArgs) -> ExitCode {
                     },
                 }
             });
+            let granted = scope.as_ref().unwrap_or(&request.asked);
+            if let Err(e) = confirm(&request, &granted.describe(), yes) {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
             out.show(
                 grants::approve_request(&client, &code, scope.as_ref()),
                 |r: &SignInRequest| {
@@ -114,6 +126,35 @@ pub fn run(args: GrantsArgs) -> ExitCode {
                 r.id
             );
         }),
+    }
+}
+
+/// Approving is asked about on a terminal, after the request is shown; a script must say
+/// `--yes`. An assistant names itself: the address it returns to is what can be trusted.
+fn confirm(request: &SignInRequest, scope: &str, yes: bool) -> Result<(), String> {
+    use std::io::IsTerminal as _;
+    let back = request
+        .redirect_uri
+        .split('/')
+        .nth(2)
+        .unwrap_or(&request.redirect_uri);
+    eprintln!(
+        "{:?} (client {}) asks to act for you; your browser returns to {back}. It would get: {scope}.",
+        request.client_name, request.client_id
+    );
+    if yes {
+        return Ok(());
+    }
+    if !std::io::stdin().is_terminal() {
+        return Err(
+            "approving needs --yes when standard input is not a terminal (nothing was approved)"
+                .into(),
+        );
+    }
+    if crate::prompt::yes("Approve?", false)? {
+        Ok(())
+    } else {
+        Err("not approved (the request still waits; slipway grants deny CODE declines it)".into())
     }
 }
 
