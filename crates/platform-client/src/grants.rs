@@ -59,11 +59,7 @@ pub fn approve_request(
     let path = format!("/v1/oauth/requests/{}/approve", segment("code", code)?);
     let mut body = json!({});
     if let Some(scope) = scope {
-        body["read_only"] = json!(scope.read_only);
-        body["secrets"] = json!(scope.secrets);
-        if let Some(apps) = &scope.apps {
-            body["apps"] = json!(apps);
-        }
+        crate::tokens::put_scope(&mut body, scope);
     }
     client.typed(Method::POST, &path, Some(&body))
 }

@@ -10,8 +10,9 @@
 //! 4  apps, people                               the app tools and the .app file; people
 //! 5  pack, builds, history, secrets, sharing,   the calls over apps and people
 //!    stream, tokens, join, resources,
-//!    jobs, notifications, domains, git, grants
-//! 6  build, sso                                 build_app (packs, uploads, waits); sign-in
+//!    jobs, notifications, domains, git
+//! 6  build, sso, grants                         build_app (packs, uploads, waits); sign-in;
+//!                                               assistants' grants (a scope as tokens write it)
 //! 7  layers, lib
 //! ```
 
@@ -34,7 +35,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("sharing", 5),
     ("stream", 5),
     ("tokens", 5),
-    ("grants", 5),
+    ("grants", 6),
     ("resources", 5),
     ("jobs", 5),
     ("notifications", 5),

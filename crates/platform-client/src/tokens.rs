@@ -79,13 +79,19 @@ pub fn create_token(
         ));
     }
     if !scope.is_full() {
-        body["read_only"] = json!(scope.read_only);
-        body["secrets"] = json!(scope.secrets);
-        if let Some(apps) = &scope.apps {
-            body["apps"] = json!(apps);
-        }
+        put_scope(&mut body, scope);
     }
     client.typed(Method::POST, "/v1/tokens", Some(&body))
+}
+
+/// Writes `scope`'s fields (`read_only`, `secrets`, and `apps` when it names some) into a
+/// request body: how `POST /v1/tokens` and a sign-in's approval both take a scope.
+pub(crate) fn put_scope(body: &mut serde_json::Value, scope: &TokenScope) {
+    body["read_only"] = json!(scope.read_only);
+    body["secrets"] = json!(scope.secrets);
+    if let Some(apps) = &scope.apps {
+        body["apps"] = json!(apps);
+    }
 }
 
 /// Revokes the caller's token `id`: it stops working at once. Another person's token is not

@@ -36,29 +36,20 @@ pub(crate) struct McpSettings {
     public_url: Option<String>,
     /// Whether the API is served over TLS (the scheme of an address made from `Host`).
     tls: bool,
+    /// Host names a request may name: loopback's, and the public URL's (made once: every
+    /// request is checked against them).
+    hosts: Vec<String>,
+    /// Browser origins a request may come from: loopback's on any port, the public URL's.
+    origins: Vec<String>,
 }
 
 impl McpSettings {
     pub(crate) fn new(public_url: Option<&str>, tls: bool) -> Self {
-        Self {
-            public_url: public_url.map(|u| u.trim_end_matches('/').to_owned()),
-            tls,
-        }
-    }
-
-    /// Host names a request may name: loopback's, and the public URL's.
-    fn hosts(&self) -> Vec<String> {
+        let public_url = public_url.map(|u| u.trim_end_matches('/').to_owned());
+        let public = public_url.as_deref().and_then(|u| url::Url::parse(u).ok());
         let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1"]
             .map(str::to_owned)
             .to_vec();
-        if let Some(host) = self.public().and_then(|u| u.host_str().map(str::to_owned)) {
-            hosts.push(host.trim_matches(['[', ']']).to_ascii_lowercase());
-        }
-        hosts
-    }
-
-    /// Browser origins a request may come from: loopback's on any port, the public URL's.
-    fn origins(&self) -> Vec<String> {
         let mut origins: Vec<String> = [
             "http://localhost:*",
             "http://127.0.0.1:*",
@@ -67,16 +58,18 @@ impl McpSettings {
         ]
         .map(str::to_owned)
         .to_vec();
-        if let Some(url) = self.public() {
+        if let Some(url) = &public {
+            if let Some(host) = url.host_str() {
+                hosts.push(host.trim_matches(['[', ']']).to_ascii_lowercase());
+            }
             origins.push(url.origin().ascii_serialization());
         }
-        origins
-    }
-
-    fn public(&self) -> Option<url::Url> {
-        self.public_url
-            .as_deref()
-            .and_then(|u| url::Url::parse(u).ok())
+        Self {
+            public_url,
+            tls,
+            hosts,
+            origins,
+        }
     }
 
     /// The platform's base address: the public URL, or the one the request came to.
@@ -103,8 +96,8 @@ impl Default for McpSettings {
 pub(crate) fn router(state: AppState, api: Router) -> Router {
     let settings = state.mcp().clone();
     let service = slipway_mcp::remote::service(
-        settings.hosts(),
-        settings.origins(),
+        settings.hosts.clone(),
+        settings.origins.clone(),
         tokio_util::sync::CancellationToken::new(),
     );
     let mcp = Mcp {
@@ -159,7 +152,7 @@ async fn serve(State(mcp): State<Mcp>, request: Request) -> Response {
         Ok(token) => token,
         Err(e) => return unauthorized(&mcp.settings, &parts.headers, e),
     };
-    let caller = match authenticate(&mcp.state, &parts.headers).await {
+    let caller = match mcp.state.caller_of_tool_server(&parts.headers).await {
         Ok(caller) => caller,
         Err(e) if e.status() == StatusCode::UNAUTHORIZED => {
             return unauthorized(&mcp.settings, &parts.headers, e);
@@ -221,7 +214,7 @@ fn check_origin(settings: &McpSettings, headers: &HeaderMap) -> Result<(), Respo
         .and_then(|h| h.to_str().ok())
         .map(host_name)
         .unwrap_or_default();
-    if !settings.hosts().contains(&host) {
+    if !settings.hosts.contains(&host) {
         return Err(forbidden("the Host header"));
     }
     if let Some(origin) = headers.get(header::ORIGIN) {
@@ -249,7 +242,7 @@ fn origin_allowed(settings: &McpSettings, origin: &str) -> bool {
         return false;
     };
     let serialized = url.origin().ascii_serialization();
-    settings.origins().iter().any(|allowed| {
+    settings.origins.iter().any(|allowed| {
         match allowed.strip_suffix(":*") {
             // Any port of a loopback origin.
             Some(prefix) => {
@@ -261,13 +254,6 @@ fn origin_allowed(settings: &McpSettings, origin: &str) -> bool {
             None => *allowed == serialized,
         }
     })
-}
-
-async fn authenticate(
-    state: &AppState,
-    headers: &HeaderMap,
-) -> Result<crate::model::Caller, ApiError> {
-    state.caller_of_tool_server(headers).await
 }
 
 /// `?toolsets=apps,logs`: `None` without it.
@@ -399,7 +385,7 @@ mod tests {
         assert!(!origin_allowed(&s, "https://evil.example"));
         assert!(!origin_allowed(&s, "http://localhost.evil.example:80"));
         assert!(!origin_allowed(&s, "null"));
-        assert!(s.hosts().contains(&"slipway.example.org".to_owned()));
+        assert!(s.hosts.contains(&"slipway.example.org".to_owned()));
     }
 
     #[test]
