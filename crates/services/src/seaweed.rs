@@ -450,7 +450,8 @@ impl Seaweed {
                 Err(e) => e.to_string(),
             };
             if Instant::now() > deadline {
-                return Err(self.refused("take a bucket's first write", format!("{last} for 60 s")));
+                let reason = format!("{last} for 60 s{}", low_disk(&self.dir));
+                return Err(self.refused("take a bucket's first write", reason));
             }
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
@@ -505,6 +506,32 @@ impl Seaweed {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
+}
+
+/// Why writes may be refused when the disk under `dir` is nearly full: SeaweedFS's volume
+/// server turns every volume read-only below 1% free and then answers writes with a bare 500,
+/// so the refusal says so rather than leave an operator guessing. Empty when there is room
+/// (or the disk cannot be asked).
+fn low_disk(dir: &Path) -> String {
+    let Ok(stat) = nix::sys::statvfs::statvfs(dir) else {
+        return String::new();
+    };
+    let block = stat.fragment_size();
+    low_disk_note(dir, stat.blocks_available() * block, stat.blocks() * block)
+}
+
+/// The note for `free` of `total` bytes: said under 2% free, where SeaweedFS's 1% is near.
+fn low_disk_note(dir: &Path, free: u64, total: u64) -> String {
+    if total == 0 || free.saturating_mul(50) > total {
+        return String::new();
+    }
+    format!(
+        " (the disk holding {} has {} MB free of {} GB; SeaweedFS takes no writes with less \
+         than 1% free)",
+        dir.display(),
+        free / 1_000_000,
+        total / 1_000_000_000
+    )
 }
 
 impl Identities {
@@ -598,4 +625,21 @@ fn args(dir: &Path, ports: Ports) -> Vec<String> {
         "-master.telemetry=false".into(),
         "-master.volumeSizeLimitMB=64".into(),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_nearly_full_disk_is_named_in_the_refusal() {
+        let dir = Path::new("/srv/seaweedfs");
+        let note = low_disk_note(dir, 2_000_000_000, 250_000_000_000);
+        assert!(
+            note.contains("/srv/seaweedfs has 2000 MB free of 250 GB"),
+            "{note}"
+        );
+        assert_eq!(low_disk_note(dir, 20_000_000_000, 250_000_000_000), "");
+        assert_eq!(low_disk_note(dir, 0, 0), "");
+    }
 }
