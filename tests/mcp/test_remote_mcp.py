@@ -10,7 +10,9 @@ calls, and a revoked token refused. Then the SDK's OAuthClientProvider signs an 
 as a client would: it discovers the authorization server from the 401, registers, sends the
 "browser" to the authorization page, where the test reads the code and approves it read-only as
 the signed-in person (the API `slipway grants approve` calls), exchanges the code with PKCE and
-calls tools with the grant's scope; the grant revoked, the next request is refused.
+calls tools with the grant's scope; the grant revoked, the next request is refused. Last, with
+the platform's single sign-on set up against the OpenID provider of the SSO tests (tests/oidc),
+a new person signs in on the authorization page itself and so approves a read-write grant.
 Run by scripts/mcp-e2e.sh with the `mcp` package installed; SLIPWAY_BIN is the slipway binary.
 """
 
@@ -38,6 +40,8 @@ from test_mcp import PLATFORM_TOOLS, SPEC_TOOLS, free_port
 
 SLIPWAY = os.environ["SLIPWAY_BIN"]
 FILE_TOOLS = {"scaffold_app", "build_app"}
+# Where the assistant's browser returns (nothing listens: the test reads the address).
+REDIRECT = "http://127.0.0.1:33418/callback"
 
 
 class Platform(unittest.TestCase):
@@ -46,11 +50,12 @@ class Platform(unittest.TestCase):
     def setUp(self):
         self.work = tempfile.mkdtemp(prefix="slipway-remote-mcp-")
         data = os.path.join(self.work, "platform")
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
+        if not hasattr(self, "port"):
+            self.port = free_port()
+            self.base = f"http://127.0.0.1:{self.port}"
         self.platform = subprocess.Popen(
             [SLIPWAY, "platform", "serve", "--listen", f"127.0.0.1:{self.port}", "--data-dir", data,
-             "--builder", "native", "--gateway-listen", f"127.0.0.1:{free_port()}"],
+             "--builder", "native", "--gateway-listen", f"127.0.0.1:{free_port()}", *self.platform_args()],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         token_file = os.path.join(data, "bootstrap-token")
         deadline = time.time() + 30
@@ -65,6 +70,10 @@ class Platform(unittest.TestCase):
             except OSError:
                 time.sleep(0.1)
 
+    def platform_args(self):
+        """More options of `slipway platform serve`."""
+        return []
+
     def tearDown(self):
         self.platform.terminate()
         self.platform.wait(timeout=30)
@@ -75,6 +84,26 @@ class Platform(unittest.TestCase):
             headers={"authorization": f"Bearer {token}", "content-type": "application/json"})
         with urllib.request.urlopen(request) as response:
             return json.loads(response.read() or b"null")
+
+    def assistant(self):
+        """The SDK's OAuth client as an assistant registers it; `self.browse(url)` is the
+        person's browser, returning the address it came back to."""
+        came_back = {}
+
+        async def redirect_handler(url):
+            came_back["url"] = await asyncio.get_running_loop().run_in_executor(None, self.browse, url)
+
+        async def callback_handler():
+            query = urllib.parse.parse_qs(urllib.parse.urlparse(came_back["url"]).query)
+            return AuthorizationCodeResult(code=query["code"][0], state=query["state"][0], iss=query["iss"][0])
+
+        return OAuthClientProvider(
+            server_url=f"{self.base}/mcp",
+            client_metadata=OAuthClientMetadata(
+                client_name="Python assistant", redirect_uris=[REDIRECT],
+                grant_types=["authorization_code", "refresh_token"], response_types=["code"],
+                token_endpoint_auth_method="none", scope="read write"),
+            storage=Memory(), redirect_handler=redirect_handler, callback_handler=callback_handler)
 
     # The person at the client: what they were asked, and whether they say yes.
     says_yes = True
@@ -249,22 +278,7 @@ class OAuthSignIn(Platform):
 
     async def sign_in(self):
         self.api("POST", "/v1/apps", self.token, {"name": "orders", "display_name": "Orders"})
-        came_back = {}
-
-        async def redirect_handler(url):
-            came_back["url"] = await asyncio.get_running_loop().run_in_executor(None, self.browse, url)
-
-        async def callback_handler():
-            query = urllib.parse.parse_qs(urllib.parse.urlparse(came_back["url"]).query)
-            return AuthorizationCodeResult(code=query["code"][0], state=query["state"][0], iss=query["iss"][0])
-
-        provider = OAuthClientProvider(
-            server_url=f"{self.base}/mcp",
-            client_metadata=OAuthClientMetadata(
-                client_name="Python assistant", redirect_uris=["http://127.0.0.1:33418/callback"],
-                grant_types=["authorization_code", "refresh_token"], response_types=["code"],
-                token_endpoint_auth_method="none", scope="read write"),
-            storage=Memory(), redirect_handler=redirect_handler, callback_handler=callback_handler)
+        provider = self.assistant()
         http = create_mcp_http_client(auth=provider)
         async with Client(streamable_http_client(f"{self.base}/mcp", http_client=http), mode="auto") as client:
             listed = await client.list_tools()
@@ -290,6 +304,102 @@ class OAuthSignIn(Platform):
         with self.assertRaises(urllib.error.HTTPError) as elsewhere:
             self.api("GET", "/v1/apps", access)
         self.assertEqual(elsewhere.exception.code, 401)
+
+
+OIDC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "oidc")
+
+
+class SsoSignIn(Platform):
+    """The person signs in with the platform's single sign-on on the authorization page: the
+    OpenID provider the SSO tests start (npm's oidc-provider, tests/oidc) and its login form."""
+
+    def setUp(self):
+        if not os.path.exists(os.path.join(OIDC_DIR, "node_modules", "oidc-provider")):
+            if os.environ.get("CI"):
+                self.fail("tests/oidc/node_modules is missing: under CI the SSO sign-in must run")
+            self.skipTest("tests/oidc/node_modules is missing (npm ci --prefix tests/oidc)")
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.provider = subprocess.Popen(
+            ["node", "provider.mjs", "--client-id", "slipway",
+             "--redirect-uri", f"{self.base}/auth/oidc/callback"],
+            cwd=OIDC_DIR, env={**os.environ, "OIDC_CLIENT_SECRET": "provider-secret-for-the-test"},
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.issuer = json.loads(self.provider.stdout.readline())["issuer"]
+        self.secret_file = tempfile.NamedTemporaryFile("w", suffix=".secret", delete=False)
+        self.secret_file.write("provider-secret-for-the-test\n")
+        self.secret_file.close()
+        super().setUp()
+
+    def platform_args(self):
+        return ["--public-url", self.base, "--oidc-issuer", self.issuer, "--oidc-client-id", "slipway",
+                "--oidc-client-secret-file", self.secret_file.name, "--oidc-allowed-domains", "example.com"]
+
+    def tearDown(self):
+        super().tearDown()
+        self.provider.stdin.close()
+        self.provider.wait(timeout=30)
+        os.unlink(self.secret_file.name)
+
+    def test_a_person_signs_in_with_sso_on_the_authorization_page(self):
+        asyncio.run(self.sign_in())
+
+    def browse(self, url):
+        """The browser and the person: the page's form (read and change, every app) sent with
+        "Sign in with single sign-on", then the provider's login form as dave@example.com, who
+        has never used Slipway (his domain may join); where the redirects end."""
+        import httpx2 as httpx  # the HTTP client the MCP SDK itself uses
+
+        with httpx.Client(follow_redirects=False, timeout=30) as browser:
+            def follow(response):
+                while response.status_code in (302, 303):
+                    target = urllib.parse.urljoin(str(response.url), response.headers["location"])
+                    if target.startswith(REDIRECT):
+                        return target
+                    response = browser.get(target)
+                return response
+
+            page = follow(browser.get(url))
+            self.assertEqual(page.status_code, 200, page.text[:300])
+            self.assertIn("Sign in with single sign-on", page.text)
+            key = page.text.split('name="key" value="')[1].split('"')[0]
+            choice = {"access": "write", "apps": "", "key": key, "then": "sso"}
+            # Without the page's cookie (another site posting the form), nothing happens.
+            stranger = httpx.post(str(page.url), data=choice)
+            self.assertEqual(stranger.status_code, 403, stranger.text[:300])
+            login = follow(browser.post(str(page.url), data=choice))
+            self.assertEqual(login.status_code, 200, login.text[:300])
+            html = login.text[login.text.index("<form"):]
+            html = html[:html.index("</form>")]
+            action = html.split('action="')[1].split('"')[0]
+            fields = {}
+            for tag in html.split("<input")[1:]:
+                tag = tag.split(">")[0]
+                if 'type="hidden"' in tag:
+                    fields[tag.split('name="')[1].split('"')[0]] = tag.split('value="')[1].split('"')[0]
+            fields.update(login="dave@example.com", password="anything")
+            back = follow(browser.post(urllib.parse.urljoin(str(login.url), action), data=fields))
+            self.assertIsInstance(back, str, f"the sign-in did not return to the assistant: {getattr(back, 'text', '')[:500]}")
+            return back
+
+    async def sign_in(self):
+        provider = self.assistant()
+        http = create_mcp_http_client(auth=provider)
+        async with Client(streamable_http_client(f"{self.base}/mcp", http_client=http), mode="auto") as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            self.assertIn("register_app", names, "read and change was granted")
+            self.assertNotIn("get_secret", names, "secrets were not granted")
+            made = await client.call_tool("register_app", {"name": "daves-app", "display_name": "Dave's app"})
+            self.assertFalse(made.is_error, made)
+            listed = await client.call_tool("list_apps", {})
+            self.assertEqual([a["name"] for a in listed.structured_content["apps"]], ["daves-app"])
+
+        # Dave joined by signing in, and the approval is his in the audit.
+        people = {p["email"]: p for p in self.api("GET", "/v1/account/users", self.token)["users"]}
+        self.assertEqual(people["dave@example.com"]["role"], "member")
+        audit = self.api("GET", "/v1/account/audit", self.token)["entries"]
+        approved = [e for e in audit if e["action"] == "assistant.approved"]
+        self.assertEqual([e["actor"]["email"] for e in approved], ["dave@example.com"])
 
 
 if __name__ == "__main__":

@@ -439,6 +439,17 @@ pub async fn find(tx: &mut Tx, user_code: &str) -> Result<RequestView, OAuthErro
     Ok(view(&pending(tx, user_code).await?, now_millis()))
 }
 
+/// The pending request whose page is `page` (a person who signed in on that page approves it).
+pub async fn find_page(tx: &mut Tx, page: &str) -> Result<RequestView, OAuthError> {
+    match rows::request_by(tx, "r.id", page).await? {
+        Some(r) if view(&r, now_millis()).status == "pending" => Ok(view(&r, now_millis())),
+        _ => Err(IdentityError::SignInNotFound(
+            "this sign-in request has ended (answered, or over ten minutes old): start again from the assistant".into(),
+        )
+        .into()),
+    }
+}
+
 /// The caller approves the request `user_code`, granting `scope` (within what their own
 /// token may do; an assistant's token approves nothing).
 pub async fn approve(

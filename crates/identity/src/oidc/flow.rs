@@ -23,6 +23,7 @@ use super::admission::{self, Identity};
 use super::client::Http;
 use crate::audit::{self, Action};
 use crate::error::IdentityError;
+use crate::model::Caller;
 use crate::people::person_ref;
 use crate::store::people as people_rows;
 use crate::tokens;
@@ -44,10 +45,22 @@ pub const SSO_TOKEN_DAYS: i64 = 30;
 struct Pending {
     nonce: Nonce,
     pkce: PkceCodeVerifier,
-    return_to: Url,
-    client_state: String,
-    client_challenge: String,
+    to: Destination,
     at: Instant,
+}
+
+/// Where a finished sign-in goes.
+enum Destination {
+    /// Back to a Slipway client on loopback (`slipway login --sso`, the desktop), which
+    /// redeems a one-time code with its PKCE verifier.
+    Client {
+        return_to: Url,
+        client_state: String,
+        client_challenge: String,
+    },
+    /// To an assistant's authorization request (its page id), which the person approves by
+    /// signing in.
+    Approval { page: String },
 }
 
 struct Handoff {
@@ -74,6 +87,15 @@ pub struct CallbackQuery {
 pub enum Outcome {
     /// 302 to this address.
     Redirect(String),
+    /// The person signed in to approve the assistant's request `page`: approving it is the
+    /// caller's (it knows the apps the request names); `caller` is the person, with every
+    /// right of theirs.
+    Approve {
+        /// The request's page id.
+        page: String,
+        /// Who signed in.
+        caller: Caller,
+    },
     /// A page saying what went wrong.
     Page {
         /// HTTP status.
@@ -218,6 +240,26 @@ impl Sso {
                 "challenge must be the base64url SHA-256 of the client's PKCE verifier (43 characters)",
             );
         };
+        self.begin(Destination::Client {
+            return_to,
+            client_state: state.to_owned(),
+            client_challenge: challenge.to_owned(),
+        })
+        .await
+    }
+
+    /// Sends the browser to the provider so that the person approves the assistant's request
+    /// `page` by signing in (the page's "Sign in with single sign-on"); the page id is
+    /// checked when the sign-in comes back.
+    pub async fn start_approval(&self, page: &str) -> Outcome {
+        self.begin(Destination::Approval {
+            page: page.to_owned(),
+        })
+        .await
+    }
+
+    /// The redirect to the provider, remembering where the sign-in goes after.
+    async fn begin(&self, to: Destination) -> Outcome {
         let metadata = match self.metadata(false).await {
             Ok(m) => m,
             Err(e) => return unreachable_provider(&self.config.issuer, &e),
@@ -252,9 +294,7 @@ impl Sso {
             Pending {
                 nonce,
                 pkce,
-                return_to,
-                client_state: state.to_owned(),
-                client_challenge: challenge.to_owned(),
+                to,
                 at: Instant::now(),
             },
         );
@@ -275,12 +315,30 @@ impl Sso {
                 "The sign-in was started more than ten minutes ago, was already finished, or the platform restarted meanwhile. Start it again from Slipway.",
             );
         };
-        let back = |pairs: &[(&str, &str)]| {
-            let mut url = pending.return_to.clone();
-            url.query_pairs_mut()
-                .extend_pairs(pairs)
-                .append_pair("state", &pending.client_state);
-            Outcome::Redirect(url.to_string())
+        let back = |pairs: &[(&str, &str)]| match &pending.to {
+            Destination::Client {
+                return_to,
+                client_state,
+                ..
+            } => {
+                let mut url = return_to.clone();
+                url.query_pairs_mut()
+                    .extend_pairs(pairs)
+                    .append_pair("state", client_state);
+                Outcome::Redirect(url.to_string())
+            }
+            // No client waits on loopback: the person reads what happened here.
+            Destination::Approval { .. } => {
+                let why = pairs
+                    .iter()
+                    .find(|(k, _)| *k == "error_description")
+                    .map_or("the sign-in failed", |(_, v)| *v);
+                page(
+                    403,
+                    "You were not signed in",
+                    format!("{why}. The assistant was not connected."),
+                )
+            }
         };
         if let Some(error) = query.error.as_deref() {
             let why = query.error_description.as_deref().unwrap_or(error);
@@ -305,23 +363,18 @@ impl Sso {
             }
         };
         match self.admit(db, &who).await {
-            Ok(Ok(user_id)) => {
-                let code = match Token::generate("slwc_") {
-                    Ok(c) => c,
-                    Err(e) => return page(500, "Sign-in failed", e.to_string()),
-                };
-                let mut handoffs = self.handoffs.lock().unwrap_or_else(|p| p.into_inner());
-                handoffs.retain(|_, h| h.at.elapsed() < HANDOFF_TTL);
-                handoffs.insert(
-                    code.hash(),
-                    Handoff {
-                        user_id,
-                        challenge: pending.client_challenge.clone(),
-                        at: Instant::now(),
-                    },
-                );
-                back(&[("code", code.expose())])
-            }
+            Ok(Ok(caller)) => match &pending.to {
+                Destination::Approval { page } => Outcome::Approve {
+                    page: page.clone(),
+                    caller,
+                },
+                Destination::Client {
+                    client_challenge, ..
+                } => match self.hand_off(caller.user_id, client_challenge) {
+                    Ok(code) => back(&[("code", code.expose())]),
+                    Err(e) => page(500, "Sign-in failed", e),
+                },
+            },
             Ok(Err(reason)) => back(&[("error", "access_denied"), ("error_description", &reason)]),
             Err(e) => {
                 tracing::error!(error = %e, "single sign-on could not record a sign-in");
@@ -334,6 +387,23 @@ impl Sso {
                 ])
             }
         }
+    }
+
+    /// A one-time code the client redeems, with the verifier of `challenge`, for `user_id`'s
+    /// token.
+    fn hand_off(&self, user_id: String, challenge: &str) -> Result<Token, String> {
+        let code = Token::generate("slwc_").map_err(|e| e.to_string())?;
+        let mut handoffs = self.handoffs.lock().unwrap_or_else(|p| p.into_inner());
+        handoffs.retain(|_, h| h.at.elapsed() < HANDOFF_TTL);
+        handoffs.insert(
+            code.hash(),
+            Handoff {
+                user_id,
+                challenge: challenge.to_owned(),
+                at: Instant::now(),
+            },
+        );
+        Ok(code)
     }
 
     /// Redeems the provider's code and checks the ID token (rediscovering once when it does
@@ -390,12 +460,12 @@ impl Sso {
         Ok(who)
     }
 
-    /// Admits or refuses `who` and records it; `Ok(Ok(user_id))` when admitted.
+    /// Admits or refuses `who` and records it; `Ok(Ok(the person))` when admitted.
     async fn admit(
         &self,
         db: &Db,
         who: &Identity,
-    ) -> Result<Result<String, String>, IdentityError> {
+    ) -> Result<Result<Caller, String>, IdentityError> {
         let mut tx = db.begin_write().await?;
         let decided = admission::admit(
             &mut tx,
@@ -424,7 +494,14 @@ impl Sso {
                     &admitted.how,
                 )
                 .await?;
-                Ok(admitted.person.id)
+                Ok(Caller {
+                    user_id: admitted.person.id,
+                    account_id: admitted.person.account_id,
+                    role: admitted.person.role,
+                    token_id: String::new(),
+                    scope: slipway_api::TokenScope::FULL,
+                    grant: None,
+                })
             }
             Err(reason) => {
                 // A refusal creates nothing: only its audit entry is kept.

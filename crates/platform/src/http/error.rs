@@ -207,7 +207,7 @@ impl ApiError {
 
 /// A description of an internal error that is safe to log: database messages can quote
 /// stored values, so only their code is kept.
-fn loggable(e: &ApiError) -> String {
+pub(crate) fn loggable(e: &ApiError) -> String {
     match e {
         ApiError::Database(e) => slipway_server::sql_error::loggable(e),
         other => other.to_string(),

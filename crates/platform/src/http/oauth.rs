@@ -317,6 +317,24 @@ async fn metadata_document(url: &str) -> Result<oauth::Client, OAuthError> {
     })
 }
 
+/// The cookie that ties a choice posted on a request's page to a browser that was shown the
+/// page (a double-submitted key): another site cannot make a browser post a sign-in-and-approve
+/// for a request an attacker started, because the browser sends no `SameSite=Strict` cookie
+/// with a cross-site post.
+const FORM_COOKIE: &str = "slipway_oauth_form";
+
+/// The form key the browser already holds, if any.
+fn form_cookie(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(name, value)| *name == FORM_COOKIE && value.len() == 32)
+        .map(|(_, value)| value.to_owned())
+}
+
 /// `GET /oauth/authorize/{page}`: the waiting page, or the way back to the client.
 async fn show(
     State(state): State<AppState>,
@@ -344,14 +362,20 @@ async fn show(
             "This sign-in has ended",
             "It was used, declined or not approved in time. Start again from the assistant.",
         ),
-        Ok(Page::Waiting(view)) => waiting(&page_id, &view),
+        Ok(Page::Waiting(view)) => {
+            let key =
+                form_cookie(&headers).unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string());
+            waiting(&page_id, &view, &key, state.sso().is_some())
+        }
         Err(e) => page(400, "This sign-in does not work", &e.to_string()),
     }
 }
 
-/// The waiting page: what asks, for what, and how to approve it (where the person is signed
-/// in already). It reloads itself every 3 seconds until the answer.
-fn waiting(page_id: &str, view: &oauth::RequestView) -> Response {
+/// The waiting page: what asks, for what, and how to approve it: by signing in with single
+/// sign-on where the platform has it, or where the person is signed in already (the code). It
+/// looks every 3 seconds whether the request was answered elsewhere, and then reloads (without
+/// script, the whole page reloads, as the form's choice is kept by the server once posted).
+fn waiting(page_id: &str, view: &oauth::RequestView, key: &str, sso: bool) -> Response {
     let asked = &view.asked;
     let checked = |on: bool| if on { " checked" } else { "" };
     let apps = asked
@@ -365,7 +389,7 @@ fn waiting(page_id: &str, view: &oauth::RequestView) -> Response {
         .unwrap_or_default();
     let body = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
-<meta http-equiv=\"refresh\" content=\"3\"><title>Connect {client} · Slipway</title>\
+<noscript><meta http-equiv=\"refresh\" content=\"3\"></noscript><title>Connect {client} · Slipway</title>\
 <style>body{{font:16px system-ui,sans-serif;max-width:38em;margin:3em auto;padding:0 1em}}\
 code,.code{{font:600 1.4em ui-monospace,monospace;letter-spacing:.1em}}fieldset{{margin:1em 0}}</style>\
 </head><body><main><h1>Connect {client} to Slipway</h1>\
@@ -382,7 +406,10 @@ once you approve or decline; the code works until {expires}.</p>\
 <label><input type=\"checkbox\" name=\"secrets\" value=\"on\"{sec}> Read and write secret values</label>\
 </fieldset><p><label for=\"apps\">Only these apps (names, comma-separated; empty: all your apps)</label><br>\
 <input id=\"apps\" name=\"apps\" value=\"{apps}\" size=\"40\"></p>\
-<p><button type=\"submit\">Ask for this access</button></p></form></main></body></html>",
+<input type=\"hidden\" name=\"key\" value=\"{key}\">{sso}\
+<p><button type=\"submit\">Ask for this access</button> (then approve it with the code)</p></form>\
+<script>setInterval(async()=>{{try{{const r=await fetch(location.href,{{method:'HEAD',redirect:'manual',cache:'no-store'}});\
+if(r.type==='opaqueredirect'||r.status!==200)location.reload()}}catch(e){{}}}},3000)</script></main></body></html>",
         client = escape(&view.client_name),
         host = escape(&redirect_host),
         code = escape(&view.user_code),
@@ -392,12 +419,28 @@ once you approve or decline; the code works until {expires}.</p>\
         rw = checked(!asked.read_only),
         sec = checked(asked.secrets),
         apps = escape(&apps),
+        key = escape(key),
+        sso = if sso {
+            "<p><button type=\"submit\" name=\"then\" value=\"sso\">Sign in with single sign-on and allow this</button></p>"
+        } else {
+            ""
+        },
+    );
+    let cookie = format!(
+        "{FORM_COOKIE}={key}; Path=/oauth/authorize/; HttpOnly; SameSite=Strict; Max-Age=900"
     );
     (
         StatusCode::OK,
         [
-            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
-            (header::CACHE_CONTROL, "no-store"),
+            (header::CONTENT_TYPE, "text/html; charset=utf-8".to_owned()),
+            (header::CACHE_CONTROL, "no-store".to_owned()),
+            (header::SET_COOKIE, cookie),
+            // Never inside another site's frame, where a click could be stolen.
+            (
+                header::CONTENT_SECURITY_POLICY,
+                "frame-ancestors 'none'".to_owned(),
+            ),
+            (header::X_FRAME_OPTIONS, "DENY".to_owned()),
         ],
         body,
     )
@@ -409,14 +452,40 @@ struct Choice {
     access: Option<String>,
     secrets: Option<String>,
     apps: Option<String>,
+    /// `sso`: sign in with single sign-on next, which approves the choice.
+    then: Option<String>,
+    /// The page's form key (see [`FORM_COOKIE`]).
+    key: Option<String>,
 }
 
-/// `POST /oauth/authorize/{page}`: the page's choice, shown to whoever approves.
+/// `POST /oauth/authorize/{page}`: the page's choice, shown to whoever approves; with
+/// `then=sso`, the person signs in next and that approves it.
 async fn choose(
     State(state): State<AppState>,
+    headers: HeaderMap,
     Path(page_id): Path<String>,
     Form(choice): Form<Choice>,
 ) -> Response {
+    let sso = match choice.then.as_deref() {
+        Some("sso") => {
+            let Some(sso) = state.sso() else {
+                return page(
+                    404,
+                    "Single sign-on is not set up",
+                    "Approve this request with its code instead.",
+                );
+            };
+            if form_cookie(&headers).is_none_or(|k| Some(&k) != choice.key.as_ref()) {
+                return page(
+                    403,
+                    "Open the sign-in page again",
+                    "This form was not sent from the page this browser was shown. Start again from the assistant.",
+                );
+            }
+            Some(sso)
+        }
+        _ => None,
+    };
     let apps: Vec<String> = choice
         .apps
         .unwrap_or_default()
@@ -439,12 +508,68 @@ async fn choose(
     }
     .await;
     match outcome {
+        Ok(()) => match sso {
+            Some(sso) => {
+                let mut answer = super::sso::respond(sso.start_approval(&page_id).await);
+                if answer.status() == StatusCode::FOUND {
+                    *answer.status_mut() = StatusCode::SEE_OTHER;
+                }
+                answer
+            }
+            None => (
+                StatusCode::SEE_OTHER,
+                [(header::LOCATION, format!("/oauth/authorize/{page_id}"))],
+            )
+                .into_response(),
+        },
+        Err(e) => page(400, "This sign-in does not work", &e.to_string()),
+    }
+}
+
+/// A person signed in with single sign-on on the request `page_id`'s page: they approve
+/// the scope the page asked for (its app names are theirs to see), and the browser goes back to
+/// the page, which sends it on to the assistant with the code.
+pub(crate) async fn approve_signed_in(
+    state: &AppState,
+    page_id: &str,
+    caller: &crate::model::Caller,
+) -> Response {
+    let outcome = async {
+        let mut tx = state.db().begin_write().await?;
+        let asked = oauth::find_page(&mut tx, page_id)
+            .await
+            .map_err(from_oauth)?;
+        let apps = match asked.asked.apps {
+            None => None,
+            Some(named) => Some(super::tokens::app_ids(&mut tx, caller, &named).await?),
+        };
+        let scope = TokenScope {
+            apps,
+            ..asked.asked
+        };
+        oauth::approve(&mut tx, caller, &asked.user_code, &scope)
+            .await
+            .map_err(from_oauth)?;
+        tx.commit().await?;
+        Ok::<_, ApiError>(())
+    }
+    .await;
+    match outcome {
         Ok(()) => (
             StatusCode::SEE_OTHER,
             [(header::LOCATION, format!("/oauth/authorize/{page_id}"))],
         )
             .into_response(),
-        Err(e) => page(400, "This sign-in does not work", &e.to_string()),
+        Err(e) => {
+            if e.status().is_server_error() {
+                tracing::error!(error = %super::error::loggable(&e), "a single sign-on approval failed");
+            }
+            page(
+                e.status().as_u16(),
+                "The assistant was not connected",
+                &e.body().error.message,
+            )
+        }
     }
 }
 

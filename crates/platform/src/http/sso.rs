@@ -72,7 +72,12 @@ async fn callback(
         return not_configured();
     };
     let query = query.map(|Query(q)| q).unwrap_or_default();
-    respond(sso.callback(state.db(), query).await)
+    match sso.callback(state.db(), query).await {
+        Outcome::Approve { page, caller } => {
+            super::oauth::approve_signed_in(&state, &page, &caller).await
+        }
+        other => respond(other),
+    }
 }
 
 async fn exchange(
@@ -93,7 +98,7 @@ async fn exchange(
     Ok(Json(signed_in))
 }
 
-fn respond(outcome: Outcome) -> Response {
+pub(crate) fn respond(outcome: Outcome) -> Response {
     match outcome {
         Outcome::Redirect(to) => (StatusCode::FOUND, [(header::LOCATION, to)]).into_response(),
         Outcome::Page {
@@ -101,6 +106,8 @@ fn respond(outcome: Outcome) -> Response {
             title,
             message,
         } => page(status, &title, &message),
+        // Only a callback approves, and it answers that itself.
+        Outcome::Approve { .. } => page(500, "Sign-in failed", "the sign-in went astray"),
     }
 }
 
