@@ -15,8 +15,9 @@ pub(crate) fn role_from_stored(raw: &str) -> AccountRole {
     }
 }
 
-/// The authenticated person behind a request.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The authenticated person behind a request. Serialisable so that the tool server's
+/// in-process API requests can carry the caller it authenticated (never over a network).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Caller {
     /// The person's UUID.
     pub user_id: String,

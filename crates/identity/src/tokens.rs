@@ -346,12 +346,23 @@ pub struct Done {
 /// refused.
 pub async fn record(db: &Db, entries: &[Done]) -> Result<(), IdentityError> {
     let mut tx = db.begin_write().await?;
+    // A batch is mostly one person's calls: each is looked up once.
+    let mut actors: std::collections::HashMap<&str, Option<PersonRef>> =
+        std::collections::HashMap::new();
     for done in entries {
-        let actor = match actor(&mut tx, &done.caller).await {
-            Ok(actor) => actor,
-            Err(IdentityError::Unauthenticated) => continue,
-            Err(e) => return Err(e),
+        let actor = match actors.get(done.caller.user_id.as_str()) {
+            Some(known) => known.clone(),
+            None => {
+                let found = match actor(&mut tx, &done.caller).await {
+                    Ok(actor) => Some(actor),
+                    Err(IdentityError::Unauthenticated) => None,
+                    Err(e) => return Err(e),
+                };
+                actors.insert(&done.caller.user_id, found.clone());
+                found
+            }
         };
+        let Some(actor) = actor else { continue };
         audit::record(
             &mut tx,
             &done.caller.account_id,

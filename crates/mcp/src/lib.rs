@@ -97,6 +97,9 @@ pub struct ToolCallRecord {
     pub client: Option<String>,
     /// `None` on success, else the error's code (`permission_denied`, `not_found`, …).
     pub error: Option<String>,
+    /// Whether the tool only reads (its annotation): the record of a read may be written
+    /// after the answer, that of a change before it.
+    pub read_only: bool,
 }
 
 impl SlipwayServer {
@@ -368,12 +371,14 @@ impl ServerHandler for SlipwayServer {
                 app_id,
                 client: client_name(&context),
                 error: outcome.as_ref().err().map(|e| e.code().to_owned()),
+                read_only: hints.read_only,
             })
             .await;
         }
         // The outcome says whether the tool failed; the rendered JSON is what the client reads.
         let result = slipway_toolkit::render(&outcome);
-        let text = serde_json::to_string_pretty(&result).unwrap_or_else(|_| result.to_string());
+        // Compact: the text is for a model, whose context each space costs.
+        let text = result.to_string();
         let mut reply = if outcome.is_err() {
             CallToolResult::error(vec![ContentBlock::text(text)])
         } else {

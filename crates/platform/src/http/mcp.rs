@@ -101,6 +101,7 @@ pub(crate) fn router(state: AppState, api: Router) -> Router {
         tokio_util::sync::CancellationToken::new(),
     );
     let mcp = Mcp {
+        audit: Arc::new(AuditQueue::new(state.db().clone())),
         state,
         service,
         api,
@@ -124,6 +125,8 @@ struct Mcp {
     /// The API router, which tools' requests go to in-process.
     api: Router,
     settings: McpSettings,
+    /// Where tool calls' audit entries wait for their write.
+    audit: Arc<AuditQueue>,
 }
 
 /// `GET /.well-known/oauth-protected-resource/mcp` (RFC 9728).
@@ -180,17 +183,28 @@ async fn serve(State(mcp): State<Mcp>, request: Request) -> Response {
     {
         return insufficient_scope(&tool, &why);
     }
+    let Ok(key) = HeaderValue::from_str(mcp.state.in_process_key()) else {
+        return ApiError::Internal("the in-process key is not a header value".into())
+            .into_response();
+    };
+    let Some(who) = serde_json::to_string(&caller)
+        .ok()
+        .and_then(|json| HeaderValue::from_str(&json).ok())
+    else {
+        return ApiError::Internal("the caller is not a header value".into()).into_response();
+    };
     let endpoint = slipway_mcp::Endpoint::new("http://platform.invalid", token.expose())
         .with_transport(Arc::new(InProcess {
             api: mcp.api.clone(),
             runtime: tokio::runtime::Handle::current(),
-            key: mcp.state.in_process_key().to_owned(),
+            key,
+            caller: who,
         }));
     parts.extensions.insert(slipway_mcp::RemoteCaller {
         endpoint,
         scope: caller.scope.clone(),
         toolsets,
-        audit: Some(audit(mcp.state.db().clone(), caller)),
+        audit: Some(audit(mcp.audit.clone(), caller)),
     });
     let request = Request::from_parts(parts, Body::from(bytes));
     let Ok(response) = mcp.service.oneshot(request).await;
@@ -315,11 +329,12 @@ fn insufficient_scope(tool: &str, why: &str) -> Response {
 }
 
 /// Writes each tool call into the account's audit: who, which client, which tool, which app,
-/// how it ended (never an argument's value). The answer waits until the entry is committed
-/// (on SQLite many callers' entries share a commit: the database layer batches writers).
-fn audit(db: crate::db::Db, caller: crate::model::Caller) -> slipway_mcp::Audit {
+/// how it ended (never an argument's value). Through the [`AuditQueue`]: a call that changes
+/// something is answered once its entry is committed; one that only reads is answered at once
+/// and its entry follows in the next batch.
+fn audit(queue: Arc<AuditQueue>, caller: crate::model::Caller) -> slipway_mcp::Audit {
     Arc::new(move |call: slipway_mcp::ToolCallRecord| {
-        let (db, caller) = (db.clone(), caller.clone());
+        let (queue, caller) = (Arc::clone(&queue), caller.clone());
         Box::pin(async move {
             let detail = format!(
                 "app {}; client {}; {}",
@@ -333,35 +348,106 @@ fn audit(db: crate::db::Db, caller: crate::model::Caller) -> slipway_mcp::Audit 
                 subject: call.tool,
                 detail,
             };
-            if let Err(e) = slipway_identity::tokens::record(&db, &[done]).await {
-                tracing::error!(error = %e, "could not record a tool call in the audit");
-            }
+            queue.record(done, !call.read_only).await;
         })
     })
+}
+
+/// Tool calls' audit entries, written by one task in batches: every entry waiting when a
+/// write begins shares its transaction, so under load a commit serves many calls instead of
+/// one each (on SQLite, where every write is serialised, that is most of a call's cost).
+pub(crate) struct AuditQueue {
+    db: crate::db::Db,
+    sender: std::sync::OnceLock<tokio::sync::mpsc::UnboundedSender<Queued>>,
+}
+
+/// An entry, and who waits for its commit.
+type Queued = (
+    slipway_identity::tokens::Done,
+    Option<tokio::sync::oneshot::Sender<()>>,
+);
+
+/// Most entries in one transaction.
+const AUDIT_BATCH: usize = 256;
+
+impl AuditQueue {
+    pub(crate) fn new(db: crate::db::Db) -> Self {
+        Self {
+            db,
+            sender: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Queues `done`; with `wait`, returns once it is committed (or its write failed, which
+    /// is logged).
+    async fn record(&self, done: slipway_identity::tokens::Done, wait: bool) {
+        let sender = self.sender.get_or_init(|| {
+            let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
+            tokio::spawn(write_batches(self.db.clone(), receiver));
+            sender
+        });
+        let (tell, told) = tokio::sync::oneshot::channel();
+        if sender.send((done, wait.then_some(tell))).is_err() {
+            tracing::error!("the audit writer has stopped: a tool call was not recorded");
+            return;
+        }
+        if wait {
+            let _ = told.await;
+        }
+    }
+}
+
+/// The writer: takes what waits (up to [`AUDIT_BATCH`]), writes it in one transaction, tells
+/// the waiting callers; ends when every sender is gone and the queue is empty.
+async fn write_batches(
+    db: crate::db::Db,
+    mut receiver: tokio::sync::mpsc::UnboundedReceiver<Queued>,
+) {
+    let mut batch = Vec::with_capacity(AUDIT_BATCH);
+    while receiver.recv_many(&mut batch, AUDIT_BATCH).await > 0 {
+        let (entries, waiting): (Vec<_>, Vec<_>) = batch.drain(..).unzip();
+        if let Err(e) = slipway_identity::tokens::record(&db, &entries).await {
+            tracing::error!(error = %e, entries = entries.len(), "could not record tool calls in the audit");
+        }
+        for tell in waiting.into_iter().flatten() {
+            let _ = tell.send(());
+        }
+    }
 }
 
 /// Carries a tool's API request to the platform's router without a network.
 struct InProcess {
     api: Router,
     runtime: tokio::runtime::Handle,
-    /// The process's key, which lets an assistant's token through (see `AppState::begin_as`).
-    key: String,
+    /// The process's key, which lets an assistant's token through and vouches for `caller`
+    /// (see `AppState::begin_as`).
+    key: HeaderValue,
+    /// The caller `/mcp` authenticated, as JSON.
+    caller: HeaderValue,
 }
 
 impl slipway_mcp::Transport for InProcess {
     fn send(&self, mut request: axum::http::Request<Vec<u8>>) -> Result<(u16, Vec<u8>), String> {
         // Called from the tool's blocking thread, never from an async one.
-        let key = HeaderValue::from_str(&self.key).map_err(|e| e.to_string())?;
-        request.headers_mut().insert(super::IN_PROCESS_HEADER, key);
+        let headers = request.headers_mut();
+        headers.insert(super::IN_PROCESS_HEADER, self.key.clone());
+        headers.insert(super::IN_PROCESS_CALLER_HEADER, self.caller.clone());
         let api = self.api.clone();
-        self.runtime.block_on(async move {
+        // The request runs as a task of the runtime, and this thread waits once for its
+        // answer: run here, every database statement's wait would put this thread to sleep and
+        // wake it again (most of a tool call's cost, measured), where the runtime's workers
+        // go on with other requests meanwhile.
+        let answer = self.runtime.spawn(async move {
             let Ok(response) = api.oneshot(request.map(Body::from)).await;
             let status = response.status().as_u16();
             let body = axum::body::to_bytes(response.into_body(), usize::MAX)
                 .await
                 .map_err(|e| format!("reading the platform's answer: {e}"))?;
             Ok((status, body.to_vec()))
-        })
+        });
+        self.runtime
+            .block_on(answer)
+            .map_err(|e| format!("the platform's request stopped: {e}"))?
     }
 }
 

@@ -86,6 +86,9 @@ pub struct AppState {
 
 /// The header an in-process request carries the process's key in.
 pub(crate) const IN_PROCESS_HEADER: &str = "x-slipway-in-process";
+/// The caller (JSON) an in-process request carries beside [`IN_PROCESS_HEADER`], so that the
+/// token `/mcp` has just authenticated is not looked up again.
+pub(crate) const IN_PROCESS_CALLER_HEADER: &str = "x-slipway-in-process-caller";
 
 /// The gateways' listeners and the custom domains they serve, made at start.
 #[derive(Debug)]
@@ -155,6 +158,15 @@ impl AppState {
         headers
             .get(IN_PROCESS_HEADER)
             .is_some_and(|v| v.as_bytes() == self.in_process_key.as_bytes())
+    }
+
+    /// The caller an in-process request carries (as `/mcp` authenticated it), believed only
+    /// with this process's key beside it.
+    fn in_process_caller(&self, headers: &HeaderMap) -> Option<Caller> {
+        if !self.in_process(headers) {
+            return None;
+        }
+        serde_json::from_slice(headers.get(IN_PROCESS_CALLER_HEADER)?.as_bytes()).ok()
     }
 
     /// The key in-process requests carry.
@@ -286,7 +298,7 @@ impl AppState {
         headers: &HeaderMap,
         access: Access,
     ) -> Result<(Tx, Caller), ApiError> {
-        self.begin_for(headers, access, false).await
+        self.begin_for(headers, access).await
     }
 
     /// The caller of a request to the tool server (`/mcp`), where assistants' tokens work.
@@ -294,26 +306,46 @@ impl AppState {
         &self,
         headers: &HeaderMap,
     ) -> Result<Caller, ApiError> {
-        let (tx, caller) = self.begin_for(headers, Access::Read, true).await?;
+        let token = bearer(headers)?;
+        // The token's lookup is one statement: it needs no transaction around it (on SQLite
+        // that saves two of a tool call's round trips to the database's thread).
+        let mut tx = self.db.begin_single_read().await?;
+        let known = slipway_identity::tokens::authenticate(&mut tx, &token).await?;
         tx.commit().await?;
-        Ok(caller)
+        self.touch_later(known.touch);
+        Ok(known.caller)
+    }
+
+    /// Records a token's last use beside the request, never inside it: a reading request
+    /// stays a read, and a failed record loses a figure, not the request.
+    fn touch_later(&self, touch: Option<slipway_identity::tokens::Touch>) {
+        if let Some(touch) = touch {
+            let db = self.db.clone();
+            tokio::spawn(async move { slipway_identity::tokens::touch(&db, touch).await });
+        }
     }
 
     async fn begin_for(
         &self,
         headers: &HeaderMap,
         access: Access,
-        tool_server: bool,
     ) -> Result<(Tx, Caller), ApiError> {
         let token = bearer(headers)?;
         let mut tx = match access {
             Access::Read => self.db.begin_read().await?,
             Access::Write | Access::AuditedRead => self.db.begin_write().await?,
         };
-        let known = slipway_identity::tokens::authenticate(&mut tx, &token).await?;
+        // `/mcp` authenticated the token of its tools' in-process requests a moment ago.
+        let known = match self.in_process_caller(headers) {
+            Some(caller) => slipway_identity::tokens::Authenticated {
+                caller,
+                touch: None,
+            },
+            None => slipway_identity::tokens::authenticate(&mut tx, &token).await?,
+        };
         // An assistant's token works at the tool server only: there, and in the API requests
         // its tools make in-process (which carry this process's key), nowhere else.
-        if known.caller.grant.is_some() && !tool_server && !self.in_process(headers) {
+        if known.caller.grant.is_some() && !self.in_process(headers) {
             return Err(slipway_identity::IdentityError::WrongAudience(format!(
                 "{}/mcp",
                 self.mcp.base(headers)
@@ -326,12 +358,7 @@ impl AppState {
             // action).
             known.caller.require_writes("this request")?;
         }
-        if let Some(touch) = known.touch {
-            // Last use is recorded beside the request, never inside it: a reading request
-            // stays a read, and a failed record loses a figure, not the request.
-            let db = self.db.clone();
-            tokio::spawn(async move { slipway_identity::tokens::touch(&db, touch).await });
-        }
+        self.touch_later(known.touch);
         Ok((tx, known.caller))
     }
 }
@@ -444,14 +471,24 @@ pub const ROUTES: &[(&str, &str)] = &[
 /// The application: `/v1/…`, `/v1/openapi.json`, `/health`, `/metrics` and `/mcp` (whose
 /// tools call the rest in-process); every request is counted by its route template.
 pub fn router(state: AppState) -> Router {
-    let api = api_router(state.clone());
-    let mcp = mcp::router(state.clone(), api.clone());
+    let routes = api_routes();
+    // What `/mcp`'s tools reach in-process: the same routes, without a second request log
+    // line and a second count (the `/mcp` request has both, and its tool call its own line).
+    let in_process = routes
+        .clone()
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .with_state(state.clone());
+    let api = state
+        .metrics()
+        .track(slipway_server::http::finish(routes, MAX_BODY_BYTES))
+        .with_state(state.clone());
+    let mcp = mcp::router(state.clone(), in_process);
     let mcp = slipway_server::http::finish(mcp, slipway_mcp::remote::MAX_BODY);
     api.merge(state.metrics().track(mcp))
 }
 
 /// Everything but `/mcp`.
-fn api_router(state: AppState) -> Router {
+fn api_routes() -> Router<AppState> {
     let v1 = apps::router()
         .merge(builds::router())
         .merge(prebuilt::router())
@@ -471,16 +508,14 @@ fn api_router(state: AppState) -> Router {
         .merge(oauth::v1_router())
         .merge(sso::v1_router())
         .route("/openapi.json", get(openapi::serve));
-    let app = Router::new()
+    Router::new()
         .nest("/v1", v1)
         .merge(sso::router())
         .merge(oauth::router())
         .route("/health", get(slipway_server::http::health))
         .route("/metrics", get(metrics::serve))
         .fallback(|| async { ApiError::NoRoute })
-        .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed });
-    let app = slipway_server::http::finish(app, MAX_BODY_BYTES);
-    state.metrics().track(app).with_state(state)
+        .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
 }
 
 /// The bearer token of a request, or 401.

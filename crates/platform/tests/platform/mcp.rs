@@ -310,10 +310,23 @@ async fn assistants_reach_the_platforms_tools_as_their_token_allows() {
         let a = call(&app, &reader, "get_app", json!({"app_id": app_id})).await;
         assert_eq!(a.body["result"]["isError"], false, "{}", a.body);
 
-        // Every call is in the account's audit: who, which client, which tool, the outcome.
-        let (_, audit) = app
-            .send(Method::GET, "/v1/account/audit", Some(&owner), None)
-            .await;
+        // Every call is in the account's audit: who, which client, which tool, the outcome
+        // (a read's entry is written just after its answer, in the next batch).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let audit = loop {
+            let (_, audit) = app
+                .send(Method::GET, "/v1/account/audit", Some(&owner), None)
+                .await;
+            let written = audit["entries"].as_array().is_some_and(|entries| {
+                entries
+                    .iter()
+                    .any(|e| e["action"] == "mcp.tool_called" && e["subject"] == "get_app")
+            });
+            if written || std::time::Instant::now() > deadline {
+                break audit;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        };
         let calls: Vec<&Value> = audit["entries"]
             .as_array()
             .unwrap()
