@@ -80,8 +80,8 @@ class McpEndToEnd(unittest.TestCase):
         self.asked.append(params.message)
         return ElicitResult(action="accept", content={"confirm": self.says_yes})
 
-    async def call(self, session, tool, args):
-        result = await session.call_tool(tool, args)
+    async def call(self, session, tool, args, progress=None):
+        result = await session.call_tool(tool, args, progress_callback=progress)
         data = result.structured_content
         if data is None:
             data = json.loads(result.content[0].text)
@@ -159,8 +159,16 @@ class McpEndToEnd(unittest.TestCase):
                 removed = await self.call(session, "delete_secret", {"secret_type": "shared", "secret_path": "team/db"})
                 self.assertTrue(removed["success"], removed)
 
-                build = await self.call(session, "build_app", {"project_path": project})
+                # The client asks for progress, and hears each long step of the build as it starts.
+                steps = []
+
+                async def progressed(progress, total, message):
+                    steps.append((progress, message))
+
+                build = await self.call(session, "build_app", {"project_path": project}, progress=progressed)
                 self.assertTrue(build["success"], build)
+                self.assertTrue(any("building" in (m or "") for _, m in steps), steps)
+                self.assertEqual([p for p, _ in steps], list(range(1, len(steps) + 1)), steps)
                 for key in ("app_id", "app_url", "build_id", "image_uri", "service_urls"):
                     self.assertIn(key, build)
                 self.assertEqual(build["app_id"], app_id)

@@ -358,13 +358,19 @@ impl ServerHandler for SlipwayServer {
         let runner = Arc::clone(&self.runner);
         let endpoint = caller.as_ref().map(|c| c.endpoint.clone());
         let tool = name.clone();
-        let outcome = tokio::task::spawn_blocking(move || match endpoint {
-            Some(endpoint) => slipway_toolkit::call_outcome_with(Some(&endpoint), &tool, args),
-            None => runner.call_outcome(&tool, args),
-        })
-        .await
-        .map_err(|e| McpError::internal_error(format!("the tool call stopped: {e}"), None))?
-        .map_err(|e| McpError::invalid_params(e.to_string(), None))?;
+        let outcome = match context.meta.get_progress_token() {
+            // A client that asked for progress hears each of a build's long steps.
+            Some(token) if name == "build_app" && caller.is_none() => {
+                build_reporting(runner, args, token, context.peer.clone()).await?
+            }
+            _ => tokio::task::spawn_blocking(move || match endpoint {
+                Some(endpoint) => slipway_toolkit::call_outcome_with(Some(&endpoint), &tool, args),
+                None => runner.call_outcome(&tool, args),
+            })
+            .await
+            .map_err(|e| McpError::internal_error(format!("the tool call stopped: {e}"), None))?
+            .map_err(|e| McpError::invalid_params(e.to_string(), None))?,
+        };
         if let Some(audit) = caller.as_ref().and_then(|c| c.audit.clone()) {
             audit(ToolCallRecord {
                 tool: name,
@@ -387,6 +393,38 @@ impl ServerHandler for SlipwayServer {
         reply.structured_content = Some(result);
         Ok(CallToolResponse::Complete(reply))
     }
+}
+
+/// `build_app` on the caller's machine, sending `notifications/progress` for `token` as each
+/// long step (packing, uploading, building) starts; the steps are counted, with no total (how
+/// many there are depends on the project).
+async fn build_reporting(
+    runner: Arc<slipway_toolkit::Runner>,
+    args: Value,
+    token: rmcp::model::ProgressToken,
+    peer: rmcp::Peer<RoleServer>,
+) -> Result<Result<Value, slipway_toolkit::ToolError>, McpError> {
+    let (steps, mut told) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let forward = tokio::spawn(async move {
+        let mut done = 0.0;
+        while let Some(step) = told.recv().await {
+            done += 1.0;
+            let note =
+                rmcp::model::ProgressNotificationParam::new(token.clone(), done).with_message(step);
+            // A client that went away misses the rest; the build goes on.
+            let _ = peer.notify_progress(note).await;
+        }
+    });
+    let outcome = tokio::task::spawn_blocking(move || {
+        runner.build_app_reporting(args, &|step| {
+            let _ = steps.send(step.to_owned());
+        })
+    })
+    .await
+    .map_err(|e| McpError::internal_error(format!("the tool call stopped: {e}"), None));
+    // Every step told before the answer (the sender went with the closure).
+    let _ = forward.await;
+    outcome
 }
 
 /// A failed call as the client reads it: `isError`, with the failure's JSON.

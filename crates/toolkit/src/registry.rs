@@ -474,6 +474,20 @@ pub fn call_outcome_with(
     Ok((tool.imp.run)(endpoint, args))
 }
 
+/// `build_app` with `endpoint` (or the call's environment's), telling `progress` each long
+/// step (packing, uploading, building) as it starts: what an MCP client shows while it waits.
+pub fn build_app_reporting(
+    endpoint: Option<&Endpoint>,
+    args: Value,
+    progress: &dyn Fn(&str),
+) -> Result<Value, ToolError> {
+    let client = with_client(endpoint, &args);
+    let parsed: p::BuildAppArgs = parse(args)?;
+    let result = p::build_app_with_progress(&client?, &parsed, progress)
+        .map_err(only_own_field::<p::BuildAppArgs>)?;
+    to_object(&result).map(Value::Object)
+}
+
 /// A client for the call's `environment` (explicit endpoint first, else the process environment).
 fn with_client(endpoint: Option<&Endpoint>, args: &Value) -> Result<Client, ToolError> {
     let endpoint = match endpoint {

@@ -94,22 +94,37 @@ impl Runner {
         if ToolInfo::find(name).is_none_or(|t| !t.needs_platform) {
             return call_outcome(name, args);
         }
-        match self.chosen() {
-            Ok(Some(endpoint)) => return call_outcome_with(Some(&endpoint), name, args),
-            Ok(None) => {}
-            Err(e) => return Ok(Err(e)),
+        match self.endpoint_for(&args) {
+            Ok(endpoint) => call_outcome_with(endpoint.as_ref(), name, args),
+            Err(e) => Ok(Err(e)),
+        }
+    }
+
+    /// `build_app` on `args`, telling `progress` each long step as it starts (see
+    /// [`crate::build_app_reporting`]).
+    pub fn build_app_reporting(
+        &self,
+        args: Value,
+        progress: &dyn Fn(&str),
+    ) -> Result<Value, ToolError> {
+        let endpoint = self.endpoint_for(&args)?;
+        crate::registry::build_app_reporting(endpoint.as_ref(), args, progress)
+    }
+
+    /// The platform a call with `args` goes to: the chooser's, else (`None`) the one the
+    /// call's environment names, else the fallback when the default environment names none.
+    fn endpoint_for(&self, args: &Value) -> Result<Option<Endpoint>, ToolError> {
+        if let Some(endpoint) = self.chosen()? {
+            return Ok(Some(endpoint));
         }
         let Some(fallback) = &self.fallback else {
-            return call_outcome(name, args);
+            return Ok(None);
         };
         let environment = args.get("environment").and_then(Value::as_str);
         let default_env = environment.is_none_or(|e| e == "production");
         match Endpoint::from_env(environment) {
-            Err(ToolError::NotConfigured(_)) if default_env => match fallback() {
-                Ok(endpoint) => call_outcome_with(Some(&endpoint), name, args),
-                Err(e) => Ok(Err(e)),
-            },
-            _ => call_outcome(name, args),
+            Err(ToolError::NotConfigured(_)) if default_env => fallback().map(Some),
+            _ => Ok(None),
         }
     }
 }
