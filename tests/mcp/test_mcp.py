@@ -320,6 +320,24 @@ class McpEndToEnd(unittest.TestCase):
                 gone = await self.call(session, "get_app", {"app_id": app_id})
                 self.assertFalse(gone["success"])
 
+        # Every platform call of this `slipway mcp` is in the platform's audit, with its client
+        # and outcome (reported beside each answer) and never an argument's value.
+        deadline = time.time() + 20
+        while True:
+            request = urllib.request.Request(
+                f"http://127.0.0.1:{self.api_port}/v1/account/audit?limit=500",
+                headers={"authorization": f"Bearer {self.token}"})
+            with urllib.request.urlopen(request) as answer:
+                entries = json.loads(answer.read())["entries"]
+            calls = {e["subject"]: e["detail"] for e in reversed(entries) if e["action"] == "mcp.tool_called"}
+            if "get_app" in calls or time.time() > deadline:
+                break
+            time.sleep(0.2)
+        self.assertIn("(slipway mcp); success", calls.get("build_app", ""), calls)
+        self.assertIn(f"app {app_id}", calls.get("delete_app", ""), calls)
+        self.assertIn("not_found", calls.get("get_app", ""), calls)
+        self.assertNotIn("validate_devfile", calls, "only what reaches the platform")
+
 
 class McpEmbeddedPlatform(unittest.TestCase):
     """With no platform configured, `slipway mcp` starts an embedded one in-process."""

@@ -358,6 +358,8 @@ impl ServerHandler for SlipwayServer {
         let runner = Arc::clone(&self.runner);
         let endpoint = caller.as_ref().map(|c| c.endpoint.clone());
         let tool = name.clone();
+        // What the local door reports to the platform's audit once the call is done.
+        let report_args = (caller.is_none() && info.needs_platform).then(|| args.clone());
         let outcome = match context.meta.get_progress_token() {
             // A client that asked for progress hears each of a build's long steps.
             Some(token) if name == "build_app" && caller.is_none() => {
@@ -371,6 +373,22 @@ impl ServerHandler for SlipwayServer {
             .map_err(|e| McpError::internal_error(format!("the tool call stopped: {e}"), None))?
             .map_err(|e| McpError::invalid_params(e.to_string(), None))?,
         };
+        // A call that found no platform has nowhere to be recorded.
+        let unreached = outcome
+            .as_ref()
+            .is_err_and(|e| matches!(e.code(), "not_configured" | "unavailable"));
+        if let Some(args) = report_args.filter(|_| !unreached) {
+            report_local_call(
+                Arc::clone(&self.runner),
+                args,
+                slipway_toolkit::ToolCallReport {
+                    tool: name.clone(),
+                    app_id: app_id.clone(),
+                    client: client_name(&context),
+                    error: outcome.as_ref().err().map(|e| e.code().to_owned()),
+                },
+            );
+        }
         if let Some(audit) = caller.as_ref().and_then(|c| c.audit.clone()) {
             audit(ToolCallRecord {
                 tool: name,
@@ -393,6 +411,21 @@ impl ServerHandler for SlipwayServer {
         reply.structured_content = Some(result);
         Ok(CallToolResponse::Complete(reply))
     }
+}
+
+/// Reports a platform tool call of the local door to that platform's audit, beside the
+/// answer (the person's own `slipway mcp` vouches for it; the remote door records its own).
+/// A platform that cannot be reached loses the record, never the call: it is logged.
+fn report_local_call(
+    runner: Arc<slipway_toolkit::Runner>,
+    args: Value,
+    report: slipway_toolkit::ToolCallReport,
+) {
+    tokio::task::spawn_blocking(move || {
+        if let Err(e) = runner.report_tool_call(&args, &report) {
+            tracing::warn!(tool = %report.tool, error = %e, "the tool call could not be recorded in the platform's audit");
+        }
+    });
 }
 
 /// `build_app` on the caller's machine, sending `notifications/progress` for `token` as each

@@ -55,8 +55,8 @@ pub use model::{
     App, AppState, AppStatus, Build, BuildStatus, Limits, ServiceState, ServiceStatus, human_bytes,
 };
 pub use people::{
-    AccountRole, Me, audit, invite, list_invites, list_people, me, remove_person, revoke_invite,
-    set_role,
+    AccountRole, Me, ToolCallReport, audit, invite, list_invites, list_people, me, remove_person,
+    report_tool_call, revoke_invite, set_role,
 };
 pub use secrets::{
     DeleteSecretArgs, DeletedSecret, GetSecretArgs, ListSecretsArgs, SecretEntry, SecretInfo,

@@ -189,6 +189,31 @@ pub fn audit(client: &Client, page_token: Option<&str>) -> Result<AuditPage, Too
     client.typed(Method::GET, &path, None)
 }
 
+/// A tool call of this machine's `slipway mcp`, as the account's audit records it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ToolCallReport {
+    /// The tool.
+    pub tool: String,
+    /// The app it named, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub app_id: Option<String>,
+    /// The MCP client, as it named itself.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
+    /// The error's code when the call failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Records `report` in the account's audit as the client's person (any token may).
+pub fn report_tool_call(client: &Client, report: &ToolCallReport) -> Result<(), ToolError> {
+    let body = serde_json::to_value(report)
+        .map_err(|e| ToolError::Internal(format!("a tool call's report: {e}")))?;
+    client
+        .json(Method::POST, "/v1/account/audit/tool-calls", Some(&body))
+        .map(|_| ())
+}
+
 /// Who the client's token belongs to.
 pub fn me(client: &Client) -> Result<Me, ToolError> {
     client.typed(Method::GET, "/v1/account/me", None)

@@ -27,5 +27,5 @@ pub use registry::{
 };
 pub use runner::{Chooser, Fallback, Runner};
 pub use scaffold::{ScaffoldArgs, ScaffoldResult, check_scaffold, scaffold_app};
-pub use slipway_platform_client::{FailedBuilds, ToolError};
+pub use slipway_platform_client::{FailedBuilds, ToolCallReport, ToolError};
 pub use templates::{Template, TemplateList, get_available_templates};

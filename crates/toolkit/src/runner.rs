@@ -111,6 +111,23 @@ impl Runner {
         crate::registry::build_app_reporting(endpoint.as_ref(), args, progress)
     }
 
+    /// Records a tool call made with `args` in the audit of the platform it went to (see
+    /// [`slipway_platform_client::report_tool_call`]).
+    pub fn report_tool_call(
+        &self,
+        args: &Value,
+        report: &slipway_platform_client::ToolCallReport,
+    ) -> Result<(), ToolError> {
+        let endpoint = match self.endpoint_for(args)? {
+            Some(endpoint) => endpoint,
+            None => Endpoint::from_env(args.get("environment").and_then(Value::as_str))?,
+        };
+        slipway_platform_client::report_tool_call(
+            &slipway_platform_client::Client::new(endpoint)?,
+            report,
+        )
+    }
+
     /// The platform a call with `args` goes to: the chooser's, else (`None`) the one the
     /// call's environment names, else the fallback when the default environment names none.
     fn endpoint_for(&self, args: &Value) -> Result<Option<Endpoint>, ToolError> {

@@ -448,6 +448,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("delete", "/v1/account/invites/{id}"),
     ("post", "/v1/invites/accept"),
     ("get", "/v1/account/audit"),
+    ("post", "/v1/account/audit/tool-calls"),
     ("get", "/v1/oauth/requests/{code}"),
     ("post", "/v1/oauth/requests/{code}/approve"),
     ("post", "/v1/oauth/requests/{code}/deny"),

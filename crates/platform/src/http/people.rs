@@ -8,6 +8,7 @@
 //! - `GET|POST /v1/account/invites`, `DELETE /v1/account/invites/{id}` (admins)
 //! - `POST /v1/invites/accept` (no token)
 //! - `GET /v1/account/audit` (admins)
+//! - `POST /v1/account/audit/tool-calls` (anyone: a tool call of their own `slipway mcp`)
 
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, QueryRejection};
@@ -41,6 +42,7 @@ pub fn router() -> Router<AppState> {
         )
         .route("/invites/accept", post(accept))
         .route("/account/audit", get(read_audit))
+        .route("/account/audit/tool-calls", post(report_tool_call))
 }
 
 /// `GET /v1/account/users`.
@@ -205,4 +207,84 @@ async fn read_audit(
     let page = audit::page(&mut tx, &caller, limit, page_token.as_deref()).await?;
     tx.commit().await?;
     Ok(Json(page))
+}
+
+/// A tool's or an error code's name: what `slipway mcp` reports, checked before it is kept.
+fn is_word(raw: &str) -> bool {
+    (1..=64).contains(&raw.len())
+        && raw.starts_with(|c: char| c.is_ascii_lowercase())
+        && raw
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// `POST /v1/account/audit/tool-calls {tool, app_id?, client?, error?}`: the caller's own
+/// `slipway mcp` (the tool server on their machine) reports a tool call it ran with their
+/// token, so that the account's audit holds every assistant's calls, remote (`/mcp` records
+/// its own) and local alike. Any token may report, a read-only one too (a report is a
+/// record of what was done, not a change); what it says is the caller's own word.
+async fn report_tool_call(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<StatusCode, ApiError> {
+    let fields = Fields::from_body(json_object(body)?, &["tool", "app_id", "client", "error"])?;
+    let tool = fields.required("tool")?;
+    if !is_word(&tool) {
+        return Err(ApiError::invalid(
+            "tool",
+            "must be a tool's name: 1-64 lower-case letters, digits and underscores, starting with a letter",
+        ));
+    }
+    let app_id = fields
+        .string("app_id")?
+        .map(|raw| super::apps::parse_app_id(&raw))
+        .transpose()?;
+    let client = fields.string("client")?;
+    if let Some(name) = &client
+        && (name.is_empty() || name.chars().count() > 100 || name.chars().any(char::is_control))
+    {
+        return Err(ApiError::invalid(
+            "client",
+            "must be 1-100 characters without control characters",
+        ));
+    }
+    let error = fields.string("error")?;
+    if error.as_deref().is_some_and(|e| !is_word(e)) {
+        return Err(ApiError::invalid(
+            "error",
+            "must be an error code: 1-64 lower-case letters, digits and underscores, starting with a letter",
+        ));
+    }
+    let (tx, caller) = state.begin_as(&headers, Access::Read).await?;
+    tx.commit().await?;
+    let done = slipway_identity::tokens::Done {
+        caller,
+        action: audit::Action::ToolCalled,
+        subject: tool,
+        detail: format!(
+            "app {}; client {} (slipway mcp); {}",
+            app_id.as_deref().unwrap_or("none"),
+            client.as_deref().unwrap_or("unnamed"),
+            error.as_deref().unwrap_or("success"),
+        ),
+    };
+    slipway_identity::tokens::record(state.db(), &[done]).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_word;
+
+    #[test]
+    fn tool_names_and_error_codes_are_words() {
+        assert!(is_word("get_app_status"));
+        assert!(is_word("permission_denied"));
+        assert!(!is_word(""));
+        assert!(!is_word("Get"));
+        assert!(!is_word("_x"));
+        assert!(!is_word("rm -rf"));
+        assert!(!is_word(&"a".repeat(65)));
+    }
 }
