@@ -28,6 +28,7 @@ import urllib.request
 
 import urllib.parse
 
+import httpx2 as httpx  # the HTTP client the MCP SDK itself uses
 import jsonschema
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.client import Client
@@ -344,22 +345,36 @@ class SsoSignIn(Platform):
     def test_a_person_signs_in_with_sso_on_the_authorization_page(self):
         asyncio.run(self.sign_in())
 
+    def follow(self, browser, response):
+        """Follows redirects with GET, as a browser does, stopping at the assistant's address
+        (returned as a string; nothing listens there)."""
+        while response.status_code in (302, 303):
+            target = urllib.parse.urljoin(str(response.url), response.headers["location"])
+            if target.startswith(REDIRECT):
+                return target
+            response = browser.get(target)
+        return response
+
+    def log_in_at_provider(self, browser, login, who):
+        """Fills the provider's login form (the page `login`) as `who`; where the redirects end."""
+        self.assertEqual(login.status_code, 200, login.text[:300])
+        html = login.text[login.text.index("<form"):]
+        html = html[:html.index("</form>")]
+        action = html.split('action="')[1].split('"')[0]
+        fields = {}
+        for tag in html.split("<input")[1:]:
+            tag = tag.split(">")[0]
+            if 'type="hidden"' in tag:
+                fields[tag.split('name="')[1].split('"')[0]] = tag.split('value="')[1].split('"')[0]
+        fields.update(login=who, password="anything")
+        return self.follow(browser, browser.post(urllib.parse.urljoin(str(login.url), action), data=fields))
+
     def browse(self, url):
         """The browser and the person: the page's form (read and change, every app) sent with
         "Sign in with single sign-on", then the provider's login form as dave@example.com, who
         has never used Slipway (his domain may join); where the redirects end."""
-        import httpx2 as httpx  # the HTTP client the MCP SDK itself uses
-
         with httpx.Client(follow_redirects=False, timeout=30) as browser:
-            def follow(response):
-                while response.status_code in (302, 303):
-                    target = urllib.parse.urljoin(str(response.url), response.headers["location"])
-                    if target.startswith(REDIRECT):
-                        return target
-                    response = browser.get(target)
-                return response
-
-            page = follow(browser.get(url))
+            page = self.follow(browser, browser.get(url))
             self.assertEqual(page.status_code, 200, page.text[:300])
             self.assertIn("Sign in with single sign-on", page.text)
             key = page.text.split('name="key" value="')[1].split('"')[0]
@@ -367,20 +382,43 @@ class SsoSignIn(Platform):
             # Without the page's cookie (another site posting the form), nothing happens.
             stranger = httpx.post(str(page.url), data=choice)
             self.assertEqual(stranger.status_code, 403, stranger.text[:300])
-            login = follow(browser.post(str(page.url), data=choice))
-            self.assertEqual(login.status_code, 200, login.text[:300])
-            html = login.text[login.text.index("<form"):]
-            html = html[:html.index("</form>")]
-            action = html.split('action="')[1].split('"')[0]
-            fields = {}
-            for tag in html.split("<input")[1:]:
-                tag = tag.split(">")[0]
-                if 'type="hidden"' in tag:
-                    fields[tag.split('name="')[1].split('"')[0]] = tag.split('value="')[1].split('"')[0]
-            fields.update(login="dave@example.com", password="anything")
-            back = follow(browser.post(urllib.parse.urljoin(str(login.url), action), data=fields))
+            login = self.follow(browser, browser.post(str(page.url), data=choice))
+            back = self.log_in_at_provider(browser, login, "dave@example.com")
             self.assertIsInstance(back, str, f"the sign-in did not return to the assistant: {getattr(back, 'text', '')[:500]}")
             return back
+
+    def test_a_sign_in_started_in_another_browser_approves_nothing(self):
+        """Someone opens an assistant's request page, asks to sign in, and sends the provider's
+        address to a victim: the victim signs in, and the callback refuses it (the victim's
+        browser lacks the key of the browser that started), so nothing is approved."""
+        client = self.register_client()
+        with httpx.Client(follow_redirects=False, timeout=30) as attacker, \
+                httpx.Client(follow_redirects=False, timeout=30) as victim:
+            page = self.follow(attacker, attacker.get(self.authorize_url(client)))
+            key = page.text.split('name="key" value="')[1].split('"')[0]
+            started = attacker.post(str(page.url), data={"access": "write", "key": key, "then": "sso"})
+            self.assertEqual(started.status_code, 303, started.text[:300])
+            login = self.follow(victim, victim.get(started.headers["location"]))
+            refused = self.log_in_at_provider(victim, login, "dave@example.com")
+            self.assertEqual(refused.status_code, 403, refused.text[:300])
+            self.assertIn("started elsewhere", refused.text)
+            # The request still waits for its person; no code went anywhere.
+            still = attacker.get(str(page.url))
+            self.assertEqual(still.status_code, 200, still.text[:300])
+
+    def register_client(self):
+        request = urllib.request.Request(
+            f"{self.base}/oauth/register", method="POST",
+            data=json.dumps({"client_name": "Someone's assistant", "redirect_uris": [REDIRECT]}).encode(),
+            headers={"content-type": "application/json"})
+        with urllib.request.urlopen(request) as answer:
+            return json.loads(answer.read())["client_id"]
+
+    def authorize_url(self, client_id):
+        query = urllib.parse.urlencode({
+            "response_type": "code", "client_id": client_id, "redirect_uri": REDIRECT, "state": "s" * 16,
+            "code_challenge": "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", "code_challenge_method": "S256"})
+        return f"{self.base}/oauth/authorize?{query}"
 
     async def sign_in(self):
         provider = self.assistant()

@@ -419,8 +419,15 @@ impl ServerHandler for SlipwayServer {
 fn report_local_call(
     runner: Arc<slipway_toolkit::Runner>,
     args: Value,
-    report: slipway_toolkit::ToolCallReport,
+    mut report: slipway_toolkit::ToolCallReport,
 ) {
+    // What the platform's rules take: a malformed id or name would get the report refused,
+    // and the call go unrecorded.
+    report.app_id = report.app_id.filter(|id| uuid::Uuid::parse_str(id).is_ok());
+    report.client = report
+        .client
+        .map(|n| n.chars().filter(|c| !c.is_control()).take(100).collect())
+        .filter(|n: &String| !n.is_empty());
     tokio::task::spawn_blocking(move || {
         if let Err(e) = runner.report_tool_call(&args, &report) {
             tracing::warn!(tool = %report.tool, error = %e, "the tool call could not be recorded in the platform's audit");

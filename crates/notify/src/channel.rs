@@ -140,7 +140,6 @@ macro_rules! octet {
     };
 }
 
-/// A host label of letters, digits and inner hyphens (63 at most).
 /// A character of an atom of an address's local part (RFC 5322's `atext`).
 macro_rules! atom {
     () => {
@@ -148,6 +147,7 @@ macro_rules! atom {
     };
 }
 
+/// A host label of letters, digits and inner hyphens (63 at most).
 macro_rules! label {
     () => {
         "[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"

@@ -23,7 +23,7 @@ use super::admission::{self, Identity};
 use super::client::Http;
 use crate::audit::{self, Action};
 use crate::error::IdentityError;
-use crate::model::Caller;
+use crate::model::{Caller, TokenScope};
 use crate::people::person_ref;
 use crate::store::people as people_rows;
 use crate::tokens;
@@ -59,8 +59,15 @@ enum Destination {
         client_challenge: String,
     },
     /// To an assistant's authorization request (its page id), which the person approves by
-    /// signing in.
-    Approval { page: String },
+    /// signing in: with the scope they chose on the page as they left it (not whatever the
+    /// request says when they come back), and only in the browser that left (the SHA-256 of
+    /// a key that browser holds in a cookie), so that nobody can send a victim's signed-in
+    /// browser through an approval someone else started.
+    Approval {
+        page: String,
+        scope: TokenScope,
+        browser: String,
+    },
 }
 
 struct Handoff {
@@ -95,6 +102,8 @@ pub enum Outcome {
         page: String,
         /// Who signed in.
         caller: Caller,
+        /// What they chose on the page (app names as typed).
+        scope: TokenScope,
     },
     /// A page saying what went wrong.
     Page {
@@ -249,11 +258,19 @@ impl Sso {
     }
 
     /// Sends the browser to the provider so that the person approves the assistant's request
-    /// `page` by signing in (the page's "Sign in with single sign-on"); the page id is
-    /// checked when the sign-in comes back.
-    pub async fn start_approval(&self, page: &str) -> Outcome {
+    /// `page` with `scope` by signing in (the page's "Sign in with single sign-on"); the
+    /// callback must come with `browser_key`, the key this browser was given in a cookie. The
+    /// page id is checked when the sign-in comes back.
+    pub async fn start_approval(
+        &self,
+        page: &str,
+        scope: TokenScope,
+        browser_key: &str,
+    ) -> Outcome {
         self.begin(Destination::Approval {
             page: page.to_owned(),
+            scope,
+            browser: sha256_hex(browser_key),
         })
         .await
     }
@@ -303,7 +320,15 @@ impl Sso {
 
     /// `GET /auth/oidc/callback`: redeems the provider's code, verifies the ID token, admits
     /// or refuses the person, and sends the browser back to the client that started.
-    pub async fn callback(&self, db: &Db, query: CallbackQuery) -> Callback {
+    ///
+    /// `browser_key` is the key the browser's cookie holds (an approval must come back to the
+    /// browser that started it; a client's sign-in is bound by its PKCE verifier instead).
+    pub async fn callback(
+        &self,
+        db: &Db,
+        query: CallbackQuery,
+        browser_key: Option<&str>,
+    ) -> Callback {
         let pending = query.state.as_deref().and_then(|s| {
             let mut logins = self.logins.lock().unwrap_or_else(|p| p.into_inner());
             logins.remove(s).filter(|p| p.at.elapsed() < LOGIN_TTL)
@@ -315,6 +340,15 @@ impl Sso {
                 "The sign-in was started more than ten minutes ago, was already finished, or the platform restarted meanwhile. Start it again from Slipway.",
             );
         };
+        if let Destination::Approval { browser, .. } = &pending.to
+            && browser_key.map(sha256_hex).as_deref() != Some(browser.as_str())
+        {
+            return page(
+                403,
+                "This sign-in was started elsewhere",
+                "It did not begin in this browser, so it approves nothing. If you meant to connect an assistant, start again from the assistant.",
+            );
+        }
         let back = |pairs: &[(&str, &str)]| match &pending.to {
             Destination::Client {
                 return_to,
@@ -364,9 +398,10 @@ impl Sso {
         };
         match self.admit(db, &who).await {
             Ok(Ok(caller)) => match &pending.to {
-                Destination::Approval { page } => Outcome::Approve {
+                Destination::Approval { page, scope, .. } => Outcome::Approve {
                     page: page.clone(),
                     caller,
+                    scope: scope.clone(),
                 },
                 Destination::Client {
                     client_challenge, ..
@@ -601,6 +636,14 @@ fn describe(e: &(dyn std::error::Error + 'static)) -> String {
         cause = c.source();
     }
     text
+}
+
+/// The hex SHA-256 of `text` (a browser's key is kept only so).
+fn sha256_hex(text: &str) -> String {
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 #[cfg(test)]

@@ -72,6 +72,15 @@ impl McpSettings {
         }
     }
 
+    /// Whether browsers reach the platform over HTTPS (its cookies are then `Secure`).
+    pub(crate) fn secure(&self) -> bool {
+        self.tls
+            || self
+                .public_url
+                .as_deref()
+                .is_some_and(|u| u.starts_with("https://"))
+    }
+
     /// The platform's base address: the public URL, or the one the request came to.
     pub(crate) fn base(&self, headers: &HeaderMap) -> String {
         if let Some(url) = &self.public_url {
@@ -406,8 +415,18 @@ async fn write_batches(
     let mut batch = Vec::with_capacity(AUDIT_BATCH);
     while receiver.recv_many(&mut batch, AUDIT_BATCH).await > 0 {
         let (entries, waiting): (Vec<_>, Vec<_>) = batch.drain(..).unzip();
-        if let Err(e) = slipway_identity::tokens::record(&db, &entries).await {
-            tracing::error!(error = %e, entries = entries.len(), "could not record tool calls in the audit");
+        if slipway_identity::tokens::record(&db, &entries)
+            .await
+            .is_err()
+        {
+            // One bad entry must not take the others with it: each on its own.
+            for entry in entries {
+                if let Err(e) =
+                    slipway_identity::tokens::record(&db, std::slice::from_ref(&entry)).await
+                {
+                    tracing::error!(error = %e, tool = %entry.subject, "could not record a tool call in the audit");
+                }
+            }
         }
         for tell in waiting.into_iter().flatten() {
             let _ = tell.send(());

@@ -4,6 +4,7 @@
 
 pub mod apps;
 pub mod builds;
+pub(crate) mod cookies;
 pub mod deployments;
 pub mod domains;
 pub mod error;

@@ -26,7 +26,7 @@ use slipway_identity::oauth::{self, Authorize, OAuthError, Page};
 use super::error::ApiError;
 use super::extract::Fields;
 use super::sso::{escape, page};
-use super::{Access, AppState, json_object};
+use super::{Access, AppState, cookies, json_object};
 
 /// The OAuth routes outside `/v1`.
 pub(crate) fn router() -> Router<AppState> {
@@ -317,24 +317,6 @@ async fn metadata_document(url: &str) -> Result<oauth::Client, OAuthError> {
     })
 }
 
-/// The cookie that ties a choice posted on a request's page to a browser that was shown the
-/// page (a double-submitted key): another site cannot make a browser post a sign-in-and-approve
-/// for a request an attacker started, because the browser sends no `SameSite=Strict` cookie
-/// with a cross-site post.
-const FORM_COOKIE: &str = "slipway_oauth_form";
-
-/// The form key the browser already holds, if any.
-fn form_cookie(headers: &HeaderMap) -> Option<String> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, value)| *name == FORM_COOKIE && value.len() == 32)
-        .map(|(_, value)| value.to_owned())
-}
-
 /// `GET /oauth/authorize/{page}`: the waiting page, or the way back to the client.
 async fn show(
     State(state): State<AppState>,
@@ -363,9 +345,17 @@ async fn show(
             "It was used, declined or not approved in time. Start again from the assistant.",
         ),
         Ok(Page::Waiting(view)) => {
+            let secure = state.mcp().secure();
             let key =
-                form_cookie(&headers).unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string());
-            waiting(&page_id, &view, &key, state.sso().is_some())
+                cookies::get(&headers, cookies::FORM, secure).unwrap_or_else(cookies::new_key);
+            let mut shown = waiting(&page_id, &view, &key, state.sso().is_some());
+            // The form's key, which a post of the form must repeat: another site cannot make
+            // a browser send this `SameSite=Strict` cookie with its own post.
+            shown.headers_mut().append(
+                header::SET_COOKIE,
+                cookies::set(cookies::FORM, &key, secure, true, 900),
+            );
+            shown
         }
         Err(e) => page(400, "This sign-in does not work", &e.to_string()),
     }
@@ -409,7 +399,7 @@ once you approve or decline; the code works until {expires}.</p>\
 <input type=\"hidden\" name=\"key\" value=\"{key}\">{sso}\
 <p><button type=\"submit\">Ask for this access</button> (then approve it with the code)</p></form>\
 <script>setInterval(async()=>{{try{{const r=await fetch(location.href,{{method:'HEAD',redirect:'manual',cache:'no-store'}});\
-if(r.type==='opaqueredirect'||r.status!==200)location.reload()}}catch(e){{}}}},3000)</script></main></body></html>",
+if(r.type==='opaqueredirect'||r.status===410)location.reload()}}catch(e){{}}}},3000)</script></main></body></html>",
         client = escape(&view.client_name),
         host = escape(&redirect_host),
         code = escape(&view.user_code),
@@ -426,15 +416,11 @@ if(r.type==='opaqueredirect'||r.status!==200)location.reload()}}catch(e){{}}}},3
             ""
         },
     );
-    let cookie = format!(
-        "{FORM_COOKIE}={key}; Path=/oauth/authorize/; HttpOnly; SameSite=Strict; Max-Age=900"
-    );
     (
         StatusCode::OK,
         [
             (header::CONTENT_TYPE, "text/html; charset=utf-8".to_owned()),
             (header::CACHE_CONTROL, "no-store".to_owned()),
-            (header::SET_COOKIE, cookie),
             // Never inside another site's frame, where a click could be stolen.
             (
                 header::CONTENT_SECURITY_POLICY,
@@ -454,7 +440,7 @@ struct Choice {
     apps: Option<String>,
     /// `sso`: sign in with single sign-on next, which approves the choice.
     then: Option<String>,
-    /// The page's form key (see [`FORM_COOKIE`]).
+    /// The page's form key (its cookie's, [`cookies::FORM`]).
     key: Option<String>,
 }
 
@@ -466,6 +452,7 @@ async fn choose(
     Path(page_id): Path<String>,
     Form(choice): Form<Choice>,
 ) -> Response {
+    let secure = state.mcp().secure();
     let sso = match choice.then.as_deref() {
         Some("sso") => {
             let Some(sso) = state.sso() else {
@@ -475,7 +462,9 @@ async fn choose(
                     "Approve this request with its code instead.",
                 );
             };
-            if form_cookie(&headers).is_none_or(|k| Some(&k) != choice.key.as_ref()) {
+            if cookies::get(&headers, cookies::FORM, secure)
+                .is_none_or(|k| Some(&k) != choice.key.as_ref())
+            {
                 return page(
                     403,
                     "Open the sign-in page again",
@@ -510,9 +499,18 @@ async fn choose(
     match outcome {
         Ok(()) => match sso {
             Some(sso) => {
-                let mut answer = super::sso::respond(sso.start_approval(&page_id).await);
+                // The sign-in approves what was chosen here, and only when it comes back to
+                // this browser (the key in its cookie; `Lax`, so the provider's redirect back
+                // carries it).
+                let browser = cookies::new_key();
+                let mut answer =
+                    super::sso::respond(sso.start_approval(&page_id, asked, &browser).await);
                 if answer.status() == StatusCode::FOUND {
                     *answer.status_mut() = StatusCode::SEE_OTHER;
+                    answer.headers_mut().append(
+                        header::SET_COOKIE,
+                        cookies::set(cookies::APPROVAL, &browser, secure, false, 600),
+                    );
                 }
                 answer
             }
@@ -527,27 +525,25 @@ async fn choose(
 }
 
 /// A person signed in with single sign-on on the request `page_id`'s page: they approve
-/// the scope the page asked for (its app names are theirs to see), and the browser goes back to
-/// the page, which sends it on to the assistant with the code.
+/// `chosen`, the scope they chose there as they left (its app names are theirs to see), and
+/// the browser goes back to the page, which sends it on to the assistant with the code.
 pub(crate) async fn approve_signed_in(
     state: &AppState,
     page_id: &str,
     caller: &crate::model::Caller,
+    chosen: TokenScope,
 ) -> Response {
     let outcome = async {
         let mut tx = state.db().begin_write().await?;
-        let asked = oauth::find_page(&mut tx, page_id)
+        let request = oauth::find_page(&mut tx, page_id)
             .await
             .map_err(from_oauth)?;
-        let apps = match asked.asked.apps {
+        let apps = match chosen.apps {
             None => None,
             Some(named) => Some(super::tokens::app_ids(&mut tx, caller, &named).await?),
         };
-        let scope = TokenScope {
-            apps,
-            ..asked.asked
-        };
-        oauth::approve(&mut tx, caller, &asked.user_code, &scope)
+        let scope = TokenScope { apps, ..chosen };
+        oauth::approve(&mut tx, caller, &request.user_code, &scope)
             .await
             .map_err(from_oauth)?;
         tx.commit().await?;

@@ -66,16 +66,20 @@ async fn start(
 
 async fn callback(
     State(state): State<AppState>,
+    headers: axum::http::HeaderMap,
     query: Result<Query<CallbackQuery>, QueryRejection>,
 ) -> Response {
     let Some(sso) = state.sso() else {
         return not_configured();
     };
     let query = query.map(|Query(q)| q).unwrap_or_default();
-    match sso.callback(state.db(), query).await {
-        Outcome::Approve { page, caller } => {
-            super::oauth::approve_signed_in(&state, &page, &caller).await
-        }
+    let browser = super::cookies::get(&headers, super::cookies::APPROVAL, state.mcp().secure());
+    match sso.callback(state.db(), query, browser.as_deref()).await {
+        Outcome::Approve {
+            page,
+            caller,
+            scope,
+        } => super::oauth::approve_signed_in(&state, &page, &caller, scope).await,
         other => respond(other),
     }
 }
