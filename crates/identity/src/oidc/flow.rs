@@ -28,7 +28,7 @@ use crate::people::person_ref;
 use crate::store::people as people_rows;
 use crate::tokens;
 use slipway_server::db::{Db, Tx};
-use slipway_server::token::Token;
+use slipway_server::token::{Token, hash_token};
 
 /// How long a sign-in may take at the provider.
 const LOGIN_TTL: Duration = Duration::from_secs(10 * 60);
@@ -270,7 +270,7 @@ impl Sso {
         self.begin(Destination::Approval {
             page: page.to_owned(),
             scope,
-            browser: sha256_hex(browser_key),
+            browser: hash_token(browser_key),
         })
         .await
     }
@@ -341,7 +341,7 @@ impl Sso {
             );
         };
         if let Destination::Approval { browser, .. } = &pending.to
-            && browser_key.map(sha256_hex).as_deref() != Some(browser.as_str())
+            && browser_key.map(hash_token).as_deref() != Some(browser.as_str())
         {
             return page(
                 403,
@@ -636,14 +636,6 @@ fn describe(e: &(dyn std::error::Error + 'static)) -> String {
         cause = c.source();
     }
     text
-}
-
-/// The hex SHA-256 of `text` (a browser's key is kept only so).
-fn sha256_hex(text: &str) -> String {
-    Sha256::digest(text.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 #[cfg(test)]

@@ -111,6 +111,8 @@ pub(crate) fn router(state: AppState, api: Router) -> Router {
     );
     let mcp = Mcp {
         audit: Arc::new(AuditQueue::new(state.db().clone())),
+        in_process_key: HeaderValue::from_str(state.in_process_key())
+            .expect("the in-process key is a UUID, a valid header value"),
         state,
         service,
         api,
@@ -136,6 +138,8 @@ struct Mcp {
     settings: McpSettings,
     /// Where tool calls' audit entries wait for their write.
     audit: Arc<AuditQueue>,
+    /// The process's in-process key as a header value, made once.
+    in_process_key: HeaderValue,
 }
 
 /// `GET /.well-known/oauth-protected-resource/mcp` (RFC 9728).
@@ -192,10 +196,6 @@ async fn serve(State(mcp): State<Mcp>, request: Request) -> Response {
     {
         return insufficient_scope(&tool, &why);
     }
-    let Ok(key) = HeaderValue::from_str(mcp.state.in_process_key()) else {
-        return ApiError::Internal("the in-process key is not a header value".into())
-            .into_response();
-    };
     let Some(who) = serde_json::to_string(&caller)
         .ok()
         .and_then(|json| HeaderValue::from_str(&json).ok())
@@ -206,7 +206,7 @@ async fn serve(State(mcp): State<Mcp>, request: Request) -> Response {
         .with_transport(Arc::new(InProcess {
             api: mcp.api.clone(),
             runtime: tokio::runtime::Handle::current(),
-            key,
+            key: mcp.in_process_key.clone(),
             caller: who,
         }));
     parts.extensions.insert(slipway_mcp::RemoteCaller {
