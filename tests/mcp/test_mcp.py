@@ -16,6 +16,7 @@ import subprocess
 import tempfile
 import time
 import unittest
+import urllib.parse
 import urllib.request
 
 import jsonschema
@@ -78,7 +79,19 @@ class McpEndToEnd(unittest.TestCase):
 
     async def the_person(self, context, params):
         self.asked.append(params.message)
+        if getattr(params, "url", None):
+            # URL mode: the person types the secret on the platform's page, in their browser.
+            await asyncio.get_running_loop().run_in_executor(None, self.type_on_page, params.url)
+            return ElicitResult(action="accept")
         return ElicitResult(action="accept", content={"confirm": self.says_yes})
+
+    def type_on_page(self, url):
+        self.assertTrue(url.startswith(f"http://127.0.0.1:{self.api_port}/secrets/enter/"), url)
+        page = urllib.request.urlopen(url).read().decode()
+        self.assertIn("db/credentials", page)
+        form = urllib.parse.urlencode([("key", "TOKEN"), ("value", "typed-3"), ("action", "save")]).encode()
+        saved = urllib.request.urlopen(urllib.request.Request(url, data=form, method="POST")).read().decode()
+        self.assertIn("Saved", saved)
 
     async def call(self, session, tool, args, progress=None):
         result = await session.call_tool(tool, args, progress_callback=progress)
@@ -146,6 +159,12 @@ class McpEndToEnd(unittest.TestCase):
                                  ({"DB_PASSWORD": "pw-2"}, {"owner": "ops"}, 2), got)
                 first = await self.call(session, "get_secret", dict(app_secret, version=1))
                 self.assertEqual(first["data"], {"DB_PASSWORD": "pw-1"})
+                # No value given: the person types it on the platform's page (URL-mode
+                # elicitation), the call waits for it and answers with the version only.
+                typed = await self.call(session, "update_secret", app_secret)
+                self.assertEqual((typed["success"], typed["version"]), (True, 3), typed)
+                self.assertNotIn("typed-3", json.dumps(typed))
+                self.assertEqual((await self.call(session, "get_secret", app_secret))["data"], {"TOKEN": "typed-3"})
                 listed_secrets = await self.call(session, "list_secrets", {"secret_type": "app", "app_id": app_id, "prefix": "db/"})
                 self.assertEqual(listed_secrets["paths"], ["db/credentials"], listed_secrets)
                 shared = await self.call(session, "share_secret", {

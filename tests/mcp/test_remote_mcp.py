@@ -109,12 +109,36 @@ class Platform(unittest.TestCase):
     # The person at the client: what they were asked, and whether they say yes.
     says_yes = True
 
+    # What the person types on a secret's page (None: they decline in the client instead).
+    types = None
+
     async def the_person(self, context, params):
         self.asked.append(params.message)
+        if getattr(params, "url", None):
+            # A URL-mode request: the person opens the page in their browser and types there.
+            self.pages.append(params.url)
+            if self.types is None:
+                return ElicitResult(action="decline")
+            await asyncio.get_running_loop().run_in_executor(None, self.type_on_page, params.url, self.types)
+            return ElicitResult(action="accept")
         return ElicitResult(action="accept", content={"confirm": self.says_yes})
+
+    def type_on_page(self, url, pairs):
+        """The person's browser on a secret's page: reads who asks, types each key and value."""
+        with urllib.request.urlopen(url) as response:
+            page = response.read().decode()
+            self.assertEqual(response.headers["referrer-policy"], "no-referrer")
+        self.assertIn(self.api("GET", "/v1/account/me", self.token)["email"], page)
+        self.shown_pages.append(page)
+        form = [("key", k) for k in pairs] + [("value", v) for v in pairs.values()] + [("action", "save")]
+        with urllib.request.urlopen(urllib.request.Request(
+                url, data=urllib.parse.urlencode(form).encode(), method="POST")) as response:
+            self.shown_pages.append(response.read().decode())
 
     def client(self, token, query=""):
         self.asked = getattr(self, "asked", [])
+        self.pages = getattr(self, "pages", [])
+        self.shown_pages = getattr(self, "shown_pages", [])
         http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
         return Client(streamable_http_client(f"{self.base}/mcp{query}", http_client=http), mode="auto",
                       elicitation_callback=self.the_person)
@@ -188,6 +212,38 @@ class RemoteMcp(Platform):
                 result, data = await self.call(client, schemas, tool, args)
                 self.assertFalse(result.is_error, f"{tool}: {data}")
 
+            # A secret without its value: the person types it on the platform's page, and the
+            # value never passes through the client (only the version comes back).
+            self.types = {"API_KEY": "typed-by-hand-42"}
+            target = {"secret_type": "app", "app_id": orders["app_id"], "secret_path": "stripe"}
+            result, written = await self.call(client, schemas, "create_secret", target)
+            self.assertFalse(result.is_error, written)
+            self.assertEqual(written["version"], 1)
+            self.assertNotIn("typed-by-hand-42", json.dumps(written))
+            self.assertTrue(self.pages[-1].startswith(f"{self.base}/secrets/enter/"), self.pages[-1])
+            self.assertIn("stripe", self.shown_pages[-2])
+            self.assertIn("Saved", self.shown_pages[-1])
+            _, read = await self.call(client, schemas, "get_secret", target)
+            self.assertEqual(read["data"], {"API_KEY": "typed-by-hand-42"})
+            # The page works once: opened again, it says what was saved and offers no form.
+            again = urllib.request.urlopen(self.pages[-1]).read().decode()
+            self.assertIn("Version 1 of stripe", again)
+            self.assertNotIn("<form", again)
+            # Declined in the client: nothing written, and the page is closed.
+            self.types = None
+            result, refused = await self.call(client, schemas, "update_secret", target)
+            self.assertTrue(result.is_error, refused)
+            self.assertIn("declined", refused["error"])
+            page = urllib.request.urlopen(self.pages[-1]).read().decode()
+            self.assertIn("Nothing was saved", page)
+            _, read = await self.call(client, schemas, "get_secret", target)
+            self.assertEqual(read["version"], 1)
+            # A secret that exists already is refused before anyone is asked to type.
+            asked = len(self.pages)
+            result, refused = await self.call(client, schemas, "create_secret", target)
+            self.assertTrue(result.is_error, refused)
+            self.assertEqual(len(self.pages), asked)
+
         # Read-only: no write tool listed; a write call refused (403 before it runs).
         reader = self.api("POST", "/v1/tokens", self.token, {"name": "assistant", "read_only": True})
         async with self.client(reader["token"]) as client:
@@ -214,6 +270,7 @@ class RemoteMcp(Platform):
         calls = [e for e in audit["entries"] if e["action"] == "mcp.tool_called"]
         self.assertTrue(any(e["subject"] == "create_secret" for e in calls))
         self.assertFalse(any("pw" in e["detail"] for e in calls), "never a value")
+        self.assertNotIn("typed-by-hand-42", json.dumps(audit), "never a typed value")
 
         # Revoked: refused at once.
         self.api("DELETE", f"/v1/tokens/{reader['id']}", self.token)

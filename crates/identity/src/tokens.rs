@@ -82,7 +82,14 @@ pub struct Touch {
 /// The person `token` belongs to. Unknown, revoked and removed-person tokens are
 /// [`IdentityError::Unauthenticated`]; one past its lifetime [`IdentityError::TokenExpired`].
 pub async fn authenticate(tx: &mut Tx, token: &Token) -> Result<Authenticated, IdentityError> {
-    let found = rows::lookup(tx, &token.hash())
+    authenticate_hash(tx, &token.hash()).await
+}
+
+/// [`authenticate`] by the token's hash: for what acts later on a request's behalf (a secret
+/// typed on the platform's page for an assistant's call), which keeps the hash, never the
+/// token, and so loses its rights when the token is revoked or expires.
+pub async fn authenticate_hash(tx: &mut Tx, hash: &str) -> Result<Authenticated, IdentityError> {
+    let found = rows::lookup(tx, hash)
         .await?
         .ok_or(IdentityError::Unauthenticated)?;
     let now = now_millis();

@@ -49,9 +49,9 @@ struct Asked {
     digest: String,
 }
 
-/// The server's key for sealing request states: random per process (a state outlives
-/// neither the process nor ten minutes).
-fn codec() -> &'static RequestStateCodec {
+/// The server's key for sealing request states (confirmations, secrets' pages): random per
+/// process (a state outlives neither the process nor ten minutes).
+pub(crate) fn codec() -> &'static RequestStateCodec {
     static CODEC: OnceLock<RequestStateCodec> = OnceLock::new();
     CODEC.get_or_init(|| {
         let mut key = [0u8; 32];
@@ -61,7 +61,7 @@ fn codec() -> &'static RequestStateCodec {
 }
 
 /// SHA-256 of the arguments as sent (so an answer confirms this call and no other).
-fn digest(args: &Value) -> String {
+pub(crate) fn digest(args: &Value) -> String {
     let bytes = serde_json::to_vec(args).unwrap_or_default();
     Sha256::digest(&bytes)
         .iter()

@@ -6,6 +6,7 @@ use std::sync::Arc;
 mod confirm;
 mod context;
 pub mod remote;
+mod secret_value;
 pub mod tools;
 
 pub use slipway_platform_client::{Endpoint, Transport};
@@ -21,6 +22,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
+use slipway_platform_client::{Client, ToolError};
 
 /// The workflow the assistant is asked to follow (the spec's recommended order).
 pub const INSTRUCTIONS: &str = include_str!("instructions.md");
@@ -181,6 +183,67 @@ fn client_name(context: &RequestContext<RoleServer>) -> Option<String> {
         .map(|v| v.chars().take(100).collect())
 }
 
+impl SlipwayServer {
+    /// The tool `name` as this client is offered it, or the answer refusing the call.
+    #[allow(
+        clippy::type_complexity,
+        reason = "the refusal is the protocol's answer itself"
+    )]
+    fn admit(
+        &self,
+        caller: Option<&RemoteCaller>,
+        name: &str,
+        args: &Value,
+    ) -> Result<
+        Result<(slipway_toolkit::ToolInfo, slipway_toolkit::Hints), CallToolResponse>,
+        McpError,
+    > {
+        // A tool this client is not offered is an error of the call, naming why (the
+        // platform's HTTP layer answers a scope's refusal 403 before it gets here).
+        let offered = match self.offer(caller).check(name) {
+            Ok(offered) => offered,
+            Err(tools::Withheld::Unknown) => {
+                return Err(McpError::invalid_params(
+                    format!("unknown tool {name:?}"),
+                    None,
+                ));
+            }
+            Err(withheld) => {
+                return Ok(Err(CallToolResponse::Complete(failure(
+                    &slipway_toolkit::ToolError::PermissionDenied(format!(
+                        "{name} is not offered here: {withheld}"
+                    )),
+                ))));
+            }
+        };
+        if caller.is_some()
+            && let Some(field) = tools::file_argument(args)
+        {
+            return Ok(Err(CallToolResponse::Complete(failure(
+                &slipway_toolkit::ToolError::invalid(
+                    field,
+                    "names a file on your machine, which the platform cannot reach: give the content instead, or run `slipway mcp` on your machine",
+                ),
+            ))));
+        }
+        Ok(Ok(offered))
+    }
+}
+
+/// What reaches the platform of a call with `args` beside its tool: the caller's endpoint at
+/// the remote door, the runner's choice at the local one.
+fn connector(
+    runner: Arc<slipway_toolkit::Runner>,
+    endpoint: Option<Endpoint>,
+    args: &Value,
+) -> impl Fn() -> Result<Client, ToolError> + Send + Sync + Clone + 'static {
+    let args = args.clone();
+    move || match &endpoint {
+        Some(endpoint) => Client::new(endpoint.clone()),
+        None => runner.platform_client(&args),
+    }
+}
+
 impl ServerHandler for SlipwayServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
@@ -309,34 +372,10 @@ impl ServerHandler for SlipwayServer {
         let request_params = request.clone();
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         tracing::info!(tool = %name, "tool call");
-        // A tool this client is not offered is an error of the call, naming why (the
-        // platform's HTTP layer answers a scope's refusal 403 before it gets here).
-        let (info, hints) = match self.offer(caller.as_ref()).check(&name) {
+        let (info, hints) = match self.admit(caller.as_ref(), &name, &args)? {
             Ok(offered) => offered,
-            Err(tools::Withheld::Unknown) => {
-                return Err(McpError::invalid_params(
-                    format!("unknown tool {name:?}"),
-                    None,
-                ));
-            }
-            Err(withheld) => {
-                return Ok(CallToolResponse::Complete(failure(
-                    &slipway_toolkit::ToolError::PermissionDenied(format!(
-                        "{name} is not offered here: {withheld}"
-                    )),
-                )));
-            }
+            Err(refused) => return Ok(refused),
         };
-        if caller.is_some()
-            && let Some(field) = tools::file_argument(&args)
-        {
-            return Ok(CallToolResponse::Complete(failure(
-                &slipway_toolkit::ToolError::invalid(
-                    field,
-                    "names a file on your machine, which the platform cannot reach: give the content instead, or run `slipway mcp` on your machine",
-                ),
-            )));
-        }
         // What destroys something on the platform runs only once the person said yes.
         if hints.destructive && info.needs_platform {
             match confirm::confirm(&request_params, &context, &name, &args).await? {
@@ -360,9 +399,33 @@ impl ServerHandler for SlipwayServer {
         let tool = name.clone();
         // What the local door reports to the platform's audit once the call is done.
         let report_args = (caller.is_none() && info.needs_platform).then(|| args.clone());
-        let outcome = match context.meta.get_progress_token() {
+        // A secret's value the call does not carry is typed by the person, on the platform.
+        let typed_value = info
+            .needs_platform
+            .then(|| secret_value::wanted(&name, &args))
+            .flatten();
+        let outcome = match (typed_value, context.meta.get_progress_token()) {
+            (Some(parsed), _) => {
+                let connect = connector(runner, endpoint, &args);
+                let typed = secret_value::typed(
+                    &request_params,
+                    &context,
+                    &name,
+                    &args,
+                    parsed,
+                    connect,
+                    client_name(&context),
+                )
+                .await?;
+                match typed {
+                    secret_value::Typed::Ask(question) => {
+                        return Ok(CallToolResponse::InputRequired(question));
+                    }
+                    secret_value::Typed::Done(outcome) => outcome,
+                }
+            }
             // A client that asked for progress hears each of a build's long steps.
-            Some(token) if name == "build_app" && caller.is_none() => {
+            (None, Some(token)) if name == "build_app" && caller.is_none() => {
                 build_reporting(runner, args, token, context.peer.clone()).await?
             }
             _ => tokio::task::spawn_blocking(move || match endpoint {
@@ -399,18 +462,24 @@ impl ServerHandler for SlipwayServer {
             })
             .await;
         }
-        // The outcome says whether the tool failed; the rendered JSON is what the client reads.
-        let result = slipway_toolkit::render(&outcome);
-        // Compact: the text is for a model, whose context each space costs.
-        let text = result.to_string();
-        let mut reply = if outcome.is_err() {
-            CallToolResult::error(vec![ContentBlock::text(text)])
-        } else {
-            CallToolResult::success(vec![ContentBlock::text(text)])
-        };
-        reply.structured_content = Some(result);
-        Ok(CallToolResponse::Complete(reply))
+        Ok(CallToolResponse::Complete(reply(&outcome)))
     }
+}
+
+/// The tool's answer: the rendered JSON as text and as structured content, an error when the
+/// outcome is one.
+fn reply(outcome: &Result<Value, ToolError>) -> CallToolResult {
+    // The outcome says whether the tool failed; the rendered JSON is what the client reads.
+    let result = slipway_toolkit::render(outcome);
+    // Compact: the text is for a model, whose context each space costs.
+    let text = result.to_string();
+    let mut reply = if outcome.is_err() {
+        CallToolResult::error(vec![ContentBlock::text(text)])
+    } else {
+        CallToolResult::success(vec![ContentBlock::text(text)])
+    };
+    reply.structured_content = Some(result);
+    reply
 }
 
 /// Reports a platform tool call of the local door to that platform's audit, beside the

@@ -59,9 +59,10 @@ pub use people::{
     report_tool_call, revoke_invite, set_role,
 };
 pub use secrets::{
-    DeleteSecretArgs, DeletedSecret, GetSecretArgs, ListSecretsArgs, SecretEntry, SecretInfo,
-    SecretList, SecretType, SecretValue, SecretWritten, ShareSecretArgs, SharedSecret,
-    WriteSecretArgs, create_secret, delete_secret, get_secret, list_secrets, share_secret,
+    DeleteSecretArgs, DeletedSecret, EntryRequest, EntryStatus, GetSecretArgs, ListSecretsArgs,
+    SecretEntry, SecretInfo, SecretList, SecretType, SecretValue, SecretWritten, ShareSecretArgs,
+    SharedSecret, WriteSecretArgs, ask_for_value, cancel_entry_request, create_secret,
+    delete_secret, entry_request, get_secret, list_secrets, share_secret, typed_by_person,
     update_secret,
 };
 pub use sharing::{

@@ -62,9 +62,12 @@ secret_tool_args! {
         /// and `/` separators.
         pub secret_path: String,
         /// JSON-encoded object of key-value pairs, for example `{"password": "…"}` (an object is
-        /// accepted too).
-        #[schemars(with = "String")]
-        pub data: Value,
+        /// accepted too). Omit it at a tool server (`slipway mcp`, the platform's `/mcp`) and
+        /// the person types the value on a Slipway page instead, so it never passes through the
+        /// assistant: do that for passwords, keys and tokens the person has not given you.
+        #[serde(default)]
+        #[schemars(with = "Option<String>")]
+        pub data: Option<Value>,
         /// Optional JSON-encoded object of key-value pairs describing the secret; on update,
         /// omitted keeps the previous metadata.
         #[serde(default)]
@@ -220,7 +223,9 @@ fn body(pairs: Vec<(&'static str, String)>) -> Map<String, Value> {
         .collect()
 }
 
-fn write_body(args: &WriteSecretArgs) -> Result<Value, ToolError> {
+/// The secret a write names, and its metadata when given: what a write's body and an entry
+/// request's share.
+fn target_body(args: &WriteSecretArgs) -> Result<Map<String, Value>, ToolError> {
     check_path("secret_path", &args.secret_path)?;
     let mut out = body(scope(
         args.secret_type,
@@ -228,10 +233,21 @@ fn write_body(args: &WriteSecretArgs) -> Result<Value, ToolError> {
         "secret_type",
     )?);
     out.insert("secret_path".into(), json!(args.secret_path));
-    out.insert("data".into(), Value::Object(pairs("data", &args.data)?));
     if let Some(m) = &args.metadata {
         out.insert("metadata".into(), Value::Object(pairs("metadata", m)?));
     }
+    Ok(out)
+}
+
+fn write_body(args: &WriteSecretArgs) -> Result<Value, ToolError> {
+    let mut out = target_body(args)?;
+    let data = args.data.as_ref().filter(|d| !d.is_null()).ok_or_else(|| {
+        ToolError::invalid(
+            "data",
+            "is required here; a tool server (slipway mcp, the platform's /mcp) asks the person to type it when it is omitted",
+        )
+    })?;
+    out.insert("data".into(), Value::Object(pairs("data", data)?));
     Ok(Value::Object(out))
 }
 
@@ -345,6 +361,100 @@ pub struct DeletedSecret {
     pub secret_path: String,
     /// What happened, in words.
     pub message: String,
+}
+
+/// Where a page for the person's value stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EntryStatus {
+    /// The page waits for the person.
+    Waiting,
+    /// The person saved a value.
+    Written,
+    /// The person declined, nobody typed in time, or saving failed (the message says).
+    Declined,
+}
+
+/// A page where the person types a secret's value for `create_secret` or `update_secret`
+/// called without `data` (the platform's `/v1/secrets/entry-requests`).
+#[derive(Debug, Clone, Deserialize)]
+pub struct EntryRequest {
+    /// Its id.
+    pub id: String,
+    /// Where it stands.
+    pub status: EntryStatus,
+    /// The page, while it waits.
+    pub url: Option<String>,
+    /// RFC 3339: when the page stops taking a value.
+    pub expires_at: String,
+    /// The secret as written, once it is.
+    pub secret: Option<SecretInfo>,
+    /// Why it was declined.
+    pub message: Option<String>,
+}
+
+/// Asks the platform for a page where the person types the value `create_secret` (`create`)
+/// or `update_secret` would write with `args` (whose `data` is not given); `client_name` is
+/// the assistant's, shown on the page.
+pub fn ask_for_value(
+    client: &Client,
+    args: &WriteSecretArgs,
+    create: bool,
+    client_name: Option<&str>,
+) -> Result<EntryRequest, ToolError> {
+    let mut out = target_body(args)?;
+    out.insert(
+        "operation".into(),
+        json!(if create { "create" } else { "update" }),
+    );
+    if let Some(name) = client_name {
+        out.insert("client".into(), json!(name));
+    }
+    client.typed(
+        Method::POST,
+        "/v1/secrets/entry-requests",
+        Some(&Value::Object(out)),
+    )
+}
+
+/// Where entry request `id` stands.
+pub fn entry_request(client: &Client, id: &str) -> Result<EntryRequest, ToolError> {
+    client.typed(
+        Method::GET,
+        &format!("/v1/secrets/entry-requests/{}", encode(id)),
+        None,
+    )
+}
+
+/// Closes entry request `id`'s page: the person declined in the assistant.
+pub fn cancel_entry_request(client: &Client, id: &str) -> Result<(), ToolError> {
+    client
+        .json(
+            Method::DELETE,
+            &format!("/v1/secrets/entry-requests/{}", encode(id)),
+            None,
+        )
+        .map(|_| ())
+}
+
+/// What `create_secret` (`create`) or `update_secret` answers for `secret`, written from the
+/// person's page.
+pub fn typed_by_person(secret: SecretInfo, create: bool) -> SecretWritten {
+    let message = if create {
+        format!(
+            "created {} secret {} (version 1) with the value the person typed on Slipway's page",
+            secret.secret_type.as_str(),
+            secret.secret_path
+        )
+    } else {
+        format!(
+            "updated {} secret {}: now version {}, with the value the person typed on Slipway's page; earlier versions are kept",
+            secret.secret_type.as_str(),
+            secret.secret_path,
+            secret.version
+        )
+    };
+    SecretWritten { secret, message }
 }
 
 /// `create_secret`: stores version 1 at a free path.

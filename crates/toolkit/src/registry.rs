@@ -221,7 +221,7 @@ pub const TOOLS: [ToolInfo; 26] = [
     },
     ToolInfo {
         name: "create_secret",
-        description: "Store a new secret (version 1) at secret_path in scope secret_type: user (private to you), app (needs app_id; register_app first), shared (readable by every account member). data is a JSON-encoded object of key-value pairs; metadata optional. App secrets become environment variables of the app's services at deploy time. Fails if the path exists (use update_secret).",
+        description: "Store a new secret (version 1) at secret_path in scope secret_type: user (private to you), app (needs app_id; register_app first), shared (readable by every account member). data is a JSON-encoded object of key-value pairs; metadata optional. App secrets become environment variables of the app's services at deploy time. Fails if the path exists (use update_secret). Omit data at a tool server and the user types the value on a Slipway page instead (never through you).",
         needs_platform: true,
         imp: platform!(p::create_secret),
     },
@@ -239,7 +239,7 @@ pub const TOOLS: [ToolInfo; 26] = [
     },
     ToolInfo {
         name: "update_secret",
-        description: "Replace a secret's data (and metadata when given) as a new version; earlier versions are kept and stay readable with get_secret version.",
+        description: "Replace a secret's data (and metadata when given) as a new version; earlier versions are kept and stay readable with get_secret version. Omit data at a tool server and the user types the value on a Slipway page instead (never through you).",
         needs_platform: true,
         imp: platform!(p::update_secret),
     },

@@ -128,6 +128,19 @@ impl Runner {
         )
     }
 
+    /// A client of the platform a call with `args` goes to (as [`Self::report_tool_call`]
+    /// finds it): for what a transport asks the platform beside a tool (a secret's page).
+    pub fn platform_client(
+        &self,
+        args: &Value,
+    ) -> Result<slipway_platform_client::Client, ToolError> {
+        let endpoint = match self.endpoint_for(args)? {
+            Some(endpoint) => endpoint,
+            None => Endpoint::from_env(args.get("environment").and_then(Value::as_str))?,
+        };
+        slipway_platform_client::Client::new(endpoint)
+    }
+
     /// The platform a call with `args` goes to: the chooser's, else (`None`) the one the
     /// call's environment names, else the fallback when the default environment names none.
     fn endpoint_for(&self, args: &Value) -> Result<Option<Endpoint>, ToolError> {

@@ -208,6 +208,7 @@ async fn serve(State(mcp): State<Mcp>, request: Request) -> Response {
             runtime: tokio::runtime::Handle::current(),
             key: mcp.in_process_key.clone(),
             caller: who,
+            host: parts.headers.get(header::HOST).cloned(),
         }));
     parts.extensions.insert(slipway_mcp::RemoteCaller {
         endpoint,
@@ -443,6 +444,9 @@ struct InProcess {
     key: HeaderValue,
     /// The caller `/mcp` authenticated, as JSON.
     caller: HeaderValue,
+    /// The `/mcp` request's `Host`: the address the platform gives back (a secret's page)
+    /// is the one the assistant reached.
+    host: Option<HeaderValue>,
 }
 
 impl slipway_mcp::Transport for InProcess {
@@ -451,6 +455,9 @@ impl slipway_mcp::Transport for InProcess {
         let headers = request.headers_mut();
         headers.insert(super::IN_PROCESS_HEADER, self.key.clone());
         headers.insert(super::IN_PROCESS_CALLER_HEADER, self.caller.clone());
+        if let Some(host) = &self.host {
+            headers.insert(header::HOST, host.clone());
+        }
         let api = self.api.clone();
         // The request runs as a task of the runtime, and this thread waits once for its
         // answer: run here, every database statement's wait would put this thread to sleep and

@@ -7,6 +7,7 @@ pub mod builds;
 pub(crate) mod cookies;
 pub mod deployments;
 pub mod domains;
+pub(crate) mod entry_requests;
 pub mod error;
 pub mod extract;
 pub mod git;
@@ -21,6 +22,7 @@ pub mod people;
 pub mod prebuilt;
 pub mod resources;
 pub mod scan;
+pub(crate) mod secret_page;
 pub mod secrets;
 pub mod sharing;
 pub mod sso;
@@ -83,6 +85,8 @@ pub struct AppState {
     /// Marks the API requests `/mcp`'s tools make in-process ([`IN_PROCESS_HEADER`]): random
     /// per process, so no request from outside can carry it.
     in_process_key: Arc<str>,
+    /// The pages waiting for a person to type a secret's value.
+    entry_requests: entry_requests::EntryRequests,
 }
 
 /// The header an in-process request carries the process's key in.
@@ -151,6 +155,7 @@ impl AppState {
             public: Arc::new(Mutex::new(public)),
             mcp: mcp::McpSettings::default(),
             in_process_key: uuid::Uuid::new_v4().to_string().into(),
+            entry_requests: entry_requests::EntryRequests::default(),
         }
     }
 
@@ -183,6 +188,11 @@ impl AppState {
 
     pub(crate) fn mcp(&self) -> &mcp::McpSettings {
         &self.mcp
+    }
+
+    /// The pages waiting for a person to type a secret's value.
+    pub(crate) fn entry_requests(&self) -> &entry_requests::EntryRequests {
+        &self.entry_requests
     }
 
     /// The state with single sign-on (or without, for `None`).
@@ -436,6 +446,9 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("delete", "/v1/secrets/entry"),
     ("post", "/v1/secrets/share"),
     ("get", "/v1/secrets/audit"),
+    ("post", "/v1/secrets/entry-requests"),
+    ("get", "/v1/secrets/entry-requests/{id}"),
+    ("delete", "/v1/secrets/entry-requests/{id}"),
     ("get", "/v1/apps/{app_id}/grantable-roles"),
     ("get", "/v1/apps/{app_id}/permissions"),
     ("post", "/v1/apps/{app_id}/permissions"),
@@ -501,6 +514,7 @@ fn api_routes() -> Router<AppState> {
         .merge(git::router())
         .merge(logs::router())
         .merge(secrets::router())
+        .merge(entry_requests::router())
         .merge(resources::router())
         .merge(jobs::router())
         .merge(notifications::router())
@@ -514,6 +528,7 @@ fn api_routes() -> Router<AppState> {
         .nest("/v1", v1)
         .merge(sso::router())
         .merge(oauth::router())
+        .merge(secret_page::router())
         .route("/health", get(slipway_server::http::health))
         .route("/metrics", get(metrics::serve))
         .fallback(|| async { ApiError::NoRoute })

@@ -47,7 +47,7 @@ pub fn router() -> Router<AppState> {
 }
 
 /// Which secret a view shows: the fields every view of a secret starts with.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct SecretName {
     /// `user`, `app` or `shared`.
     pub secret_type: &'static str,
@@ -68,7 +68,7 @@ impl SecretName {
 }
 
 /// When a secret was written.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Written {
     /// RFC 3339: when version 1 was written.
     pub created_at: String,
@@ -86,7 +86,7 @@ impl Written {
 }
 
 /// A secret without its value, as create, update and list return it.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct SecretInfo {
     /// Which secret.
     #[serde(flatten)]
@@ -130,17 +130,22 @@ pub struct SecretValue {
 }
 
 /// The secret a request names, from its fields.
-struct Target {
-    scope: Scope,
+#[derive(Debug, Clone)]
+pub(crate) struct Target {
+    pub(crate) scope: Scope,
     /// The app, for an app secret.
-    app_id: Option<String>,
-    path: String,
+    pub(crate) app_id: Option<String>,
+    pub(crate) path: String,
 }
 
 impl Target {
     /// Reads the scope from `type_field`, then `app_id`, then the path from `path_field`
     /// (the first refused one is the 400).
-    fn read(fields: &Fields, type_field: &str, path_field: &str) -> Result<Self, ApiError> {
+    pub(crate) fn read(
+        fields: &Fields,
+        type_field: &str,
+        path_field: &str,
+    ) -> Result<Self, ApiError> {
         let scope = fields.scope(type_field)?;
         let app_id = fields.app_id(scope, type_field)?;
         let path = fields.path(path_field)?;
@@ -157,7 +162,12 @@ impl Target {
     }
 
     /// Its namespace, once the caller may `op` there.
-    async fn namespace(&self, tx: &mut Tx, caller: &Caller, op: Op) -> Result<Namespace, ApiError> {
+    pub(crate) async fn namespace(
+        &self,
+        tx: &mut Tx,
+        caller: &Caller,
+        op: Op,
+    ) -> Result<Namespace, ApiError> {
         let ns = namespace(tx, caller, self.scope, self.app_id.as_deref()).await?;
         authorize(caller, &ns, op, None)?;
         Ok(ns)
@@ -165,7 +175,7 @@ impl Target {
 
     /// The secret and its namespace, once the caller may `op` there; 404 when there is no
     /// secret at the path.
-    async fn find(
+    pub(crate) async fn find(
         &self,
         tx: &mut Tx,
         caller: &Caller,
@@ -223,7 +233,7 @@ async fn create(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let (mut tx, caller) = state.begin_as(&headers, Access::Write).await?;
+    let (tx, caller) = state.begin_as(&headers, Access::Write).await?;
     let fields = Fields::from_body(json_object(body)?, CREATE_FIELDS)?;
     let target = Target::read(&fields, "secret_type", "secret_path")?;
     let content = Content {
@@ -232,15 +242,26 @@ async fn create(
             .object("metadata", Part::Metadata)?
             .unwrap_or_default(),
     };
-    let pending = target.pending(&caller, "create");
+    let view = create_with(&state, tx, &caller, &target, &content).await?;
+    Ok((StatusCode::CREATED, Json(view)).into_response())
+}
+
+/// Creates `target` at version 1 in `tx` as `caller`, audited, and commits.
+pub(crate) async fn create_with(
+    state: &AppState,
+    mut tx: Tx,
+    caller: &Caller,
+    target: &Target,
+    content: &Content,
+) -> Result<SecretInfo, ApiError> {
+    let pending = target.pending(caller, "create");
     let outcome = async {
-        let ns = target.namespace(&mut tx, &caller, Op::Create).await?;
-        let row = create_in(&state, &mut tx, &caller, &ns, &target.path, &content).await?;
+        let ns = target.namespace(&mut tx, caller, Op::Create).await?;
+        let row = create_in(state, &mut tx, caller, &ns, &target.path, content).await?;
         Ok((info(&ns, &row), Some(1)))
     }
     .await;
-    let view = finish(&state, tx, pending, outcome).await?;
-    Ok((StatusCode::CREATED, Json(view)).into_response())
+    finish(state, tx, pending, outcome).await
 }
 
 /// Inserts a secret at version 1; 409 when the path is taken.
@@ -279,7 +300,7 @@ async fn create_in(
     Ok(row)
 }
 
-fn taken(path: &str) -> ApiError {
+pub(crate) fn taken(path: &str) -> ApiError {
     ApiError::AlreadyExists {
         field: "secret_path".into(),
         message: format!(
@@ -295,15 +316,30 @@ async fn update(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<SecretInfo>, ApiError> {
-    let (mut tx, caller) = state.begin_as(&headers, Access::Write).await?;
+    let (tx, caller) = state.begin_as(&headers, Access::Write).await?;
     let fields = Fields::from_body(json_object(body)?, CREATE_FIELDS)?;
     let target = Target::read(&fields, "secret_type", "secret_path")?;
     let data = fields.object("data", Part::Data)?.unwrap_or_default();
     let metadata = fields.object("metadata", Part::Metadata)?;
-    let pending = target.pending(&caller, "update");
+    update_with(&state, tx, &caller, &target, data, metadata)
+        .await
+        .map(Json)
+}
+
+/// Writes `data` as `target`'s next version in `tx` as `caller` (with `metadata`, or the
+/// previous version's when none), audited, and commits.
+pub(crate) async fn update_with(
+    state: &AppState,
+    mut tx: Tx,
+    caller: &Caller,
+    target: &Target,
+    data: Map<String, Value>,
+    metadata: Option<Map<String, Value>>,
+) -> Result<SecretInfo, ApiError> {
+    let pending = target.pending(caller, "update");
     let outcome = async {
-        let (ns, row) = target.find(&mut tx, &caller, Op::Change).await?;
-        authorize(&caller, &ns, Op::Change, Some(&row))?;
+        let (ns, row) = target.find(&mut tx, caller, Op::Change).await?;
+        authorize(caller, &ns, Op::Change, Some(&row))?;
         let path = &target.path;
         // The number first: it locks the row, so the metadata kept below is that of the
         // version right before this one, even under concurrent updates.
@@ -335,7 +371,7 @@ async fn update(
         Ok((info(&ns, &row), Some(version)))
     }
     .await;
-    finish(&state, tx, pending, outcome).await.map(Json)
+    finish(state, tx, pending, outcome).await
 }
 
 pub(crate) const TARGET_FIELDS: &[&str] = &["secret_type", "app_id", "secret_path", "version"];

@@ -32,6 +32,7 @@ mod prebuilt;
 mod resources;
 mod scan;
 mod scopes;
+mod secret_entry;
 mod secrets;
 mod sharing;
 mod stream;
