@@ -93,6 +93,34 @@ pub async fn record(
     .await
 }
 
+/// One entry to [`record_many`].
+pub(crate) struct NewEntry<'a> {
+    pub(crate) account_id: &'a str,
+    pub(crate) actor: &'a PersonRef,
+    pub(crate) action: Action,
+    pub(crate) subject: &'a str,
+    pub(crate) detail: &'a str,
+}
+
+/// Records `entries` as [`record`] does each, in one statement.
+pub(crate) async fn record_many(tx: &mut Tx, entries: &[NewEntry<'_>]) -> Result<(), sqlx::Error> {
+    let at = now_millis();
+    let rows: Vec<AuditRow> = entries
+        .iter()
+        .map(|e| AuditRow {
+            id: uuid::Uuid::new_v4().to_string(),
+            account_id: e.account_id.to_owned(),
+            at,
+            actor_id: Some(e.actor.id.clone()),
+            actor_email: Some(e.actor.email.clone()),
+            action: e.action.as_str().to_owned(),
+            subject: e.subject.to_owned(),
+            detail: e.detail.to_owned(),
+        })
+        .collect();
+    rows::insert_many(tx, &rows).await
+}
+
 /// Largest page.
 pub const PAGE_MAX: i64 = 500;
 /// Page size when none is asked for.

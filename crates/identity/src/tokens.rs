@@ -356,6 +356,7 @@ pub async fn record(db: &Db, entries: &[Done]) -> Result<(), IdentityError> {
     // A batch is mostly one person's calls: each is looked up once.
     let mut actors: std::collections::HashMap<&str, Option<PersonRef>> =
         std::collections::HashMap::new();
+    let mut found = Vec::with_capacity(entries.len());
     for done in entries {
         let actor = match actors.get(done.caller.user_id.as_str()) {
             Some(known) => known.clone(),
@@ -369,17 +370,21 @@ pub async fn record(db: &Db, entries: &[Done]) -> Result<(), IdentityError> {
                 found
             }
         };
-        let Some(actor) = actor else { continue };
-        audit::record(
-            &mut tx,
-            &done.caller.account_id,
-            Some(&actor),
-            done.action,
-            &done.subject,
-            &done.detail,
-        )
-        .await?;
+        if let Some(actor) = actor {
+            found.push((done, actor));
+        }
     }
+    let rows: Vec<audit::NewEntry<'_>> = found
+        .iter()
+        .map(|(done, actor)| audit::NewEntry {
+            account_id: &done.caller.account_id,
+            actor,
+            action: done.action,
+            subject: &done.subject,
+            detail: &done.detail,
+        })
+        .collect();
+    audit::record_many(&mut tx, &rows).await?;
     tx.commit().await?;
     Ok(())
 }

@@ -371,7 +371,12 @@ impl ServerHandler for SlipwayServer {
         let name = request.name.to_string();
         let request_params = request.clone();
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
-        tracing::info!(tool = %name, "tool call");
+        // On the platform, the request's own log line and the audit entry say as much.
+        if caller.is_none() {
+            tracing::info!(tool = %name, "tool call");
+        } else {
+            tracing::debug!(tool = %name, "tool call");
+        }
         let (info, hints) = match self.admit(caller.as_ref(), &name, &args)? {
             Ok(offered) => offered,
             Err(refused) => return Ok(refused),

@@ -19,20 +19,43 @@ pub(crate) struct AuditRow {
 
 /// Stores an entry.
 pub(crate) async fn insert(tx: &mut Tx, e: &AuditRow) -> Result<(), sqlx::Error> {
-    sqlx::query(
-        "INSERT INTO identity_audit (id, account_id, at, actor_id, actor_email, action, \
-         subject, detail) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-    )
-    .bind(e.id.clone())
-    .bind(e.account_id.clone())
-    .bind(e.at)
-    .bind(e.actor_id.clone())
-    .bind(e.actor_email.clone())
-    .bind(e.action.clone())
-    .bind(e.subject.clone())
-    .bind(e.detail.clone())
-    .execute(&mut **tx)
-    .await?;
+    insert_many(tx, std::slice::from_ref(e)).await
+}
+
+/// Inserts `entries` in as few statements as the databases' parameter limits allow (one for
+/// a batch of tool calls, where a statement each cost a round trip each).
+pub(crate) async fn insert_many(tx: &mut Tx, entries: &[AuditRow]) -> Result<(), sqlx::Error> {
+    const COLUMNS: usize = 8;
+    for chunk in entries.chunks(64) {
+        let mut sql = String::from(
+            "INSERT INTO identity_audit (id, account_id, at, actor_id, actor_email, action, \
+             subject, detail) VALUES ",
+        );
+        for row in 0..chunk.len() {
+            if row > 0 {
+                sql.push_str(", ");
+            }
+            let first = row * COLUMNS + 1;
+            let marks: Vec<String> = (first..first + COLUMNS).map(|n| format!("${n}")).collect();
+            sql.push('(');
+            sql.push_str(&marks.join(", "));
+            sql.push(')');
+        }
+        // Only numbered placeholders are formatted into it; every value is bound.
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+        for e in chunk {
+            query = query
+                .bind(e.id.clone())
+                .bind(e.account_id.clone())
+                .bind(e.at)
+                .bind(e.actor_id.clone())
+                .bind(e.actor_email.clone())
+                .bind(e.action.clone())
+                .bind(e.subject.clone())
+                .bind(e.detail.clone());
+        }
+        query.execute(&mut **tx).await?;
+    }
     Ok(())
 }
 

@@ -309,6 +309,12 @@ async fn assistants_reach_the_platforms_tools_as_their_token_allows() {
         );
         let a = call(&app, &reader, "get_app", json!({"app_id": app_id})).await;
         assert_eq!(a.body["result"]["isError"], false, "{}", a.body);
+        // Calls at once: their entries are written together, none lost.
+        let at_once = futures_util::future::join_all(
+            (0..12).map(|_| call(&app, &reader, "get_app_status", json!({"app_id": app_id}))),
+        )
+        .await;
+        assert!(at_once.iter().all(|a| a.status == StatusCode::OK));
 
         // Every call is in the account's audit: who, which client, which tool, the outcome
         // (a read's entry is written just after its answer, in the next batch).
@@ -321,6 +327,11 @@ async fn assistants_reach_the_platforms_tools_as_their_token_allows() {
                 entries
                     .iter()
                     .any(|e| e["action"] == "mcp.tool_called" && e["subject"] == "get_app")
+                    && entries
+                        .iter()
+                        .filter(|e| e["subject"] == "get_app_status")
+                        .count()
+                        == 13
             });
             if written || std::time::Instant::now() > deadline {
                 break audit;
@@ -336,6 +347,14 @@ async fn assistants_reach_the_platforms_tools_as_their_token_allows() {
         assert!(
             calls.iter().any(|e| e["subject"] == "register_app"),
             "{audit}"
+        );
+        assert_eq!(
+            calls
+                .iter()
+                .filter(|e| e["subject"] == "get_app_status")
+                .count(),
+            13,
+            "the 12 at once and the one before: {audit}"
         );
         let get = calls.iter().find(|e| e["subject"] == "get_app").unwrap();
         assert!(get["detail"].as_str().unwrap().contains(&app_id), "{get}");
