@@ -86,7 +86,7 @@ class McpEndToEnd(unittest.TestCase):
         return ElicitResult(action="accept", content={"confirm": self.says_yes})
 
     def type_on_page(self, url):
-        self.assertTrue(url.startswith(f"http://127.0.0.1:{self.api_port}/secrets/enter/"), url)
+        self.assertTrue(url.startswith(f"http://127.0.0.1:{self.api_port}/secrets/enter?page="), url)
         page = urllib.request.urlopen(url).read().decode()
         self.assertIn("db/credentials", page)
         form = urllib.parse.urlencode([("key", "TOKEN"), ("value", "typed-3"), ("action", "save")]).encode()

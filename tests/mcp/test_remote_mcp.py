@@ -220,7 +220,7 @@ class RemoteMcp(Platform):
             self.assertFalse(result.is_error, written)
             self.assertEqual(written["version"], 1)
             self.assertNotIn("typed-by-hand-42", json.dumps(written))
-            self.assertTrue(self.pages[-1].startswith(f"{self.base}/secrets/enter/"), self.pages[-1])
+            self.assertTrue(self.pages[-1].startswith(f"{self.base}/secrets/enter?page="), self.pages[-1])
             self.assertIn("stripe", self.shown_pages[-2])
             self.assertIn("Saved", self.shown_pages[-1])
             _, read = await self.call(client, schemas, "get_secret", target)

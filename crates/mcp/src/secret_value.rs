@@ -160,8 +160,7 @@ pub(crate) async fn typed(
     };
     match context.peer.create_elicitation(params).await {
         Ok(answer) if answer.action == ElicitationAction::Accept => {
-            let id = entry.id.clone();
-            blocking(move || wait(&connect, &id, create)).await
+            wait(connect, entry.id.clone(), create, context.ct.clone()).await
         }
         Ok(_) => {
             let id = entry.id.clone();
@@ -192,31 +191,40 @@ fn finished(entry: &EntryRequest, create: bool) -> Option<Result<Value, ToolErro
     }
 }
 
-/// Waits (older protocols) for the person to save or decline on the page.
-fn wait(
-    connect: &(impl Fn() -> Result<Client, ToolError> + ?Sized),
-    id: &str,
+/// Waits (older protocols) for the person to save or decline on the page, looking once a
+/// second; a call the client cancels closes the page.
+async fn wait(
+    connect: impl Fn() -> Result<Client, ToolError> + Send + Sync + Clone + 'static,
+    id: String,
     create: bool,
-) -> Typed {
-    let client = match connect() {
-        Ok(c) => c,
-        Err(e) => return Typed::Done(Err(e)),
-    };
+    cancelled: tokio_util::sync::CancellationToken,
+) -> Result<Typed, McpError> {
     let until = Instant::now() + TTL + POLL;
     while Instant::now() < until {
-        match entry_request(&client, id) {
+        let (c, asked) = (connect.clone(), id.clone());
+        match blocking(move || c().and_then(|c| entry_request(&c, &asked))).await? {
             Ok(entry) => {
                 if let Some(done) = finished(&entry, create) {
-                    return Typed::Done(done);
+                    return Ok(Typed::Done(done));
                 }
             }
-            Err(e) => return Typed::Done(Err(e)),
+            Err(e) => return Ok(Typed::Done(Err(e))),
         }
-        std::thread::sleep(POLL);
+        tokio::select! {
+            () = tokio::time::sleep(POLL) => {}
+            () = cancelled.cancelled() => {
+                blocking(move || connect().and_then(|c| cancel_entry_request(&c, &id)))
+                    .await?
+                    .ok();
+                return Ok(Typed::Done(Err(ToolError::PermissionDenied(
+                    "the call was cancelled; the page takes no value any more".into(),
+                ))));
+            }
+        }
     }
-    Typed::Done(Err(ToolError::PermissionDenied(
+    Ok(Typed::Done(Err(ToolError::PermissionDenied(
         "nobody typed the value in time; nothing was written".into(),
-    )))
+    ))))
 }
 
 /// What the person reads in their client.

@@ -133,6 +133,17 @@ impl EntryRequest {
     }
 }
 
+/// Why a request could not be declined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Standing {
+    /// A value is being saved.
+    Saving,
+    /// A value was saved.
+    Written,
+    /// It ended already (declined, or forgotten).
+    Ended,
+}
+
 /// The requests of this process. Cheap to clone.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct EntryRequests(Arc<Mutex<HashMap<String, EntryRequest>>>);
@@ -168,11 +179,12 @@ impl EntryRequests {
         Ok(())
     }
 
-    /// Request `id`, if `user_id` asked for it and it is still kept.
-    fn of(&self, id: &str, user_id: &str) -> Option<EntryRequest> {
+    /// Request `id`, if the token whose hash is `token_hash` asked for it and it is still
+    /// kept (another token of the same person, a read-only one say, does not see its page).
+    fn of(&self, id: &str, token_hash: &str) -> Option<EntryRequest> {
         let mut map = self.lock();
         Self::prune(&mut map);
-        map.get(id).filter(|r| r.user_id == user_id).cloned()
+        map.get(id).filter(|r| r.token_hash == token_hash).cloned()
     }
 
     /// The request whose page key is `key`.
@@ -183,26 +195,44 @@ impl EntryRequests {
         map.values().find(|r| r.page_hash == hash).cloned()
     }
 
-    /// Ends request `id` with `status` (once: a page posted twice writes once). Returns
-    /// false when it had ended already.
+    /// Ends request `id`, which its saver [`Self::take`]s, with what saving it did.
     pub(crate) fn finish(
         &self,
         id: &str,
         status: Status,
         secret: Option<SecretInfo>,
         message: Option<String>,
-    ) -> bool {
+    ) {
+        if let Some(r) = self.lock().get_mut(id)
+            && r.view.status == Status::Waiting
+        {
+            r.saving = false;
+            r.view.status = status;
+            r.view.url = None;
+            r.view.secret = secret;
+            r.view.message = message;
+        }
+    }
+
+    /// Declines request `id` if its page still takes a value; else says where it stands (a
+    /// value being saved is never declined under its saver).
+    pub(crate) fn decline(&self, id: &str, message: &str) -> Result<(), Standing> {
         let mut map = self.lock();
-        match map.get_mut(id) {
-            Some(r) if r.view.status == Status::Waiting => {
-                r.saving = false;
-                r.view.status = status;
+        let Some(r) = map.get_mut(id) else {
+            return Err(Standing::Ended);
+        };
+        if r.saving {
+            return Err(Standing::Saving);
+        }
+        match r.view.status {
+            Status::Waiting => {
+                r.view.status = Status::Declined;
                 r.view.url = None;
-                r.view.secret = secret;
-                r.view.message = message;
-                true
+                r.view.message = Some(message.to_owned());
+                Ok(())
             }
-            _ => false,
+            Status::Written => Err(Standing::Written),
+            Status::Declined => Err(Standing::Ended),
         }
     }
 
@@ -280,7 +310,8 @@ async fn ask(
     tx.commit().await?;
     let key = Token::generate("").map_err(|e| ApiError::Internal(e.to_string()))?;
     let key = key.expose().to_owned();
-    let url = format!("{}/secrets/enter/{key}", state.mcp().base(&headers));
+    // In the query string, which request logs never record (they record the path).
+    let url = format!("{}/secrets/enter?page={key}", state.mcp().base(&headers));
     let expires_at = rfc3339(now_millis() + TTL.as_millis() as i64);
     let view = EntryRequestView {
         id: uuid::Uuid::new_v4().to_string(),
@@ -315,11 +346,11 @@ async fn show(
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Result<Json<EntryRequestView>, ApiError> {
-    let (tx, caller) = state.begin_as(&headers, Access::Read).await?;
+    let (tx, _) = state.begin_as(&headers, Access::Read).await?;
     drop(tx);
     let request = state
         .entry_requests()
-        .of(&id, &caller.user_id)
+        .of(&id, &super::bearer(&headers)?.hash())
         .ok_or_else(|| {
             ApiError::NotFound(format!(
                 "no secret entry request {id:?} of yours: it ended over ten minutes ago, the platform restarted, or it never was"
@@ -341,22 +372,22 @@ async fn cancel(
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
-    let (tx, caller) = state.begin_as(&headers, Access::Read).await?;
+    let (tx, _) = state.begin_as(&headers, Access::Read).await?;
     drop(tx);
     let requests = state.entry_requests();
-    let request = requests
-        .of(&id, &caller.user_id)
-        .ok_or_else(|| ApiError::NotFound(format!("no secret entry request {id:?} of yours")))?;
-    let declined = requests.finish(
-        &id,
-        Status::Declined,
-        None,
-        Some("the person declined in the assistant".into()),
-    );
-    if !declined && request.view.status == Status::Written {
-        return Err(ApiError::FailedPrecondition(
-            "the person saved the value already; delete_secret removes it".into(),
-        ));
+    let token_hash = super::bearer(&headers)?.hash();
+    if requests.of(&id, &token_hash).is_none() {
+        return Err(ApiError::NotFound(format!(
+            "no secret entry request {id:?} of yours"
+        )));
     }
-    Ok(StatusCode::NO_CONTENT)
+    match requests.decline(&id, "the person declined in the assistant") {
+        Ok(()) | Err(Standing::Ended) => Ok(StatusCode::NO_CONTENT),
+        Err(Standing::Saving) => Err(ApiError::FailedPrecondition(
+            "the person is saving the value on the page just now; read the request again".into(),
+        )),
+        Err(Standing::Written) => Err(ApiError::FailedPrecondition(
+            "the person saved the value already; delete_secret removes it".into(),
+        )),
+    }
 }

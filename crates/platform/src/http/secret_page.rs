@@ -1,7 +1,8 @@
-//! `GET|POST /secrets/enter/{key}`: the page where a person types the value of a secret their
-//! assistant asked to write ([`super::entry_requests`]). Its address is the key: 256 random
-//! bits, known to the platform only by its hash, given only to the assistant's client that
-//! asked (which shows it to its person), working for ten minutes and for one value.
+//! `GET|POST /secrets/enter?page=KEY`: the page where a person types the value of a secret
+//! their assistant asked to write ([`super::entry_requests`]). Its address holds the key: 256
+//! random bits, known to the platform only by its hash, given only to the assistant's client
+//! that asked (which shows it to its person), working for ten minutes and for one value. The
+//! key travels in the query string (and the form's body), which request logs never record.
 //!
 //! The page says who asked, for whom and for which secret, so a link passed on to someone
 //! else reads as what it is. The value is saved as the token that asked, with that token's
@@ -11,10 +12,11 @@
 
 use axum::Form;
 use axum::Router;
-use axum::extract::{Path, State};
+use axum::extract::{Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::entry_requests::{EntryRequest, Operation, Status};
@@ -29,11 +31,20 @@ const ROWS: usize = 5;
 
 /// The page's route (outside `/v1`: a browser's, not the API's).
 pub(crate) fn router() -> Router<AppState> {
-    Router::new().route("/secrets/enter/{key}", get(show).post(save))
+    Router::new().route("/secrets/enter", get(show).post(save))
 }
 
-/// `GET /secrets/enter/{key}`: the form, or how the request ended.
-async fn show(State(state): State<AppState>, Path(key): Path<String>) -> Response {
+/// Where the page's key is: `?page=`.
+#[derive(Debug, Deserialize)]
+struct PageQuery {
+    page: Option<String>,
+}
+
+/// `GET /secrets/enter?page=KEY`: the form, or how the request ended.
+async fn show(State(state): State<AppState>, Query(query): Query<PageQuery>) -> Response {
+    let Some(key) = query.page else {
+        return ended();
+    };
     let Some(request) = state.entry_requests().by_page(&key) else {
         return ended();
     };
@@ -142,18 +153,27 @@ fn outcome(request: &EntryRequest) -> Response {
     }
 }
 
-/// `POST /secrets/enter/{key}`: the person's value (rows of `key` and `value`), or their no.
+/// `POST /secrets/enter`: the person's value (rows of `key` and `value`), or their no; the
+/// page's key in the form's `page` field (or the query string's).
 async fn save(
     State(state): State<AppState>,
     headers: HeaderMap,
-    Path(key): Path<String>,
+    Query(query): Query<PageQuery>,
     Form(fields): Form<Vec<(String, String)>>,
 ) -> Response {
+    let key = fields
+        .iter()
+        .find(|(n, _)| n == "page")
+        .map(|(_, v)| v.clone())
+        .or(query.page);
+    let Some(key) = key else {
+        return ended();
+    };
     // A post from another site's page is never the person's: the address is the key, but a
     // browser tells where a post came from.
     if let Some(origin) = headers.get(header::ORIGIN).and_then(|o| o.to_str().ok())
         && origin != "null"
-        && origin.trim_end_matches('/') != state.mcp().base(&headers).trim_end_matches('/')
+        && !same_origin(origin, &state.mcp().base(&headers))
     {
         return private(page(
             403,
@@ -174,12 +194,12 @@ async fn save(
         .find(|(n, _)| n == "action")
         .map(|(_, v)| v.as_str());
     if action == Some("decline") {
-        requests.finish(
-            &id,
-            Status::Declined,
-            None,
-            Some("the person declined on Slipway's page".into()),
-        );
+        if requests
+            .decline(&id, "the person declined on Slipway's page")
+            .is_err()
+        {
+            return now(&state, &key);
+        }
         return private(page(
             200,
             "Nothing was saved",
@@ -195,36 +215,78 @@ async fn save(
         Err((why, keys)) => return form(&key, &request, &who, Some(&why), &keys),
     };
     if !requests.take(&id) {
-        return outcome(&request);
+        return now(&state, &key);
     }
-    let written = write(&state, &request, data).await;
-    match written {
+    // Saved, and the outcome kept, in a task of its own: a browser that goes away mid-save
+    // does not leave the request taken and its outcome untold.
+    let saver = {
+        let (state, request) = (state.clone(), request.clone());
+        tokio::spawn(async move { save_and_tell(&state, &request, data).await })
+    };
+    match saver.await {
+        Ok(Ok(version)) => private(page(
+            200,
+            "Saved",
+            &format!(
+                "Version {version} of {} is in Slipway's vault. Tell your assistant you are done; you can close this page.",
+                request.view.secret_path
+            ),
+        )),
+        // A fault of the platform's own: the page takes the value again once it is back.
+        Ok(Err(e)) if e.status().is_server_error() => private(page(
+            503,
+            "Not saved, for now",
+            "Slipway could not save it just now; nothing was saved. Go back and save again in a moment.",
+        )),
+        Ok(Err(e)) => refused(&e),
+        Err(_) => private(page(
+            503,
+            "Not saved, for now",
+            "Slipway could not save it just now. Reload this page to see whether it was saved.",
+        )),
+    }
+}
+
+/// Writes the request's value and keeps the outcome: the version, a refusal that ends the
+/// request, or a fault after which the page takes the value again.
+async fn save_and_tell(
+    state: &AppState,
+    request: &EntryRequest,
+    data: Map<String, Value>,
+) -> Result<i64, super::error::ApiError> {
+    let requests = state.entry_requests();
+    let id = &request.view.id;
+    match write(state, request, data).await {
         Ok(secret) => {
             let version = secret.version;
-            requests.finish(&id, Status::Written, Some(secret), None);
-            private(page(
-                200,
-                "Saved",
-                &format!(
-                    "Version {version} of {} is in Slipway's vault. Tell your assistant you are done; you can close this page.",
-                    request.view.secret_path
-                ),
-            ))
+            requests.finish(id, Status::Written, Some(secret), None);
+            Ok(version)
         }
-        // A fault of the platform's own: the page takes the value again once it is back.
         Err(e) if e.status().is_server_error() => {
-            requests.release(&id);
-            private(page(
-                503,
-                "Not saved, for now",
-                "Slipway could not save it just now; nothing was saved. Go back and save again in a moment.",
-            ))
+            requests.release(id);
+            Err(e)
         }
         Err(e) => {
             let message = e.body().error.message.clone();
-            requests.finish(&id, Status::Declined, None, Some(message));
-            refused(&e)
+            requests.finish(id, Status::Declined, None, Some(message));
+            Err(e)
         }
+    }
+}
+
+/// The page of how request `key` stands now.
+fn now(state: &AppState, key: &str) -> Response {
+    match state.entry_requests().by_page(key) {
+        Some(request) => outcome(&request),
+        None => ended(),
+    }
+}
+
+/// Whether `origin` (a browser's `Origin`) is the platform's `base` address's origin.
+fn same_origin(origin: &str, base: &str) -> bool {
+    match (url::Url::parse(origin), url::Url::parse(base)) {
+        (Ok(a), Ok(b)) => a.origin() == b.origin(),
+        _ => false,
     }
 }
 
@@ -346,7 +408,7 @@ input,textarea{{font:15px ui-monospace,monospace}}td{{vertical-align:top;padding
 <p><strong>{client}</strong> asks you, <strong>{email}</strong>, to {verb} {target} <strong>{path}</strong>. \
 What you type goes to Slipway's vault and nowhere else: the assistant learns only that it was saved, and its version.</p>\
 <p>Not you, or not expected? Decline: nothing is saved.</p>{error}\
-<form method=\"post\" action=\"/secrets/enter/{key}\"><table><thead><tr><th>Key</th><th>Value</th></tr></thead><tbody>{rows}</tbody></table>\
+<form method=\"post\" action=\"/secrets/enter\"><input type=\"hidden\" name=\"page\" value=\"{key}\"><table><thead><tr><th>Key</th><th>Value</th></tr></thead><tbody>{rows}</tbody></table>\
 <p><button type=\"submit\" name=\"action\" value=\"save\">Save in the vault</button> \
 <button type=\"submit\" name=\"action\" value=\"decline\">Decline</button></p>\
 <p>This page works until {expires} (UTC), for one value.</p></form></main></body></html>",

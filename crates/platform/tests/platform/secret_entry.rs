@@ -116,7 +116,7 @@ async fn a_person_types_the_value_an_assistant_asked_for() {
         assert_eq!(asked["status"], "waiting");
         let url = asked["url"].as_str().unwrap().to_owned();
         assert!(
-            url.starts_with(&format!("{}/secrets/enter/", app.base)),
+            url.starts_with(&format!("{}/secrets/enter?page=", app.base)),
             "{url}"
         );
         let id = asked["id"].as_str().unwrap().to_owned();
@@ -131,13 +131,29 @@ async fn a_person_types_the_value_an_assistant_asked_for() {
             .await
             .1;
         assert!(page.contains(me["email"].as_str().unwrap()), "{page}");
-        let (code, _, _) = open(&format!("{}/secrets/enter/made-up", app.base)).await;
+        let (code, _, _) = open(&format!("{}/secrets/enter?page=made-up", app.base)).await;
         assert_eq!(code, StatusCode::GONE);
 
-        // Somebody else cannot read the request.
+        // Somebody else cannot read the request, nor another token of the same person (a
+        // read-only one would otherwise see the page's address).
         let other = app.add_user("other@example.org", "Other").await;
         assert_error(
             &status(&app, other.token.expose(), &id).await,
+            StatusCode::NOT_FOUND,
+            "not_found",
+            None,
+        );
+        let (_, second) = app
+            .send(
+                Method::POST,
+                "/v1/tokens",
+                Some(&owner),
+                Some(json!({"name": "monitor", "read_only": true}).to_string()),
+            )
+            .await;
+        let second = second["token"].as_str().unwrap().to_owned();
+        assert_error(
+            &status(&app, &second, &id).await,
             StatusCode::NOT_FOUND,
             "not_found",
             None,
@@ -246,20 +262,7 @@ async fn a_person_types_the_value_an_assistant_asked_for() {
         assert_eq!(secret(&app, &app_id, "stripe").await.1["version"], 1);
 
         // A read-only token asks for no page; nor does a viewer of the app.
-        let (_, reader) = app
-            .send(
-                Method::POST,
-                "/v1/tokens",
-                Some(&owner),
-                Some(json!({"name": "monitor", "read_only": true}).to_string()),
-            )
-            .await;
-        let (code, _) = ask(
-            &app,
-            reader["token"].as_str().unwrap(),
-            &with(json!({"operation": "update"})),
-        )
-        .await;
+        let (code, _) = ask(&app, &second, &with(json!({"operation": "update"}))).await;
         assert_eq!(code, StatusCode::FORBIDDEN);
         let (code, body) = ask(
             &app,
