@@ -463,6 +463,49 @@ class SsoSignIn(Platform):
             still = attacker.get(str(page.url))
             self.assertEqual(still.status_code, 200, still.text[:300])
 
+    def test_a_secret_is_typed_only_by_its_person_signed_in(self):
+        asyncio.run(self.secret_after_sign_in())
+
+    async def secret_after_sign_in(self):
+        """With single sign-on, a secret's page takes a value only in a browser where the
+        person the assistant acts for signed in for it: not before, and not as someone else."""
+        invite = self.api("POST", "/v1/account/invites", self.token, {"email": "dave@example.com"})
+        dave = self.api("POST", "/v1/invites/accept", None, {"code": invite["code"], "name": "Dave"})["token"]
+        app = self.api("POST", "/v1/apps", dave, {"name": "ledger", "display_name": "Ledger"})
+        self.types = {"API_KEY": "signed-in-7"}
+        target = {"secret_type": "app", "app_id": app["id"], "secret_path": "stripe"}
+        async with self.client(dave) as client:
+            result = await client.call_tool("create_secret", target)
+            self.assertFalse(result.is_error, result.structured_content)
+            self.assertEqual(result.structured_content["version"], 1)
+            read = await client.call_tool("get_secret", target)
+            self.assertEqual(read.structured_content["data"], {"API_KEY": "signed-in-7"})
+
+    def type_on_page(self, url, pairs):
+        """The page with single sign-on: a stranger's sign-in opens nothing; the person signs in
+        and then types."""
+        key = urllib.parse.parse_qs(urllib.parse.urlparse(url).query)["page"][0]
+        with httpx.Client(follow_redirects=False, timeout=30) as stranger:
+            first = stranger.get(url)
+            self.assertEqual(first.status_code, 200, first.text[:300])
+            self.assertIn("Sign in with single sign-on to type it", first.text)
+            self.assertNotIn('name="value"', first.text)
+            refused = stranger.post(url, data={"page": key, "key": "API_KEY", "value": "x", "action": "save"})
+            self.assertNotIn("Saved", refused.text)
+            login = self.follow(stranger, stranger.post(url, data={"page": key, "action": "sso"}))
+            elsewhere = self.log_in_at_provider(stranger, login, "erin@example.com")
+            self.assertEqual(elsewhere.status_code, 403, elsewhere.text[:300])
+            self.assertIn("someone else", elsewhere.text)
+        with httpx.Client(follow_redirects=False, timeout=30) as browser:
+            login = self.follow(browser, browser.post(url, data={"page": key, "action": "sso"}))
+            page = self.log_in_at_provider(browser, login, "dave@example.com")
+            self.assertEqual(page.status_code, 200, page.text[:300])
+            self.assertIn('name="value"', page.text)
+            form = [("page", key)] + [("key", k) for k in pairs] + [("value", v) for v in pairs.values()]
+            saved = browser.post(f"{self.base}/secrets/enter", content=urllib.parse.urlencode(form + [("action", "save")]),
+                                 headers={"content-type": "application/x-www-form-urlencoded"})
+            self.assertIn("Saved", saved.text)
+
     def register_client(self):
         request = urllib.request.Request(
             f"{self.base}/oauth/register", method="POST",

@@ -68,12 +68,59 @@ enum Destination {
         scope: TokenScope,
         browser: String,
     },
+    /// To a page that acts for a person only once they show, in this browser, that they are
+    /// that person (a secret's page); `purpose` is the caller's to read back.
+    Confirm { purpose: String, browser: String },
+}
+
+impl Destination {
+    /// The SHA-256 of the key the browser that started must bring back, if this sign-in is
+    /// bound to one.
+    fn browser(&self) -> Option<&str> {
+        match self {
+            Destination::Approval { browser, .. } | Destination::Confirm { browser, .. } => {
+                Some(browser)
+            }
+            Destination::Client { .. } => None,
+        }
+    }
 }
 
 struct Handoff {
     user_id: String,
     challenge: String,
     at: Instant,
+}
+
+/// Where a sign-in ends for `to` with `pairs` (an error, or a client's code): back to the
+/// client on loopback, or a page the person reads.
+fn back(to: &Destination, pairs: &[(&str, &str)]) -> Outcome {
+    match to {
+        Destination::Client {
+            return_to,
+            client_state,
+            ..
+        } => {
+            let mut url = return_to.clone();
+            url.query_pairs_mut()
+                .extend_pairs(pairs)
+                .append_pair("state", client_state);
+            Outcome::Redirect(url.to_string())
+        }
+        // No client waits on loopback: the person reads what happened here.
+        Destination::Approval { .. } | Destination::Confirm { .. } => {
+            let why = pairs
+                .iter()
+                .find(|(k, _)| *k == "error_description")
+                .map_or("the sign-in failed", |(_, v)| *v);
+            let then = if matches!(to, Destination::Approval { .. }) {
+                " The assistant was not connected."
+            } else {
+                ""
+            };
+            page(403, "You were not signed in", format!("{why}.{then}"))
+        }
+    }
 }
 
 /// The provider's answer at the callback.
@@ -104,6 +151,14 @@ pub enum Outcome {
         caller: Caller,
         /// What they chose on the page (app names as typed).
         scope: TokenScope,
+    },
+    /// The person showed who they are for `purpose` ([`Sso::start_confirmation`]); what
+    /// follows is the caller's.
+    Confirmed {
+        /// What the sign-in was started for.
+        purpose: String,
+        /// Who signed in.
+        caller: Caller,
     },
     /// A page saying what went wrong.
     Page {
@@ -275,6 +330,17 @@ impl Sso {
         .await
     }
 
+    /// Sends the browser to the provider so that the person shows who they are, for
+    /// `purpose` (kept here, handed back by the callback as [`Outcome::Confirmed`]); the
+    /// callback must come with `browser_key`, as for [`Sso::start_approval`].
+    pub async fn start_confirmation(&self, purpose: &str, browser_key: &str) -> Outcome {
+        self.begin(Destination::Confirm {
+            purpose: purpose.to_owned(),
+            browser: hash_token(browser_key),
+        })
+        .await
+    }
+
     /// The redirect to the provider, remembering where the sign-in goes after.
     async fn begin(&self, to: Destination) -> Outcome {
         let metadata = match self.metadata(false).await {
@@ -340,8 +406,8 @@ impl Sso {
                 "The sign-in was started more than ten minutes ago, was already finished, or the platform restarted meanwhile. Start it again from Slipway.",
             );
         };
-        if let Destination::Approval { browser, .. } = &pending.to
-            && browser_key.map(hash_token).as_deref() != Some(browser.as_str())
+        if let Some(browser) = pending.to.browser()
+            && browser_key.map(hash_token).as_deref() != Some(browser)
         {
             return page(
                 403,
@@ -349,31 +415,7 @@ impl Sso {
                 "It did not begin in this browser, so it approves nothing. If you meant to connect an assistant, start again from the assistant.",
             );
         }
-        let back = |pairs: &[(&str, &str)]| match &pending.to {
-            Destination::Client {
-                return_to,
-                client_state,
-                ..
-            } => {
-                let mut url = return_to.clone();
-                url.query_pairs_mut()
-                    .extend_pairs(pairs)
-                    .append_pair("state", client_state);
-                Outcome::Redirect(url.to_string())
-            }
-            // No client waits on loopback: the person reads what happened here.
-            Destination::Approval { .. } => {
-                let why = pairs
-                    .iter()
-                    .find(|(k, _)| *k == "error_description")
-                    .map_or("the sign-in failed", |(_, v)| *v);
-                page(
-                    403,
-                    "You were not signed in",
-                    format!("{why}. The assistant was not connected."),
-                )
-            }
-        };
+        let back = |pairs: &[(&str, &str)]| back(&pending.to, pairs);
         if let Some(error) = query.error.as_deref() {
             let why = query.error_description.as_deref().unwrap_or(error);
             let text = format!("the identity provider did not sign you in: {why}");
@@ -402,6 +444,10 @@ impl Sso {
                     page: page.clone(),
                     caller,
                     scope: scope.clone(),
+                },
+                Destination::Confirm { purpose, .. } => Outcome::Confirmed {
+                    purpose: purpose.clone(),
+                    caller,
                 },
                 Destination::Client {
                     client_challenge, ..

@@ -119,6 +119,9 @@ pub(crate) struct EntryRequest {
     ends: Instant,
     /// A post of the page is saving its value (other posts wait for the outcome).
     saving: bool,
+    /// With single sign-on: the SHA-256 of the key of the browser where the person signed in
+    /// as themselves for this page (only that browser may type the value).
+    pub(crate) browser: Option<String>,
 }
 
 impl EntryRequest {
@@ -250,6 +253,14 @@ impl EntryRequests {
         }
     }
 
+    /// Binds request `id`'s page to the browser whose key hashes to `browser`, where its
+    /// person just signed in.
+    pub(crate) fn signed_in(&self, id: &str, browser: String) {
+        if let Some(r) = self.lock().get_mut(id) {
+            r.browser = Some(browser);
+        }
+    }
+
     /// Gives request `id` back to its page after a value it refused (the person corrects it).
     pub(crate) fn release(&self, id: &str) {
         if let Some(r) = self.lock().get_mut(id) {
@@ -336,6 +347,7 @@ async fn ask(
         client,
         ends: Instant::now() + TTL,
         saving: false,
+        browser: None,
     })?;
     Ok((StatusCode::CREATED, Json(view)).into_response())
 }

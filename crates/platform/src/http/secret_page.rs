@@ -18,7 +18,10 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde::Deserialize;
 use serde_json::{Map, Value};
+use slipway_identity::oidc::Outcome;
+use slipway_server::token::hash_token;
 
+use super::cookies;
 use super::entry_requests::{EntryRequest, Operation, Status};
 use super::sso::{escape, page};
 use super::{AppState, secrets};
@@ -40,8 +43,13 @@ struct PageQuery {
     page: Option<String>,
 }
 
-/// `GET /secrets/enter?page=KEY`: the form, or how the request ended.
-async fn show(State(state): State<AppState>, Query(query): Query<PageQuery>) -> Response {
+/// `GET /secrets/enter?page=KEY`: the form (with single sign-on, once the person signed in
+/// here for it), or how the request ended.
+async fn show(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Query(query): Query<PageQuery>,
+) -> Response {
     let Some(key) = query.page else {
         return ended();
     };
@@ -52,9 +60,90 @@ async fn show(State(state): State<AppState>, Query(query): Query<PageQuery>) -> 
         return outcome(&request);
     }
     match asker(&state, &request).await {
+        Ok(who) if !signed_in_here(&state, &request, &headers) => {
+            sign_in_first(&key, &request, &who)
+        }
         Ok(who) => form(&key, &request, &who, None, &[]),
         Err(response) => response,
     }
+}
+
+/// What a single sign-on started from a secret's page is for: the page's key follows.
+const PURPOSE: &str = "secret-page:";
+
+/// Whether this browser may type the request's value: any that has the page without single
+/// sign-on; with it, only the one where the person signed in for this page.
+fn signed_in_here(state: &AppState, request: &EntryRequest, headers: &HeaderMap) -> bool {
+    if state.sso().is_none() {
+        return true;
+    }
+    let key = cookies::get(headers, cookies::APPROVAL, state.mcp().secure());
+    match (&request.browser, key) {
+        (Some(browser), Some(key)) => hash_token(&key) == *browser,
+        _ => false,
+    }
+}
+
+/// Sends the person to the identity provider to show who they are for page `key`, in this
+/// browser (its key in the `SameSite=Lax` cookie the callback reads).
+async fn start_sign_in(state: &AppState, headers: &HeaderMap, key: &str) -> Response {
+    let Some(sso) = state.sso() else {
+        return now(state, key);
+    };
+    let secure = state.mcp().secure();
+    // The key an assistant's approval in this browser may hold already is kept: both work.
+    let browser = cookies::get(headers, cookies::APPROVAL, secure).unwrap_or_else(cookies::new_key);
+    match sso
+        .start_confirmation(&format!("{PURPOSE}{key}"), &browser)
+        .await
+    {
+        Outcome::Redirect(to) => {
+            let mut response = (StatusCode::SEE_OTHER, [(header::LOCATION, to)]).into_response();
+            response.headers_mut().append(
+                header::SET_COOKIE,
+                cookies::set(cookies::APPROVAL, &browser, secure, false, 900),
+            );
+            private(response)
+        }
+        other => private(super::sso::respond(other)),
+    }
+}
+
+/// The single sign-on callback of a secret's page: the person who signed in is the one the
+/// page is for, so this browser may type the value; back to the page.
+pub(crate) fn signed_in(
+    state: &AppState,
+    purpose: &str,
+    caller: &Caller,
+    browser: Option<&str>,
+) -> Response {
+    let (Some(key), Some(browser)) = (purpose.strip_prefix(PURPOSE), browser) else {
+        return private(page(
+            400,
+            "This sign-in went astray",
+            "Open the page again.",
+        ));
+    };
+    let Some(request) = state.entry_requests().by_page(key) else {
+        return ended();
+    };
+    if request.user_id != caller.user_id {
+        return private(page(
+            403,
+            "This page is someone else's",
+            "You signed in as another person than the one whose assistant asked for this secret, so nothing can be typed here as you. If it was meant for you, ask your own assistant.",
+        ));
+    }
+    state
+        .entry_requests()
+        .signed_in(&request.view.id, hash_token(browser));
+    private(
+        (
+            StatusCode::SEE_OTHER,
+            [(header::LOCATION, format!("/secrets/enter?page={key}"))],
+        )
+            .into_response(),
+    )
 }
 
 /// Who asked, for the page: the person's e-mail and the app's name.
@@ -193,6 +282,9 @@ async fn save(
         .iter()
         .find(|(n, _)| n == "action")
         .map(|(_, v)| v.as_str());
+    if action == Some("sso") {
+        return start_sign_in(&state, &headers, &key).await;
+    }
     if action == Some("decline") {
         if requests
             .decline(&id, "the person declined on Slipway's page")
@@ -210,6 +302,9 @@ async fn save(
         Ok(who) => who,
         Err(response) => return response,
     };
+    if !signed_in_here(&state, &request, &headers) {
+        return sign_in_first(&key, &request, &who);
+    }
     let data = match read_rows(&fields) {
         Ok(read) => read,
         Err((why, keys)) => return form(&key, &request, &who, Some(&why), &keys),
@@ -371,17 +466,6 @@ fn form(
     error: Option<&str>,
     keys: &[String],
 ) -> Response {
-    let view = &request.view;
-    let client = request.client.as_deref().unwrap_or("Your assistant");
-    let target = match (&view.app_id, &who.app_name) {
-        (Some(_), Some(name)) => format!("app {name}'s secret"),
-        (Some(id), None) => format!("app {id}'s secret"),
-        (None, _) => format!("your {} secret", view.secret_type),
-    };
-    let verb = match view.operation {
-        Operation::Create => "create",
-        Operation::Update => "write a new version of",
-    };
     let mut rows = String::new();
     for row in 0..ROWS.max(keys.len()) {
         let k = keys.get(row).map_or("", String::as_str);
@@ -400,6 +484,42 @@ fn form(
             )
         })
         .unwrap_or_default();
+    let inner = format!(
+        "{error}<form method=\"post\" action=\"/secrets/enter\"><input type=\"hidden\" name=\"page\" value=\"{key}\"><table><thead><tr><th>Key</th><th>Value</th></tr></thead><tbody>{rows}</tbody></table>\
+<p><button type=\"submit\" name=\"action\" value=\"save\">Save in the vault</button> \
+<button type=\"submit\" name=\"action\" value=\"decline\">Decline</button></p>\
+<p>This page works until {expires} (UTC), for one value.</p></form>",
+        key = escape(key),
+        expires = escape(&request.view.expires_at),
+    );
+    shell(request, who, &inner)
+}
+
+/// With single sign-on: the page asks the person to show who they are first.
+fn sign_in_first(key: &str, request: &EntryRequest, who: &Asker) -> Response {
+    let inner = format!(
+        "<form method=\"post\" action=\"/secrets/enter\"><input type=\"hidden\" name=\"page\" value=\"{key}\">\
+<p>Sign in as yourself first: only the person it was asked of can type it, and only in the browser where they signed in.</p>\
+<p><button type=\"submit\" name=\"action\" value=\"sso\">Sign in with single sign-on to type it</button> \
+<button type=\"submit\" name=\"action\" value=\"decline\">Decline</button></p></form>",
+        key = escape(key),
+    );
+    shell(request, who, &inner)
+}
+
+/// The page around `inner`: who asks, for whom, and which secret.
+fn shell(request: &EntryRequest, who: &Asker, inner: &str) -> Response {
+    let view = &request.view;
+    let client = request.client.as_deref().unwrap_or("Your assistant");
+    let target = match (&view.app_id, &who.app_name) {
+        (Some(_), Some(name)) => format!("app {name}'s secret"),
+        (Some(id), None) => format!("app {id}'s secret"),
+        (None, _) => format!("your {} secret", view.secret_type),
+    };
+    let verb = match view.operation {
+        Operation::Create => "create",
+        Operation::Update => "write a new version of",
+    };
     let body = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Type a secret · Slipway</title>\
 <style>body{{font:16px system-ui,sans-serif;max-width:40em;margin:3em auto;padding:0 1em}}\
@@ -407,18 +527,11 @@ input,textarea{{font:15px ui-monospace,monospace}}td{{vertical-align:top;padding
 </head><body><main><h1>Type the value of {path}</h1>\
 <p><strong>{client}</strong> asks you, <strong>{email}</strong>, to {verb} {target} <strong>{path}</strong>. \
 What you type goes to Slipway's vault and nowhere else: the assistant learns only that it was saved, and its version.</p>\
-<p>Not you, or not expected? Decline: nothing is saved.</p>{error}\
-<form method=\"post\" action=\"/secrets/enter\"><input type=\"hidden\" name=\"page\" value=\"{key}\"><table><thead><tr><th>Key</th><th>Value</th></tr></thead><tbody>{rows}</tbody></table>\
-<p><button type=\"submit\" name=\"action\" value=\"save\">Save in the vault</button> \
-<button type=\"submit\" name=\"action\" value=\"decline\">Decline</button></p>\
-<p>This page works until {expires} (UTC), for one value.</p></form></main></body></html>",
+<p>Not you, or not expected? Decline: nothing is saved.</p>{inner}</main></body></html>",
         path = escape(&view.secret_path),
         client = escape(client),
         email = escape(&who.email),
-        verb = verb,
         target = escape(&target),
-        key = escape(key),
-        expires = escape(&view.expires_at),
     );
     private(
         (
@@ -439,7 +552,8 @@ fn private(mut response: Response) -> Response {
         (header::X_FRAME_OPTIONS, "DENY"),
         (
             header::CONTENT_SECURITY_POLICY,
-            "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+            // No `form-action`: signing in posts the form on to the identity provider.
+            "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
         ),
     ] {
         headers.insert(name, HeaderValue::from_static(value));

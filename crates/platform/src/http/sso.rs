@@ -80,6 +80,9 @@ async fn callback(
             caller,
             scope,
         } => super::oauth::approve_signed_in(&state, &page, &caller, scope).await,
+        Outcome::Confirmed { purpose, caller } => {
+            super::secret_page::signed_in(&state, &purpose, &caller, browser.as_deref())
+        }
         other => respond(other),
     }
 }
@@ -111,7 +114,9 @@ pub(crate) fn respond(outcome: Outcome) -> Response {
             message,
         } => page(status, &title, &message),
         // Only a callback approves, and it answers that itself.
-        Outcome::Approve { .. } => page(500, "Sign-in failed", "the sign-in went astray"),
+        Outcome::Approve { .. } | Outcome::Confirmed { .. } => {
+            page(500, "Sign-in failed", "the sign-in went astray")
+        }
     }
 }
 
