@@ -35,7 +35,7 @@ use super::secrets::{SecretInfo, Target};
 use super::{Access, AppState, json_object};
 use crate::db::rfc3339;
 use crate::store::secrets;
-use crate::vault::access::{Op, authorize, missing};
+use crate::vault::access::{Op, authorize};
 use crate::vault::payload::Part;
 
 /// How long the page takes a value.
@@ -311,10 +311,7 @@ async fn ask(
             }
         }
         Operation::Update => {
-            let ns = target.namespace(&mut tx, &caller, Op::Change).await?;
-            let row = secrets::find(&mut tx, ns.scope.as_str(), &ns.owner_id, &target.path)
-                .await?
-                .ok_or_else(|| missing(&ns, &target.path))?;
+            let (ns, row) = target.find(&mut tx, &caller, Op::Change).await?;
             authorize(&caller, &ns, Op::Change, Some(&row))?;
         }
     }

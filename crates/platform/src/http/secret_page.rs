@@ -212,18 +212,22 @@ fn ended() -> Response {
     ))
 }
 
+/// The page of a saved value: its version, never the value.
+fn saved(version: i64, path: &str) -> Response {
+    private(page(
+        200,
+        "Saved",
+        &format!(
+            "Version {version} of {path} is in Slipway's vault. Tell your assistant you are done; you can close this page."
+        ),
+    ))
+}
+
 /// The page of a request that no longer takes a value.
 fn outcome(request: &EntryRequest) -> Response {
     let path = &request.view.secret_path;
     match (request.view.status, &request.view.secret) {
-        (Status::Written, Some(secret)) => private(page(
-            200,
-            "Saved",
-            &format!(
-                "Version {} of {path} is in Slipway's vault. Tell your assistant you are done; you can close this page.",
-                secret.version
-            ),
-        )),
+        (Status::Written, Some(secret)) => saved(secret.version, path),
         (Status::Declined, _) => private(page(
             200,
             "Nothing was saved",
@@ -319,14 +323,7 @@ async fn save(
         tokio::spawn(async move { save_and_tell(&state, &request, data).await })
     };
     match saver.await {
-        Ok(Ok(version)) => private(page(
-            200,
-            "Saved",
-            &format!(
-                "Version {version} of {} is in Slipway's vault. Tell your assistant you are done; you can close this page.",
-                request.view.secret_path
-            ),
-        )),
+        Ok(Ok(version)) => saved(version, &request.view.secret_path),
         // A fault of the platform's own: the page takes the value again once it is back.
         Ok(Err(e)) if e.status().is_server_error() => private(page(
             503,
