@@ -184,6 +184,15 @@ fn decide(answer: &ElicitResult, tool: &str) -> Confirmation {
     }
 }
 
+/// The person's answer to input request `key` that came with this call (2026-07-28), if any.
+pub(crate) fn answer(request: &CallToolRequestParams, key: &str) -> Option<ElicitResult> {
+    request
+        .input_responses
+        .as_ref()
+        .and_then(|r| r.get(key))
+        .and_then(|v| serde_json::from_value::<ElicitResult>(v.clone()).ok())
+}
+
 /// 2026-07-28: the answer that came with this call, if it is one to this very call; else the
 /// question.
 fn answered_or_ask(
@@ -196,11 +205,7 @@ fn answered_or_ask(
         tool: tool.to_owned(),
         digest: digest(args),
     };
-    let answer = request
-        .input_responses
-        .as_ref()
-        .and_then(|r| r.get(KEY))
-        .and_then(|v| serde_json::from_value::<ElicitResult>(v.clone()).ok());
+    let answer = answer(request, KEY);
     if let (Some(answer), Some(state)) = (answer, request.request_state.as_deref()) {
         let opened: Option<Asked> = codec().open_json(state).ok();
         if opened.as_ref() == Some(&expected) {

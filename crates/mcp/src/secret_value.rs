@@ -16,8 +16,8 @@
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CallToolRequestParams, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
-    InputRequest, InputRequests, InputRequiredResult, ProtocolVersion, SealOptions,
+    CallToolRequestParams, ElicitRequest, ElicitRequestParams, ElicitationAction, InputRequest,
+    InputRequests, InputRequiredResult, ProtocolVersion, SealOptions,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
@@ -91,9 +91,10 @@ pub(crate) async fn typed(
         .meta
         .protocol_version()
         .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
+    let digest = crate::confirm::digest(args);
     let expected = |id: &str| Asked {
         tool: tool.to_owned(),
-        digest: crate::confirm::digest(args),
+        digest: digest.clone(),
         id: id.to_owned(),
     };
     if stateless
@@ -103,11 +104,7 @@ pub(crate) async fn typed(
             .and_then(|s| crate::confirm::codec().open_json::<Asked>(s).ok())
         && asked == expected(&asked.id)
     {
-        let answer = request
-            .input_responses
-            .as_ref()
-            .and_then(|r| r.get(KEY))
-            .and_then(|v| serde_json::from_value::<ElicitResult>(v.clone()).ok());
+        let answer = crate::confirm::answer(request, KEY);
         let id = asked.id.clone();
         let c = connect.clone();
         if answer.is_some_and(|a| a.action != ElicitationAction::Accept) {
@@ -148,17 +145,14 @@ pub(crate) async fn typed(
             .as_ref()
             .is_some_and(|e| e.url.is_some())
     });
-    let url = entry.url.clone().unwrap_or_default();
     if !can_open {
-        return Ok(Typed::Done(Err(pass_on(&entry, &url))));
+        return Ok(Typed::Done(Err(pass_on(&entry))));
     }
-    let params = ElicitRequestParams::UrlElicitationParams {
-        meta: None,
-        message: message(&parsed),
-        url: url.clone(),
-        elicitation_id: entry.id.clone(),
-    };
-    match context.peer.create_elicitation(params).await {
+    match context
+        .peer
+        .create_elicitation(to_page(&entry, &parsed))
+        .await
+    {
         Ok(answer) if answer.action == ElicitationAction::Accept => {
             wait(connect, entry.id.clone(), create, context.ct.clone()).await
         }
@@ -169,7 +163,7 @@ pub(crate) async fn typed(
                 .ok();
             Ok(Typed::Done(Err(declined(&parsed))))
         }
-        Err(_) => Ok(Typed::Done(Err(pass_on(&entry, &url)))),
+        Err(_) => Ok(Typed::Done(Err(pass_on(&entry)))),
     }
 }
 
@@ -236,14 +230,19 @@ fn message(args: &WriteSecretArgs) -> String {
     )
 }
 
-/// The input-required result sending the person to `entry`'s page.
-fn ask(entry: &EntryRequest, args: &WriteSecretArgs, asked: &Asked) -> InputRequiredResult {
-    let ask = ElicitRequest::new(ElicitRequestParams::UrlElicitationParams {
+/// The URL-mode request sending the person to `entry`'s page.
+fn to_page(entry: &EntryRequest, args: &WriteSecretArgs) -> ElicitRequestParams {
+    ElicitRequestParams::UrlElicitationParams {
         meta: None,
         message: message(args),
         url: entry.url.clone().unwrap_or_default(),
         elicitation_id: entry.id.clone(),
-    });
+    }
+}
+
+/// The input-required result sending the person to `entry`'s page.
+fn ask(entry: &EntryRequest, args: &WriteSecretArgs, asked: &Asked) -> InputRequiredResult {
+    let ask = ElicitRequest::new(to_page(entry, args));
     let mut requests = InputRequests::new();
     requests.insert(KEY.to_owned(), InputRequest::Elicitation(ask));
     let state = crate::confirm::codec()
@@ -261,7 +260,8 @@ fn declined(args: &WriteSecretArgs) -> ToolError {
 }
 
 /// For a client that cannot open pages: the assistant passes the address on.
-fn pass_on(entry: &EntryRequest, url: &str) -> ToolError {
+fn pass_on(entry: &EntryRequest) -> ToolError {
+    let url = entry.url.as_deref().unwrap_or_default();
     ToolError::invalid(
         "data",
         format!(
