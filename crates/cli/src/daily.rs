@@ -286,13 +286,12 @@ pub fn status(args: StatusArgs) -> ExitCode {
         Err(e) => return fail(&e),
     };
     loop {
-        let state = match platform::get_app_status(
-            &client,
-            &AppIdArgs {
-                app_id: id.clone(),
-                environment: None,
-            },
-        ) {
+        let state = match platform::get_app_status(&AppIdArgs {
+            app_id: id.clone(),
+            environment: None,
+        })
+        .and_then(|call| client.run(call))
+        {
             Ok(state) => state,
             Err(e) => return tool_failed(&e),
         };
@@ -340,7 +339,8 @@ pub fn logs(args: LogsArgs) -> ExitCode {
         service_name: args.service,
         environment: None,
     };
-    finish(platform::get_app_logs(&client, &call), |r| {
+    let logs = platform::get_app_logs(&call).and_then(|call| client.run(call));
+    finish(logs, |r| {
         for entry in &r.logs {
             println!(
                 "=== {} {} ({} bytes)",

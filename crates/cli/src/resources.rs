@@ -154,14 +154,11 @@ pub(crate) fn app_id(client: &Client, app: &str) -> Result<String, ToolError> {
     }
     let mut token = None;
     loop {
-        let page = platform::list_apps(
-            client,
-            &ListAppsArgs {
-                page_size: Some(100),
-                next_page_token: token,
-                environment: None,
-            },
-        )?;
+        let page = client.run(platform::list_apps(&ListAppsArgs {
+            page_size: Some(100),
+            next_page_token: token,
+            environment: None,
+        })?)?;
         if let Some(found) = page.apps.iter().find(|a| a.listing.name == app) {
             return Ok(found.app_id.clone());
         }

@@ -327,13 +327,11 @@ fn new_deployment(
         {
             match newest.status {
                 DeploymentStatus::Running => {
-                    let status = slipway_platform_client::get_app_status(
-                        client,
-                        &AppIdArgs {
+                    let status =
+                        client.run(slipway_platform_client::get_app_status(&AppIdArgs {
                             app_id: app_id.to_owned(),
                             environment: None,
-                        },
-                    )?;
+                        })?)?;
                     return Ok(DevEvent::Running {
                         deployment_id: newest.id,
                         url: status.app_url,

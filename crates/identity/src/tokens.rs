@@ -8,6 +8,7 @@ use crate::audit::{self, Action};
 use crate::error::IdentityError;
 use crate::model::{Caller, PersonRef, TokenScope};
 use crate::rules::{self, Days, TOKEN_DAYS};
+use crate::store::audit as audit_rows;
 use crate::store::people as people_rows;
 use crate::store::tokens::{self as rows, NewToken as Row};
 use slipway_server::clock::{now_millis, rfc3339};
@@ -89,9 +90,26 @@ pub async fn authenticate(tx: &mut Tx, token: &Token) -> Result<Authenticated, I
 /// typed on the platform's page for an assistant's call), which keeps the hash, never the
 /// token, and so loses its rights when the token is revoked or expires.
 pub async fn authenticate_hash(tx: &mut Tx, hash: &str) -> Result<Authenticated, IdentityError> {
-    let found = rows::lookup(tx, hash)
-        .await?
-        .ok_or(IdentityError::Unauthenticated)?;
+    checked(rows::lookup(tx, hash).await?)
+}
+
+/// [`authenticate`] as a read of its own. On a SQLite file it runs on the native read
+/// connection, on the calling thread: one indexed statement, where the pool would hand it to
+/// its connection's thread and back (the tool server does this before every call).
+pub async fn authenticate_alone(db: &Db, token: &Token) -> Result<Authenticated, IdentityError> {
+    let hash = token.hash();
+    if let Some(native) = db.native() {
+        return checked(native.read_one(|conn| rows::lookup_native(conn, &hash))?);
+    }
+    let mut tx = db.begin_single_read().await?;
+    let found = rows::lookup(&mut tx, &hash).await?;
+    tx.commit().await?;
+    checked(found)
+}
+
+/// The caller a looked-up token makes, if it is there and not expired.
+fn checked(found: Option<rows::Found>) -> Result<Authenticated, IdentityError> {
+    let found = found.ok_or(IdentityError::Unauthenticated)?;
     let now = now_millis();
     if let Some(expires_at) = found.expires_at
         && expires_at <= now
@@ -352,6 +370,26 @@ pub struct Done {
 /// cost of a commit is shared). A caller no longer there is left out, as its request was
 /// refused.
 pub async fn record(db: &Db, entries: &[Done]) -> Result<(), IdentityError> {
+    if let Some(native) = db.native() {
+        // One job on the native writer for the batch, each entry one cached statement that
+        // names its person as it inserts: a tool call's entry is the tool server's one write.
+        let rows = audit::rows_naming_caller(entries.iter().map(|done| audit::CallerEntry {
+            caller: &done.caller,
+            action: done.action,
+            subject: &done.subject,
+            detail: &done.detail,
+        }));
+        return native
+            .write(move |conn| {
+                for row in &rows {
+                    audit_rows::insert_naming_actor_native(conn, row)?;
+                }
+                Ok::<_, sqlx::Error>(())
+            })
+            .await
+            .map_err(|e| IdentityError::Database(e.into()))?
+            .map_err(IdentityError::Database);
+    }
     let mut tx = db.begin_write().await?;
     // A batch is mostly one person's calls: each is looked up once.
     let mut actors: std::collections::HashMap<&str, Option<PersonRef>> =

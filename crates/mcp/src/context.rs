@@ -181,13 +181,10 @@ pub fn resource_templates() -> Vec<ResourceTemplate> {
 
 /// One concrete resource per app and kind, for every app the caller sees (first 100).
 pub fn resources(client: &Client) -> Result<Vec<Resource>, ContextError> {
-    let listed = platform::list_apps(
-        client,
-        &ListAppsArgs {
-            page_size: Some(100),
-            ..ListAppsArgs::default()
-        },
-    )?;
+    let listed = client.run(platform::list_apps(&ListAppsArgs {
+        page_size: Some(100),
+        ..ListAppsArgs::default()
+    })?)?;
     let mut out = Vec::new();
     for app in &listed.apps {
         let (id, name) = (&app.app_id, &app.listing.name);
@@ -243,15 +240,12 @@ pub fn read(client: &Client, uri: &str) -> Result<ResourceContents, ContextError
             .with_mime_type("application/json"))
         }
         "logs" => {
-            let logs = platform::get_app_logs(
-                client,
-                &GetLogsArgs {
-                    app_id: app_id.to_owned(),
-                    latest_only: Some(true),
-                    service_name: None,
-                    environment: None,
-                },
-            )?;
+            let logs = client.run(platform::get_app_logs(&GetLogsArgs {
+                app_id: app_id.to_owned(),
+                latest_only: Some(true),
+                service_name: None,
+                environment: None,
+            })?)?;
             let mut text = String::new();
             for entry in &logs.logs {
                 text.push_str(&format!("=== {} {}\n", entry.service, entry.kind.as_str()));

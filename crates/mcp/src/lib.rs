@@ -9,7 +9,7 @@ pub mod remote;
 mod secret_value;
 pub mod tools;
 
-pub use slipway_platform_client::{Endpoint, Transport};
+pub use slipway_platform_client::{Endpoint, Sending, Transport};
 pub use slipway_toolkit::Toolset;
 pub use tools::{Door, Offer, Withheld};
 
@@ -230,6 +230,32 @@ impl SlipwayServer {
     }
 }
 
+/// Runs tool `tool`: its outcome, or why it could not even be attempted.
+async fn run(
+    runner: Arc<slipway_toolkit::Runner>,
+    endpoint: Option<Endpoint>,
+    tool: String,
+    args: Value,
+) -> Result<Result<Value, ToolError>, McpError> {
+    // On the platform, a tool that is one API request is awaited on the caller's in-process
+    // endpoint: no thread of its own, no hand-offs (measured: BENCHMARKS.md).
+    if let Some(endpoint) = endpoint.as_ref().filter(|e| e.transport.is_some())
+        && let Some(planned) = slipway_toolkit::plan(&tool, &args)
+    {
+        return Ok(match planned {
+            Ok(planned) => planned.send_in_process(endpoint).await,
+            Err(e) => Err(e),
+        });
+    }
+    tokio::task::spawn_blocking(move || match endpoint {
+        Some(endpoint) => slipway_toolkit::call_outcome_with(Some(&endpoint), &tool, args),
+        None => runner.call_outcome(&tool, args),
+    })
+    .await
+    .map_err(|e| McpError::internal_error(format!("the tool call stopped: {e}"), None))?
+    .map_err(|e| McpError::invalid_params(e.to_string(), None))
+}
+
 /// What reaches the platform of a call with `args` beside its tool: the caller's endpoint at
 /// the remote door, the runner's choice at the local one.
 fn connector(
@@ -433,13 +459,7 @@ impl ServerHandler for SlipwayServer {
             (None, Some(token)) if name == "build_app" && caller.is_none() => {
                 build_reporting(runner, args, token, context.peer.clone()).await?
             }
-            _ => tokio::task::spawn_blocking(move || match endpoint {
-                Some(endpoint) => slipway_toolkit::call_outcome_with(Some(&endpoint), &tool, args),
-                None => runner.call_outcome(&tool, args),
-            })
-            .await
-            .map_err(|e| McpError::internal_error(format!("the tool call stopped: {e}"), None))?
-            .map_err(|e| McpError::invalid_params(e.to_string(), None))?,
+            _ => run(runner, endpoint, tool, args).await?,
         };
         // A call that found no platform has nowhere to be recorded.
         let unreached = outcome

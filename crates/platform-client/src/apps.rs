@@ -13,6 +13,7 @@ use crate::client::Client;
 use crate::error::ToolError;
 use crate::fsutil::atomic_write;
 use crate::model::{App, AppListing, AppState, Build};
+use crate::one_call::OneCall;
 
 /// Name of the file `register_app` writes into the project directory.
 pub const APP_FILE: &str = ".app";
@@ -414,28 +415,36 @@ pub fn register_app(client: &Client, args: &RegisterAppArgs) -> Result<Registere
 }
 
 /// `list_apps`: one page of apps and the token of the next page, when there is one.
-pub fn list_apps(client: &Client, args: &ListAppsArgs) -> Result<AppList, ToolError> {
+pub fn list_apps(args: &ListAppsArgs) -> Result<OneCall<AppList>, ToolError> {
     let mut query = vec![format!("page_size={}", args.page_size.unwrap_or(20))];
     if let Some(token) = args.next_page_token.as_deref().filter(|t| !t.is_empty()) {
         query.push(format!("next_page_token={}", encode(token)));
     }
-    client.typed(Method::GET, &format!("/v1/apps?{}", query.join("&")), None)
+    Ok(OneCall::new(
+        Method::GET,
+        format!("/v1/apps?{}", query.join("&")),
+        None,
+    ))
 }
 
 /// `get_app`: name, description, status, URL, devfile, enabled state, timestamps.
-pub fn get_app(client: &Client, args: &AppIdArgs) -> Result<App, ToolError> {
+pub fn get_app(args: &AppIdArgs) -> Result<OneCall<App>, ToolError> {
     let id = uuid_arg("app_id", &args.app_id)?;
-    client.typed(Method::GET, &format!("/v1/apps/{id}"), None)
+    Ok(OneCall::new(Method::GET, format!("/v1/apps/{id}"), None))
 }
 
 /// `get_app_status`: status and app_url (plus per-service detail).
-pub fn get_app_status(client: &Client, args: &AppIdArgs) -> Result<AppState, ToolError> {
+pub fn get_app_status(args: &AppIdArgs) -> Result<OneCall<AppState>, ToolError> {
     let id = uuid_arg("app_id", &args.app_id)?;
-    client.typed(Method::GET, &format!("/v1/apps/{id}/status"), None)
+    Ok(OneCall::new(
+        Method::GET,
+        format!("/v1/apps/{id}/status"),
+        None,
+    ))
 }
 
 /// `get_app_logs`: log entries with presigned URLs.
-pub fn get_app_logs(client: &Client, args: &GetLogsArgs) -> Result<AppLogs, ToolError> {
+pub fn get_app_logs(args: &GetLogsArgs) -> Result<OneCall<AppLogs>, ToolError> {
     let id = uuid_arg("app_id", &args.app_id)?;
     let mut path = format!(
         "/v1/apps/{id}/logs?latest_only={}",
@@ -444,11 +453,12 @@ pub fn get_app_logs(client: &Client, args: &GetLogsArgs) -> Result<AppLogs, Tool
     if let Some(service) = &args.service_name {
         path.push_str(&format!("&service_name={}", encode(service)));
     }
-    let list: LogList = client.typed(Method::GET, &path, None)?;
-    Ok(AppLogs {
-        app_id: id,
-        logs: list.logs,
-    })
+    Ok(
+        OneCall::<LogList>::new(Method::GET, path, None).map(move |list| AppLogs {
+            app_id: id,
+            logs: list.logs,
+        }),
+    )
 }
 
 /// `enable_app`: resumes a suspended app (poll get_app_status until RUNNING).
@@ -522,16 +532,13 @@ pub fn cancel_build(client: &Client, args: &CancelBuildArgs) -> Result<Cancelled
 /// `get_build_scan_report`: the image's SBOM and the vulnerabilities found against the
 /// platform's advisory database. When the platform has none, `error` says so (never a fake
 /// clean report).
-pub fn get_build_scan_report(
-    client: &Client,
-    args: &CancelBuildArgs,
-) -> Result<ScanReport, ToolError> {
+pub fn get_build_scan_report(args: &CancelBuildArgs) -> Result<OneCall<ScanReport>, ToolError> {
     let id = uuid_arg("build_id", &args.build_id)?;
-    let scan: ScanReport = client.typed(Method::GET, &format!("/v1/builds/{id}/scan"), None)?;
-    Ok(ScanReport {
+    let scan = OneCall::<ScanReport>::new(Method::GET, format!("/v1/builds/{id}/scan"), None);
+    Ok(scan.map(move |scan| ScanReport {
         build_id: id,
         ..scan
-    })
+    }))
 }
 
 /// Percent-encodes a query value.

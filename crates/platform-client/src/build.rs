@@ -10,9 +10,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use slipway_devfile::{Devfile, ProjectFiles, ServiceSpec, set_image_uri, validate};
 
+use crate::answer::read_answer;
 use crate::apps::{APP_FILE, AppFile, read_app_file};
 use crate::client::Client;
-use crate::client::read_answer;
 use crate::error::{FailedBuilds, ToolError};
 use crate::fsutil::atomic_write;
 use crate::model::{App, AppState, Build, BuildStatus};

@@ -10,8 +10,11 @@ use reqwest::blocking::{Client as Http, RequestBuilder, Response};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::answer::read_answer;
+use crate::answer::{Answer, read};
 use crate::endpoint::Endpoint;
 use crate::error::ToolError;
+use crate::one_call::OneCall;
 
 /// How many times a request is sent at most when the failure is transient.
 pub const MAX_ATTEMPTS: u32 = 3;
@@ -23,20 +26,17 @@ pub struct Client {
     http: Http,
 }
 
-/// A successful answer: its JSON body (Null for 204) and how many attempts it took.
-#[derive(Debug)]
-pub struct Answer {
-    /// Parsed body.
-    pub body: Value,
-    /// Requests sent.
-    pub attempts: u32,
-}
-
 /// The HTTP client whose request builders in-process endpoints use (they never send through
 /// it): made once, as making one starts a thread.
 static BUILDER: std::sync::OnceLock<Http> = std::sync::OnceLock::new();
 
 impl Client {
+    /// Sends `call` (with the client's retries) and makes its result.
+    pub fn run<R>(&self, call: OneCall<R>) -> Result<R, ToolError> {
+        let answer = self.json(call.method, &call.path, call.body.as_ref())?;
+        (call.finish)(answer.body)
+    }
+
     /// A client for `endpoint`.
     pub fn new(endpoint: Endpoint) -> Result<Self, ToolError> {
         if endpoint.transport.is_some() {
@@ -152,7 +152,7 @@ impl Client {
                 .map_err(ToolError::Unavailable)?;
             let status = reqwest::StatusCode::from_u16(status)
                 .map_err(|e| ToolError::Internal(format!("the platform's answer: {e}")))?;
-            return self.read(status, &String::from_utf8_lossy(&body), 1);
+            return read(status, &String::from_utf8_lossy(&body), 1);
         }
         let mut attempt = 0;
         loop {
@@ -188,45 +188,7 @@ impl Client {
     fn answer(&self, response: Response, attempts: u32) -> Result<Answer, ToolError> {
         let status = response.status();
         let text = response.text().unwrap_or_default();
-        self.read(status, &text, attempts)
-    }
-
-    /// An answer's status and text as the tools read it: the parsed body, or the error the
-    /// status and the platform's message make.
-    fn read(
-        &self,
-        status: reqwest::StatusCode,
-        text: &str,
-        attempts: u32,
-    ) -> Result<Answer, ToolError> {
-        let body: Value = if text.is_empty() {
-            Value::Null
-        } else {
-            serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
-        };
-        if status.is_success() {
-            return Ok(Answer { body, attempts });
-        }
-        let message = body
-            .pointer("/error/message")
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-            .unwrap_or_else(|| format!("HTTP {status}"));
-        // The platform names the body field or query parameter of a 400 or 409; its names are
-        // the tools' argument names.
-        let field = body
-            .pointer("/error/field")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        Err(match status.as_u16() {
-            400 | 413 | 415 => ToolError::InvalidArgument { message, field },
-            401 => ToolError::NotConfigured(format!("the platform refused the token: {message}")),
-            403 => ToolError::PermissionDenied(message),
-            404 => ToolError::NotFound(message),
-            409 => ToolError::Conflict { message, field },
-            502..=504 => ToolError::Unavailable(format!("{message} (after {attempts} attempts)")),
-            _ => ToolError::Internal(format!("platform answered {status}: {message}")),
-        })
+        read(status, &text, attempts)
     }
 }
 
@@ -252,13 +214,6 @@ fn in_process(request: &reqwest::blocking::Request) -> Result<http::Request<Vec<
     built
         .body(body)
         .map_err(|e| ToolError::Internal(format!("a request to the platform: {e}")))
-}
-
-/// A platform answer read as `T`; one of another shape is an internal error (the platform and
-/// this client disagree), never a user's mistake.
-pub(crate) fn read_answer<T: DeserializeOwned>(body: Value) -> Result<T, ToolError> {
-    serde_json::from_value(body)
-        .map_err(|e| ToolError::Internal(format!("an unexpected platform answer: {e}")))
 }
 
 /// Fetches a presigned URL (a log) without a token.

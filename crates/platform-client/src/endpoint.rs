@@ -25,7 +25,15 @@ pub trait Transport: Send + Sync {
     /// Sends `request` (its URI is the route's path and query) and returns the answer's
     /// status and body, or why nothing came back.
     fn send(&self, request: http::Request<Vec<u8>>) -> Result<(u16, Vec<u8>), String>;
+
+    /// [`Transport::send`] for async callers, which must not wait on a thread of their own.
+    fn send_async(&self, request: http::Request<Vec<u8>>) -> Sending;
 }
+
+/// The answer of [`Transport::send_async`], to be awaited.
+pub type Sending = std::pin::Pin<
+    Box<dyn std::future::Future<Output = Result<(u16, Vec<u8>), String>> + Send + 'static>,
+>;
 
 impl PartialEq for Endpoint {
     fn eq(&self, other: &Self) -> bool {

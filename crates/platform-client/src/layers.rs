@@ -5,15 +5,17 @@
 //! ```text
 //! 0  error, fsutil, url, model                  the error, files, URL origins, the answers
 //! 1  credentials, local                         environments and tokens; the local builder
-//! 2  endpoint, trust                            where a platform is; what HTTPS trusts
-//! 3  client                                     the HTTP client with retries
-//! 4  apps, people                               the app tools and the .app file; people
-//! 5  pack, builds, history, secrets, sharing,   the calls over apps and people
+//! 2  endpoint, trust, answer                    where a platform is; what HTTPS trusts; how
+//!                                               its answers read
+//! 3  one_call                                   a tool that is one request, as a value
+//! 4  client                                     the HTTP client with retries
+//! 5  apps, people                               the app tools and the .app file; people
+//! 6  pack, builds, history, secrets, sharing,   the calls over apps and people
 //!    stream, tokens, join, resources,
 //!    jobs, notifications, domains, git
-//! 6  build, sso, grants                         build_app (packs, uploads, waits); sign-in;
+//! 7  build, sso, grants                         build_app (packs, uploads, waits); sign-in;
 //!                                               assistants' grants (a scope as tokens write it)
-//! 7  layers, lib
+//! 8  layers, lib
 //! ```
 
 const LAYERS: &[(&str, u8)] = &[
@@ -25,27 +27,29 @@ const LAYERS: &[(&str, u8)] = &[
     ("local", 1),
     ("endpoint", 2),
     ("trust", 2),
-    ("client", 3),
-    ("apps", 4),
-    ("people", 4),
-    ("pack", 5),
-    ("builds", 5),
-    ("history", 5),
-    ("secrets", 5),
-    ("sharing", 5),
-    ("stream", 5),
-    ("tokens", 5),
-    ("grants", 6),
-    ("resources", 5),
-    ("jobs", 5),
-    ("notifications", 5),
-    ("domains", 5),
-    ("git", 5),
-    ("join", 5),
-    ("build", 6),
-    ("sso", 6),
-    ("layers", 7),
-    ("lib", 7),
+    ("answer", 2),
+    ("one_call", 3),
+    ("client", 4),
+    ("apps", 5),
+    ("people", 5),
+    ("pack", 6),
+    ("builds", 6),
+    ("history", 6),
+    ("secrets", 6),
+    ("sharing", 6),
+    ("stream", 6),
+    ("tokens", 6),
+    ("grants", 7),
+    ("resources", 6),
+    ("jobs", 6),
+    ("notifications", 6),
+    ("domains", 6),
+    ("git", 6),
+    ("join", 6),
+    ("build", 7),
+    ("sso", 7),
+    ("layers", 8),
+    ("lib", 8),
 ];
 
 #[test]

@@ -5,6 +5,7 @@
 //! [`join`], [`sso`]). Every call returns a typed result; the platform's answers are typed as
 //! the platform defines them (`model.rs` holds those several tools share).
 
+mod answer;
 mod apps;
 mod build;
 pub mod builds;
@@ -24,6 +25,7 @@ mod layers;
 pub mod local;
 mod model;
 pub mod notifications;
+mod one_call;
 mod pack;
 pub mod people;
 pub mod resources;
@@ -48,12 +50,13 @@ pub use build::{
 };
 pub use build::{Files as ProjectFiles, upload_services};
 pub use client::{Client, fetch_text};
-pub use endpoint::{ENV_TOKEN, ENV_URL, Endpoint, Transport};
+pub use endpoint::{ENV_TOKEN, ENV_URL, Endpoint, Sending, Transport};
 pub use error::{FailedBuilds, ToolError};
 pub use join::{Joined, accept_invite};
 pub use model::{
     App, AppState, AppStatus, Build, BuildStatus, Limits, ServiceState, ServiceStatus, human_bytes,
 };
+pub use one_call::OneCall;
 pub use people::{
     AccountRole, Me, ToolCallReport, audit, invite, list_invites, list_people, me, remove_person,
     report_tool_call, revoke_invite, set_role,

@@ -10,6 +10,7 @@ use serde_json::{Map, Value, json};
 use crate::apps::{encode, uuid_arg};
 use crate::client::Client;
 use crate::error::ToolError;
+use crate::one_call::OneCall;
 
 /// `secret_type`: `user` (private to the caller), `app` (needs `app_id`), `shared` (readable
 /// by every account member).
@@ -488,7 +489,7 @@ pub fn update_secret(client: &Client, args: &WriteSecretArgs) -> Result<SecretWr
 
 /// `get_secret`: the latest version's data and metadata (or `version`'s), with version
 /// numbers and timestamps.
-pub fn get_secret(client: &Client, args: &GetSecretArgs) -> Result<SecretValue, ToolError> {
+pub fn get_secret(args: &GetSecretArgs) -> Result<OneCall<SecretValue>, ToolError> {
     check_path("secret_path", &args.secret_path)?;
     let mut q = scope(args.secret_type, args.app_id.as_deref(), "secret_type")?;
     q.push(("secret_path", args.secret_path.clone()));
@@ -501,11 +502,11 @@ pub fn get_secret(client: &Client, args: &GetSecretArgs) -> Result<SecretValue, 
         }
         q.push(("version", v.to_string()));
     }
-    client.typed(
+    Ok(OneCall::new(
         Method::GET,
-        &format!("/v1/secrets/entry?{}", query(&q)),
+        format!("/v1/secrets/entry?{}", query(&q)),
         None,
-    )
+    ))
 }
 
 /// `delete_secret`: removes the secret and every version, permanently.
@@ -530,7 +531,7 @@ pub fn delete_secret(client: &Client, args: &DeleteSecretArgs) -> Result<Deleted
 }
 
 /// `list_secrets`: paths in the scope (no values), filtered by `prefix`, a page at a time.
-pub fn list_secrets(client: &Client, args: &ListSecretsArgs) -> Result<SecretList, ToolError> {
+pub fn list_secrets(args: &ListSecretsArgs) -> Result<OneCall<SecretList>, ToolError> {
     let mut q = scope(args.secret_type, args.app_id.as_deref(), "secret_type")?;
     if let Some(p) = args.prefix.as_deref().filter(|p| !p.is_empty()) {
         slipway_devfile::secret_path::check_prefix(p)
@@ -540,14 +541,16 @@ pub fn list_secrets(client: &Client, args: &ListSecretsArgs) -> Result<SecretLis
     if let Some(t) = args.next_token.as_deref().filter(|t| !t.is_empty()) {
         q.push(("next_token", t.to_owned()));
     }
-    let page: SecretPage =
-        client.typed(Method::GET, &format!("/v1/secrets?{}", query(&q)), None)?;
-    Ok(SecretList {
-        secret_type: args.secret_type,
-        paths: page.secrets.iter().map(|s| s.secret_path.clone()).collect(),
-        secrets: page.secrets,
-        next_token: page.next_token,
-    })
+    let secret_type = args.secret_type;
+    let path = format!("/v1/secrets?{}", query(&q));
+    Ok(
+        OneCall::<SecretPage>::new(Method::GET, path, None).map(move |page| SecretList {
+            secret_type,
+            paths: page.secrets.iter().map(|s| s.secret_path.clone()).collect(),
+            secrets: page.secrets,
+            next_token: page.next_token,
+        }),
+    )
 }
 
 /// `share_secret`: copies a secret the caller may read into the shared namespace; the source

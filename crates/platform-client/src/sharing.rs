@@ -9,6 +9,7 @@ use serde_json::json;
 use crate::apps::{AppIdArgs, uuid_arg};
 use crate::client::Client;
 use crate::error::ToolError;
+use crate::one_call::OneCall;
 use crate::people::Me;
 
 /// A role on an app.
@@ -165,18 +166,16 @@ pub struct AccountUsers {
 }
 
 /// `list_grantable_roles`: the roles the caller may grant on the app.
-pub fn list_grantable_roles(
-    client: &Client,
-    args: &AppIdArgs,
-) -> Result<GrantableRoles, ToolError> {
+pub fn list_grantable_roles(args: &AppIdArgs) -> Result<OneCall<GrantableRoles>, ToolError> {
     let id = uuid_arg("app_id", &args.app_id)?;
-    let answer: Grantable =
-        client.typed(Method::GET, &format!("/v1/apps/{id}/grantable-roles"), None)?;
-    Ok(GrantableRoles {
-        app_id: id,
-        your_role: answer.your_role,
-        roles: answer.roles,
-    })
+    let path = format!("/v1/apps/{id}/grantable-roles");
+    Ok(
+        OneCall::<Grantable>::new(Method::GET, path, None).map(move |answer| GrantableRoles {
+            app_id: id,
+            your_role: answer.your_role,
+            roles: answer.roles,
+        }),
+    )
 }
 
 /// `list_app_permissions`: every user with a role on the app (`user_id`, `email`, `name`,
@@ -265,8 +264,8 @@ pub fn revoke_app_role(client: &Client, args: &RoleArgs) -> Result<RoleChange, T
 /// `list_account_users`: the members of the caller's account, as the spec's tool gives them
 /// (`id`, `email`, `name`); the platform's list also carries account roles and activity, which
 /// the People commands show and this tool's contract does not name.
-pub fn list_account_users(client: &Client, _args: &AccountArgs) -> Result<AccountUsers, ToolError> {
-    client.typed(Method::GET, "/v1/account/users", None)
+pub fn list_account_users(_args: &AccountArgs) -> Result<OneCall<AccountUsers>, ToolError> {
+    Ok(OneCall::new(Method::GET, "/v1/account/users".into(), None))
 }
 
 /// Who the client's token belongs to (not a spec tool; a desktop sign-in checks a token with

@@ -15,9 +15,12 @@ pub async fn open(url: &str) -> Result<Db, PlatformError> {
     let foreign_keys = slipway_server::db::Options {
         sqlite_foreign_keys: true,
     };
-    let db = Db::connect(url, foreign_keys).await?;
+    let mut db = Db::connect(url, foreign_keys).await?;
     db.migrate(&MIGRATOR).await?;
     // Identity's own set changes the account tables the platform's first migration made.
     slipway_identity::migrate(&db).await?;
+    // On a SQLite file, the tool server's per-call work (the token's lookup, the call's audit
+    // entry) runs on native connections, not the pool's threads (see ARCHITECTURE).
+    db.start_native_writer().await?;
     Ok(db)
 }

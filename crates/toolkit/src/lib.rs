@@ -22,8 +22,8 @@ pub use devfile_tools::{
 };
 pub use hints::{FILE_ARGUMENTS, Hints, Toolset, hints};
 pub use registry::{
-    CallError, PLATFORM_TOOLS, TOOLS, ToolInfo, all_tools, build_app_reporting, call, call_outcome,
-    call_outcome_with, call_with, input_schema, output_schema, render,
+    CallError, PLATFORM_TOOLS, Planned, TOOLS, ToolInfo, all_tools, build_app_reporting, call,
+    call_outcome, call_outcome_with, call_with, input_schema, output_schema, plan, render,
 };
 pub use runner::{Chooser, Fallback, Runner};
 pub use scaffold::{ScaffoldArgs, ScaffoldResult, check_scaffold, scaffold_app};

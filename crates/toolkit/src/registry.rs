@@ -10,7 +10,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 use slipway_platform_client::ToolError;
-use slipway_platform_client::{self as p, Client, Endpoint};
+use slipway_platform_client::{self as p, Client, Endpoint, OneCall};
 
 /// The key every rendered outcome carries: `true` on a result, `false` on a failure (which
 /// [`ToolError::to_json`] writes).
@@ -42,10 +42,16 @@ struct Imp {
     /// Runs it on arguments already known to be a JSON object: its typed result as a JSON
     /// object (without `success`), or its failure.
     run: fn(Option<&Endpoint>, Value) -> Result<Value, ToolError>,
+    /// For a tool that is one API request: that request, made of arguments known to be a
+    /// JSON object (see [`plan`]).
+    plan: Option<fn(Value) -> Result<Planned, ToolError>>,
 }
 
 /// A platform tool's Rust function.
 type PlatformFn<A, R> = fn(&Client, &A) -> Result<R, ToolError>;
+
+/// A platform tool's Rust function when the tool is one API request.
+type OneCallFn<A, R> = fn(&A) -> Result<OneCall<R>, ToolError>;
 
 /// A Rust function of a tool that needs no platform.
 type LocalFn<A, R> = fn(&A) -> Result<R, ToolError>;
@@ -57,6 +63,19 @@ macro_rules! platform {
             input: || platform_input($tool),
             output: || platform_output($tool),
             run: |endpoint, args| platform_tool(endpoint, args, $tool),
+            plan: None,
+        }
+    };
+}
+
+/// The [`Imp`] of platform tool `$tool`, which is one API request.
+macro_rules! one_call {
+    ($tool:path) => {
+        Imp {
+            input: || one_call_input($tool),
+            output: || one_call_output($tool),
+            run: |endpoint, args| one_call_tool(endpoint, args, $tool),
+            plan: Some(|args| plan_one_call(args, $tool)),
         }
     };
 }
@@ -68,6 +87,7 @@ macro_rules! local {
             input: || local_input($tool),
             output: || local_output($tool),
             run: |_, args| local(args, $tool),
+            plan: None,
         }
     };
 }
@@ -133,6 +153,7 @@ pub const TOOLS: [ToolInfo; 26] = [
                 })
                 .map(Value::Object)
             },
+            plan: None,
         },
     },
     ToolInfo {
@@ -163,25 +184,25 @@ pub const TOOLS: [ToolInfo; 26] = [
         name: "list_apps",
         description: "List apps (name, status, url, timestamps), page_size (default 20) at a time; pass next_page_token for the next page.",
         needs_platform: true,
-        imp: platform!(p::list_apps),
+        imp: one_call!(p::list_apps),
     },
     ToolInfo {
         name: "get_app",
         description: "An app's name, description, status, URL, devfile, enabled state and timestamps.",
         needs_platform: true,
-        imp: platform!(p::get_app),
+        imp: one_call!(p::get_app),
     },
     ToolInfo {
         name: "get_app_status",
         description: "An app's status (RUNNING, FAILED, deploying, suspended, registered) and app_url. Poll only when the user asks, every 10-15 s, until RUNNING or FAILED; on FAILED call get_app_logs.",
         needs_platform: true,
-        imp: platform!(p::get_app_status),
+        imp: one_call!(p::get_app_status),
     },
     ToolInfo {
         name: "get_app_logs",
         description: "Build and runtime log entries with presigned URLs; latest_only (default true), service_name to filter.",
         needs_platform: true,
-        imp: platform!(p::get_app_logs),
+        imp: one_call!(p::get_app_logs),
     },
     ToolInfo {
         name: "enable_app",
@@ -211,7 +232,7 @@ pub const TOOLS: [ToolInfo; 26] = [
         name: "get_build_scan_report",
         description: "The vulnerability scan of a build's image (build_id from build_app): SBOM and advisories found; error when the platform has no advisory database.",
         needs_platform: true,
-        imp: platform!(p::get_build_scan_report),
+        imp: one_call!(p::get_build_scan_report),
     },
     ToolInfo {
         name: "cancel_build",
@@ -229,13 +250,13 @@ pub const TOOLS: [ToolInfo; 26] = [
         name: "get_secret",
         description: "Read a secret's data and metadata (the latest version, or version), with its version numbers and timestamps. App secrets need the editor or owner role.",
         needs_platform: true,
-        imp: platform!(p::get_secret),
+        imp: one_call!(p::get_secret),
     },
     ToolInfo {
         name: "list_secrets",
         description: "List secret paths in a scope (no values), filtered by prefix; pass next_token for the next page. App viewers may list app secret paths.",
         needs_platform: true,
-        imp: platform!(p::list_secrets),
+        imp: one_call!(p::list_secrets),
     },
     ToolInfo {
         name: "update_secret",
@@ -259,7 +280,7 @@ pub const TOOLS: [ToolInfo; 26] = [
         name: "list_grantable_roles",
         description: "The roles you may grant on an app: an owner grants owner, editor, viewer; an editor editor and viewer; a viewer none. Use only when the user asks about access.",
         needs_platform: true,
-        imp: platform!(p::list_grantable_roles),
+        imp: one_call!(p::list_grantable_roles),
     },
     ToolInfo {
         name: "list_app_permissions",
@@ -283,7 +304,7 @@ pub const TOOLS: [ToolInfo; 26] = [
         name: "list_account_users",
         description: "Members of your account (id, email, name): who can be given a role on an app.",
         needs_platform: true,
-        imp: platform!(p::list_account_users),
+        imp: one_call!(p::list_account_users),
     },
 ];
 
@@ -377,6 +398,14 @@ fn platform_input<A: JsonSchema, R>(_: PlatformFn<A, R>) -> Value {
 }
 
 fn platform_output<A, R: JsonSchema>(_: PlatformFn<A, R>) -> Value {
+    result_schema::<R>()
+}
+
+fn one_call_input<A: JsonSchema, R>(_: OneCallFn<A, R>) -> Value {
+    schema::<A>()
+}
+
+fn one_call_output<A, R: JsonSchema>(_: OneCallFn<A, R>) -> Value {
     result_schema::<R>()
 }
 
@@ -508,6 +537,65 @@ fn platform_tool<A: DeserializeOwned + JsonSchema, R: Serialize>(
     let parsed: A = parse(args)?;
     let result = tool(&client?, &parsed).map_err(only_own_field::<A>)?;
     to_object(&result).map(Value::Object)
+}
+
+/// Parses the arguments, makes the tool's request, then sends it with a client for the
+/// call's environment.
+fn one_call_tool<A: DeserializeOwned + JsonSchema, R: Serialize>(
+    endpoint: Option<&Endpoint>,
+    args: Value,
+    tool: OneCallFn<A, R>,
+) -> Result<Value, ToolError> {
+    let client = with_client(endpoint, &args);
+    let parsed: A = parse(args)?;
+    let call = tool(&parsed).map_err(only_own_field::<A>)?;
+    let result = client?.run(call).map_err(only_own_field::<A>)?;
+    to_object(&result).map(Value::Object)
+}
+
+/// A call of a tool that is one API request, made and not yet sent.
+#[derive(Debug)]
+pub struct Planned {
+    call: OneCall<Map<String, Value>>,
+    /// What keeps a platform error's `field` only when it is the tool's argument.
+    own_field: fn(ToolError) -> ToolError,
+}
+
+impl Planned {
+    /// Sends it through `endpoint`'s in-process transport, awaited, where a blocking thread
+    /// for the call would cost more than the request: the outcome [`call_outcome_with`] gives.
+    pub async fn send_in_process(self, endpoint: &Endpoint) -> Result<Value, ToolError> {
+        self.call
+            .send_in_process(endpoint)
+            .await
+            .map(Value::Object)
+            .map_err(self.own_field)
+    }
+}
+
+/// The call of `name` on `args` as the one API request it is, when the tool is one (`None`:
+/// run it with [`call_outcome_with`], on a thread that may block). An argument error is the
+/// outcome, as [`call_outcome_with`] gives it.
+pub fn plan(name: &str, args: &Value) -> Option<Result<Planned, ToolError>> {
+    let plan = ToolInfo::find(name)?.imp.plan?;
+    let args = match args {
+        Value::Object(_) => args.clone(),
+        Value::Null => json!({}),
+        _ => return None,
+    };
+    Some(plan(args))
+}
+
+fn plan_one_call<A: DeserializeOwned + JsonSchema, R: Serialize + 'static>(
+    args: Value,
+    tool: OneCallFn<A, R>,
+) -> Result<Planned, ToolError> {
+    let parsed: A = parse(args)?;
+    let call = tool(&parsed).map_err(only_own_field::<A>)?;
+    Ok(Planned {
+        call: call.and_then(|result| to_object(&result)),
+        own_field: only_own_field::<A>,
+    })
 }
 
 /// Keeps an error's `field` only when it is one of the tool's arguments: the platform names

@@ -50,13 +50,10 @@ pub async fn dev_start(
     let id = app_id.clone();
     let session = tauri::async_runtime::spawn_blocking(move || {
         let client = runner.client()?;
-        let app = get_app(
-            &client,
-            &AppIdArgs {
-                app_id: id.clone(),
-                environment: None,
-            },
-        )?;
+        let app = client.run(get_app(&AppIdArgs {
+            app_id: id.clone(),
+            environment: None,
+        })?)?;
         let root = PathBuf::from(project_path.trim());
         attach(&root, &id, &app.details.listing.name, client.base_url())?;
         Ok::<_, slipway_toolkit::ToolError>(Session::start(

@@ -3,6 +3,8 @@
 use sqlx::Row;
 
 use slipway_server::db::Tx;
+use slipway_server::db::native::database_error;
+use slipway_server::db::native::rusqlite::{self, Connection};
 
 /// An audit row.
 #[derive(Debug, Clone)]
@@ -57,6 +59,35 @@ pub(crate) async fn insert_many(tx: &mut Tx, entries: &[AuditRow]) -> Result<(),
         query.execute(&mut **tx).await?;
     }
     Ok(())
+}
+
+/// Inserts `entry` on a native SQLite connection with its actor named by the person row it
+/// points at, in the same statement (cached by the connection); a person who is not there
+/// inserts nothing, as [`crate::tokens::record`] leaves such entries out. Whether it was
+/// inserted is the answer.
+pub(crate) fn insert_naming_actor_native(
+    conn: &Connection,
+    e: &AuditRow,
+) -> Result<bool, sqlx::Error> {
+    let mut statement = conn
+        .prepare_cached(
+            "INSERT INTO identity_audit (id, account_id, at, actor_id, actor_email, action, \
+             subject, detail) \
+             SELECT ?1, ?2, ?3, u.id, u.email, ?4, ?5, ?6 FROM account_user u WHERE u.id = ?7",
+        )
+        .map_err(database_error)?;
+    let inserted = statement
+        .execute(rusqlite::params![
+            e.id,
+            e.account_id,
+            e.at,
+            e.action,
+            e.subject,
+            e.detail,
+            e.actor_id,
+        ])
+        .map_err(database_error)?;
+    Ok(inserted == 1)
 }
 
 /// Up to `limit` entries of the account, newest first, older than `before` (`at`, `id`).

@@ -5,6 +5,8 @@ use sqlx::Row;
 
 use crate::model::AccountRole;
 use slipway_server::db::Tx;
+use slipway_server::db::native::database_error;
+use slipway_server::db::native::rusqlite::{self, Connection};
 
 /// What a token lookup finds: the token and its living person.
 #[derive(Debug, Clone)]
@@ -66,16 +68,17 @@ pub(crate) async fn insert(tx: &mut Tx, token: &NewToken<'_>) -> Result<(), sqlx
 }
 
 /// The token with this hash, when its person is not removed.
+const LOOKUP: &str = "SELECT t.id, u.id, u.account_id, u.account_role, t.expires_at, \
+     t.last_used_at, t.scope, t.grant_id \
+     FROM api_token t JOIN account_user u ON u.id = t.user_id \
+     WHERE t.token_hash = $1 AND u.removed_at IS NULL";
+
+/// The token with this hash, when its person is not removed.
 pub(crate) async fn lookup(tx: &mut Tx, hash: &str) -> Result<Option<Found>, sqlx::Error> {
-    let r = sqlx::query(
-        "SELECT t.id, u.id, u.account_id, u.account_role, t.expires_at, t.last_used_at, t.scope, \
-         t.grant_id \
-         FROM api_token t JOIN account_user u ON u.id = t.user_id \
-         WHERE t.token_hash = $1 AND u.removed_at IS NULL",
-    )
-    .bind(hash.to_owned())
-    .fetch_optional(&mut **tx)
-    .await?;
+    let r = sqlx::query(LOOKUP)
+        .bind(hash.to_owned())
+        .fetch_optional(&mut **tx)
+        .await?;
     r.map(|r| {
         Ok(Found {
             token_id: r.try_get(0)?,
@@ -89,6 +92,29 @@ pub(crate) async fn lookup(tx: &mut Tx, hash: &str) -> Result<Option<Found>, sql
         })
     })
     .transpose()
+}
+
+/// [`lookup`] on a native SQLite connection (see `slipway_server::db::native`).
+pub(crate) fn lookup_native(conn: &Connection, hash: &str) -> Result<Option<Found>, sqlx::Error> {
+    let mut statement = conn.prepare_cached(LOOKUP).map_err(database_error)?;
+    let mut rows = statement.query([hash]).map_err(database_error)?;
+    let Some(r) = rows.next().map_err(database_error)? else {
+        return Ok(None);
+    };
+    let found = (|| {
+        Ok::<_, rusqlite::Error>(Found {
+            token_id: r.get(0)?,
+            user_id: r.get(1)?,
+            account_id: r.get(2)?,
+            role: r.get(3)?,
+            expires_at: r.get(4)?,
+            last_used_at: r.get(5)?,
+            scope: r.get(6)?,
+            grant_id: r.get(7)?,
+        })
+    })()
+    .map_err(database_error)?;
+    Ok(Some(found))
 }
 
 impl Found {

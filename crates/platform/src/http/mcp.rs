@@ -103,7 +103,7 @@ impl Default for McpSettings {
 
 /// `/mcp` and its protected resource metadata.
 pub(crate) fn router(state: AppState, api: Router) -> Router {
-    let settings = state.mcp().clone();
+    let settings = Arc::clone(state.mcp_settings());
     let service = slipway_mcp::remote::service(
         settings.hosts.clone(),
         settings.origins.clone(),
@@ -123,19 +123,19 @@ pub(crate) fn router(state: AppState, api: Router) -> Router {
         .route(METADATA_PATH, get(metadata))
         // RFC 9728 §3.1: a client that knows only the server's origin asks here.
         .route("/.well-known/oauth-protected-resource", get(metadata))
-        .with_state(mcp)
+        // Shared: the state is cloned for every request.
+        .with_state(Arc::new(mcp))
 }
 
 /// The protected resource metadata of `/mcp`.
 const METADATA_PATH: &str = "/.well-known/oauth-protected-resource/mcp";
 
-#[derive(Clone)]
 struct Mcp {
     state: AppState,
     service: slipway_mcp::remote::Service,
     /// The API router, which tools' requests go to in-process.
     api: Router,
-    settings: McpSettings,
+    settings: Arc<McpSettings>,
     /// Where tool calls' audit entries wait for their write.
     audit: Arc<AuditQueue>,
     /// The process's in-process key as a header value, made once.
@@ -143,7 +143,7 @@ struct Mcp {
 }
 
 /// `GET /.well-known/oauth-protected-resource/mcp` (RFC 9728).
-async fn metadata(State(mcp): State<Mcp>, headers: HeaderMap) -> Response {
+async fn metadata(State(mcp): State<Arc<Mcp>>, headers: HeaderMap) -> Response {
     let base = mcp.settings.base(&headers);
     (
         [(header::CACHE_CONTROL, "max-age=3600")],
@@ -159,7 +159,7 @@ async fn metadata(State(mcp): State<Mcp>, headers: HeaderMap) -> Response {
         .into_response()
 }
 
-async fn serve(State(mcp): State<Mcp>, request: Request) -> Response {
+async fn serve(State(mcp): State<Arc<Mcp>>, request: Request) -> Response {
     let (mut parts, body) = request.into_parts();
     if let Err(refused) = check_origin(&mcp.settings, &parts.headers) {
         return refused;
@@ -217,7 +217,7 @@ async fn serve(State(mcp): State<Mcp>, request: Request) -> Response {
         audit: Some(audit(mcp.audit.clone(), caller)),
     });
     let request = Request::from_parts(parts, Body::from(bytes));
-    let Ok(response) = mcp.service.oneshot(request).await;
+    let Ok(response) = mcp.service.clone().oneshot(request).await;
     response.map(Body::new)
 }
 
@@ -450,8 +450,19 @@ struct InProcess {
 }
 
 impl slipway_mcp::Transport for InProcess {
-    fn send(&self, mut request: axum::http::Request<Vec<u8>>) -> Result<(u16, Vec<u8>), String> {
-        // Called from the tool's blocking thread, never from an async one.
+    fn send(&self, request: axum::http::Request<Vec<u8>>) -> Result<(u16, Vec<u8>), String> {
+        // Called from the tool's blocking thread, never from an async one. The request runs
+        // as a task of the runtime, and this thread waits once for its answer: run here, every
+        // database statement's wait would put this thread to sleep and wake it again (most of
+        // a tool call's cost, measured), where the runtime's workers go on with other requests
+        // meanwhile.
+        let answer = self.runtime.spawn(self.send_async(request));
+        self.runtime
+            .block_on(answer)
+            .map_err(|e| format!("the platform's request stopped: {e}"))?
+    }
+
+    fn send_async(&self, mut request: axum::http::Request<Vec<u8>>) -> slipway_mcp::Sending {
         let headers = request.headers_mut();
         headers.insert(super::IN_PROCESS_HEADER, self.key.clone());
         headers.insert(super::IN_PROCESS_CALLER_HEADER, self.caller.clone());
@@ -459,21 +470,14 @@ impl slipway_mcp::Transport for InProcess {
             headers.insert(header::HOST, host.clone());
         }
         let api = self.api.clone();
-        // The request runs as a task of the runtime, and this thread waits once for its
-        // answer: run here, every database statement's wait would put this thread to sleep and
-        // wake it again (most of a tool call's cost, measured), where the runtime's workers
-        // go on with other requests meanwhile.
-        let answer = self.runtime.spawn(async move {
+        Box::pin(async move {
             let Ok(response) = api.oneshot(request.map(Body::from)).await;
             let status = response.status().as_u16();
             let body = axum::body::to_bytes(response.into_body(), usize::MAX)
                 .await
                 .map_err(|e| format!("reading the platform's answer: {e}"))?;
             Ok((status, body.to_vec()))
-        });
-        self.runtime
-            .block_on(answer)
-            .map_err(|e| format!("the platform's request stopped: {e}"))?
+        })
     }
 }
 

@@ -80,8 +80,9 @@ pub struct AppState {
     public: Arc<Mutex<PublicListeners>>,
     /// Git sources: connecting, webhook deliveries, the worker that fetches and queues.
     git: crate::gitsource::GitSources,
-    /// Where `/mcp` is reached from (its Host and Origin allow-lists).
-    mcp: mcp::McpSettings,
+    /// Where `/mcp` is reached from (its Host and Origin allow-lists). Shared, as the state
+    /// is cloned for every request.
+    mcp: Arc<mcp::McpSettings>,
     /// Marks the API requests `/mcp`'s tools make in-process ([`IN_PROCESS_HEADER`]): random
     /// per process, so no request from outside can carry it.
     in_process_key: Arc<str>,
@@ -153,7 +154,7 @@ impl AppState {
             metrics: slipway_server::metrics::Metrics::new(),
             domains,
             public: Arc::new(Mutex::new(public)),
-            mcp: mcp::McpSettings::default(),
+            mcp: Arc::new(mcp::McpSettings::default()),
             in_process_key: uuid::Uuid::new_v4().to_string().into(),
             entry_requests: entry_requests::EntryRequests::default(),
         }
@@ -182,11 +183,15 @@ impl AppState {
 
     /// With `/mcp` reached at `public_url` (and loopback), over TLS or not.
     pub(crate) fn with_mcp(mut self, public_url: Option<&str>, tls: bool) -> Self {
-        self.mcp = mcp::McpSettings::new(public_url, tls);
+        self.mcp = Arc::new(mcp::McpSettings::new(public_url, tls));
         self
     }
 
     pub(crate) fn mcp(&self) -> &mcp::McpSettings {
+        &self.mcp
+    }
+
+    pub(crate) fn mcp_settings(&self) -> &Arc<mcp::McpSettings> {
         &self.mcp
     }
 
@@ -318,11 +323,9 @@ impl AppState {
         headers: &HeaderMap,
     ) -> Result<Caller, ApiError> {
         let token = bearer(headers)?;
-        // The token's lookup is one statement: it needs no transaction around it (on SQLite
-        // that saves two of a tool call's round trips to the database's thread).
-        let mut tx = self.db.begin_single_read().await?;
-        let known = slipway_identity::tokens::authenticate(&mut tx, &token).await?;
-        tx.commit().await?;
+        // The token's lookup is one statement: it needs no transaction around it, and on
+        // SQLite it runs on this thread (see `authenticate_alone`).
+        let known = slipway_identity::tokens::authenticate_alone(&self.db, &token).await?;
         self.touch_later(known.touch);
         Ok(known.caller)
     }

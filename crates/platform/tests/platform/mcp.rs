@@ -378,3 +378,112 @@ async fn assistants_reach_the_platforms_tools_as_their_token_allows() {
         app.finish().await;
     }
 }
+
+/// The tools that are one API request run awaited on the caller's in-process endpoint (no
+/// thread of their own): their results are the API's answers, and their failures name the
+/// argument at fault and say what the API said, as the blocking path's do.
+#[tokio::test]
+async fn one_request_tools_answer_as_the_api_does() {
+    for backend in backends() {
+        let app = spawn_app(backend).await;
+        let owner = app.owner.clone();
+        let made = call(
+            &app,
+            &owner,
+            "register_app",
+            json!({"name": "ledger", "display_name": "Ledger"}),
+        )
+        .await;
+        let app_id = made.body["result"]["structuredContent"]["app_id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+
+        // The result is the API's answer, plus `success`.
+        let a = call(&app, &owner, "get_app_status", json!({"app_id": app_id})).await;
+        let (status, rest) = app
+            .send(
+                Method::GET,
+                &format!("/v1/apps/{app_id}/status"),
+                Some(&owner),
+                None,
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK);
+        let mut expected = rest.clone();
+        expected["success"] = json!(true);
+        assert_eq!(
+            a.body["result"]["structuredContent"], expected,
+            "{}",
+            a.body
+        );
+
+        // A result the tool shapes: the logs carry the app's id, the roles the caller's own.
+        let a = call(&app, &owner, "get_app_logs", json!({"app_id": app_id})).await;
+        let logs = &a.body["result"]["structuredContent"];
+        assert_eq!(logs["app_id"], app_id.as_str(), "{}", a.body);
+        assert!(logs["logs"].is_array(), "{}", a.body);
+        let a = call(
+            &app,
+            &owner,
+            "list_grantable_roles",
+            json!({"app_id": app_id}),
+        )
+        .await;
+        let roles = &a.body["result"]["structuredContent"];
+        assert_eq!(roles["your_role"], "owner", "{}", a.body);
+        let a = call(&app, &owner, "list_apps", json!({"page_size": 5})).await;
+        let apps = a.body["result"]["structuredContent"]["apps"]
+            .as_array()
+            .unwrap();
+        assert!(
+            apps.iter().any(|x| x["app_id"] == app_id.as_str()),
+            "{}",
+            a.body
+        );
+
+        // An argument the tool checks itself: refused before any request, named.
+        let a = call(
+            &app,
+            &owner,
+            "get_app_status",
+            json!({"app_id": "not-a-uuid"}),
+        )
+        .await;
+        assert_eq!(a.body["result"]["isError"], true, "{}", a.body);
+        assert_eq!(a.body["result"]["structuredContent"]["field"], "app_id");
+        let a = call(
+            &app,
+            &owner,
+            "list_secrets",
+            json!({"secret_type": "app", "app_id": app_id, "prefix": "/no//"}),
+        )
+        .await;
+        assert_eq!(
+            a.body["result"]["structuredContent"]["field"], "prefix",
+            "{}",
+            a.body
+        );
+
+        // What the API refuses: its words, not retryable.
+        let unknown = "00000000-0000-4000-8000-000000000000";
+        let a = call(&app, &owner, "get_app_status", json!({"app_id": unknown})).await;
+        let failure = &a.body["result"]["structuredContent"];
+        assert_eq!(a.body["result"]["isError"], true, "{}", a.body);
+        assert_eq!(failure["retryable"], false, "{}", a.body);
+        assert_eq!(failure["error"], format!("no app with id {unknown}"));
+        let a = call(
+            &app,
+            &owner,
+            "get_secret",
+            json!({"secret_type": "app", "app_id": app_id, "secret_path": "db/password"}),
+        )
+        .await;
+        assert_eq!(a.body["result"]["isError"], true, "{}", a.body);
+        assert_eq!(
+            a.body["result"]["structuredContent"]["error"],
+            format!("no secret at path \"db/password\" in the secrets of app {app_id}")
+        );
+        app.finish().await;
+    }
+}
