@@ -379,6 +379,10 @@ type Queued = (
 
 /// Most entries in one transaction.
 const AUDIT_BATCH: usize = 256;
+/// How long entries no caller waits for (reads') wait for others to share their commit: under
+/// load a commit then serves tens of calls rather than a few. An entry a caller waits for
+/// (a change's) ends the wait at once.
+const AUDIT_GATHER: std::time::Duration = std::time::Duration::from_millis(10);
 
 impl AuditQueue {
     pub(crate) fn new(db: crate::db::Db) -> Self {
@@ -415,6 +419,7 @@ async fn write_batches(
 ) {
     let mut batch = Vec::with_capacity(AUDIT_BATCH);
     while receiver.recv_many(&mut batch, AUDIT_BATCH).await > 0 {
+        gather(&mut receiver, &mut batch).await;
         let (entries, waiting): (Vec<_>, Vec<_>) = batch.drain(..).unzip();
         if slipway_identity::tokens::record(&db, &entries)
             .await
@@ -431,6 +436,29 @@ async fn write_batches(
         }
         for tell in waiting.into_iter().flatten() {
             let _ = tell.send(());
+        }
+    }
+}
+
+/// Adds to `batch` what arrives within [`AUDIT_GATHER`] while no caller waits in it (and it
+/// is not full).
+async fn gather(
+    receiver: &mut tokio::sync::mpsc::UnboundedReceiver<Queued>,
+    batch: &mut Vec<Queued>,
+) {
+    let someone_waits = |batch: &[Queued]| batch.iter().any(|(_, tell)| tell.is_some());
+    let deadline = tokio::time::sleep(AUDIT_GATHER);
+    tokio::pin!(deadline);
+    while !someone_waits(batch) && batch.len() < AUDIT_BATCH {
+        let room = AUDIT_BATCH - batch.len();
+        tokio::select! {
+            () = &mut deadline => return,
+            received = receiver.recv_many(batch, room) => {
+                // Every sender gone: write what there is.
+                if received == 0 {
+                    return;
+                }
+            }
         }
     }
 }
