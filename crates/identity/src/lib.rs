@@ -6,9 +6,10 @@
 //! ([`oidc`]); every such change lands in the audit ([`audit`]).
 //!
 //! This crate owns the rules and the SQL; the platform's HTTP layer maps requests to these
-//! functions and their [`IdentityError`]s to its wire format. Every function takes the
-//! caller's open transaction, so an identity change and the platform's own part of it (the
-//! app roles of a removed person) commit together or not at all. The migrations are this
+//! functions and their [`IdentityError`]s to its wire format. Every function that changes
+//! something takes the caller's open transaction, so an identity change and the platform's
+//! own part of it (the app roles of a removed person) commit together or not at all; the tool
+//! server's per-call work (`tokens::authenticate_alone`, `tokens::record`) takes the database. The migrations are this
 //! crate's own set ([`migrate`]), run after the platform's, whose first migration made the
 //! account tables.
 

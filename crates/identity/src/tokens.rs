@@ -366,8 +366,8 @@ pub struct Done {
     pub detail: String,
 }
 
-/// Records `entries` in one transaction of their own (many callers' entries at once: the
-/// cost of a commit is shared). A caller no longer there is left out, as its request was
+/// Records `entries` in one write of their own (many callers' entries at once: the cost of a
+/// commit is shared; on a SQLite file, one job of the native writer's group commit). A caller no longer there is left out, as its request was
 /// refused.
 pub async fn record(db: &Db, entries: &[Done]) -> Result<(), IdentityError> {
     if let Some(native) = db.native() {

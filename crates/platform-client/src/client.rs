@@ -1,7 +1,7 @@
 //! A blocking HTTP client for the platform API that retries transient failures.
 //!
-//! Blocking keeps the toolkit callable from plain code (the CLI); async transports run tool
-//! calls on a blocking thread.
+//! Blocking keeps the toolkit callable from plain code (the CLI); an async transport runs a
+//! tool call on a blocking thread, unless the tool is one request ([`OneCall`], awaited).
 
 use std::time::Duration;
 

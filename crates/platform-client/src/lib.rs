@@ -2,8 +2,10 @@
 //! signed in to ([`credentials`]), what its HTTPS clients trust ([`trust`]), a blocking HTTP
 //! client with retries for transient failures ([`Client`]), and the app, build, secrets and
 //! sharing tools built on it, each failing with a [`ToolError`]; the account's people, invites, tokens and single sign-on ([`people`], [`tokens`],
-//! [`join`], [`sso`]). Every call returns a typed result; the platform's answers are typed as
-//! the platform defines them (`model.rs` holds those several tools share).
+//! [`join`], [`sso`]). Every call returns a typed result, or, for a tool that is one API
+//! request, a [`OneCall`] that makes one (run by [`Client::run`], or awaited in-process); the
+//! platform's answers are typed as the platform defines them (`model.rs` holds those several
+//! tools share).
 
 mod answer;
 mod apps;

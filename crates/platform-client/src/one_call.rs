@@ -71,8 +71,9 @@ impl<R: 'static> OneCall<R> {
         }
     }
 
-    /// Sends it through `endpoint`'s in-process transport, awaited: the same request, the
-    /// same errors as [`crate::Client::run`] gives over the network.
+    /// Sends it through `endpoint`'s in-process transport, awaited: the same request and the
+    /// same errors as [`crate::Client::run`] gives on an in-process endpoint (one attempt: no
+    /// network to retry).
     pub async fn send_in_process(self, endpoint: &Endpoint) -> Result<R, ToolError> {
         let Some(transport) = &endpoint.transport else {
             return Err(ToolError::Internal(

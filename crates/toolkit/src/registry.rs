@@ -30,8 +30,8 @@ pub struct ToolInfo {
     imp: Imp,
 }
 
-/// A tool's argument schema, result schema and runner. The macros `platform!` and `local!`
-/// make all three from the tool's one Rust function, so neither schema can describe another
+/// A tool's argument schema, result schema and runner. The macros `platform!`, `one_call!`
+/// and `local!` make all three from the tool's one Rust function, so neither schema can describe another
 /// type than the one the tool parses or returns.
 #[derive(Debug, Clone, Copy)]
 struct Imp {

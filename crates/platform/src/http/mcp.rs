@@ -15,6 +15,7 @@
 //!   very router in-process (so a tool call is checked exactly as the same request from the
 //!   CLI would be), and writes every tool call into the account's audit.
 
+use futures_util::FutureExt as _;
 use std::sync::Arc;
 
 use axum::Router;
@@ -411,8 +412,9 @@ impl AuditQueue {
     }
 }
 
-/// The writer: takes what waits (up to [`AUDIT_BATCH`]), writes it in one transaction, tells
-/// the waiting callers; ends when every sender is gone and the queue is empty.
+/// The writer: takes what waits (up to [`AUDIT_BATCH`], gathering reads' entries for up to
+/// [`AUDIT_GATHER`]), writes it in one transaction, tells the waiting callers; ends when every
+/// sender is gone and the queue is empty.
 async fn write_batches(
     db: crate::db::Db,
     mut receiver: tokio::sync::mpsc::UnboundedReceiver<Queued>,
@@ -499,7 +501,14 @@ impl slipway_mcp::Transport for InProcess {
         }
         let api = self.api.clone();
         Box::pin(async move {
-            let Ok(response) = api.oneshot(request.map(Body::from)).await;
+            // Awaited inside the `/mcp` request's own task: a handler that panics must end
+            // this call with an error (audited like any), not that task, as a spawned task's
+            // panic would (the blocking path's `JoinError`).
+            let answer = std::panic::AssertUnwindSafe(api.oneshot(request.map(Body::from)))
+                .catch_unwind()
+                .await
+                .map_err(|_| "the platform's request stopped: it panicked".to_owned())?;
+            let Ok(response) = answer;
             let status = response.status().as_u16();
             let body = axum::body::to_bytes(response.into_body(), usize::MAX)
                 .await
