@@ -539,18 +539,15 @@ fn platform_tool<A: DeserializeOwned + JsonSchema, R: Serialize>(
     to_object(&result).map(Value::Object)
 }
 
-/// Parses the arguments, makes the tool's request, then sends it with a client for the
-/// call's environment.
-fn one_call_tool<A: DeserializeOwned + JsonSchema, R: Serialize>(
+/// Parses the arguments, makes the tool's request (as [`plan`] does), then sends it with a
+/// client for the call's environment.
+fn one_call_tool<A: DeserializeOwned + JsonSchema, R: Serialize + 'static>(
     endpoint: Option<&Endpoint>,
     args: Value,
     tool: OneCallFn<A, R>,
 ) -> Result<Value, ToolError> {
     let client = with_client(endpoint, &args);
-    let parsed: A = parse(args)?;
-    let call = tool(&parsed).map_err(only_own_field::<A>)?;
-    let result = client?.run(call).map_err(only_own_field::<A>)?;
-    to_object(&result).map(Value::Object)
+    plan_one_call(args, tool)?.run(&client?)
 }
 
 /// A call of a tool that is one API request, made and not yet sent.
@@ -562,6 +559,14 @@ pub struct Planned {
 }
 
 impl Planned {
+    /// Sends it with `client` (blocking, with its retries).
+    fn run(self, client: &Client) -> Result<Value, ToolError> {
+        client
+            .run(self.call)
+            .map(Value::Object)
+            .map_err(self.own_field)
+    }
+
     /// Sends it through `endpoint`'s in-process transport, awaited, where a blocking thread
     /// for the call would cost more than the request: the outcome [`call_outcome_with`] gives.
     pub async fn send_in_process(self, endpoint: &Endpoint) -> Result<Value, ToolError> {
